@@ -1,0 +1,783 @@
+/*
+ * burstctl - look at and check slurm-burst: contracts, catalog, burst.conf.
+ *
+ * Exit codes: 0 ok, 1 no match, 2 usage or input error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "arch.h"
+#include "catalog.h"
+#include "config.h"
+#include "contract.h"
+#include "keys.h"
+#include "resolver.h"
+#include "strutil.h"
+
+#define EXIT_OK 0
+#define EXIT_NOMATCH 1
+#define EXIT_USAGE 2
+
+#ifndef BURST_SYSCONFDIR
+#define BURST_SYSCONFDIR "/etc"
+#endif
+#define DEFAULT_CONF "/etc/slurm/burst.conf"
+
+struct opts {
+	const char *config;      /* --config or $BURST_CONF */
+	bool config_explicit;
+	const char *catalog_dir;
+	const char *provider;
+	bool json;
+	bool explain;
+	bool whole_catalog;
+	int limit;
+};
+
+static const char *prog = "burstctl";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: burstctl [OPTIONS] VERB [ARGS]\n"
+"\n"
+"Verbs:\n"
+"  select EXPR              every instance type of the catalog that satisfies EXPR\n"
+"  resolve NAME|EXPR        the ranked candidates for a contract, and why the first won\n"
+"  catalog list             the instance types of the catalog (--provider P to filter)\n"
+"  catalog show TYPE        everything the catalog knows of TYPE (or PROVIDER:TYPE)\n"
+"  check-config [FILE]      validate burst.conf without touching any cloud\n"
+"  keys                     the contract keys, operators and architectures\n"
+"\n"
+"Options:\n"
+"  -c, --config FILE        burst.conf (default: $BURST_CONF, else %s if present)\n"
+"      --catalog-dir DIR    instance catalogs (default: $BURST_CATALOG_DIR, the source\n"
+"                           tree's share/catalog when run from the build tree, else the\n"
+"                           installed one)\n"
+"  -e, --explain            with select/resolve: say which assumption excluded each near miss\n"
+"  -p, --provider P         only instance types of provider P\n"
+"      --catalog            resolve over the whole catalog, not the configured node sets\n"
+"  -n, --limit N            show at most N candidates (default: all)\n"
+"  -j, --json               machine-readable output\n"
+"  -h, --help               this text\n"
+"  -V, --version            the version\n"
+"\n"
+"A contract is a list of assumptions, e.g.\n"
+"  'accelerator_count>=2,accelerator_architecture>=ampere'\n"
+"  'node_vcpus_count>=64 node_memory_size>=256G network_performance>=100G rank=price'\n"
+"Exit codes: 0 ok, 1 no match, 2 usage or input error. See burstctl(8).\n",
+		DEFAULT_CONF);
+}
+
+/* ---- shared loading ---- */
+
+static struct burst_config *load_config(const struct opts *o, bool required)
+{
+	burst_err_t err;
+	struct burst_config *cfg;
+
+	if (!o->config) {
+		if (required) {
+			fprintf(stderr, "%s: no burst.conf: give --config FILE or set BURST_CONF\n", prog);
+			exit(EXIT_USAGE);
+		}
+		return NULL;
+	}
+	cfg = config_load(o->config, &err);
+	if (!cfg) {
+		fprintf(stderr, "%s\n%s: %s has errors (fix them, then run burstctl check-config)\n",
+			err.msg, prog, o->config);
+		exit(EXIT_USAGE);
+	}
+	return cfg;
+}
+
+static struct catalog *load_catalog(const struct opts *o, const struct burst_config *cfg)
+{
+	burst_err_t err;
+	const char *dir = catalog_default_dir(o->catalog_dir ? o->catalog_dir :
+					      getenv("BURST_CATALOG_DIR") && *getenv("BURST_CATALOG_DIR") ? NULL :
+					      cfg ? cfg->catalog_dir : NULL);
+	struct catalog *cat = catalog_load(dir, &err);
+
+	if (!cat) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		exit(EXIT_USAGE);
+	}
+	if (cfg && config_apply_catalog(cfg, cat, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		exit(EXIT_USAGE);
+	}
+	return cat;
+}
+
+static bool looks_like_expr(const char *s)
+{
+	return strpbrk(s, "=<>!{") != NULL;
+}
+
+/* ---- formatting ---- */
+
+static void fmt_size(double v, char *buf, size_t len)
+{
+	units_format(v, UNIT_SIZE, buf, len);
+}
+
+static void fmt_accel(const struct catalog *cat, const struct cat_type *t, char *buf, size_t len)
+{
+	double n = t->num[KEY_ACC_COUNT];
+	char mem[32];
+
+	if (isnan(n)) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	if (n == 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	fmt_size(t->num[KEY_ACC_MEMORY], mem, sizeof(mem));
+	snprintf(buf, len, "%g x %s (%s, %s)", n,
+		 catalog_str(cat, t->sid[KEY_ACC_MODEL]) ? catalog_str(cat, t->sid[KEY_ACC_MODEL]) : "unknown",
+		 t->sid[KEY_ACC_ARCH] >= 0 ? arch_at((size_t)t->sid[KEY_ACC_ARCH])->name : "unknown arch",
+		 mem);
+}
+
+static void fmt_price(double p, char *buf, size_t len)
+{
+	if (isnan(p))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.4f", p);
+}
+
+static const char *str_or(const struct catalog *cat, int id, const char *dflt)
+{
+	const char *s = id == ARCH_NONE ? "none" : catalog_str(cat, id);
+	return s ? s : dflt;
+}
+
+static json_object *type_json(const struct catalog *cat, const struct cat_type *t)
+{
+	json_object *o = json_object_new_object();
+	json_object *prices = json_object_new_array();
+	size_t k;
+
+	json_object_object_add(o, "provider", json_object_new_string(catalog_str(cat, t->provider)));
+	json_object_object_add(o, "instance_type", json_object_new_string(catalog_str(cat, t->name)));
+	for (k = 0; k < KEY_NFEATURES; k++) {
+		const struct key_info *ki = key_info((enum key_id)k);
+		if (k == KEY_PROVIDER || k == KEY_MACHINETYPE || k == KEY_REGION || k == KEY_PRICE)
+			continue;
+		if (ki->kind == KIND_NUMBER) {
+			double v = t->num[k];
+			if (isnan(v))
+				json_object_object_add(o, ki->name, NULL);
+			else if (ki->unit == UNIT_SIZE)
+				json_object_object_add(o, ki->name, json_object_new_int64((int64_t)v));
+			else
+				json_object_object_add(o, ki->name, json_object_new_double(v));
+		} else if (ki->kind == KIND_ARCH) {
+			int id = t->sid[k];
+			json_object_object_add(o, ki->name, id == CATALOG_UNKNOWN ? NULL :
+				json_object_new_string(id == ARCH_NONE ? "none" : arch_at((size_t)id)->name));
+		} else {
+			const char *s = catalog_str(cat, t->sid[k]);
+			json_object_object_add(o, ki->name, s ? json_object_new_string(s) : NULL);
+		}
+	}
+	for (k = 0; k < t->nprices; k++) {
+		json_object *p = json_object_new_object();
+		json_object_object_add(p, "region", json_object_new_string(catalog_str(cat, t->prices[k].region)));
+		json_object_object_add(p, "ondemand", isnan(t->prices[k].ondemand) ? NULL :
+				       json_object_new_double(t->prices[k].ondemand));
+		json_object_object_add(p, "spot", isnan(t->prices[k].spot) ? NULL :
+				       json_object_new_double(t->prices[k].spot));
+		json_object_array_add(prices, p);
+	}
+	json_object_object_add(o, "prices", prices);
+	json_object_object_add(o, "source", json_object_new_string(t->source ? t->source : ""));
+	return o;
+}
+
+static void print_json(json_object *o)
+{
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+/* ---- verbs ---- */
+
+static struct contract *parse_or_die(const char *text)
+{
+	burst_err_t err;
+	struct contract *c = contract_parse(text, &err);
+
+	if (!c) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		exit(EXIT_USAGE);
+	}
+	return c;
+}
+
+static void print_notes(const struct resolution *r)
+{
+	if (r->notes)
+		fprintf(stderr, "%s: note: %s", prog, r->notes);
+}
+
+static int cmd_select(const struct opts *o, int argc, char **argv)
+{
+	struct burst_config *cfg;
+	struct catalog *cat;
+	struct candset *cs;
+	struct contract *c;
+	struct resolution res;
+	burst_err_t err;
+	const char *provs[2] = { o->provider, NULL };
+	char *seen;
+	size_t i, shown = 0;
+	json_object *arr = NULL;
+
+	if (argc != 1) {
+		fprintf(stderr, "%s: select takes one contract expression (quote it)\n", prog);
+		return EXIT_USAGE;
+	}
+	if (!looks_like_expr(argv[0])) {
+		fprintf(stderr, "%s: select takes an expression such as 'accelerator_count>=1'; for a named contract use resolve %s\n",
+			prog, argv[0]);
+		return EXIT_USAGE;
+	}
+	c = parse_or_die(argv[0]);
+	cfg = load_config(o, false);
+	cat = load_catalog(o, cfg);
+	cs = candset_from_catalog(cat, o->provider ? provs : NULL);
+	resolver_run(cat, cs, c, o->explain ? RESOLVE_EXPLAIN : 0, &res, &err);
+	print_notes(&res);
+	seen = xcalloc(cat->ntypes ? cat->ntypes : 1, 1);
+	if (o->json)
+		arr = json_object_new_array();
+	else if (res.n)
+		printf("%-8s %-22s %6s %8s  %-34s %s\n", "PROVIDER", "INSTANCE_TYPE", "VCPUS",
+		       "MEMORY", "ACCELERATORS", "$/HOUR@REGION");
+	for (i = 0; i < res.n; i++) {
+		const struct candidate *cd = &cs->c[res.m[i].cand];
+		size_t ti = (size_t)(cd->type - cat->types);
+		char mem[32], acc[96], price[32];
+
+		if (seen[ti])
+			continue;
+		seen[ti] = 1;
+		if (o->limit > 0 && shown >= (size_t)o->limit)
+			break;
+		shown++;
+		if (o->json) {
+			json_object_array_add(arr, type_json(cat, cd->type));
+			continue;
+		}
+		fmt_size(cd->type->num[KEY_MEMORY], mem, sizeof(mem));
+		fmt_accel(cat, cd->type, acc, sizeof(acc));
+		fmt_price(res.m[i].price, price, sizeof(price));
+		printf("%-8s %-22s %6g %8s  %-34s %s%s%s\n", catalog_str(cat, cd->type->provider),
+		       catalog_str(cat, cd->type->name), cd->type->num[KEY_VCPUS], mem, acc, price,
+		       cd->region >= 0 ? "@" : "", cd->region >= 0 ? catalog_str(cat, cd->region) : "");
+	}
+	if (o->json) {
+		json_object *top = json_object_new_object();
+		json_object_object_add(top, "contract", json_object_new_string(c->text));
+		json_object_object_add(top, "catalog_version", json_object_new_string(cat->version));
+		json_object_object_add(top, "catalog_sha256", json_object_new_string(cat->checksum));
+		json_object_object_add(top, "types", arr);
+		print_json(top);
+	} else if (res.n == 0) {
+		fprintf(stderr, "%s: no instance type satisfies '%s'%s\n", prog, c->text,
+			o->explain ? "" : " (add --explain to see the near misses)");
+	}
+	if (o->explain && !o->json && res.n == 0)
+		for (i = 0; i < res.nmiss; i++) {
+			char name[256];
+			candidate_name(cat, &cs->c[res.miss[i].cand], name, sizeof(name));
+			printf("  excluded %s: %s\n", name, res.miss[i].reason);
+		}
+	{
+		int rc = res.n ? EXIT_OK : EXIT_NOMATCH;
+		free(seen);
+		resolution_free(&res);
+		candset_free(cs);
+		contract_free(c);
+		catalog_free(cat);
+		config_free(cfg);
+		return rc;
+	}
+}
+
+static const char *nodeset_name(const struct burst_config *cfg, int ns)
+{
+	return cfg && ns >= 0 ? cfg->nodesets[ns].name : "-";
+}
+
+static int cmd_resolve(const struct opts *o, int argc, char **argv)
+{
+	struct burst_config *cfg;
+	struct catalog *cat;
+	struct candset *cs;
+	struct contract *c = NULL;
+	const struct cfg_contract *named = NULL;
+	struct resolution res;
+	burst_err_t err;
+	const char *provs[2] = { o->provider, NULL };
+	size_t i;
+	bool by_nodeset;
+
+	if (argc != 1) {
+		fprintf(stderr, "%s: resolve takes one contract name or expression (quote it)\n", prog);
+		return EXIT_USAGE;
+	}
+	if (looks_like_expr(argv[0])) {
+		c = parse_or_die(argv[0]);
+		cfg = load_config(o, false);
+		if (cfg && !cfg->allow_inline)
+			fprintf(stderr, "%s: note: %s forbids inline contracts (AllowInlineContracts=no); jobs could not use this one\n",
+				prog, cfg->path);
+	} else {
+		if (!o->config) {
+			fprintf(stderr, "%s: '%s' is not an expression, so it names a contract, but no burst.conf was found (give --config FILE)\n",
+				prog, argv[0]);
+			return EXIT_USAGE;
+		}
+		cfg = load_config(o, true);
+		named = config_find_contract(cfg, argv[0]);
+		if (!named) {
+			const char *near = config_suggest_contract(cfg, argv[0]);
+			fprintf(stderr, "%s: no contract named '%s' in %s%s%s%s\n", prog, argv[0], cfg->path,
+				near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			config_free(cfg);
+			return EXIT_USAGE;
+		}
+	}
+	cat = load_catalog(o, cfg);
+	by_nodeset = cfg && cfg->nnodesets && !o->whole_catalog;
+	if (by_nodeset) {
+		cs = config_candidates(cfg, cat, &err);
+		if (!cs) {
+			fprintf(stderr, "%s: %s\n", prog, err.msg);
+			exit(EXIT_USAGE);
+		}
+		if (o->provider) {
+			size_t k = 0;
+			for (i = 0; i < cs->n; i++)
+				if (str_ieq(catalog_str(cat, cs->c[i].type->provider), o->provider))
+					cs->c[k++] = cs->c[i];
+			cs->n = k;
+		}
+	} else
+		cs = candset_from_catalog(cat, o->provider ? provs : NULL);
+	{
+		const struct contract *cc = named ? named->c : c;
+		resolver_run(cat, cs, cc, o->explain ? RESOLVE_EXPLAIN : 0, &res, &err);
+		print_notes(&res);
+		if (o->json) {
+			json_object *top = json_object_new_object(), *arr = json_object_new_array();
+			json_object *miss = json_object_new_array();
+			json_object_object_add(top, "contract", json_object_new_string(cc->text));
+			if (named) {
+				char where[512];
+				snprintf(where, sizeof(where), "%s:%d", named->where.file, named->where.line);
+				json_object_object_add(top, "name", json_object_new_string(named->name));
+				json_object_object_add(top, "defined_at", json_object_new_string(where));
+			}
+			json_object_object_add(top, "rank", json_object_new_string(cc->rank == RANK_FIT ? "fit" : "price"));
+			json_object_object_add(top, "spot", json_object_new_boolean(cc->spot));
+			json_object_object_add(top, "catalog_version", json_object_new_string(cat->version));
+			json_object_object_add(top, "catalog_sha256", json_object_new_string(cat->checksum));
+			for (i = 0; i < res.n && (o->limit <= 0 || i < (size_t)o->limit); i++) {
+				const struct candidate *cd = &cs->c[res.m[i].cand];
+				json_object *m = json_object_new_object();
+				json_object_object_add(m, "rank", json_object_new_int((int)i + 1));
+				json_object_object_add(m, "provider", json_object_new_string(catalog_str(cat, cd->type->provider)));
+				json_object_object_add(m, "instance_type", json_object_new_string(catalog_str(cat, cd->type->name)));
+				json_object_object_add(m, "region", cd->region >= 0 ?
+						       json_object_new_string(catalog_str(cat, cd->region)) : NULL);
+				json_object_object_add(m, "nodeset", cd->nodeset >= 0 ?
+						       json_object_new_string(nodeset_name(cfg, cd->nodeset)) : NULL);
+				json_object_object_add(m, "price_per_hour", isnan(res.m[i].price) ? NULL :
+						       json_object_new_double(res.m[i].price));
+				json_object_object_add(m, "excess", json_object_new_double(res.m[i].excess));
+				json_object_array_add(arr, m);
+			}
+			json_object_object_add(top, "candidates", arr);
+			json_object_object_add(top, "why", res.why ? json_object_new_string(res.why) : NULL);
+			for (i = 0; i < res.nmiss; i++) {
+				char name[256];
+				json_object *m = json_object_new_object();
+				candidate_name(cat, &cs->c[res.miss[i].cand], name, sizeof(name));
+				json_object_object_add(m, "candidate", json_object_new_string(name));
+				json_object_object_add(m, "failed", json_object_new_int((int)res.miss[i].nfailed));
+				json_object_object_add(m, "reason", json_object_new_string(res.miss[i].reason));
+				json_object_array_add(miss, m);
+			}
+			if (o->explain)
+				json_object_object_add(top, "near_misses", miss);
+			else
+				json_object_put(miss);
+			print_json(top);
+		} else {
+			char buf[64];
+			if (named)
+				printf("contract %s (%s:%d): %s\n", named->name, named->where.file,
+				       named->where.line, cc->text);
+			else
+				printf("contract: %s\n", cc->text);
+			printf("ranked by %s%s over %s; catalog %s sha256:%.16s\n",
+			       cc->rank == RANK_FIT ? "fit (least excess), then price" : "price, then least excess",
+			       cc->spot ? " (spot prices)" : "",
+			       by_nodeset ? "the configured node sets" : "the whole catalog",
+			       cat->version, cat->checksum);
+			if (res.n) {
+				printf("\n%4s %-8s %-22s %-14s %-10s %9s %7s  %s\n", "RANK", "PROVIDER",
+				       "INSTANCE_TYPE", "REGION", "NODESET", "$/HOUR", "EXCESS", "HARDWARE");
+				for (i = 0; i < res.n && (o->limit <= 0 || i < (size_t)o->limit); i++) {
+					const struct candidate *cd = &cs->c[res.m[i].cand];
+					char mem[32], acc[96];
+					fmt_size(cd->type->num[KEY_MEMORY], mem, sizeof(mem));
+					fmt_accel(cat, cd->type, acc, sizeof(acc));
+					fmt_price(res.m[i].price, buf, sizeof(buf));
+					printf("%4zu %-8s %-22s %-14s %-10s %9s %7.1f  %g vCPU, %s, %s\n", i + 1,
+					       catalog_str(cat, cd->type->provider), catalog_str(cat, cd->type->name),
+					       cd->region >= 0 ? catalog_str(cat, cd->region) : "-",
+					       nodeset_name(cfg, cd->nodeset), buf, res.m[i].excess,
+					       cd->type->num[KEY_VCPUS], mem, acc);
+				}
+				if (o->limit > 0 && res.n > (size_t)o->limit)
+					printf("     ... %zu more (drop --limit to see all)\n", res.n - (size_t)o->limit);
+				printf("\nchosen: %s\n", res.why);
+				if (res.n > 1)
+					printf("fallback order: the rest of the list, top to bottom\n");
+			} else {
+				printf("\nno candidate satisfies the contract%s\n",
+				       o->explain ? "" : " (add --explain to see the near misses)");
+			}
+			if (o->explain) {
+				if (res.nmiss) {
+					printf("\nnear misses (failing %zu assumption%s):\n", res.miss[0].nfailed,
+					       res.miss[0].nfailed == 1 ? "" : "s");
+					for (i = 0; i < res.nmiss; i++) {
+						char name[256];
+						candidate_name(cat, &cs->c[res.miss[i].cand], name, sizeof(name));
+						printf("  %-40s excluded by %s\n", name, res.miss[i].reason);
+					}
+				} else
+					printf("\nno near misses: every other candidate fails more assumptions or none is left\n");
+			}
+		}
+	}
+	{
+		int rc = res.n ? EXIT_OK : EXIT_NOMATCH;
+		resolution_free(&res);
+		candset_free(cs);
+		contract_free(c);
+		catalog_free(cat);
+		config_free(cfg);
+		return rc;
+	}
+}
+
+static int cmd_catalog(const struct opts *o, int argc, char **argv)
+{
+	struct burst_config *cfg;
+	struct catalog *cat;
+	size_t i, k;
+	int rc = EXIT_OK;
+
+	if (argc < 1 || (strcmp(argv[0], "list") && strcmp(argv[0], "show"))) {
+		fprintf(stderr, "%s: catalog takes 'list' or 'show TYPE'\n", prog);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "show") && argc != 2) {
+		fprintf(stderr, "%s: catalog show takes one instance type (or PROVIDER:TYPE)\n", prog);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "list") && argc != 1) {
+		fprintf(stderr, "%s: catalog list takes no argument (use --provider P)\n", prog);
+		return EXIT_USAGE;
+	}
+	cfg = load_config(o, false);
+	cat = load_catalog(o, cfg);
+	if (!strcmp(argv[0], "list")) {
+		json_object *arr = o->json ? json_object_new_array() : NULL;
+		size_t shown = 0;
+		if (!o->json)
+			printf("%-8s %-24s %6s %8s  %-34s %s\n", "PROVIDER", "INSTANCE_TYPE", "VCPUS",
+			       "MEMORY", "ACCELERATORS", "PRICES");
+		for (i = 0; i < cat->ntypes; i++) {
+			const struct cat_type *t = &cat->types[i];
+			char mem[32], acc[96];
+			if (o->provider && !str_ieq(o->provider, catalog_str(cat, t->provider)))
+				continue;
+			shown++;
+			if (o->json) {
+				json_object_array_add(arr, type_json(cat, t));
+				continue;
+			}
+			fmt_size(t->num[KEY_MEMORY], mem, sizeof(mem));
+			fmt_accel(cat, t, acc, sizeof(acc));
+			printf("%-8s %-24s %6g %8s  %-34s", catalog_str(cat, t->provider),
+			       catalog_str(cat, t->name), t->num[KEY_VCPUS], mem, acc);
+			for (k = 0; k < t->nprices; k++)
+				printf(" %s:%.4f", catalog_str(cat, t->prices[k].region), t->prices[k].ondemand);
+			printf("\n");
+		}
+		if (o->json) {
+			json_object *top = json_object_new_object();
+			json_object_object_add(top, "catalog_version", json_object_new_string(cat->version));
+			json_object_object_add(top, "catalog_sha256", json_object_new_string(cat->checksum));
+			json_object_object_add(top, "types", arr);
+			print_json(top);
+		} else
+			printf("%zu types; catalog %s sha256:%s (%s)\n", shown, cat->version, cat->checksum, cat->dir);
+		if (o->provider && shown == 0) {
+			fprintf(stderr, "%s: no instance type of provider '%s' in the catalog\n", prog, o->provider);
+			rc = EXIT_NOMATCH;
+		}
+	} else {
+		const struct cat_type *t = catalog_find_type(cat, argv[1]);
+		if (!t) {
+			const char **names = xcalloc(cat->ntypes + 1, sizeof(char *));
+			const char *near;
+			for (i = 0; i < cat->ntypes; i++)
+				names[i] = catalog_str(cat, cat->types[i].name);
+			near = str_suggest(strchr(argv[1], ':') ? strchr(argv[1], ':') + 1 : argv[1],
+					   names, cat->ntypes);
+			fprintf(stderr, "%s: no instance type '%s' in the catalog%s%s%s\n", prog, argv[1],
+				near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			free(names);
+			rc = EXIT_NOMATCH;
+		} else if (o->json) {
+			print_json(type_json(cat, t));
+		} else {
+			char acc[96];
+			fmt_accel(cat, t, acc, sizeof(acc));
+			printf("%s %s\n", catalog_str(cat, t->provider), catalog_str(cat, t->name));
+			printf("  %-28s %s\n", "accelerators", acc);
+			for (k = 0; k < KEY_NFEATURES; k++) {
+				const struct key_info *ki = key_info((enum key_id)k);
+				char buf[128];
+				if (k == KEY_PROVIDER || k == KEY_MACHINETYPE || k == KEY_REGION || k == KEY_PRICE)
+					continue;
+				if (ki->kind == KIND_NUMBER) {
+					units_format(t->num[k], ki->unit, buf, sizeof(buf));
+					if (ki->unit == UNIT_NET && !isnan(t->num[k]))
+						snprintf(buf, sizeof(buf), "%g Gbit/s", t->num[k]);
+				} else if (ki->kind == KIND_ARCH)
+					snprintf(buf, sizeof(buf), "%s", t->sid[k] == CATALOG_UNKNOWN ? "unknown" :
+						 t->sid[k] == ARCH_NONE ? "none" : arch_at((size_t)t->sid[k])->name);
+				else
+					snprintf(buf, sizeof(buf), "%s", str_or(cat, t->sid[k], "unknown"));
+				printf("  %-28s %s\n", ki->name, buf);
+			}
+			for (k = 0; k < t->nprices; k++) {
+				char od[32], sp[32];
+				fmt_price(t->prices[k].ondemand, od, sizeof(od));
+				fmt_price(t->prices[k].spot, sp, sizeof(sp));
+				printf("  price %-22s on-demand $%s/h, spot $%s/h\n",
+				       catalog_str(cat, t->prices[k].region), od, sp);
+			}
+			if (!t->nprices)
+				printf("  price                        unknown in every region\n");
+			printf("  %-28s %s\n", "source", t->source ? t->source : "-");
+			printf("  %-28s %s sha256:%.16s\n", "catalog", cat->version, cat->checksum);
+		}
+	}
+	catalog_free(cat);
+	config_free(cfg);
+	return rc;
+}
+
+static int cmd_check_config(struct opts *o, int argc, char **argv)
+{
+	struct burst_config *cfg;
+	struct catalog *cat;
+	burst_err_t err;
+	int problems;
+	size_t i, nodes = 0;
+
+	if (argc > 1) {
+		fprintf(stderr, "%s: check-config takes at most one file\n", prog);
+		return EXIT_USAGE;
+	}
+	if (argc == 1)
+		o->config = argv[0];
+	if (!o->config) {
+		fprintf(stderr, "%s: no burst.conf to check: give FILE, --config FILE or set BURST_CONF\n", prog);
+		return EXIT_USAGE;
+	}
+	cfg = config_load(o->config, &err);
+	if (!cfg) {
+		if (o->json) {
+			json_object *top = json_object_new_object();
+			json_object_object_add(top, "file", json_object_new_string(o->config));
+			json_object_object_add(top, "ok", json_object_new_boolean(0));
+			json_object_object_add(top, "errors", json_object_new_string(err.msg));
+			print_json(top);
+		}
+		fprintf(stderr, "%s\n%s: %s: not valid\n", err.msg, prog, o->config);
+		return EXIT_USAGE;
+	}
+	cat = load_catalog(o, cfg);
+	problems = config_check(cfg, cat, &err);
+	for (i = 0; i < cfg->nnodesets; i++)
+		nodes += cfg->nodesets[i].nodes.n;
+	if (o->json) {
+		json_object *top = json_object_new_object();
+		json_object_object_add(top, "file", json_object_new_string(o->config));
+		json_object_object_add(top, "ok", json_object_new_boolean(problems == 0));
+		json_object_object_add(top, "providers", json_object_new_int((int)cfg->nproviders));
+		json_object_object_add(top, "contracts", json_object_new_int((int)cfg->ncontracts));
+		json_object_object_add(top, "nodesets", json_object_new_int((int)cfg->nnodesets));
+		json_object_object_add(top, "nodes", json_object_new_int((int)nodes));
+		json_object_object_add(top, "errors", problems ? json_object_new_string(err.msg) : NULL);
+		print_json(top);
+	}
+	if (problems) {
+		fprintf(stderr, "%s\n%s: %s: %d problem%s\n", err.msg, prog, o->config, problems,
+			problems == 1 ? "" : "s");
+	} else if (!o->json) {
+		printf("%s: ok: %zu provider%s, %zu contract%s, %zu node set%s with %zu node%s; catalog %s\n",
+		       o->config, cfg->nproviders, cfg->nproviders == 1 ? "" : "s",
+		       cfg->ncontracts, cfg->ncontracts == 1 ? "" : "s",
+		       cfg->nnodesets, cfg->nnodesets == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
+		       cat->version);
+	}
+	catalog_free(cat);
+	config_free(cfg);
+	return problems ? EXIT_USAGE : EXIT_OK;
+}
+
+static int cmd_keys(const struct opts *o)
+{
+	size_t i;
+
+	if (o->json) {
+		json_object *top = json_object_new_object(), *keys = json_object_new_array();
+		json_object *arch = json_object_new_array();
+		for (i = 0; i < KEY_COUNT; i++) {
+			const struct key_info *ki = key_info((enum key_id)i);
+			json_object *k = json_object_new_object();
+			json_object_object_add(k, "name", json_object_new_string(ki->name));
+			json_object_object_add(k, "help", json_object_new_string(ki->help));
+			json_object_array_add(keys, k);
+		}
+		for (i = 0; i < arch_count(); i++) {
+			json_object *a = json_object_new_object();
+			json_object_object_add(a, "name", json_object_new_string(arch_at(i)->name));
+			json_object_object_add(a, "vendor", json_object_new_string(arch_at(i)->vendor));
+			json_object_object_add(a, "family", json_object_new_string(arch_at(i)->family));
+			json_object_object_add(a, "rank", json_object_new_int(arch_at(i)->rank));
+			json_object_array_add(arch, a);
+		}
+		json_object_object_add(top, "keys", keys);
+		json_object_object_add(top, "architectures", arch);
+		print_json(top);
+		return EXIT_OK;
+	}
+	printf("keys:\n");
+	for (i = 0; i < KEY_COUNT; i++)
+		printf("  %-28s %s\n", key_info((enum key_id)i)->name, key_info((enum key_id)i)->help);
+	printf("\noperators: = != < <= > >= and 'in {a,b,c}'\n");
+	printf("units: sizes K M G T (binary), network in Gbit/s, prices in USD per hour\n");
+	printf("\narchitectures (older to newer, comparable within a family):\n");
+	for (i = 0; i < arch_count(); i++) {
+		if (i == 0 || strcmp(arch_at(i)->family, arch_at(i - 1)->family))
+			printf("  %-18s", arch_at(i)->family);
+		printf(" %s%s", arch_at(i)->name,
+		       i + 1 < arch_count() && !strcmp(arch_at(i)->family, arch_at(i + 1)->family) ? " <" : "\n");
+	}
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "catalog-dir", required_argument, NULL, 'D' },
+		{ "explain", no_argument, NULL, 'e' },
+		{ "provider", required_argument, NULL, 'p' },
+		{ "catalog", no_argument, NULL, 'C' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	const char *verb;
+	int ch;
+
+	memset(&o, 0, sizeof(o));
+	while ((ch = getopt_long(argc, argv, "c:ep:n:jhV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': o.config = optarg; o.config_explicit = true; break;
+		case 'D': o.catalog_dir = optarg; break;
+		case 'e': o.explain = true; break;
+		case 'p': o.provider = optarg; break;
+		case 'C': o.whole_catalog = true; break;
+		case 'n': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 1000000) {
+				fprintf(stderr, "%s: --limit takes a positive number, not '%s'\n", prog, optarg);
+				return EXIT_USAGE;
+			}
+			o.limit = (int)v;
+			break;
+		}
+		case 'j': o.json = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		case 'V': printf("burstctl (slurm-burst) %s\n", PACKAGE_VERSION); return EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'burstctl --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!o.config) {
+		const char *env = getenv("BURST_CONF");
+		if (env && *env) {
+			o.config = env;
+			o.config_explicit = true;
+		} else if (access(DEFAULT_CONF, R_OK) == 0)
+			o.config = DEFAULT_CONF;
+	}
+	verb = argv[optind++];
+	argc -= optind;
+	argv += optind;
+	if (!strcmp(verb, "select"))
+		return cmd_select(&o, argc, argv);
+	if (!strcmp(verb, "resolve"))
+		return cmd_resolve(&o, argc, argv);
+	if (!strcmp(verb, "catalog"))
+		return cmd_catalog(&o, argc, argv);
+	if (!strcmp(verb, "check-config"))
+		return cmd_check_config(&o, argc, argv);
+	if (!strcmp(verb, "keys"))
+		return cmd_keys(&o);
+	{
+		static const char *const verbs[] = { "select", "resolve", "catalog", "check-config", "keys", NULL };
+		const char *near = str_suggest(verb, verbs, 0);
+		fprintf(stderr, "%s: unknown verb '%s'%s%s%s (see burstctl --help)\n", prog, verb,
+			near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	}
+	return EXIT_USAGE;
+}

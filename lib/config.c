@@ -1,0 +1,1049 @@
+/*
+ * config.c - parse and check burst.conf.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "arch.h"
+#include "config_int.h"
+#include "strutil.h"
+
+#define MAX_WORDS 128
+#define MAX_INCLUDE_DEPTH 8
+#define MAX_NODES_PER_SET 65536
+#define MAX_LINE_LEN 65536
+
+struct word {
+	char *key;               /* before '=' (NULL for a bare word) */
+	char *val;               /* after '=', unquoted */
+	size_t col;              /* 1-based column in the line */
+};
+
+struct loader {
+	struct burst_config *cfg;
+	burst_err_t *err;
+	int nerr;
+};
+
+static void lerr(struct loader *ld, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void lerr(struct loader *ld, const char *file, int line, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (ld->nerr == 0)
+		burst_err_clear(ld->err);
+	if (ld->nerr < 50)
+		burst_err_append(ld->err, "%s:%d: %s", file, line, msg);
+	else if (ld->nerr == 50)
+		burst_err_append(ld->err, "%s:%d: (more errors not shown)", file, line);
+	ld->nerr++;
+}
+
+/* Strip a comment: '#' not inside quotes and not escaped. */
+static void strip_comment(char *s)
+{
+	bool q = false;
+	char *p;
+
+	for (p = s; *p; p++) {
+		if (*p == '"')
+			q = !q;
+		else if (*p == '\\' && p[1] == '#')
+			memmove(p, p + 1, strlen(p));
+		else if (*p == '#' && !q) {
+			*p = '\0';
+			return;
+		}
+	}
+}
+
+/* Split into words; returns the count, or -1 with *bad set on an unterminated quote. */
+static int split_words(char *line, struct word *w, int max, size_t *bad)
+{
+	char *p = line;
+	int n = 0;
+
+	for (;;) {
+		char *start, *out;
+		bool q = false;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		if (n == max)
+			return n;
+		start = out = p;
+		w[n].col = (size_t)(p - line) + 1;
+		w[n].key = NULL;
+		w[n].val = NULL;
+		while (*p && (q || !isspace((unsigned char)*p))) {
+			if (*p == '"') {
+				q = !q;
+				p++;
+				continue;
+			}
+			if (*p == '=' && !w[n].key && !q) {
+				*out++ = '\0';
+				w[n].key = start;
+				w[n].val = out;
+				p++;
+				continue;
+			}
+			*out++ = *p++;
+		}
+		if (q) {
+			*bad = w[n].col;
+			return -1;
+		}
+		if (*p)
+			p++;
+		*out = '\0';
+		if (!w[n].key) {
+			w[n].key = NULL;
+			w[n].val = start;
+		}
+		n++;
+	}
+	return n;
+}
+
+static char **split_list(const char *s, size_t *n)
+{
+	char **v = NULL;
+	const char *p = s;
+
+	*n = 0;
+	while (*p) {
+		const char *q = strchr(p, ',');
+		size_t len = q ? (size_t)(q - p) : strlen(p);
+		if (len) {
+			v = xrealloc(v, (*n + 2) * sizeof(char *));
+			v[(*n)++] = xstrndup(p, len);
+			v[*n] = NULL;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	if (!v) {
+		v = xcalloc(1, sizeof(char *));
+	}
+	return v;
+}
+
+static void free_list(char **v, size_t n)
+{
+	size_t i;
+
+	if (!v)
+		return;
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static bool valid_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("_.-", *s))
+			return false;
+	return true;
+}
+
+static void unknown_key(struct loader *ld, const char *file, int line, const char *obj,
+			const char *key, const char *const *known)
+{
+	const char *near = str_suggest(key, known, 0);
+
+	if (near)
+		lerr(ld, file, line, "unknown %s key '%s'; did you mean '%s'?", obj, key, near);
+	else
+		lerr(ld, file, line, "unknown %s key '%s' (see burst.conf(5))", obj, key);
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+	if (str_ieq(v, "yes") || str_ieq(v, "true") || str_ieq(v, "1")) { *out = true; return true; }
+	if (str_ieq(v, "no") || str_ieq(v, "false") || str_ieq(v, "0")) { *out = false; return true; }
+	return false;
+}
+
+static struct cfg_where where_of(const char *file, int line)
+{
+	struct cfg_where w = { xstrdup(file), line };
+	return w;
+}
+
+/* ---- objects ---- */
+
+static const char *const provider_types[] = { "local", "aws", "openstack", "gcp", "azure", NULL };
+
+static void parse_provider(struct loader *ld, const char *file, int line, struct word *w, int n)
+{
+	static const char *const keys[] = { "Provider", "Type", "Regions", "Region",
+		"CredentialsFile", "Endpoint", NULL };
+	struct burst_config *cfg = ld->cfg;
+	struct cfg_provider p;
+	size_t i;
+	int k;
+
+	memset(&p, 0, sizeof(p));
+	if (!valid_name(w[0].val)) {
+		lerr(ld, file, line, "Provider name '%s' must be letters, digits, '_', '.' or '-'", w[0].val);
+		return;
+	}
+	for (i = 0; i < cfg->nproviders; i++)
+		if (strcmp(cfg->providers[i].name, w[0].val) == 0) {
+			lerr(ld, file, line, "Provider %s is defined twice (first at %s:%d)", w[0].val,
+			     cfg->providers[i].where.file, cfg->providers[i].where.line);
+			return;
+		}
+	p.name = xstrdup(w[0].val);
+	for (k = 1; k < n; k++) {
+		if (!w[k].key) {
+			lerr(ld, file, line, "expected Key=Value, found '%s'", w[k].val);
+			continue;
+		}
+		if (str_ieq(w[k].key, "Type"))
+			free(p.type), p.type = xstrdup(w[k].val);
+		else if (str_ieq(w[k].key, "Regions") || str_ieq(w[k].key, "Region")) {
+			free_list(p.regions, p.nregions);
+			p.regions = split_list(w[k].val, &p.nregions);
+		} else if (str_ieq(w[k].key, "CredentialsFile"))
+			free(p.credentials), p.credentials = xstrdup(w[k].val);
+		else if (str_ieq(w[k].key, "Endpoint"))
+			free(p.endpoint), p.endpoint = xstrdup(w[k].val);
+		else
+			unknown_key(ld, file, line, "Provider", w[k].key, keys);
+	}
+	if (!p.type)
+		p.type = xstrdup(p.name);
+	for (i = 0; provider_types[i]; i++)
+		if (str_ieq(p.type, provider_types[i]))
+			break;
+	if (!provider_types[i]) {
+		const char *near = str_suggest(p.type, provider_types, 0);
+		lerr(ld, file, line, "unknown provider type '%s'%s%s%s (types: local aws openstack gcp azure)",
+		     p.type, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	} else {
+		free(p.type);
+		p.type = xstrdup(provider_types[i]);
+	}
+	if (!p.regions)
+		p.regions = xcalloc(1, sizeof(char *));
+	p.where = where_of(file, line);
+	cfg->providers = xrealloc(cfg->providers, (cfg->nproviders + 1) * sizeof(p));
+	cfg->providers[cfg->nproviders++] = p;
+}
+
+/* A contract error message is multi-line; indent its continuation lines. */
+static void contract_error(struct loader *ld, const char *file, int line, const char *what,
+			   const char *msg)
+{
+	struct strbuf sb;
+	const char *p;
+
+	sb_init(&sb);
+	for (p = msg; *p; p++) {
+		if (*p == '\n')
+			sb_add(&sb, "\n    ");
+		else
+			sb_addf(&sb, "%c", *p);
+	}
+	lerr(ld, file, line, "%s: %s", what, sb.s);
+	sb_free(&sb);
+}
+
+static void parse_contract(struct loader *ld, const char *file, int line, char *rest,
+			   const char *name)
+{
+	struct burst_config *cfg = ld->cfg;
+	struct cfg_contract cc;
+	burst_err_t cerr;
+	char what[300];
+	size_t i;
+
+	if (!valid_name(name)) {
+		lerr(ld, file, line, "Contract name '%s' must be letters, digits, '_', '.' or '-' (it becomes a Slurm feature)",
+		     name);
+		return;
+	}
+	for (i = 0; i < cfg->ncontracts; i++)
+		if (strcmp(cfg->contracts[i].name, name) == 0) {
+			lerr(ld, file, line, "Contract %s is defined twice (first at %s:%d)", name,
+			     cfg->contracts[i].where.file, cfg->contracts[i].where.line);
+			return;
+		}
+	snprintf(what, sizeof(what), "Contract %s", name);
+	burst_err_clear(&cerr);
+	cc.c = contract_parse(rest, &cerr);
+	if (!cc.c) {
+		contract_error(ld, file, line, what, cerr.msg);
+		return;
+	}
+	cc.name = xstrdup(name);
+	cc.where = where_of(file, line);
+	cfg->contracts = xrealloc(cfg->contracts, (cfg->ncontracts + 1) * sizeof(cc));
+	cfg->contracts[cfg->ncontracts++] = cc;
+}
+
+static void free_nodeset(struct cfg_nodeset *ns)
+{
+	free(ns->name);
+	free(ns->nodes_expr);
+	hostlist_free(&ns->nodes);
+	free(ns->partition);
+	free_list(ns->providers, ns->nproviders);
+	free_list(ns->regions, ns->nregions);
+	free_list(ns->types, ns->ntypes);
+	contract_free(ns->constraint);
+	free(ns->features);
+	free(ns->where.file);
+}
+
+static void parse_nodeset(struct loader *ld, const char *file, int line, struct word *w, int n)
+{
+	static const char *const keys[] = { "NodeSet", "Nodes", "Partition", "Providers",
+		"Provider", "Regions", "Region", "InstanceTypes", "Constraint", "Features", NULL };
+	struct burst_config *cfg = ld->cfg;
+	struct cfg_nodeset ns;
+	int k, before = ld->nerr;
+	size_t i;
+
+	memset(&ns, 0, sizeof(ns));
+	if (!valid_name(w[0].val)) {
+		lerr(ld, file, line, "NodeSet name '%s' must be letters, digits, '_', '.' or '-'", w[0].val);
+		return;
+	}
+	for (i = 0; i < cfg->nnodesets; i++)
+		if (strcmp(cfg->nodesets[i].name, w[0].val) == 0) {
+			lerr(ld, file, line, "NodeSet %s is defined twice (first at %s:%d)", w[0].val,
+			     cfg->nodesets[i].where.file, cfg->nodesets[i].where.line);
+			return;
+		}
+	ns.name = xstrdup(w[0].val);
+	for (k = 1; k < n; k++) {
+		const char *key = w[k].key, *val = w[k].val;
+
+		if (!key) {
+			lerr(ld, file, line, "expected Key=Value, found '%s'", val);
+			continue;
+		}
+		if (str_ieq(key, "Nodes")) {
+			burst_err_t herr;
+			free(ns.nodes_expr);
+			hostlist_free(&ns.nodes);
+			ns.nodes_expr = xstrdup(val);
+			if (hostlist_expand(val, &ns.nodes, MAX_NODES_PER_SET, &herr) < 0)
+				lerr(ld, file, line, "NodeSet %s: Nodes=%s: %s", ns.name, val, herr.msg);
+		} else if (str_ieq(key, "Partition")) {
+			free(ns.partition);
+			ns.partition = xstrdup(val);
+		} else if (str_ieq(key, "Providers") || str_ieq(key, "Provider")) {
+			free_list(ns.providers, ns.nproviders);
+			ns.providers = split_list(val, &ns.nproviders);
+		} else if (str_ieq(key, "Regions") || str_ieq(key, "Region")) {
+			free_list(ns.regions, ns.nregions);
+			ns.regions = split_list(val, &ns.nregions);
+		} else if (str_ieq(key, "InstanceTypes")) {
+			free_list(ns.types, ns.ntypes);
+			ns.types = split_list(val, &ns.ntypes);
+		} else if (str_ieq(key, "Constraint")) {
+			burst_err_t cerr;
+			char what[300];
+			contract_free(ns.constraint);
+			ns.constraint = contract_parse(val, &cerr);
+			if (!ns.constraint) {
+				snprintf(what, sizeof(what), "NodeSet %s Constraint", ns.name);
+				contract_error(ld, file, line, what, cerr.msg);
+			}
+		} else if (str_ieq(key, "Features")) {
+			free(ns.features);
+			ns.features = xstrdup(val);
+		} else
+			unknown_key(ld, file, line, "NodeSet", key, keys);
+	}
+	if (!ns.nodes_expr && ld->nerr == before)
+		lerr(ld, file, line, "NodeSet %s needs Nodes= (the Slurm node names it provisions, e.g. Nodes=burst-[1-8])",
+		     ns.name);
+	if (!ns.types && !ns.constraint && ld->nerr == before)
+		lerr(ld, file, line, "NodeSet %s needs InstanceTypes= or Constraint= (which instance types it may launch)",
+		     ns.name);
+	if (ld->nerr != before) {
+		free_nodeset(&ns);
+		return;
+	}
+	if (!ns.partition)
+		ns.partition = xstrdup(ns.name);
+	ns.where = where_of(file, line);
+	cfg->nodesets = xrealloc(cfg->nodesets, (cfg->nnodesets + 1) * sizeof(ns));
+	cfg->nodesets[cfg->nnodesets++] = ns;
+}
+
+static void add_override(struct burst_config *cfg, struct cfg_override *o)
+{
+	cfg->overrides = xrealloc(cfg->overrides, (cfg->noverrides + 1) * sizeof(*o));
+	cfg->overrides[cfg->noverrides++] = *o;
+}
+
+static void free_override(struct cfg_override *o)
+{
+	size_t i;
+
+	free(o->provider);
+	free(o->type);
+	free(o->region);
+	for (i = 0; i < o->nvals; i++)
+		free(o->vals[i].str);
+	free(o->vals);
+	free(o->where.file);
+}
+
+static void parse_price(struct loader *ld, const char *file, int line, struct word *w, int n)
+{
+	static const char *const keys[] = { "Price", "Provider", "Region", "OnDemand", "Spot", NULL };
+	struct cfg_override o;
+	int k, before = ld->nerr;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = OVERRIDE_PRICE;
+	o.type = xstrdup(w[0].val);
+	o.ondemand = o.spot = NAN;
+	for (k = 1; k < n; k++) {
+		const char *key = w[k].key, *val = w[k].val;
+		if (!key) {
+			lerr(ld, file, line, "expected Key=Value, found '%s'", val);
+			continue;
+		}
+		if (str_ieq(key, "Provider"))
+			free(o.provider), o.provider = xstrdup(val);
+		else if (str_ieq(key, "Region"))
+			free(o.region), o.region = xstrdup(val);
+		else if (str_ieq(key, "OnDemand") || str_ieq(key, "Spot")) {
+			double v;
+			char msg[200];
+			if (units_parse(val, strlen(val), UNIT_PRICE, &v, msg, sizeof(msg), NULL) < 0)
+				lerr(ld, file, line, "Price %s: %s=%s: %s", o.type, key, val, msg);
+			else if (str_ieq(key, "OnDemand"))
+				o.ondemand = v;
+			else
+				o.spot = v;
+		} else
+			unknown_key(ld, file, line, "Price", key, keys);
+	}
+	if (!o.provider || !o.region)
+		lerr(ld, file, line, "Price %s needs Provider= and Region=", o.type);
+	if (isnan(o.ondemand) && isnan(o.spot))
+		lerr(ld, file, line, "Price %s needs OnDemand= and/or Spot= (US dollars per hour)", o.type);
+	if (ld->nerr != before) {
+		free_override(&o);
+		return;
+	}
+	o.where = where_of(file, line);
+	add_override(ld->cfg, &o);
+}
+
+static void parse_itype(struct loader *ld, const char *file, int line, struct word *w, int n)
+{
+	struct cfg_override o;
+	int k, before = ld->nerr;
+
+	memset(&o, 0, sizeof(o));
+	o.kind = OVERRIDE_TYPE;
+	o.type = xstrdup(w[0].val);
+	for (k = 1; k < n; k++) {
+		const char *key = w[k].key, *val = w[k].val;
+		const struct key_info *ki;
+		struct cfg_value v;
+
+		if (!key) {
+			lerr(ld, file, line, "expected Key=Value, found '%s'", val);
+			continue;
+		}
+		if (str_ieq(key, "Provider")) {
+			free(o.provider);
+			o.provider = xstrdup(val);
+			continue;
+		}
+		ki = key_lookup(key, strlen(key));
+		if (!ki || ki->id >= KEY_NFEATURES || ki->id == KEY_PROVIDER ||
+		    ki->id == KEY_REGION || ki->id == KEY_MACHINETYPE || ki->id == KEY_PRICE) {
+			const char *near = str_suggest(key, key_names(), 0);
+			if (ki)
+				lerr(ld, file, line, "InstanceType %s: '%s' cannot be set here (use Provider=, or a Price line for prices)",
+				     o.type, key);
+			else
+				lerr(ld, file, line, "InstanceType %s: unknown key '%s'%s%s%s", o.type, key,
+				     near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			continue;
+		}
+		memset(&v, 0, sizeof(v));
+		v.key = ki->id;
+		v.num = NAN;
+		v.arch = -1;
+		if (ki->kind == KIND_NUMBER) {
+			char msg[200];
+			if (units_parse(val, strlen(val), ki->unit, &v.num, msg, sizeof(msg), NULL) < 0) {
+				lerr(ld, file, line, "InstanceType %s: %s=%s: %s", o.type, key, val, msg);
+				continue;
+			}
+		} else if (ki->kind == KIND_ARCH) {
+			const struct arch_info *ai = arch_lookup(val);
+			if (!ai) {
+				const char *near = str_suggest(val, arch_names(), 0);
+				lerr(ld, file, line, "InstanceType %s: unknown accelerator architecture '%s'%s%s%s",
+				     o.type, val, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+				continue;
+			}
+			v.arch = (int)(ai - arch_at(0));
+		} else
+			v.str = xstrdup(val);
+		o.vals = xrealloc(o.vals, (o.nvals + 1) * sizeof(v));
+		o.vals[o.nvals++] = v;
+	}
+	if (!o.provider)
+		lerr(ld, file, line, "InstanceType %s needs Provider=", o.type);
+	if (ld->nerr != before) {
+		free_override(&o);
+		return;
+	}
+	o.where = where_of(file, line);
+	add_override(ld->cfg, &o);
+}
+
+static int load_file(struct loader *ld, const char *path, int depth, const char *from,
+		     int fromline);
+
+static void parse_line(struct loader *ld, const char *file, int line, char *text, int depth)
+{
+	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
+		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts", NULL };
+	struct word w[MAX_WORDS];
+	struct burst_config *cfg = ld->cfg;
+	size_t bad = 0;
+	int n;
+	char *copy;
+
+	/* Contract lines: the rest of the line after the name is the contract. */
+	{
+		char *p = text;
+		while (isspace((unsigned char)*p))
+			p++;
+		if (strncasecmp(p, "Contract=", 9) == 0) {
+			char *name = p + 9, *end = name;
+			while (*end && !isspace((unsigned char)*end))
+				end++;
+			if (*end)
+				*end++ = '\0';
+			parse_contract(ld, file, line, end, name);
+			return;
+		}
+	}
+	copy = xstrdup(text);
+	n = split_words(copy, w, MAX_WORDS, &bad);
+	if (n < 0) {
+		lerr(ld, file, line, "unterminated quote starting near column %zu", bad);
+		goto out;
+	}
+	if (n == 0)
+		goto out;
+	if (n == MAX_WORDS) {
+		lerr(ld, file, line, "too many words on one line (at most %d)", MAX_WORDS - 1);
+		goto out;
+	}
+	if (!w[0].key) {
+		if (str_ieq(w[0].val, "Include")) {
+			char path[PATH_MAX];
+			if (n != 2) {
+				lerr(ld, file, line, "Include takes one file name");
+				goto out;
+			}
+			if (w[1].val[0] == '/')
+				snprintf(path, sizeof(path), "%s", w[1].val);
+			else {
+				char *dup = xstrdup(file);
+				snprintf(path, sizeof(path), "%s/%s", dirname(dup), w[1].val);
+				free(dup);
+			}
+			load_file(ld, path, depth + 1, file, line);
+			goto out;
+		}
+		{
+			const char *near = str_suggest(w[0].val, objects, 0);
+			lerr(ld, file, line, "expected Key=Value, found '%s'%s%s%s", w[0].val,
+			     near ? "; did you mean '" : "", near ? near : "", near ? "=...'?" : "");
+		}
+		goto out;
+	}
+	if (!w[0].val[0] && !str_ieq(w[0].key, "CatalogDir")) {
+		lerr(ld, file, line, "%s= needs a value", w[0].key);
+		goto out;
+	}
+	if (str_ieq(w[0].key, "Provider"))
+		parse_provider(ld, file, line, w, n);
+	else if (str_ieq(w[0].key, "NodeSet"))
+		parse_nodeset(ld, file, line, w, n);
+	else if (str_ieq(w[0].key, "InstanceType"))
+		parse_itype(ld, file, line, w, n);
+	else if (str_ieq(w[0].key, "Price"))
+		parse_price(ld, file, line, w, n);
+	else if (str_ieq(w[0].key, "Include") || str_ieq(w[0].key, "ClusterName") ||
+		 str_ieq(w[0].key, "CatalogDir") || str_ieq(w[0].key, "AllowInlineContracts")) {
+		int k;
+		/* global settings: one or more per line */
+		for (k = 0; k < n; k++) {
+			if (!w[k].key) {
+				lerr(ld, file, line, "expected Key=Value, found '%s'", w[k].val);
+			} else if (str_ieq(w[k].key, "ClusterName")) {
+				free(cfg->cluster_name);
+				cfg->cluster_name = xstrdup(w[k].val);
+			} else if (str_ieq(w[k].key, "CatalogDir")) {
+				free(cfg->catalog_dir);
+				cfg->catalog_dir = w[k].val[0] ? xstrdup(w[k].val) : NULL;
+			} else if (str_ieq(w[k].key, "AllowInlineContracts")) {
+				if (!parse_bool(w[k].val, &cfg->allow_inline))
+					lerr(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
+			} else if (str_ieq(w[k].key, "Include")) {
+				lerr(ld, file, line, "write 'Include FILE' (a blank, not '=')");
+			} else {
+				unknown_key(ld, file, line, "global", w[k].key, objects);
+			}
+		}
+	} else {
+		unknown_key(ld, file, line, "line", w[0].key, objects);
+	}
+out:
+	free(copy);
+}
+
+static int load_file(struct loader *ld, const char *path, int depth, const char *from,
+		     int fromline)
+{
+	FILE *f;
+	char *buf = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	int line = 0;
+
+	if (depth > MAX_INCLUDE_DEPTH) {
+		lerr(ld, from, fromline, "Include nested deeper than %d (a loop?) at %s", MAX_INCLUDE_DEPTH, path);
+		return -1;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		if (from)
+			lerr(ld, from, fromline, "Include %s: %s", path, strerror(errno));
+		else {
+			burst_err_set(ld->err, "%s: cannot open: %s", path, strerror(errno));
+			ld->nerr++;
+		}
+		return -1;
+	}
+	while ((len = getline(&buf, &cap, f)) >= 0) {
+		line++;
+		if (len > MAX_LINE_LEN) {
+			lerr(ld, path, line, "line longer than %d bytes", MAX_LINE_LEN);
+			continue;
+		}
+		if (memchr(buf, '\0', (size_t)len)) {
+			lerr(ld, path, line, "NUL byte in line (not a text file?)");
+			continue;
+		}
+		/* join continuation lines ending in '\' */
+		while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+			buf[--len] = '\0';
+		strip_comment(buf);
+		parse_line(ld, path, line, buf, depth);
+	}
+	free(buf);
+	fclose(f);
+	return 0;
+}
+
+struct burst_config *config_load(const char *path, burst_err_t *err)
+{
+	struct burst_config *cfg = xcalloc(1, sizeof(*cfg));
+	struct loader ld = { cfg, err, 0 };
+	size_t i, j;
+
+	burst_err_clear(err);
+	cfg->path = xstrdup(path);
+	cfg->allow_inline = true;
+	load_file(&ld, path, 0, NULL, 0);
+	if (ld.nerr == 0) {
+		/* references between objects */
+		for (i = 0; i < cfg->nnodesets; i++) {
+			struct cfg_nodeset *ns = &cfg->nodesets[i];
+			for (j = 0; j < ns->nproviders; j++) {
+				size_t p;
+				const char *names[64];
+				size_t nn = 0;
+				for (p = 0; p < cfg->nproviders; p++)
+					if (strcmp(cfg->providers[p].name, ns->providers[j]) == 0)
+						break;
+				if (p < cfg->nproviders)
+					continue;
+				for (p = 0; p < cfg->nproviders && nn < 63; p++)
+					names[nn++] = cfg->providers[p].name;
+				names[nn] = NULL;
+				{
+					const char *near = str_suggest(ns->providers[j], names, 0);
+					lerr(&ld, ns->where.file, ns->where.line,
+					     "NodeSet %s: Providers names '%s', which no Provider= line defines%s%s%s",
+					     ns->name, ns->providers[j], near ? "; did you mean '" : "",
+					     near ? near : "", near ? "'?" : "");
+				}
+			}
+			for (j = 0; j < i; j++) {
+				size_t h;
+				for (h = 0; h < ns->nodes.n; h++)
+					if (hostlist_find(&cfg->nodesets[j].nodes, ns->nodes.names[h]) >= 0) {
+						lerr(&ld, ns->where.file, ns->where.line,
+						     "NodeSet %s: node %s is already in NodeSet %s (%s:%d); a node belongs to one node set",
+						     ns->name, ns->nodes.names[h], cfg->nodesets[j].name,
+						     cfg->nodesets[j].where.file, cfg->nodesets[j].where.line);
+						break;
+					}
+			}
+		}
+		for (i = 0; i < cfg->ncontracts; i++)
+			for (j = 0; j < cfg->nnodesets; j++)
+				if (strcmp(cfg->contracts[i].name, cfg->nodesets[j].name) == 0)
+					lerr(&ld, cfg->contracts[i].where.file, cfg->contracts[i].where.line,
+					     "Contract %s has the name of NodeSet %s (%s:%d); both become Slurm features, so they must differ",
+					     cfg->contracts[i].name, cfg->nodesets[j].name,
+					     cfg->nodesets[j].where.file, cfg->nodesets[j].where.line);
+	}
+	if (!cfg->cluster_name)
+		cfg->cluster_name = xstrdup("slurm");
+	if (ld.nerr) {
+		config_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+void config_free(struct burst_config *cfg)
+{
+	size_t i;
+
+	if (!cfg)
+		return;
+	for (i = 0; i < cfg->nproviders; i++) {
+		struct cfg_provider *p = &cfg->providers[i];
+		free(p->name);
+		free(p->type);
+		free_list(p->regions, p->nregions);
+		free(p->credentials);
+		free(p->endpoint);
+		free(p->where.file);
+	}
+	free(cfg->providers);
+	for (i = 0; i < cfg->ncontracts; i++) {
+		free(cfg->contracts[i].name);
+		contract_free(cfg->contracts[i].c);
+		free(cfg->contracts[i].where.file);
+	}
+	free(cfg->contracts);
+	for (i = 0; i < cfg->nnodesets; i++)
+		free_nodeset(&cfg->nodesets[i]);
+	free(cfg->nodesets);
+	for (i = 0; i < cfg->noverrides; i++)
+		free_override(&cfg->overrides[i]);
+	free(cfg->overrides);
+	free(cfg->path);
+	free(cfg->cluster_name);
+	free(cfg->catalog_dir);
+	free(cfg);
+}
+
+/* ---- with the catalog ---- */
+
+static const char *provider_type(const struct burst_config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nproviders; i++)
+		if (strcmp(cfg->providers[i].name, name) == 0)
+			return cfg->providers[i].type;
+	return name;
+}
+
+int config_apply_catalog(const struct burst_config *cfg, struct catalog *cat,
+			 burst_err_t *err)
+{
+	size_t i, k;
+	int problems = 0;
+
+	for (i = 0; i < cfg->noverrides; i++) {
+		const struct cfg_override *o = &cfg->overrides[i];
+		const char *ptype = provider_type(cfg, o->provider);
+		char name[512], src[PATH_MAX + 32];
+		struct cat_type *t;
+
+		snprintf(name, sizeof(name), "%s:%s", ptype, o->type);
+		t = catalog_find_type(cat, name);
+		snprintf(src, sizeof(src), "%s:%d", o->where.file, o->where.line);
+		if (o->kind == OVERRIDE_PRICE) {
+			if (!t) {
+				burst_err_append(err, "%s:%d: Price %s: no instance type %s in the %s catalog (add it with an InstanceType= line)",
+						 o->where.file, o->where.line, o->type, o->type, ptype);
+				problems++;
+				continue;
+			}
+			{
+				double od = o->ondemand, sp = o->spot;
+				int rid = catalog_find_str(cat, o->region);
+				for (k = 0; k < t->nprices && rid >= 0; k++)
+					if (t->prices[k].region == rid) {
+						if (isnan(od)) od = t->prices[k].ondemand;
+						if (isnan(sp)) sp = t->prices[k].spot;
+					}
+				catalog_set_price(cat, t, o->region, od, sp);
+			}
+			continue;
+		}
+		if (!t) {
+			t = catalog_add_type(cat, ptype, o->type, catalog_source(cat, src));
+			t->num[KEY_ACC_COUNT] = 0;
+		} else
+			t->source = catalog_source(cat, src);
+		for (k = 0; k < o->nvals; k++) {
+			const struct cfg_value *v = &o->vals[k];
+			const struct key_info *ki = key_info(v->key);
+			if (ki->kind == KIND_NUMBER)
+				t->num[v->key] = v->num;
+			else if (ki->kind == KIND_ARCH)
+				t->sid[v->key] = v->arch;
+			else
+				t->sid[v->key] = catalog_intern(cat, v->str);
+		}
+		if (t->num[KEY_ACC_COUNT] == 0) {
+			t->sid[KEY_ACC_MODEL] = cat->none_id;
+			t->sid[KEY_ACC_TYPE] = cat->none_id;
+			t->sid[KEY_ACC_MANUFACTURER] = cat->none_id;
+			t->sid[KEY_ACC_ARCH] = ARCH_NONE;
+			t->num[KEY_ACC_MEMORY] = 0;
+		}
+	}
+	return problems ? -1 : 0;
+}
+
+static bool in_list(char **list, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcasecmp(list[i], s) == 0)
+			return true;
+	return false;
+}
+
+/* Add the candidates of node set i to cs. Returns how many were added. */
+static size_t nodeset_candidates(const struct burst_config *cfg, const struct catalog *cat,
+				 size_t nsi, struct candset *cs)
+{
+	const struct cfg_nodeset *ns = &cfg->nodesets[nsi];
+	size_t p, t, r, before = cs->n;
+	struct candset tmp;
+
+	memset(&tmp, 0, sizeof(tmp));
+	for (p = 0; p < cfg->nproviders; p++) {
+		const struct cfg_provider *pv = &cfg->providers[p];
+		int pid;
+
+		if (ns->providers && ns->nproviders && !in_list(ns->providers, ns->nproviders, pv->name))
+			continue;
+		pid = catalog_find_str(cat, pv->type);
+		if (pid < 0)
+			continue;
+		for (t = 0; t < cat->ntypes; t++) {
+			const struct cat_type *ty = &cat->types[t];
+			char *const *regs = ns->nregions ? ns->regions : pv->regions;
+			size_t nregs = ns->nregions ? ns->nregions : pv->nregions;
+
+			if (ty->provider != pid)
+				continue;
+			if (ns->ntypes && !in_list(ns->types, ns->ntypes, catalog_str(cat, ty->name)))
+				continue;
+			if (nregs == 0) {
+				if (ty->nprices == 0)
+					candset_add(&tmp, ty, CATALOG_UNKNOWN, NAN, NAN, (int)nsi);
+				for (r = 0; r < ty->nprices; r++)
+					candset_add(&tmp, ty, ty->prices[r].region, ty->prices[r].ondemand,
+						    ty->prices[r].spot, (int)nsi);
+				continue;
+			}
+			for (r = 0; r < nregs; r++) {
+				int rid = catalog_find_str(cat, regs[r]);
+				double od = NAN, sp = NAN;
+				size_t k;
+				for (k = 0; k < ty->nprices && rid >= 0; k++)
+					if (ty->prices[k].region == rid) {
+						od = ty->prices[k].ondemand;
+						sp = ty->prices[k].spot;
+					}
+				if (rid < 0)
+					rid = catalog_intern((struct catalog *)cat, regs[r]);
+				candset_add(&tmp, ty, rid, od, sp, (int)nsi);
+			}
+		}
+	}
+	if (ns->constraint) {
+		struct resolution res;
+		burst_err_t e;
+		resolver_run(cat, &tmp, ns->constraint, 0, &res, &e);
+		for (t = 0; t < res.n; t++) {
+			const struct candidate *cd = &tmp.c[res.m[t].cand];
+			candset_add(cs, cd->type, cd->region, cd->ondemand, cd->spot, cd->nodeset);
+		}
+		resolution_free(&res);
+	} else {
+		for (t = 0; t < tmp.n; t++)
+			candset_add(cs, tmp.c[t].type, tmp.c[t].region, tmp.c[t].ondemand,
+				    tmp.c[t].spot, tmp.c[t].nodeset);
+	}
+	free(tmp.c);
+	return cs->n - before;
+}
+
+struct candset *config_candidates(const struct burst_config *cfg,
+				  const struct catalog *cat, burst_err_t *err)
+{
+	struct candset *cs = xcalloc(1, sizeof(*cs));
+	size_t i;
+
+	for (i = 0; i < cfg->nnodesets; i++)
+		if (nodeset_candidates(cfg, cat, i, cs) == 0) {
+			burst_err_set(err, "%s:%d: NodeSet %s has no instance type to launch: check its Providers, InstanceTypes and Constraint (burstctl catalog list)",
+				      cfg->nodesets[i].where.file, cfg->nodesets[i].where.line,
+				      cfg->nodesets[i].name);
+			candset_free(cs);
+			return NULL;
+		}
+	return cs;
+}
+
+int config_check(const struct burst_config *cfg, const struct catalog *cat,
+		 burst_err_t *err)
+{
+	struct candset *cs;
+	int problems = 0;
+	size_t i, j;
+
+	burst_err_clear(err);
+	if (cfg->nproviders == 0) {
+		burst_err_append(err, "%s: no Provider= line: nothing can be launched", cfg->path);
+		problems++;
+	}
+	for (i = 0; i < cfg->nproviders; i++) {
+		const struct cfg_provider *p = &cfg->providers[i];
+		struct stat st;
+		if (!p->credentials)
+			continue;
+		if (stat(p->credentials, &st) < 0) {
+			burst_err_append(err, "%s:%d: Provider %s: CredentialsFile %s: %s",
+					 p->where.file, p->where.line, p->name, p->credentials, strerror(errno));
+			problems++;
+		} else if (st.st_mode & 077) {
+			burst_err_append(err, "%s:%d: Provider %s: CredentialsFile %s is readable by others (mode %03o): chmod 600 it",
+					 p->where.file, p->where.line, p->name, p->credentials,
+					 (unsigned)(st.st_mode & 0777));
+			problems++;
+		}
+	}
+	for (i = 0; i < cfg->nnodesets; i++) {
+		const struct cfg_nodeset *ns = &cfg->nodesets[i];
+		for (j = 0; j < ns->ntypes; j++) {
+			bool found = false;
+			size_t p;
+			for (p = 0; p < cfg->nproviders && !found; p++) {
+				char name[512];
+				if (ns->nproviders && !in_list(ns->providers, ns->nproviders, cfg->providers[p].name))
+					continue;
+				snprintf(name, sizeof(name), "%s:%s", cfg->providers[p].type, ns->types[j]);
+				found = catalog_find_type(cat, name) != NULL;
+			}
+			if (!found) {
+				const char **names = xcalloc(cat->ntypes + 1, sizeof(char *));
+				const char *near;
+				size_t t;
+				for (t = 0; t < cat->ntypes; t++)
+					names[t] = catalog_str(cat, cat->types[t].name);
+				near = str_suggest(ns->types[j], names, cat->ntypes);
+				burst_err_append(err, "%s:%d: NodeSet %s: instance type %s is in no catalog of its providers%s%s%s",
+						 ns->where.file, ns->where.line, ns->name, ns->types[j],
+						 near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+				free(names);
+				problems++;
+			}
+		}
+	}
+	cs = xcalloc(1, sizeof(*cs));
+	for (i = 0; i < cfg->nnodesets; i++)
+		if (nodeset_candidates(cfg, cat, i, cs) == 0) {
+			burst_err_append(err, "%s:%d: NodeSet %s has no instance type to launch: check its Providers, InstanceTypes and Constraint",
+					 cfg->nodesets[i].where.file, cfg->nodesets[i].where.line,
+					 cfg->nodesets[i].name);
+			problems++;
+		}
+	for (i = 0; i < cfg->ncontracts; i++) {
+		const struct cfg_contract *cc = &cfg->contracts[i];
+		struct resolution res;
+		burst_err_t e;
+
+		if (cfg->nnodesets == 0)
+			break;
+		resolver_run(cat, cs, cc->c, 0, &res, &e);
+		if (res.n == 0) {
+			burst_err_append(err, "%s:%d: Contract %s is satisfied by no instance type of any NodeSet (burstctl resolve %s --explain says why)",
+					 cc->where.file, cc->where.line, cc->name, cc->name);
+			problems++;
+		}
+		resolution_free(&res);
+	}
+	candset_free(cs);
+	return problems;
+}
+
+const struct cfg_contract *config_find_contract(const struct burst_config *cfg,
+						const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->ncontracts; i++)
+		if (strcmp(cfg->contracts[i].name, name) == 0)
+			return &cfg->contracts[i];
+	return NULL;
+}
+
+const char *config_suggest_contract(const struct burst_config *cfg, const char *name)
+{
+	const char **names = xcalloc(cfg->ncontracts + 1, sizeof(char *));
+	const char *near;
+	size_t i;
+
+	for (i = 0; i < cfg->ncontracts; i++)
+		names[i] = cfg->contracts[i].name;
+	near = str_suggest(name, names, cfg->ncontracts);
+	free(names);
+	return near;
+}

@@ -1,0 +1,105 @@
+/*
+ * config.h - burst.conf: providers, contracts, node sets and catalog
+ * overrides, in slurm.conf conventions (Key=Value words, '#' comments,
+ * Include, case-insensitive keys, one object per line).
+ */
+#ifndef BURST_CONFIG_H
+#define BURST_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "burst_err.h"
+#include "catalog.h"
+#include "contract.h"
+#include "hostlist.h"
+#include "resolver.h"
+
+struct cfg_where {
+	char *file;
+	int line;
+};
+
+struct cfg_provider {
+	char *name;              /* Provider=NAME */
+	char *type;              /* Type=local|aws|openstack|gcp|azure (default: NAME) */
+	char **regions;          /* Regions=a,b (NULL-terminated; may be empty) */
+	size_t nregions;
+	char *credentials;       /* CredentialsFile= */
+	char *endpoint;          /* Endpoint= (tests, private clouds) */
+	struct cfg_where where;
+};
+
+struct cfg_contract {
+	char *name;
+	struct contract *c;
+	struct cfg_where where;
+};
+
+struct cfg_nodeset {
+	char *name;
+	char *nodes_expr;        /* Nodes= as written */
+	struct hostlist nodes;
+	char *partition;         /* Partition= (default: the node set name) */
+	char **providers;        /* Providers= (default: all configured) */
+	size_t nproviders;
+	char **regions;          /* Regions= (default: the provider's) */
+	size_t nregions;
+	char **types;            /* InstanceTypes= (default: every type allowed by Constraint) */
+	size_t ntypes;
+	struct contract *constraint; /* Constraint="..." (may be NULL) */
+	char *features;          /* Features= extra Slurm features (may be NULL) */
+	struct cfg_where where;
+};
+
+struct burst_config {
+	char *path;
+	char *cluster_name;      /* ClusterName= (default "slurm") */
+	char *catalog_dir;       /* CatalogDir= (may be NULL) */
+	bool allow_inline;       /* AllowInlineContracts= (default yes) */
+	struct cfg_provider *providers;
+	size_t nproviders;
+	struct cfg_contract *contracts;
+	size_t ncontracts;
+	struct cfg_nodeset *nodesets;
+	size_t nnodesets;
+	/* catalog overrides, applied by config_apply_catalog */
+	struct cfg_override *overrides;
+	size_t noverrides;
+};
+
+/*
+ * Parse path (and what it includes). Returns a new config (free with
+ * config_free) or NULL with err holding one line per error, each starting
+ * "file:line: ". Only syntax and self-consistency are checked here;
+ * config_check adds what needs the catalog.
+ */
+struct burst_config *config_load(const char *path, burst_err_t *err);
+void config_free(struct burst_config *cfg);
+
+/* Apply InstanceType= and Price= lines to cat. Returns 0 or -1 with err. */
+int config_apply_catalog(const struct burst_config *cfg, struct catalog *cat,
+			 burst_err_t *err);
+
+/*
+ * The candidates the configuration offers: for each node set, each type of
+ * its providers allowed by InstanceTypes/Constraint, in each of its regions.
+ * Returns a new candset or NULL with err (a node set with no candidate).
+ */
+struct candset *config_candidates(const struct burst_config *cfg,
+				  const struct catalog *cat, burst_err_t *err);
+
+/*
+ * Full validation with the catalog: every contract resolves to at least one
+ * candidate, node sets have candidates and do not overlap. Returns the
+ * number of problems (0 = fine); each is appended to err as a line.
+ */
+int config_check(const struct burst_config *cfg, const struct catalog *cat,
+		 burst_err_t *err);
+
+/* The named contract (case-sensitive, as Slurm feature names are). */
+const struct cfg_contract *config_find_contract(const struct burst_config *cfg,
+						const char *name);
+/* Nearest contract name to name, or NULL. */
+const char *config_suggest_contract(const struct burst_config *cfg, const char *name);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * hostlist.c - expand Slurm host list expressions.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+#include "strutil.h"
+
+static int push(struct hostlist *hl, const char *name, size_t max, burst_err_t *err)
+{
+	if (hl->n >= max) {
+		burst_err_set(err, "host list expands to more than %zu names", max);
+		return -1;
+	}
+	if (hl->n == hl->cap) {
+		hl->cap = hl->cap ? hl->cap * 2 : 16;
+		hl->names = xrealloc(hl->names, hl->cap * sizeof(char *));
+	}
+	hl->names[hl->n++] = xstrdup(name);
+	return 0;
+}
+
+/* Expand one item (no top-level commas): prefix[ranges]rest. */
+static int expand_item(const char *full, const char *prefix, size_t plen, const char *rest,
+		       struct hostlist *hl, size_t max, burst_err_t *err)
+{
+	const char *open = strchr(rest, '['), *close, *r;
+	char buf[512];
+
+	if (!open) {
+		int n = snprintf(buf, sizeof(buf), "%.*s%s", (int)plen, prefix, rest);
+		if (n < 0 || (size_t)n >= sizeof(buf)) {
+			burst_err_set(err, "host name too long in '%s'", full);
+			return -1;
+		}
+		if (strchr(buf, ']')) {
+			burst_err_set(err, "unbalanced ']' in host list '%s'", full);
+			return -1;
+		}
+		if (!buf[0]) {
+			burst_err_set(err, "empty host name in host list '%s'", full);
+			return -1;
+		}
+		return push(hl, buf, max, err);
+	}
+	close = strchr(open, ']');
+	if (!close) {
+		burst_err_set(err, "missing ']' in host list '%s' at character %zu", full,
+			      (size_t)(open - full) + 1);
+		return -1;
+	}
+	r = open + 1;
+	while (r < close) {
+		unsigned long lo, hi, v;
+		int width = 0;
+		const char *s = r;
+		char *end;
+		char pre[512];
+
+		if (!isdigit((unsigned char)*r)) {
+			burst_err_set(err, "expected a number in host range of '%s' at character %zu",
+				      full, (size_t)(r - full) + 1);
+			return -1;
+		}
+		lo = strtoul(r, &end, 10);
+		width = (int)(end - s);
+		r = end;
+		hi = lo;
+		if (*r == '-') {
+			r++;
+			if (!isdigit((unsigned char)*r)) {
+				burst_err_set(err, "expected a number after '-' in host list '%s'", full);
+				return -1;
+			}
+			hi = strtoul(r, &end, 10);
+			r = end;
+		}
+		if (hi < lo) {
+			burst_err_set(err, "range %lu-%lu goes backwards in host list '%s'", lo, hi, full);
+			return -1;
+		}
+		if (hi - lo >= max) {
+			burst_err_set(err, "host list '%s' expands to more than %zu names", full, max);
+			return -1;
+		}
+		if (*r == ',')
+			r++;
+		else if (r != close) {
+			burst_err_set(err, "unexpected '%c' in host range of '%s'", *r, full);
+			return -1;
+		}
+		for (v = lo; v <= hi; v++) {
+			int n = snprintf(pre, sizeof(pre), "%.*s%.*s%0*lu", (int)plen, prefix,
+					 (int)(open - rest), rest, s[0] == '0' ? width : 0, v);
+			if (n < 0 || (size_t)n >= sizeof(pre)) {
+				burst_err_set(err, "host name too long in '%s'", full);
+				return -1;
+			}
+			if (expand_item(full, pre, (size_t)n, close + 1, hl, max, err) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int hostlist_expand(const char *expr, struct hostlist *hl, size_t max_hosts,
+		    burst_err_t *err)
+{
+	const char *p = expr;
+
+	if (!expr || !*expr) {
+		burst_err_set(err, "empty host list");
+		return -1;
+	}
+	while (*p) {
+		const char *q = p;
+		int depth = 0;
+		char *item;
+		int rc;
+
+		while (*q && (depth || *q != ',')) {
+			if (*q == '[') depth++;
+			if (*q == ']') depth--;
+			if (depth < 0) {
+				burst_err_set(err, "unbalanced ']' in host list '%s'", expr);
+				return -1;
+			}
+			q++;
+		}
+		item = xstrndup(p, (size_t)(q - p));
+		rc = expand_item(expr, "", 0, item, hl, max_hosts, err);
+		free(item);
+		if (rc < 0)
+			return -1;
+		p = *q ? q + 1 : q;
+	}
+	return 0;
+}
+
+void hostlist_free(struct hostlist *hl)
+{
+	size_t i;
+
+	for (i = 0; i < hl->n; i++)
+		free(hl->names[i]);
+	free(hl->names);
+	hl->names = NULL;
+	hl->n = hl->cap = 0;
+}
+
+long hostlist_find(const struct hostlist *hl, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < hl->n; i++)
+		if (strcmp(hl->names[i], name) == 0)
+			return (long)i;
+	return -1;
+}

@@ -1,0 +1,91 @@
+/*
+ * resolver.h - match a contract against a set of candidates and rank them.
+ *
+ * A candidate is an instance type of the catalog in one region (and, when a
+ * burst.conf is in use, for one node set). All satisfying candidates are
+ * ranked deterministically: by price per hour where known (known before
+ * unknown), then by least excess resources, then by name; rank=fit puts
+ * excess before price. There is no ambiguity error: the first is launched,
+ * the rest are the fallback order.
+ */
+#ifndef BURST_RESOLVER_H
+#define BURST_RESOLVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "burst_err.h"
+#include "catalog.h"
+#include "contract.h"
+
+struct candidate {
+	const struct cat_type *type;
+	int region;              /* interned id, or CATALOG_UNKNOWN */
+	double ondemand, spot;   /* USD/h in that region, NAN if unknown */
+	int nodeset;             /* index into the config's node sets, or -1 */
+};
+
+struct candset {
+	struct candidate *c;
+	size_t n, cap;
+};
+
+/*
+ * Every type of the catalog in every region it has a price for (one
+ * candidate with an unknown region for a type with no price), restricted to
+ * providers when providers is non-NULL (NULL-terminated list of names).
+ * Caller frees with candset_free.
+ */
+struct candset *candset_from_catalog(const struct catalog *cat,
+				     const char *const *providers);
+void candset_add(struct candset *cs, const struct cat_type *t, int region,
+		 double ondemand, double spot, int nodeset);
+void candset_free(struct candset *cs);
+
+struct match {
+	size_t cand;             /* index into the candset */
+	double price;            /* the price ranked by (on-demand or spot), NAN if unknown */
+	double excess;           /* excess resources in vCPU-equivalents */
+};
+
+struct miss {
+	size_t cand;
+	size_t nfailed;          /* how many assumptions it fails */
+	char *reason;            /* "accelerator_architecture=ampere: ada is not ampere; ..." */
+};
+
+struct resolution {
+	struct match *m;         /* ranked, best first */
+	size_t n;
+	char *why;               /* why the first won (NULL if no match) */
+	struct miss *miss;       /* near misses, with --explain only */
+	size_t nmiss;
+	char *notes;             /* explanations that concern the contract as a whole */
+};
+
+#define RESOLVE_EXPLAIN 0x1
+/* Near misses reported with RESOLVE_EXPLAIN: those failing the fewest
+ * assumptions, at most this many. */
+#define RESOLVE_MAX_MISSES 25
+
+/*
+ * Resolve c over cs. Returns 0 (even with no match: out->n == 0) or -1 with
+ * err set. out is filled in and must be freed with resolution_free.
+ */
+int resolver_run(const struct catalog *cat, const struct candset *cs,
+		 const struct contract *c, int flags, struct resolution *out,
+		 burst_err_t *err);
+void resolution_free(struct resolution *r);
+
+/* Does candidate cd satisfy assumption a? (exported for tests and the
+ * node-side hardware check); reason (may be NULL) gets why not. */
+bool resolver_satisfies(const struct catalog *cat, const struct candidate *cd,
+			const struct assumption *a, char *reason, size_t reasonlen);
+
+/* Excess resources of t over c's lower bounds, in vCPU-equivalents. */
+double resolver_excess(const struct cat_type *t, const struct contract *c);
+
+/* "provider/type@region" of a candidate; caller provides the buffer. */
+const char *candidate_name(const struct catalog *cat, const struct candidate *cd,
+			   char *buf, size_t len);
+
+#endif

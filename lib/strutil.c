@@ -1,0 +1,210 @@
+/*
+ * strutil.c - string helpers: allocation, suggestions, buffers.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "strutil.h"
+
+static void out_of_memory(size_t n)
+{
+	fprintf(stderr, "slurm-burst: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		out_of_memory(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		out_of_memory(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		out_of_memory(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *d = xmalloc(n + 1);
+
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+size_t str_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t *prev2, *prev, *cur, i, j, d;
+
+	if (la > 64 || lb > 64)
+		return (size_t)-1 / 2;
+	prev2 = xcalloc(lb + 1, sizeof(size_t));
+	prev = xcalloc(lb + 1, sizeof(size_t));
+	cur = xcalloc(lb + 1, sizeof(size_t));
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			int ca = tolower((unsigned char)a[i - 1]);
+			int cb = tolower((unsigned char)b[j - 1]);
+			size_t cost = ca != cb;
+			size_t best = prev[j] + 1;
+
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			if (prev[j - 1] + cost < best)
+				best = prev[j - 1] + cost;
+			if (i > 1 && j > 1 &&
+			    ca == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == cb &&
+			    prev2[j - 2] + 1 < best)
+				best = prev2[j - 2] + 1;
+			cur[j] = best;
+		}
+		{
+			size_t *t = prev2;
+			prev2 = prev;
+			prev = cur;
+			cur = t;
+		}
+	}
+	d = prev[lb];
+	free(prev2);
+	free(prev);
+	free(cur);
+	return d;
+}
+
+const char *str_suggest(const char *word, const char *const *cands, size_t n)
+{
+	const char *best = NULL;
+	size_t bestd = (size_t)-1, i, wl = strlen(word);
+	/* A plausible misspelling: at most a third of the word wrong, at least 2 edits allowed. */
+	size_t limit = wl / 3 > 2 ? wl / 3 : 2;
+
+	for (i = 0; n ? i < n : cands[i] != NULL; i++) {
+		size_t d;
+
+		if (!cands[i])
+			continue;
+		d = str_distance(word, cands[i]);
+		/* A word that is the start or end of a candidate is a good hint too
+		 * ("vcpus" for node_vcpus_count). */
+		if (d > limit && wl >= 4) {
+			size_t cl = strlen(cands[i]);
+			if (cl > wl && (strncasecmp(cands[i], word, wl) == 0 ||
+					strcasecmp(cands[i] + cl - wl, word) == 0 ||
+					strcasestr(cands[i], word)))
+				d = limit;
+		}
+		if (d < bestd) {
+			bestd = d;
+			best = cands[i];
+		}
+	}
+	return bestd <= limit ? best : NULL;
+}
+
+char *str_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		memmove(s, s + 1, strlen(s));
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+bool str_ieq(const char *a, const char *b)
+{
+	return strcasecmp(a, b) == 0;
+}
+
+bool str_has_iprefix(const char *s, const char *prefix)
+{
+	return strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+void sb_init(struct strbuf *sb)
+{
+	sb->s = NULL;
+	sb->len = sb->cap = 0;
+}
+
+static void sb_reserve(struct strbuf *sb, size_t more)
+{
+	if (sb->len + more + 1 <= sb->cap)
+		return;
+	while (sb->cap < sb->len + more + 1)
+		sb->cap = sb->cap ? sb->cap * 2 : 64;
+	sb->s = xrealloc(sb->s, sb->cap);
+}
+
+void sb_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	sb_reserve(sb, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(sb->s + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
+void sb_add(struct strbuf *sb, const char *s)
+{
+	size_t n = strlen(s);
+
+	sb_reserve(sb, n);
+	memcpy(sb->s + sb->len, s, n + 1);
+	sb->len += n;
+}
+
+char *sb_take(struct strbuf *sb)
+{
+	char *s = sb->s ? sb->s : xstrdup("");
+
+	sb_init(sb);
+	return s;
+}
+
+void sb_free(struct strbuf *sb)
+{
+	free(sb->s);
+	sb_init(sb);
+}

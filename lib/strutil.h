@@ -1,0 +1,46 @@
+/*
+ * strutil.h - small string helpers shared by libburst modules.
+ */
+#ifndef BURST_STRUTIL_H
+#define BURST_STRUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* malloc/strdup that abort with a message on exhaustion; never return NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/* Edit distance (Damerau-Levenshtein, optimal string alignment), case-insensitive. */
+size_t str_distance(const char *a, const char *b);
+
+/*
+ * The candidate nearest to word, or NULL when none is close enough to be a
+ * plausible misspelling. Candidates are a NULL-terminated array, or n entries
+ * when n > 0. The result points into cands (not allocated).
+ */
+const char *str_suggest(const char *word, const char *const *cands, size_t n);
+
+/* Trim leading and trailing white space in place; returns s. */
+char *str_trim(char *s);
+
+bool str_ieq(const char *a, const char *b);
+bool str_has_iprefix(const char *s, const char *prefix);
+
+/* A growable string buffer. */
+struct strbuf {
+	char *s;
+	size_t len, cap;
+};
+void sb_init(struct strbuf *sb);
+void sb_addf(struct strbuf *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sb_add(struct strbuf *sb, const char *s);
+/* Returns the buffer (caller frees) and resets sb. */
+char *sb_take(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+
+#endif

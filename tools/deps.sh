@@ -1,0 +1,27 @@
+# tools/deps.sh - install the Debian packages slurm-burst needs (sourced by
+# check.sh, demo.sh and bench scripts). Installs only what is missing, and
+# runs 'apt-get update' first when anything is.
+
+# Build and unit-test dependencies.
+BURST_BUILD_DEPS="build-essential autoconf automake libtool pkg-config \
+libslurm-dev libjson-c-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev \
+libmunge-dev python3 valgrind"
+
+burst_install_deps() {
+	local missing=() p
+	for p in "$@"; do
+		if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+			missing+=("$p")
+		fi
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "missing Debian packages: ${missing[*]}" >&2
+		echo "run as root, or install them: apt-get install ${missing[*]}" >&2
+		return 1
+	fi
+	echo "installing Debian packages: ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
