@@ -15,6 +15,7 @@ struct arch_info {
 	const char *name;    /* lower case, as in contracts and catalogs */
 	const char *vendor;  /* "NVIDIA", "AMD", ... */
 	const char *family;  /* product line; ranks compare only within one */
+	int family_id;       /* the same family as a small number */
 	int rank;            /* order within the family, from 0 */
 };
 

@@ -475,6 +475,25 @@ out:
 	return rc;
 }
 
+void catalog_index(struct catalog *cat)
+{
+	size_t i, k;
+
+	cat->nmodels = 0;
+	for (i = 0; i < cat->ntypes; i++) {
+		int id = cat->types[i].sid[KEY_ACC_MODEL];
+		if (id < 0 || id == cat->none_id)
+			continue;
+		for (k = 0; k < cat->nmodels; k++)
+			if (cat->models[k] == id)
+				break;
+		if (k < cat->nmodels)
+			continue;
+		cat->models = xrealloc(cat->models, (cat->nmodels + 1) * sizeof(int));
+		cat->models[cat->nmodels++] = id;
+	}
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -529,6 +548,7 @@ struct catalog *catalog_load(const char *dir, burst_err_t *err)
 		sprintf(cat->checksum + 2 * i, "%02x", digest[i]);
 	if (!cat->version)
 		cat->version = xstrdup("unversioned");
+	catalog_index(cat);
 	ok = 1;
 done:
 	for (i = 0; i < nfiles; i++)
@@ -558,6 +578,7 @@ void catalog_free(struct catalog *cat)
 	for (i = 0; i < cat->nsources; i++)
 		free(cat->sources[i]);
 	free(cat->sources);
+	free(cat->models);
 	free(cat->dir);
 	free(cat->version);
 	free(cat);

@@ -53,6 +53,10 @@ struct catalog {
 	char checksum[65];       /* sha256 of the loaded files, hex */
 	char **sources;          /* "file:line" strings owned here */
 	size_t nsources, capsources;
+	/* the distinct accelerator model ids (for "A100" = every A100-*);
+	 * made by catalog_index */
+	int *models;
+	size_t nmodels;
 };
 
 /*
@@ -88,6 +92,10 @@ int catalog_set_price(struct catalog *cat, struct cat_type *t, const char *regio
 /* Add an empty type (all unknown) and return it. */
 struct cat_type *catalog_add_type(struct catalog *cat, const char *provider,
 				  const char *name, const char *source);
+
+/* Rebuild the indexes (accelerator models) after types were added or
+ * changed; catalog_load calls it, and so must whoever edits types. */
+void catalog_index(struct catalog *cat);
 
 /* Record a source string and return a pointer owned by the catalog. */
 const char *catalog_source(struct catalog *cat, const char *src);

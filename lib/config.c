@@ -844,6 +844,7 @@ int config_apply_catalog(const struct burst_config *cfg, struct catalog *cat,
 			t->num[KEY_ACC_MEMORY] = 0;
 		}
 	}
+	catalog_index(cat);
 	return problems ? -1 : 0;
 }
 
@@ -907,6 +908,7 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 			}
 		}
 	}
+	candset_sort(cat, &tmp);
 	if (ns->constraint) {
 		struct resolution res;
 		burst_err_t e;
@@ -939,6 +941,7 @@ struct candset *config_candidates(const struct burst_config *cfg,
 			candset_free(cs);
 			return NULL;
 		}
+	candset_sort(cat, cs);
 	return cs;
 }
 
@@ -1005,6 +1008,7 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 					 cfg->nodesets[i].name);
 			problems++;
 		}
+	candset_sort(cat, cs);
 	for (i = 0; i < cfg->ncontracts; i++) {
 		const struct cfg_contract *cc = &cfg->contracts[i];
 		struct resolution res;

@@ -28,6 +28,7 @@ void candset_add(struct candset *cs, const struct cat_type *t, int region,
 	cd->ondemand = ondemand;
 	cd->spot = spot;
 	cd->nodeset = nodeset;
+	cs->sorted = false;
 }
 
 struct candset *candset_from_catalog(const struct catalog *cat,
@@ -53,6 +54,7 @@ struct candset *candset_from_catalog(const struct catalog *cat,
 			candset_add(cs, t, t->prices[k].region, t->prices[k].ondemand,
 				    t->prices[k].spot, -1);
 	}
+	candset_sort(cat, cs);
 	return cs;
 }
 
@@ -61,6 +63,8 @@ void candset_free(struct candset *cs)
 	if (!cs)
 		return;
 	free(cs->c);
+	free(cs->by_price[0]);
+	free(cs->by_price[1]);
 	free(cs);
 }
 
@@ -78,9 +82,16 @@ const char *candidate_name(const struct catalog *cat, const struct candidate *cd
 
 /* ---- binding a contract to a catalog ---- */
 
+/* An assumption compiled for fast evaluation against one catalog. */
 struct bound {
 	const struct assumption *a;
 	const struct key_info *ki;
+	enum key_kind kind;
+	enum contract_op op;
+	enum key_id key;
+	double v;            /* KIND_NUMBER: the first value */
+	int arch;            /* KIND_ARCH: wanted arch index (first value) */
+	int fam, rank;       /* KIND_ARCH: its family and rank */
 	int *ids;            /* KIND_STRING: catalog ids the values stand for */
 	size_t nids;
 };
@@ -107,7 +118,18 @@ static struct bound *bind(const struct catalog *cat, const struct contract *c,
 
 		b[i].a = a;
 		b[i].ki = key_info(a->key);
-		if (b[i].ki->kind != KIND_STRING)
+		b[i].kind = b[i].ki->kind;
+		b[i].op = a->op;
+		b[i].key = a->key;
+		if (b[i].kind == KIND_NUMBER && a->nvals)
+			b[i].v = a->num[0];
+		if (b[i].kind == KIND_ARCH && a->nvals) {
+			const struct arch_info *ai = arch_at((size_t)a->arch[0]);
+			b[i].arch = a->arch[0];
+			b[i].fam = ai->family_id;
+			b[i].rank = ai->rank;
+		}
+		if (b[i].kind != KIND_STRING)
 			continue;
 		for (k = 0; k < a->nvals; k++) {
 			int id = catalog_find_str(cat, a->str[k]);
@@ -118,10 +140,11 @@ static struct bound *bind(const struct catalog *cat, const struct contract *c,
 			else if (a->key == KEY_ACC_MODEL) {
 				/* "A100" stands for every A100-* model */
 				size_t vl = strlen(a->str[k]);
-				for (s = 0; s < cat->nstrs; s++)
-					if (strncasecmp(cat->strs[s], a->str[k], vl) == 0 &&
-					    cat->strs[s][vl] == '-')
-						add_id(&b[i], (int)s);
+				for (s = 0; s < cat->nmodels; s++) {
+					const char *m = cat->strs[cat->models[s]];
+					if (strncasecmp(m, a->str[k], vl) == 0 && m[vl] == '-')
+						add_id(&b[i], cat->models[s]);
+				}
 			}
 			if (notes && b[i].nids == before) {
 				const char *near = str_suggest(a->str[k], (const char *const *)cat->strs,
@@ -184,108 +207,63 @@ static double cand_price(const struct candidate *cd, bool spot)
 	return spot ? cd->spot : cd->ondemand;
 }
 
-/*
- * The heart of matching. reason may be NULL (fast path); when given, it is
- * filled with why the candidate fails.
- */
-static bool test(const struct catalog *cat, const struct candidate *cd,
-		 const struct bound *b, bool spot, char *reason, size_t rlen)
+/* The heart of matching: does cd satisfy b? Unknown values never do. */
+static inline __attribute__((always_inline))
+bool pass(const struct candidate *cd, const struct bound *b, bool spot)
 {
-	const struct assumption *a = b->a;
 	const struct cat_type *t = cd->type;
 
-	switch (b->ki->kind) {
+	switch (b->kind) {
 	case KIND_NUMBER: {
-		double v = a->key == KEY_PRICE ? cand_price(cd, spot) : t->num[a->key];
+		double v = b->key == KEY_PRICE ? cand_price(cd, spot) : t->num[b->key];
 
-		if (isnan(v)) {
-			if (reason)
-				snprintf(reason, rlen, "%s: %s unknown in the catalog", a->text,
-					 a->key == KEY_PRICE ? (spot ? "spot price" : "price") : "value");
+		if (isnan(v))
 			return false;
-		}
-		if (cmp_num(v, a->op, a->num, a->nvals))
-			return true;
-		if (reason) {
-			char buf[64];
-			units_format(v, b->ki->unit, buf, sizeof(buf));
-			snprintf(reason, rlen, "%s: has %s", a->text, buf);
+		switch (b->op) {
+		case OP_EQ: return v == b->v;
+		case OP_NE: return v != b->v;
+		case OP_LT: return v < b->v;
+		case OP_LE: return v <= b->v;
+		case OP_GT: return v > b->v;
+		case OP_GE: return v >= b->v;
+		case OP_IN: return cmp_num(v, OP_IN, b->a->num, b->a->nvals);
 		}
 		return false;
 	}
 	case KIND_STRING: {
-		int id = a->key == KEY_REGION ? cd->region : t->sid[a->key];
-		bool in;
+		int id = b->key == KEY_REGION ? cd->region : t->sid[b->key];
 
-		if (id < 0) {
-			if (reason)
-				snprintf(reason, rlen, "%s: unknown in the catalog", a->text);
+		if (id < 0)
 			return false;
-		}
-		in = has_id(b, id);
-		if (a->op == OP_NE ? !in : in)
-			return true;
-		if (reason)
-			snprintf(reason, rlen, "%s: has %s", a->text, catalog_str(cat, id));
-		return false;
+		return b->op == OP_NE ? !has_id(b, id) : has_id(b, id);
 	}
 	case KIND_ARCH: {
 		int id = t->sid[KEY_ACC_ARCH];
-		const struct arch_info *have, *want;
+		const struct arch_info *have;
 		size_t k;
 
-		if (id == CATALOG_UNKNOWN) {
-			if (reason)
-				snprintf(reason, rlen, "%s: architecture unknown in the catalog", a->text);
+		if (id == CATALOG_UNKNOWN)
 			return false;
-		}
-		if (id == ARCH_NONE) {
-			if (a->op == OP_NE)
-				return true;
-			if (reason)
-				snprintf(reason, rlen, "%s: has no accelerator", a->text);
-			return false;
-		}
-		have = arch_at((size_t)id);
-		switch (a->op) {
-		case OP_EQ:
+		if (id == ARCH_NONE)
+			return b->op == OP_NE;
+		switch (b->op) {
+		case OP_EQ: return id == b->arch;
+		case OP_NE: return id != b->arch;
 		case OP_IN:
-			for (k = 0; k < a->nvals; k++)
-				if (a->arch[k] == id)
+			for (k = 0; k < b->a->nvals; k++)
+				if (b->a->arch[k] == id)
 					return true;
-			if (reason) {
-				want = arch_at((size_t)a->arch[0]);
-				if (a->op == OP_EQ && !strcmp(have->family, want->family) &&
-				    have->rank > want->rank)
-					snprintf(reason, rlen, "%s: %s is not %s ('=' means exactly; write >=%s for %s or newer)",
-						 a->text, have->name, want->name, want->name, want->name);
-				else
-					snprintf(reason, rlen, "%s: %s is not %s", a->text, have->name,
-						 a->op == OP_EQ ? want->name : "in the set");
-			}
-			return false;
-		case OP_NE:
-			if (a->arch[0] != id)
-				return true;
-			if (reason)
-				snprintf(reason, rlen, "%s: is %s", a->text, have->name);
 			return false;
 		default:
-			want = arch_at((size_t)a->arch[0]);
-			if (strcmp(have->family, want->family) != 0) {
-				if (reason)
-					snprintf(reason, rlen, "%s: %s (%s) is not comparable with %s (%s)",
-						 a->text, have->name, have->vendor, want->name, want->vendor);
+			have = arch_at((size_t)id);
+			if (have->family_id != b->fam)
 				return false;
-			}
-			{
-				double hv = have->rank, wv = want->rank;
-				if (cmp_num(hv, a->op, &wv, 1))
-					return true;
-				if (reason)
-					snprintf(reason, rlen, "%s: %s is %s than %s", a->text, have->name,
-						 have->rank < want->rank ? "older" : have->rank > want->rank ? "newer" : "the same", want->name);
-				return false;
+			switch (b->op) {
+			case OP_LT: return have->rank < b->rank;
+			case OP_LE: return have->rank <= b->rank;
+			case OP_GT: return have->rank > b->rank;
+			case OP_GE: return have->rank >= b->rank;
+			default: return false;
 			}
 		}
 	}
@@ -294,6 +272,91 @@ static bool test(const struct catalog *cat, const struct candidate *cd,
 		return true;
 	}
 	return true;
+}
+
+/* Why cd fails b, for a human (b must fail). */
+static void why_not(const struct catalog *cat, const struct candidate *cd,
+		    const struct bound *b, bool spot, char *reason, size_t rlen)
+{
+	const struct assumption *a = b->a;
+	const struct cat_type *t = cd->type;
+
+	switch (b->kind) {
+	case KIND_NUMBER: {
+		double v = a->key == KEY_PRICE ? cand_price(cd, spot) : t->num[a->key];
+		char buf[64];
+
+		if (isnan(v)) {
+			snprintf(reason, rlen, "%s: %s unknown in the catalog", a->text,
+				 a->key == KEY_PRICE ? (spot ? "spot price" : "price") : "value");
+			return;
+		}
+		units_format(v, b->ki->unit, buf, sizeof(buf));
+		snprintf(reason, rlen, "%s: has %s", a->text, buf);
+		return;
+	}
+	case KIND_STRING: {
+		int id = a->key == KEY_REGION ? cd->region : t->sid[a->key];
+
+		if (id < 0)
+			snprintf(reason, rlen, "%s: unknown in the catalog", a->text);
+		else
+			snprintf(reason, rlen, "%s: has %s", a->text, catalog_str(cat, id));
+		return;
+	}
+	case KIND_ARCH: {
+		int id = t->sid[KEY_ACC_ARCH];
+		const struct arch_info *have, *want = arch_at((size_t)a->arch[0]);
+
+		if (id == CATALOG_UNKNOWN) {
+			snprintf(reason, rlen, "%s: architecture unknown in the catalog", a->text);
+			return;
+		}
+		if (id == ARCH_NONE) {
+			snprintf(reason, rlen, "%s: has no accelerator", a->text);
+			return;
+		}
+		have = arch_at((size_t)id);
+		switch (a->op) {
+		case OP_EQ:
+			if (have->family_id == want->family_id && have->rank > want->rank)
+				snprintf(reason, rlen, "%s: %s is not %s ('=' means exactly; write >=%s for %s or newer)",
+					 a->text, have->name, want->name, want->name, want->name);
+			else
+				snprintf(reason, rlen, "%s: %s is not %s", a->text, have->name, want->name);
+			return;
+		case OP_IN:
+			snprintf(reason, rlen, "%s: %s is not in the set", a->text, have->name);
+			return;
+		case OP_NE:
+			snprintf(reason, rlen, "%s: is %s", a->text, have->name);
+			return;
+		default:
+			if (have->family_id != want->family_id)
+				snprintf(reason, rlen, "%s: %s (%s) is not comparable with %s (%s)",
+					 a->text, have->name, have->vendor, want->name, want->vendor);
+			else
+				snprintf(reason, rlen, "%s: %s is %s than %s", a->text, have->name,
+					 have->rank < want->rank ? "older" :
+					 have->rank > want->rank ? "newer" : "the same", want->name);
+			return;
+		}
+	}
+	case KIND_BOOL:
+	case KIND_RANK:
+		break;
+	}
+	snprintf(reason, rlen, "%s", a->text);
+}
+
+static bool test(const struct catalog *cat, const struct candidate *cd,
+		 const struct bound *b, bool spot, char *reason, size_t rlen)
+{
+	if (pass(cd, b, spot))
+		return true;
+	if (reason)
+		why_not(cat, cd, b, spot, reason, rlen);
+	return false;
 }
 
 bool resolver_satisfies(const struct catalog *cat, const struct candidate *cd,
@@ -314,6 +377,15 @@ bool resolver_satisfies(const struct catalog *cat, const struct candidate *cd,
 
 /* ---- ranking ---- */
 
+/* The resource dimensions of "excess", with weights after typical cloud
+ * price ratios: 1 vCPU ~ 4 GiB of memory ~ 1/8 of an accelerator. */
+static const struct { enum key_id key; double w; } dims[] = {
+	{ KEY_VCPUS, 1.0 },
+	{ KEY_MEMORY, 0.25 / 1073741824.0 },
+	{ KEY_ACC_COUNT, 8.0 },
+};
+#define NDIMS (sizeof(dims) / sizeof(dims[0]))
+
 /* The lower bound a contract puts on a feature (0 when none). */
 static double lower_bound(const struct contract *c, enum key_id key)
 {
@@ -327,8 +399,7 @@ static double lower_bound(const struct contract *c, enum key_id key)
 		if (a->key != key)
 			continue;
 		switch (a->op) {
-		case OP_EQ: case OP_GE: v = a->num[0]; break;
-		case OP_GT: v = a->num[0]; break;
+		case OP_EQ: case OP_GE: case OP_GT: v = a->num[0]; break;
 		case OP_IN:
 			v = a->num[0];
 			for (k = 1; k < a->nvals; k++)
@@ -343,58 +414,122 @@ static double lower_bound(const struct contract *c, enum key_id key)
 	return lb;
 }
 
-/*
- * Excess in vCPU-equivalents, with weights after typical cloud price
- * ratios: 1 vCPU ~ 4 GiB of memory ~ 1/8 of an accelerator.
- */
-double resolver_excess(const struct cat_type *t, const struct contract *c)
+static double excess_over(const struct cat_type *t, const double *lb)
 {
-	static const struct { enum key_id key; double w; } dims[] = {
-		{ KEY_VCPUS, 1.0 },
-		{ KEY_MEMORY, 0.25 / 1073741824.0 },
-		{ KEY_ACC_COUNT, 8.0 },
-	};
 	double e = 0;
 	size_t d;
 
-	for (d = 0; d < sizeof(dims) / sizeof(dims[0]); d++) {
+	for (d = 0; d < NDIMS; d++) {
 		double v = t->num[dims[d].key];
-		double lb;
-
-		if (isnan(v))
-			continue;
-		lb = lower_bound(c, dims[d].key);
-		if (v > lb)
-			e += (v - lb) * dims[d].w;
+		if (!isnan(v) && v > lb[d])
+			e += (v - lb[d]) * dims[d].w;
 	}
 	return e;
 }
 
-struct rank_ctx {
-	const struct catalog *cat;
-	const struct candset *cs;
-	enum rank_mode mode;
-};
-
-static int cmp_name(const struct rank_ctx *rc, const struct match *x, const struct match *y)
+double resolver_excess(const struct cat_type *t, const struct contract *c)
 {
-	const struct candidate *a = &rc->cs->c[x->cand], *b = &rc->cs->c[y->cand];
+	double lb[NDIMS];
+	size_t d;
+
+	for (d = 0; d < NDIMS; d++)
+		lb[d] = lower_bound(c, dims[d].key);
+	return excess_over(t, lb);
+}
+
+/* Name order of candidates: provider, type, region (unknown last), node set. */
+static int cmp_cand_name(const struct catalog *cat, const struct candidate *a,
+			 const struct candidate *b)
+{
 	int r;
 
 	if (a->type->provider != b->type->provider &&
-	    (r = strcmp(catalog_str(rc->cat, a->type->provider),
-			catalog_str(rc->cat, b->type->provider))))
+	    (r = strcmp(catalog_str(cat, a->type->provider), catalog_str(cat, b->type->provider))))
 		return r;
 	if (a->type->name != b->type->name &&
-	    (r = strcmp(catalog_str(rc->cat, a->type->name), catalog_str(rc->cat, b->type->name))))
+	    (r = strcmp(catalog_str(cat, a->type->name), catalog_str(cat, b->type->name))))
 		return r;
 	if (a->region != b->region) {
 		if (a->region < 0 || b->region < 0)
 			return a->region < 0 ? 1 : -1;
-		if ((r = strcmp(catalog_str(rc->cat, a->region), catalog_str(rc->cat, b->region))))
+		if ((r = strcmp(catalog_str(cat, a->region), catalog_str(cat, b->region))))
 			return r;
 	}
 	return (a->nodeset > b->nodeset) - (a->nodeset < b->nodeset);
+}
+
+static int cmp_cand_qsort(const void *pa, const void *pb, void *arg)
+{
+	return cmp_cand_name(arg, pa, pb);
+}
+
+static int cmp_by_price(const void *pa, const void *pb, void *arg)
+{
+	const double *price = arg;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	double x = isnan(price[a]) ? INFINITY : price[a];
+	double y = isnan(price[b]) ? INFINITY : price[b];
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+void candset_sort(const struct catalog *cat, struct candset *cs)
+{
+	double *price;
+	size_t i, s;
+
+	if (cs->n > 1)
+		qsort_r(cs->c, cs->n, sizeof(*cs->c), cmp_cand_qsort, (void *)cat);
+	price = xmalloc((cs->n ? cs->n : 1) * sizeof(double));
+	for (s = 0; s < 2; s++) {
+		free(cs->by_price[s]);
+		cs->by_price[s] = xmalloc((cs->n ? cs->n : 1) * sizeof(size_t));
+		for (i = 0; i < cs->n; i++) {
+			cs->by_price[s][i] = i;
+			price[i] = s ? cs->c[i].spot : cs->c[i].ondemand;
+		}
+		if (cs->n > 1)
+			qsort_r(cs->by_price[s], cs->n, sizeof(size_t), cmp_by_price, price);
+	}
+	free(price);
+	cs->sorted = true;
+}
+
+/* Sort keys: primary, secondary, then the candidate's index (name order). */
+struct rkey {
+	double k1, k2;
+	size_t cand;
+};
+
+static int cmp_rkey(const void *pa, const void *pb)
+{
+	const struct rkey *x = pa, *y = pb;
+
+	if (x->k1 != y->k1)
+		return x->k1 < y->k1 ? -1 : 1;
+	if (x->k2 != y->k2)
+		return x->k2 < y->k2 ? -1 : 1;
+	return (x->cand > y->cand) - (x->cand < y->cand);
+}
+
+/* Sort keys; insertion sort for the short runs that dominate (glibc's
+ * qsort allocates and calls through a pointer). */
+static void sort_rkeys(struct rkey *k, size_t n)
+{
+	size_t i, j;
+
+	if (n > 24) {
+		qsort(k, n, sizeof(*k), cmp_rkey);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		struct rkey x = k[i];
+		for (j = i; j > 0 && cmp_rkey(&x, &k[j - 1]) < 0; j--)
+			k[j] = k[j - 1];
+		k[j] = x;
+	}
 }
 
 static int cmp_price(const struct match *x, const struct match *y)
@@ -413,22 +548,6 @@ static int cmp_excess(const struct match *x, const struct match *y)
 	if (x->excess != y->excess)
 		return x->excess < y->excess ? -1 : 1;
 	return 0;
-}
-
-static int cmp_match(const void *pa, const void *pb, void *arg)
-{
-	const struct rank_ctx *rc = arg;
-	const struct match *x = pa, *y = pb;
-	int r;
-
-	if (rc->mode == RANK_PRICE) {
-		if ((r = cmp_price(x, y)) || (r = cmp_excess(x, y)))
-			return r;
-	} else {
-		if ((r = cmp_excess(x, y)) || (r = cmp_price(x, y)))
-			return r;
-	}
-	return cmp_name(rc, x, y);
 }
 
 static char *explain_winner(const struct catalog *cat, const struct candset *cs,
@@ -469,15 +588,13 @@ static char *explain_winner(const struct catalog *cat, const struct candset *cs,
 	return sb_take(&sb);
 }
 
-static int cmp_miss(const void *pa, const void *pb, void *arg)
+static int cmp_miss(const void *pa, const void *pb)
 {
 	const struct miss *x = pa, *y = pb;
-	const struct rank_ctx *rc = arg;
-	struct match mx = { x->cand, 0, 0 }, my = { y->cand, 0, 0 };
 
 	if (x->nfailed != y->nfailed)
 		return x->nfailed < y->nfailed ? -1 : 1;
-	return cmp_name(rc, &mx, &my);
+	return (x->cand > y->cand) - (x->cand < y->cand);
 }
 
 int resolver_run(const struct catalog *cat, const struct candset *cs,
@@ -486,32 +603,47 @@ int resolver_run(const struct catalog *cat, const struct candset *cs,
 {
 	struct strbuf notes;
 	struct bound *b;
-	struct rank_ctx rc = { cat, cs, c->rank };
-	size_t i, k, cap = 0, mcap = 0;
+	struct rkey *keys = NULL;
+	double lb[NDIMS];
+	size_t i, j, k, n = 0, cap = 0, mcap = 0;
 	size_t minfail = (size_t)-1;
 	bool explain = flags & RESOLVE_EXPLAIN;
 
-	(void)err;
 	memset(out, 0, sizeof(*out));
+	if (!cs->sorted) {
+		burst_err_set(err, "internal error: candidate set not in name order (call candset_sort)");
+		return -1;
+	}
 	sb_init(&notes);
 	b = bind(cat, c, explain ? &notes : NULL);
+	for (k = 0; k < NDIMS; k++)
+		lb[k] = lower_bound(c, dims[k].key);
 
-	for (i = 0; i < cs->n; i++) {
-		const struct candidate *cd = &cs->c[i];
+	/*
+	 * With rank=price, walk the candidates cheapest first (the order
+	 * candset_sort made), so that the matches come out sorted by price and
+	 * only runs of equal price need sorting by excess.
+	 */
+	for (j = 0; j < cs->n; j++) {
+		const struct candidate *cd;
 
+		i = c->rank == RANK_PRICE ? cs->by_price[c->spot][j] : j;
+		cd = &cs->c[i];
 		for (k = 0; k < c->nas; k++)
-			if (!test(cat, cd, &b[k], c->spot, NULL, 0))
+			if (!pass(cd, &b[k], c->spot))
 				break;
 		if (k == c->nas) {
-			struct match *m;
-			if (out->n == cap) {
-				cap = cap ? cap * 2 : 32;
-				out->m = xrealloc(out->m, cap * sizeof(*out->m));
+			double price = cand_price(cd, c->spot), excess = excess_over(cd->type, lb);
+			double p = isnan(price) ? INFINITY : price;
+
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				keys = xrealloc(keys, cap * sizeof(*keys));
 			}
-			m = &out->m[out->n++];
-			m->cand = i;
-			m->price = cand_price(cd, c->spot);
-			m->excess = resolver_excess(cd->type, c);
+			keys[n].k1 = c->rank == RANK_PRICE ? p : excess;
+			keys[n].k2 = c->rank == RANK_PRICE ? excess : p;
+			keys[n].cand = i;
+			n++;
 			continue;
 		}
 		if (explain) {
@@ -521,9 +653,9 @@ int resolver_run(const struct catalog *cat, const struct candset *cs,
 			char reason[512];
 
 			for (k = 0; k < c->nas; k++)
-				if (!test(cat, cd, &b[k], c->spot, NULL, 0))
+				if (!pass(cd, &b[k], c->spot))
 					nf++;
-			if (nf > minfail + 1 && out->nmiss >= RESOLVE_MAX_MISSES)
+			if (nf > minfail)
 				continue;
 			sb_init(&why);
 			for (k = 0; k < c->nas; k++)
@@ -541,16 +673,35 @@ int resolver_run(const struct catalog *cat, const struct candset *cs,
 				minfail = nf;
 		}
 	}
-	if (out->n > 1)
-		qsort_r(out->m, out->n, sizeof(*out->m), cmp_match, &rc);
-	if (out->n)
-		out->why = explain_winner(cat, cs, out, c->rank);
+	if (c->rank == RANK_PRICE) {
+		/* sorted by k1 (price) already: sort each run of equal price */
+		for (i = 0; i < n; i = j) {
+			for (j = i + 1; j < n && keys[j].k1 == keys[i].k1; j++)
+				;
+			if (j - i > 1)
+				sort_rkeys(keys + i, j - i);
+		}
+	} else
+		sort_rkeys(keys, n);
+	if (n) {
+		out->m = xmalloc(n * sizeof(*out->m));
+		for (i = 0; i < n; i++) {
+			const struct candidate *cd = &cs->c[keys[i].cand];
+			out->m[i].cand = keys[i].cand;
+			out->m[i].price = cand_price(cd, c->spot);
+			out->m[i].excess = c->rank == RANK_PRICE ? keys[i].k2 : keys[i].k1;
+		}
+		out->n = n;
+		if (flags & (RESOLVE_EXPLAIN | RESOLVE_WHY))
+			out->why = explain_winner(cat, cs, out, c->rank);
+	}
+	free(keys);
 	if (explain && out->nmiss) {
 		/* keep the nearest misses: those failing the fewest assumptions */
 		size_t keep = 0;
-		qsort_r(out->miss, out->nmiss, sizeof(*out->miss), cmp_miss, &rc);
+		qsort(out->miss, out->nmiss, sizeof(*out->miss), cmp_miss);
 		for (i = 0; i < out->nmiss; i++) {
-			if (keep < RESOLVE_MAX_MISSES && out->miss[i].nfailed <= out->miss[0].nfailed + 0)
+			if (keep < RESOLVE_MAX_MISSES && out->miss[i].nfailed == out->miss[0].nfailed)
 				out->miss[keep++] = out->miss[i];
 			else
 				free(out->miss[i].reason);

@@ -27,6 +27,10 @@ struct candidate {
 struct candset {
 	struct candidate *c;
 	size_t n, cap;
+	bool sorted;             /* in name order: resolver_run requires it */
+	/* candset_sort also makes the price orders: candidate indexes by
+	 * (on-demand price, index) and (spot price, index), unknown last */
+	size_t *by_price[2];
 };
 
 /*
@@ -37,8 +41,12 @@ struct candset {
  */
 struct candset *candset_from_catalog(const struct catalog *cat,
 				     const char *const *providers);
+/* Append a candidate; the set is then unsorted until candset_sort. */
 void candset_add(struct candset *cs, const struct cat_type *t, int region,
 		 double ondemand, double spot, int nodeset);
+/* Put the set in name order (provider, type, region, node set), which is
+ * the final tie-break of the ranking. */
+void candset_sort(const struct catalog *cat, struct candset *cs);
 void candset_free(struct candset *cs);
 
 struct match {
@@ -56,20 +64,22 @@ struct miss {
 struct resolution {
 	struct match *m;         /* ranked, best first */
 	size_t n;
-	char *why;               /* why the first won (NULL if no match) */
+	char *why;               /* why the first won (with RESOLVE_WHY or RESOLVE_EXPLAIN) */
 	struct miss *miss;       /* near misses, with --explain only */
 	size_t nmiss;
 	char *notes;             /* explanations that concern the contract as a whole */
 };
 
-#define RESOLVE_EXPLAIN 0x1
+#define RESOLVE_EXPLAIN 0x1     /* near misses and notes */
+#define RESOLVE_WHY     0x2     /* why the first won */
 /* Near misses reported with RESOLVE_EXPLAIN: those failing the fewest
  * assumptions, at most this many. */
 #define RESOLVE_MAX_MISSES 25
 
 /*
- * Resolve c over cs. Returns 0 (even with no match: out->n == 0) or -1 with
- * err set. out is filled in and must be freed with resolution_free.
+ * Resolve c over cs (which must be sorted). Returns 0 (even with no match:
+ * out->n == 0) or -1 with err set. out is filled in and must be freed with
+ * resolution_free.
  */
 int resolver_run(const struct catalog *cat, const struct candset *cs,
 		 const struct contract *c, int flags, struct resolution *out,

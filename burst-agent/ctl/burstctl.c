@@ -383,7 +383,7 @@ static int cmd_resolve(const struct opts *o, int argc, char **argv)
 		cs = candset_from_catalog(cat, o->provider ? provs : NULL);
 	{
 		const struct contract *cc = named ? named->c : c;
-		resolver_run(cat, cs, cc, o->explain ? RESOLVE_EXPLAIN : 0, &res, &err);
+		resolver_run(cat, cs, cc, RESOLVE_WHY | (o->explain ? RESOLVE_EXPLAIN : 0), &res, &err);
 		print_notes(&res);
 		if (o->json) {
 			json_object *top = json_object_new_object(), *arr = json_object_new_array();
