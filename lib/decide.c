@@ -1,0 +1,172 @@
+/*
+ * decide.c - from a --cloud-contract argument to node sets and partitions.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decide.h"
+#include "resolver.h"
+#include "strutil.h"
+
+#define MAX_MISSES_SHOWN 3
+
+static bool looks_like_expr(const char *s)
+{
+	return strpbrk(s, "=<>!{") != NULL;
+}
+
+static bool listed(const char *list, const char *word, char sep)
+{
+	size_t wl = strlen(word);
+	const char *p = list;
+
+	while (p && *p) {
+		const char *e = strchr(p, sep);
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == wl && strncmp(p, word, wl) == 0)
+			return true;
+		p = e ? e + 1 : NULL;
+	}
+	return false;
+}
+
+static void append(struct strbuf *sb, const char *word, char sep)
+{
+	if (sb->len && listed(sb->s, word, sep))
+		return;
+	if (sb->len)
+		sb_addf(sb, "%c", sep);
+	sb_add(sb, word);
+}
+
+int burst_decide(const struct burst_config *cfg, const struct catalog *cat,
+		 const char *arg, struct burst_decision *d, burst_err_t *err)
+{
+	struct contract *inl = NULL;
+	const struct contract *c;
+	const struct cfg_contract *named = NULL;
+	struct candset *cs;
+	struct resolution res;
+	struct strbuf ns, parts, feats;
+	size_t i;
+	int rc = -1;
+
+	memset(d, 0, sizeof(*d));
+	if (!arg || !*arg) {
+		burst_err_set(err, "--cloud-contract needs a contract name or an expression");
+		return -1;
+	}
+	if (looks_like_expr(arg)) {
+		if (!cfg->allow_inline) {
+			struct strbuf names;
+			sb_init(&names);
+			for (i = 0; i < cfg->ncontracts; i++)
+				sb_addf(&names, "%s%s", i ? ", " : "", cfg->contracts[i].name);
+			burst_err_set(err, "inline contracts are not allowed on this cluster (AllowInlineContracts=no in %s); use a named one: %s",
+				      cfg->path, names.len ? names.s : "(none defined)");
+			sb_free(&names);
+			return -1;
+		}
+		inl = contract_parse(arg, err);
+		if (!inl)
+			return -1;
+		c = inl;
+	} else {
+		named = config_find_contract(cfg, arg);
+		if (!named) {
+			const char *near = config_suggest_contract(cfg, arg);
+			struct strbuf names;
+			sb_init(&names);
+			for (i = 0; i < cfg->ncontracts; i++)
+				sb_addf(&names, "%s%s", i ? ", " : "", cfg->contracts[i].name);
+			if (near)
+				burst_err_set(err, "no contract named '%s'; did you mean '%s'? (contracts: %s)",
+					      arg, near, names.len ? names.s : "none");
+			else
+				burst_err_set(err, "no contract named '%s' (contracts: %s; or write an expression such as 'accelerator_count>=1')",
+					      arg, names.len ? names.s : "none");
+			sb_free(&names);
+			return -1;
+		}
+		c = named->c;
+	}
+	cs = config_candidates(cfg, cat, err);
+	if (!cs)
+		goto out;
+	if (resolver_run(cat, cs, c, RESOLVE_EXPLAIN, &res, err) < 0) {
+		candset_free(cs);
+		goto out;
+	}
+	if (res.n == 0) {
+		struct strbuf sb;
+		sb_init(&sb);
+		sb_addf(&sb, "no burst node set can satisfy the contract %s%s%s'%s'",
+			named ? "'" : "", named ? named->name : "", named ? "' = " : "", c->text);
+		if (res.nmiss) {
+			sb_add(&sb, "; nearest:");
+			for (i = 0; i < res.nmiss && i < MAX_MISSES_SHOWN; i++) {
+				char name[256];
+				candidate_name(cat, &cs->c[res.miss[i].cand], name, sizeof(name));
+				sb_addf(&sb, "%s %s (node set %s) fails %s", i ? ";" : "", name,
+					cfg->nodesets[cs->c[res.miss[i].cand].nodeset].name,
+					res.miss[i].reason);
+			}
+		}
+		if (res.notes)
+			sb_addf(&sb, "; note: %s", res.notes);
+		burst_err_set(err, "%s", sb.s);
+		/* drop a trailing newline from notes */
+		{
+			size_t l = strlen(err->msg);
+			while (l && err->msg[l - 1] == '\n')
+				err->msg[--l] = '\0';
+		}
+		sb_free(&sb);
+		resolution_free(&res);
+		candset_free(cs);
+		goto out;
+	}
+	sb_init(&ns);
+	sb_init(&parts);
+	sb_init(&feats);
+	for (i = 0; i < res.n; i++) {
+		const struct cfg_nodeset *set = &cfg->nodesets[cs->c[res.m[i].cand].nodeset];
+		append(&ns, set->name, ',');
+		append(&parts, set->partition, ',');
+		append(&feats, set->name, '|');
+	}
+	{
+		char name[256], line[320];
+		const struct match *m = &res.m[0];
+		candidate_name(cat, &cs->c[m->cand], name, sizeof(name));
+		if (isnan(m->price))
+			snprintf(line, sizeof(line), "%s", name);
+		else
+			snprintf(line, sizeof(line), "%s $%.4f/h", name, m->price);
+		d->first = xstrdup(line);
+	}
+	d->name = named ? xstrdup(named->name) : NULL;
+	d->contract = xstrdup(c->text);
+	d->nodesets = sb_take(&ns);
+	d->partitions = sb_take(&parts);
+	d->features = sb_take(&feats);
+	resolution_free(&res);
+	candset_free(cs);
+	rc = 0;
+out:
+	contract_free(inl);
+	return rc;
+}
+
+void burst_decision_free(struct burst_decision *d)
+{
+	free(d->name);
+	free(d->contract);
+	free(d->nodesets);
+	free(d->partitions);
+	free(d->features);
+	free(d->first);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,186 @@
+/*
+ * cloud_contract.c - the SPANK plugin behind --cloud-contract.
+ *
+ * plugstack.conf:
+ *   required /usr/lib/slurm-burst/spank_cloud_contract.so conf=/etc/slurm/burst.conf
+ *
+ * Allocator and local contexts (sbatch, salloc, srun): the option's value,
+ * a contract name from burst.conf or an inline expression, is matched
+ * against the configured node sets before anything reaches slurmctld. A
+ * contract no node set can serve fails the submission with a message that
+ * says why. On success the decision goes into the job-control environment
+ * (CLOUD_CONTRACT, CLOUD_CONTRACT_NAME, CLOUD_NODESETS, CLOUD_FEATURES,
+ * CLOUD_PARTITIONS), where contrib/job_submit.lua reads it.
+ *
+ * Remote context (slurmstepd): CLOUD_CONTRACT is exported into the tasks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slurm/spank.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "decide.h"
+#include "strutil.h"
+
+SPANK_PLUGIN(cloud_contract, 1);
+
+#define PREFIX "cloud_contract: "
+#define DEFAULT_CONF "/etc/slurm/burst.conf"
+
+static char *conf_path;
+static char *catalog_dir;
+static char *contract_arg;
+static struct burst_decision decision;
+static bool decided;
+
+static int opt_contract(int val, const char *optarg, int remote);
+
+static struct spank_option contract_option = {
+	"cloud-contract", "NAME|EXPR",
+	"Run on burst (cloud) nodes that satisfy a contract: a name from "
+	"burst.conf, or an expression such as "
+	"'accelerator_count>=2,accelerator_architecture>=ampere'. "
+	"See burstctl(8).",
+	1, 0, opt_contract
+};
+
+static void reset(void)
+{
+	free(conf_path);
+	free(catalog_dir);
+	free(contract_arg);
+	conf_path = catalog_dir = contract_arg = NULL;
+	if (decided)
+		burst_decision_free(&decision);
+	decided = false;
+}
+
+/* Resolve the contract now, so that a bad one fails the submission. */
+static int decide(const char *arg)
+{
+	struct burst_config *cfg;
+	struct catalog *cat;
+	burst_err_t err;
+	const char *path = conf_path ? conf_path : DEFAULT_CONF;
+	int rc = -1;
+
+	cfg = config_load(path, &err);
+	if (!cfg) {
+		slurm_error(PREFIX "cannot use %s, so --cloud-contract cannot be checked; tell your administrator:\n%s",
+			    path, err.msg);
+		return -1;
+	}
+	cat = catalog_load(catalog_default_dir(catalog_dir ? catalog_dir : cfg->catalog_dir), &err);
+	if (!cat) {
+		slurm_error(PREFIX "%s; tell your administrator", err.msg);
+		goto out;
+	}
+	if (config_apply_catalog(cfg, cat, &err) < 0) {
+		slurm_error(PREFIX "%s", err.msg);
+		goto out;
+	}
+	if (decided)
+		burst_decision_free(&decision);
+	decided = false;
+	if (burst_decide(cfg, cat, arg, &decision, &err) < 0) {
+		slurm_error(PREFIX "--cloud-contract=%s: %s", arg, err.msg);
+		goto out;
+	}
+	decided = true;
+	rc = 0;
+out:
+	catalog_free(cat);
+	config_free(cfg);
+	return rc;
+}
+
+static int opt_contract(int val, const char *optarg, int remote)
+{
+	(void)val;
+	free(contract_arg);
+	contract_arg = xstrdup(optarg ? optarg : "");
+	if (remote)
+		return 0;
+	/* sbatch, salloc and srun: check it here, before submission */
+	if (spank_context() == S_CTX_ALLOCATOR || spank_context() == S_CTX_LOCAL)
+		return decide(contract_arg);
+	return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	int i;
+
+	reset();
+	for (i = 0; i < ac; i++) {
+		if (strncmp(av[i], "conf=", 5) == 0 && av[i][5]) {
+			free(conf_path);
+			conf_path = xstrdup(av[i] + 5);
+		} else if (strncmp(av[i], "catalog_dir=", 12) == 0 && av[i][12]) {
+			free(catalog_dir);
+			catalog_dir = xstrdup(av[i] + 12);
+		} else {
+			slurm_error(PREFIX "unknown plugstack.conf argument '%s' (known: conf=PATH, catalog_dir=DIR)",
+				    av[i]);
+			return -1;
+		}
+	}
+	if (spank_option_register(sp, &contract_option) != ESPANK_SUCCESS) {
+		slurm_error(PREFIX "cannot register --cloud-contract");
+		return -1;
+	}
+	return 0;
+}
+
+static int setenv_ctl(spank_t sp, const char *name, const char *value)
+{
+	if (!value)
+		return 0;
+	if (spank_job_control_setenv(sp, name, value, 1) != ESPANK_SUCCESS) {
+		slurm_error(PREFIX "cannot record %s for the job", name);
+		return -1;
+	}
+	return 0;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() != S_CTX_ALLOCATOR && spank_context() != S_CTX_LOCAL)
+		return 0;
+	if (!contract_arg || !decided)
+		return 0;
+	if (setenv_ctl(sp, "CLOUD_CONTRACT", decision.contract) < 0 ||
+	    setenv_ctl(sp, "CLOUD_CONTRACT_NAME", decision.name ? decision.name : "") < 0 ||
+	    setenv_ctl(sp, "CLOUD_NODESETS", decision.nodesets) < 0 ||
+	    setenv_ctl(sp, "CLOUD_FEATURES", decision.features) < 0 ||
+	    setenv_ctl(sp, "CLOUD_PARTITIONS", decision.partitions) < 0)
+		return -1;
+	return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	char buf[4096];
+
+	(void)ac;
+	(void)av;
+	if (!spank_remote(sp))
+		return 0;
+	if (spank_getenv(sp, "SLURM_SPANK_CLOUD_CONTRACT", buf, sizeof(buf)) == ESPANK_SUCCESS)
+		spank_setenv(sp, "CLOUD_CONTRACT", buf, 1);
+	return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)sp;
+	(void)ac;
+	(void)av;
+	reset();
+	return 0;
+}
