@@ -198,7 +198,7 @@ static const char *const provider_types[] = { "local", "aws", "openstack", "gcp"
 
 static void parse_provider(struct loader *ld, const char *file, int line, struct word *w, int n)
 {
-	static const char *const keys[] = { "Provider", "Type", "Regions", "Region",
+	static const char *const keys[] = { "Provider", "Type", "Catalog", "Regions", "Region",
 		"CredentialsFile", "Endpoint", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_provider p;
@@ -224,6 +224,8 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 		}
 		if (str_ieq(w[k].key, "Type"))
 			free(p.type), p.type = xstrdup(w[k].val);
+		else if (str_ieq(w[k].key, "Catalog"))
+			free(p.catalog), p.catalog = xstrdup(w[k].val);
 		else if (str_ieq(w[k].key, "Regions") || str_ieq(w[k].key, "Region")) {
 			free_list(p.regions, p.nregions);
 			p.regions = split_list(w[k].val, &p.nregions);
@@ -247,6 +249,8 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 		free(p.type);
 		p.type = xstrdup(provider_types[i]);
 	}
+	if (!p.catalog)
+		p.catalog = xstrdup(p.type);
 	if (!p.regions)
 		p.regions = xcalloc(1, sizeof(char *));
 	p.where = where_of(file, line);
@@ -751,6 +755,7 @@ void config_free(struct burst_config *cfg)
 		struct cfg_provider *p = &cfg->providers[i];
 		free(p->name);
 		free(p->type);
+		free(p->catalog);
 		free_list(p->regions, p->nregions);
 		free(p->credentials);
 		free(p->endpoint);
@@ -777,13 +782,14 @@ void config_free(struct burst_config *cfg)
 
 /* ---- with the catalog ---- */
 
-static const char *provider_type(const struct burst_config *cfg, const char *name)
+/* The catalog provider name of a configured provider (or name itself). */
+static const char *provider_catalog(const struct burst_config *cfg, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < cfg->nproviders; i++)
 		if (strcmp(cfg->providers[i].name, name) == 0)
-			return cfg->providers[i].type;
+			return cfg->providers[i].catalog;
 	return name;
 }
 
@@ -795,7 +801,7 @@ int config_apply_catalog(const struct burst_config *cfg, struct catalog *cat,
 
 	for (i = 0; i < cfg->noverrides; i++) {
 		const struct cfg_override *o = &cfg->overrides[i];
-		const char *ptype = provider_type(cfg, o->provider);
+		const char *ptype = provider_catalog(cfg, o->provider);
 		char name[512], src[PATH_MAX + 32];
 		struct cat_type *t;
 
@@ -873,7 +879,7 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 
 		if (ns->providers && ns->nproviders && !in_list(ns->providers, ns->nproviders, pv->name))
 			continue;
-		pid = catalog_find_str(cat, pv->type);
+		pid = catalog_find_str(cat, pv->catalog);
 		if (pid < 0)
 			continue;
 		for (t = 0; t < cat->ntypes; t++) {
@@ -982,7 +988,7 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 				char name[512];
 				if (ns->nproviders && !in_list(ns->providers, ns->nproviders, cfg->providers[p].name))
 					continue;
-				snprintf(name, sizeof(name), "%s:%s", cfg->providers[p].type, ns->types[j]);
+				snprintf(name, sizeof(name), "%s:%s", cfg->providers[p].catalog, ns->types[j]);
 				found = catalog_find_type(cat, name) != NULL;
 			}
 			if (!found) {

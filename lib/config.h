@@ -22,6 +22,7 @@ struct cfg_where {
 struct cfg_provider {
 	char *name;              /* Provider=NAME */
 	char *type;              /* Type=local|aws|openstack|gcp|azure (default: NAME) */
+	char *catalog;           /* Catalog= the catalog's provider name (default: Type) */
 	char **regions;          /* Regions=a,b (NULL-terminated; may be empty) */
 	size_t nregions;
 	char *credentials;       /* CredentialsFile= */

@@ -1,0 +1,95 @@
+--[[
+  job_submit.lua for slurm-burst (Slurm's job_submit/lua plugin).
+
+  The SPANK plugin spank_cloud_contract.so decides, at submit time, which
+  burst node sets can serve a job's --cloud-contract, and records that
+  decision in the job-control environment. This script copies it into the
+  job: the node-set features (ANDed with any --constraint the user gave)
+  and the partition(s). It holds no contract logic of its own.
+
+  Install: JobSubmitPlugins=lua in slurm.conf, and this file as
+  job_submit.lua beside slurm.conf (or chain it from your own script:
+  require it and call burst_job_submit(job_desc, part_list, submit_uid)).
+]]
+
+local function spank_env(job_desc)
+	local env = {}
+	local t = job_desc.spank_job_env
+	if t == nil then
+		return env
+	end
+	-- a 0-indexed table of "NAME=value" strings: use pairs()
+	for _, kv in pairs(t) do
+		local k, v = string.match(kv, "^([^=]+)=(.*)$")
+		if k ~= nil then
+			env[k] = v
+		end
+	end
+	return env
+end
+
+local function listed(list, word)
+	for w in string.gmatch(list, "[^,]+") do
+		if w == word then
+			return true
+		end
+	end
+	return false
+end
+
+function burst_job_submit(job_desc, part_list, submit_uid)
+	local env = spank_env(job_desc)
+	local features = env["CLOUD_FEATURES"]
+	if features == nil or features == "" then
+		return slurm.SUCCESS       -- not a contract job
+	end
+	local partitions = env["CLOUD_PARTITIONS"] or ""
+	local contract = env["CLOUD_CONTRACT_NAME"]
+	if contract == nil or contract == "" then
+		contract = env["CLOUD_CONTRACT"] or "?"
+	end
+
+	-- features: the node sets, ANDed with the user's own constraint
+	local user = job_desc.features
+	if user ~= nil and user ~= "" then
+		if string.find(user, "[|%[]") and string.find(features, "|", 1, true) then
+			slurm.log_user("cloud_contract: --constraint=%s has alternatives and cannot be combined with --cloud-contract=%s, which itself allows several node sets (%s); drop --constraint or use a contract that names one node set",
+				user, contract, features)
+			return slurm.ERROR
+		end
+		local parts = {}
+		for ns in string.gmatch(features, "[^|]+") do
+			table.insert(parts, user .. "&" .. ns)
+		end
+		job_desc.features = table.concat(parts, "|")
+	else
+		job_desc.features = features
+	end
+
+	-- partition: the decision's, unless the user chose one of them
+	local p = job_desc.partition
+	if p ~= nil and p ~= "" then
+		for want in string.gmatch(p, "[^,]+") do
+			if not listed(partitions, want) then
+				slurm.log_user("cloud_contract: partition %s has no burst node set for contract %s; it can run in: %s",
+					want, contract, partitions)
+				return slurm.ERROR
+			end
+		end
+	else
+		job_desc.partition = partitions
+	end
+	job_desc.admin_comment = "burst: contract=" .. contract
+	return slurm.SUCCESS
+end
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+	return burst_job_submit(job_desc, part_list, submit_uid)
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+	return slurm.SUCCESS
+end
+
+slurm.log_info("slurm-burst job_submit.lua loaded")
+return slurm.SUCCESS

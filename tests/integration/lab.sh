@@ -1,0 +1,203 @@
+# tests/integration/lab.sh - a private Slurm 22.05 cluster in a temporary
+# directory: munged, slurmctld on a bridge of our own, CLOUD nodes whose
+# slurmds run in network/mount/UTS namespaces. Sourced by the integration
+# tests, the demo and the benchmarks. Everything it starts is recorded in
+# $LAB/pids and torn down by lab_down, which the EXIT trap runs.
+#
+#   lab_up [NODES...]      # NODES: "name" of CLOUD nodes (default burst-[1-4])
+#   lab_down
+#
+# Uses only loopback and the bridge it creates (10.$X.$Y.0/24, its own).
+
+
+lab_log() { echo "lab: $*" >&2; }
+
+lab_pick_net() {
+	# one /24 per lab, from the pid, so that two labs never share a bridge
+	local n=$(( ($$ % 200) + 20 ))
+	LAB_NET="10.211.$n"
+	LAB_BR="brb$n"
+	LAB_PORT_CTLD=$(( 17000 + ($$ % 400) * 2 ))
+	LAB_PORT_SLURMD=$(( LAB_PORT_CTLD + 1 ))
+}
+
+lab_record() { echo "$1 $2" >>"$LAB/pids"; }   # KIND PID
+
+lab_wait_file() {   # FILE SECONDS
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+lab_munge() {
+	mkdir -p "$LAB/munge"
+	chmod 755 "$LAB/munge"
+	mungekey -c -b 1024 -k "$LAB/munge/munge.key" >/dev/null 2>&1 || return 1
+	chmod 600 "$LAB/munge/munge.key"
+	munged --key-file="$LAB/munge/munge.key" --socket="$LAB/munge/munge.sock" \
+		--pid-file="$LAB/munge/munged.pid" --log-file="$LAB/log/munged.log" \
+		--seed-file="$LAB/munge/munged.seed" --num-threads=4 || return 1
+	lab_wait_file "$LAB/munge/munged.pid" 5 || return 1
+	lab_record munged "$(cat "$LAB/munge/munged.pid")"
+}
+
+lab_bridge() {
+	ip link add "$LAB_BR" type bridge || return 1
+	echo "bridge $LAB_BR" >>"$LAB/pids"
+	ip addr add "$LAB_NET.1/24" dev "$LAB_BR" || return 1
+	ip link set "$LAB_BR" up || return 1
+	ip link set lo up 2>/dev/null || true
+}
+
+lab_slurm_conf() {   # writes $LAB/etc/slurm.conf (and cgroup.conf, plugstack.conf)
+	local nodes=$1 extra=${2:-}
+	cat >"$LAB/etc/slurm.conf" <<CONF
+ClusterName=lab$$
+SlurmctldHost=localhost($LAB_NET.1)
+SlurmctldPort=$LAB_PORT_CTLD
+SlurmdPort=$LAB_PORT_SLURMD
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$LAB/munge/munge.sock
+StateSaveLocation=$LAB/state
+SlurmdSpoolDir=$LAB/spool/%n
+SlurmdPidFile=$LAB/pid/slurmd-%n.pid
+SlurmdLogFile=$LAB/log/slurmd-%n.log
+SlurmctldPidFile=$LAB/pid/slurmctld.pid
+SlurmctldLogFile=$LAB/log/slurmctld.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerParameters=batch_sched_delay=0
+PlugStackConfig=$LAB/etc/plugstack.conf
+ReturnToService=2
+MailProg=/bin/true
+CommunicationParameters=NoAddrCache
+SlurmctldParameters=idle_on_node_suspend,power_save_interval=1
+PrivateData=cloud
+TreeWidth=65533
+MpiDefault=none
+SlurmctldDebug=info
+SlurmdDebug=info
+DebugFlags=Power
+$extra
+$nodes
+CONF
+	echo "CgroupPlugin=cgroup/v1" >"$LAB/etc/cgroup.conf"
+	[ -e "$LAB/etc/plugstack.conf" ] || : >"$LAB/etc/plugstack.conf"
+}
+
+lab_ctld() {
+	slurmctld -f "$LAB/etc/slurm.conf" -i || return 1
+	lab_wait_file "$LAB/pid/slurmctld.pid" 10 || { lab_log "slurmctld did not start"; tail -20 "$LAB/log/slurmctld.log" >&2; return 1; }
+	lab_record slurmctld "$(cat "$LAB/pid/slurmctld.pid")"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		scontrol ping 2>/dev/null | grep -q 'is UP' && return 0
+		sleep 0.1
+	done
+	lab_log "slurmctld does not answer"
+	return 1
+}
+
+# lab_up: SLURM_CONF_NODES (NodeName/PartitionName lines) and
+# SLURM_CONF_EXTRA (ResumeProgram=... etc) may be set by the caller, and a
+# function lab_pre_ctld runs (if defined) just before slurmctld starts.
+lab_up() {
+	local pkgs
+	[ "$(id -u)" -eq 0 ] || { lab_log "must run as root"; return 1; }
+	LAB=$(mktemp -d /tmp/burst-lab.XXXXXX) || return 1
+	chmod 755 "$LAB"
+	mkdir -p "$LAB"/{etc,log,state,spool,pid,run}
+	: >"$LAB/pids"
+	export LAB SLURM_CONF="$LAB/etc/slurm.conf"
+	lab_pick_net
+	trap lab_down EXIT
+	trap 'lab_down; exit 130' INT TERM
+	lab_munge || { lab_log "munged failed"; return 1; }
+	lab_bridge || { lab_log "bridge $LAB_BR failed"; return 1; }
+	lab_slurm_conf "${SLURM_CONF_NODES:-NodeName=burst-[1-4] CPUs=1 State=CLOUD
+PartitionName=burst Nodes=burst-[1-4] State=UP Default=YES}" "${SLURM_CONF_EXTRA:-}"
+	# the caller's last words before slurmctld starts (job_submit.lua, plugstack.conf)
+	if declare -F lab_pre_ctld >/dev/null; then
+		lab_pre_ctld || return 1
+	fi
+	lab_ctld || return 1
+}
+
+lab_pid_alive() {   # a zombie is not alive (kill -0 says it is)
+	[ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat"
+}
+
+lab_down() {
+	local kind pid i
+	[ -n "${LAB:-}" ] && [ -d "$LAB" ] || return 0
+	trap - EXIT INT TERM
+	# slurmctld first (or it may resume nodes during teardown), munged last
+	for kind in burst-agent slurmctld slurmd node munged; do
+		while read -r k pid; do
+			[ "$k" = "$kind" ] || continue
+			lab_pid_alive "$pid" && kill "$pid" 2>/dev/null
+		done <"$LAB/pids"
+		for ((i = 0; i < 30; i++)); do
+			local alive=0
+			while read -r k pid; do
+				[ "$k" = "$kind" ] && lab_pid_alive "$pid" && alive=1
+			done <"$LAB/pids"
+			[ $alive -eq 0 ] && break
+			sleep 0.1
+		done
+		while read -r k pid; do
+			[ "$k" = "$kind" ] && lab_pid_alive "$pid" && kill -9 "$pid" 2>/dev/null
+		done <"$LAB/pids"
+	done
+	# slurmds started by others (the agent's local provider) are found by pid file
+	for pid in "$LAB"/pid/slurmd-*.pid; do
+		[ -e "$pid" ] && lab_pid_alive "$(cat "$pid")" && kill -9 "$(cat "$pid")" 2>/dev/null
+	done
+	while read -r k name; do
+		case "$k" in
+		netns) ip netns del "$name" 2>/dev/null ;;
+		bridge) ip link del "$name" 2>/dev/null ;;
+		esac
+	done <"$LAB/pids"
+	if [ -n "${LAB_KEEP:-}" ]; then
+		lab_log "kept $LAB"
+	else
+		rm -rf "$LAB"
+	fi
+	LAB=
+}
+
+# wait until job $1 is in state $2 (regex), at most $3 seconds
+lab_wait_job() {
+	local i st
+	for ((i = 0; i < $3 * 10; i++)); do
+		st=$(squeue -h -t all -j "$1" -o %T 2>/dev/null)
+		[[ "$st" =~ ^($2)$ ]] && return 0
+		sleep 0.1
+	done
+	lab_log "job $1 is '$st', not '$2' after $3 s"
+	return 1
+}
+
+lab_node_state() { sinfo -h -N -n "$1" -o %T 2>/dev/null | head -1; }
+
+lab_wait_node() {   # NODE REGEX SECONDS
+	local i st
+	for ((i = 0; i < $3 * 10; i++)); do
+		st=$(lab_node_state "$1")
+		[[ "$st" =~ ^($2)$ ]] && return 0
+		sleep 0.1
+	done
+	lab_log "node $1 is '$st', not '$2' after $3 s"
+	return 1
+}

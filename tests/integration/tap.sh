@@ -1,0 +1,19 @@
+# tests/integration/tap.sh - TAP helpers for the shell tests.
+tap_n=0
+tap_failed=0
+ok() {   # ok STATUS NAME [DIAG-FILE...]
+	local st=$1 name=$2 f
+	shift 2
+	tap_n=$((tap_n + 1))
+	if [ "$st" -eq 0 ]; then
+		echo "ok $tap_n - $name"
+	else
+		echo "not ok $tap_n - $name"
+		tap_failed=$((tap_failed + 1))
+		for f in "$@"; do
+			[ -s "$f" ] && sed "s|^|# $(basename "$f"): |" "$f" | tail -15
+		done
+	fi
+}
+bail() { echo "Bail out! $*"; exit 1; }
+done_testing() { echo "1..$tap_n"; [ "$tap_failed" -eq 0 ]; }

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# test_submit.sh - --cloud-contract on a real Slurm 22.05: the SPANK plugin
+# rejects bad contracts in sbatch before anything is submitted, and
+# job_submit.lua routes good ones to the node sets' features and partition.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+plugin="$build/plugins/spank/.libs/spank_cloud_contract.so"
+[ -e "$plugin" ] || bail "no plugin at $plugin (build first)"
+
+SLURM_CONF_NODES="NodeName=burst-gpu4-[1-2] CPUs=1 State=CLOUD Features=gpu4
+NodeName=burst-gpu1-[1-2] CPUs=1 State=CLOUD Features=gpu1
+NodeName=burst-cpu-[1-2] CPUs=1 State=CLOUD Features=cpu,fast
+PartitionName=burst-gpu Nodes=burst-gpu4-[1-2],burst-gpu1-[1-2] State=UP
+PartitionName=burst-cpu Nodes=burst-cpu-[1-2] State=UP Default=YES"
+SLURM_CONF_EXTRA="JobSubmitPlugins=lua"
+lab_pre_ctld() {
+	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
+	cat >"$LAB/etc/burst.conf" <<CONF
+Provider=alpha Type=local Catalog=alpha
+Contract=gpu4-ampere accelerator_count=4 accelerator_architecture=ampere
+Contract=gpu-any     accelerator_count>=1
+Contract=big-cpu     node_vcpus_count>=64 accelerator_count=0
+NodeSet=gpu4 Nodes=burst-gpu4-[1-2] Partition=burst-gpu Constraint="accelerator_count=4"
+NodeSet=gpu1 Nodes=burst-gpu1-[1-2] Partition=burst-gpu Constraint="accelerator_count=1"
+NodeSet=cpu  Nodes=burst-cpu-[1-2]  Partition=burst-cpu Constraint="accelerator_count=0"
+CONF
+	echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$src/tests/fixtures/catalog-small" \
+		>"$LAB/etc/plugstack.conf"
+}
+lab_up || bail "the lab did not start"
+cd "$LAB" || bail "no lab directory"
+printf '#!/bin/sh\nsleep 1\n' >"$LAB/job.sh"
+out="$LAB/out" err="$LAB/err"
+njobs() { squeue -h -t all -o %i 2>/dev/null | wc -l; }
+
+# --- bad contracts: sbatch fails, nothing submitted ---
+before=$(njobs)
+sbatch --cloud-contract=gpu4-amper "$LAB/job.sh" >"$out" 2>"$err"
+ok $((! $?)) "an unknown contract name fails sbatch" "$err"
+grep -q "no contract named 'gpu4-amper'; did you mean 'gpu4-ampere'?" "$err"
+ok $? "... with the nearest name" "$err"
+sbatch --cloud-contract='accelerator_count>=4 accelerator_architecture=hopper node_vcpus_count<8' \
+	"$LAB/job.sh" >"$out" 2>"$err"
+ok $((! $?)) "an unsatisfiable inline contract fails sbatch" "$err"
+grep -q "no burst node set can satisfy the contract" "$err"
+ok $? "... saying no node set satisfies it" "$err"
+grep -q "alpha/gpu.a10g.4@r1 (node set gpu4) fails accelerator_architecture=hopper: ampere is not hopper; node_vcpus_count<8: has 48" "$err"
+ok $? "... naming the assumption that excluded the nearest candidate" "$err"
+sbatch --cloud-contract='acelerator_count>=1' "$LAB/job.sh" >"$out" 2>"$err"
+ok $((! $?)) "a misspelled key fails sbatch" "$err"
+grep -q "did you mean 'accelerator_count'" "$err"
+ok $? "... with the nearest key" "$err"
+[ "$(njobs)" -eq "$before" ]
+ok $? "nothing was submitted"
+
+# --- good contracts are routed ---
+sbatch --parsable --cloud-contract=gpu4-ampere "$LAB/job.sh" >"$out" 2>"$err"
+ok $? "a named contract is accepted" "$err"
+id=$(cat "$out")
+scontrol show job "$id" >"$LAB/job" 2>&1
+grep -q "Partition=burst-gpu " "$LAB/job"; ok $? "... routed to the node set's partition" "$LAB/job"
+grep -q "Features=gpu4 " "$LAB/job"; ok $? "... and constrained to its node set" "$LAB/job"
+grep -q "AdminComment=burst: contract=gpu4-ampere" "$LAB/job"; ok $? "... with the contract recorded" "$LAB/job"
+
+sbatch --parsable --cloud-contract='accelerator_count>=1,accelerator_architecture>=ampere' "$LAB/job.sh" >"$out" 2>"$err"
+ok $? "an inline contract is accepted" "$err"
+scontrol show job "$(cat "$out")" >"$LAB/job" 2>&1
+grep -q "Features=gpu4 " "$LAB/job"
+ok $? "... routed to the one node set with Ampere or newer (gpu1 has only a T4)" "$LAB/job"
+sbatch --parsable --cloud-contract='accelerator_count>=1' "$LAB/job.sh" >"$out" 2>"$err"
+scontrol show job "$(cat "$out")" >"$LAB/job" 2>&1
+grep -q "Features=gpu1|gpu4 " "$LAB/job"
+ok $? "an inline contract two node sets serve: both, cheapest first" "$LAB/job"
+
+sbatch --parsable --cloud-contract=big-cpu --constraint=fast "$LAB/job.sh" >"$out" 2>"$err"
+ok $? "a contract with the user's own --constraint" "$err"
+scontrol show job "$(cat "$out")" >"$LAB/job" 2>&1
+grep -q "Features=fast&cpu " "$LAB/job"; ok $? "... ANDs the user's constraint" "$LAB/job"
+
+sbatch --parsable --cloud-contract=gpu4-ampere -p burst-cpu "$LAB/job.sh" >"$out" 2>"$err"
+ok $((! $?)) "a partition that cannot serve the contract is refused" "$err"
+grep -q "partition burst-cpu has no burst node set for contract gpu4-ampere" "$err"
+ok $? "... saying where it can run" "$err"
+
+printf '#!/bin/sh\n#SBATCH --cloud-contract=gpu-any\nsleep 1\n' >"$LAB/job2.sh"
+sbatch --parsable "$LAB/job2.sh" >"$out" 2>"$err"
+ok $? "#SBATCH --cloud-contract works" "$err"
+scontrol show job "$(cat "$out")" >"$LAB/job" 2>&1
+grep -q "AdminComment=burst: contract=gpu-any" "$LAB/job"; ok $? "... and is routed" "$LAB/job"
+
+sbatch --parsable "$LAB/job.sh" >"$out" 2>"$err"
+ok $? "a job without a contract is untouched" "$err"
+scontrol show job "$(cat "$out")" >"$LAB/job" 2>&1
+grep -q "Partition=burst-cpu " "$LAB/job" && ! grep -q "AdminComment=burst" "$LAB/job"
+ok $? "... default partition, no burst comment" "$LAB/job"
+
+sbatch --help 2>&1 | grep -q -- '--cloud-contract=NAME|EXPR'
+ok $? "sbatch --help lists --cloud-contract"
+
+# a plugstack argument the plugin does not know is an error
+echo "required $plugin conf=$LAB/etc/burst.conf frobnicate=1" >"$LAB/etc/plugstack.conf"
+sbatch --cloud-contract=gpu-any "$LAB/job.sh" >"$out" 2>"$err"
+ok $((! $?)) "an unknown plugstack.conf argument fails" "$err"
+grep -q "unknown plugstack.conf argument 'frobnicate=1'" "$err"
+ok $? "... naming it" "$err"
+
+lab_down
+done_testing
