@@ -30,6 +30,9 @@
 #define BURST_SYSCONFDIR "/etc"
 #endif
 #define DEFAULT_CONF "/etc/slurm/burst.conf"
+#ifndef BURST_LIBEXECDIR
+#define BURST_LIBEXECDIR "/usr/libexec/slurm-burst"
+#endif
 
 struct opts {
 	const char *config;      /* --config or $BURST_CONF */
@@ -39,6 +42,8 @@ struct opts {
 	bool json;
 	bool explain;
 	bool whole_catalog;
+	bool nodes_only;         /* slurm-conf */
+	const char *libexecdir;  /* slurm-conf */
 	int limit;
 };
 
@@ -56,6 +61,7 @@ static void usage(FILE *f)
 "  catalog show TYPE        everything the catalog knows of TYPE (or PROVIDER:TYPE)\n"
 "  check-config [FILE]      validate burst.conf without touching any cloud\n"
 "  keys                     the contract keys, operators and architectures\n"
+"  slurm-conf               the slurm.conf lines for the node sets and power saving\n"
 "\n"
 "Options:\n"
 "  -c, --config FILE        burst.conf (default: $BURST_CONF, else %s if present)\n"
@@ -66,6 +72,8 @@ static void usage(FILE *f)
 "  -p, --provider P         only instance types of provider P\n"
 "      --catalog            resolve over the whole catalog, not the configured node sets\n"
 "  -n, --limit N            show at most N candidates (default: all)\n"
+"      --nodes-only         with slurm-conf: only the NodeName and PartitionName lines\n"
+"      --libexecdir DIR     with slurm-conf: where the power-save programs are\n"
 "  -j, --json               machine-readable output\n"
 "  -h, --help               this text\n"
 "  -V, --version            the version\n"
@@ -662,6 +670,136 @@ static int cmd_check_config(struct opts *o, int argc, char **argv)
 	return problems ? EXIT_USAGE : EXIT_OK;
 }
 
+/*
+ * slurm-conf: the slurm.conf lines for the configured node sets, sized
+ * conservatively (the smallest candidate of each node set), and the
+ * power-save parameters.
+ */
+#define REALMEMORY_FRACTION 0.94   /* the kernel keeps some of an instance's memory */
+
+static int cmd_slurm_conf(const struct opts *o, int argc, char **argv)
+{
+	struct burst_config *cfg;
+	struct catalog *cat;
+	struct candset *cs;
+	burst_err_t err;
+	bool nodes_only = o->nodes_only;
+	const char *libexec = o->libexecdir ? o->libexecdir : BURST_LIBEXECDIR;
+	size_t i, j, k;
+	json_object *top = NULL, *sets = NULL;
+
+	if (argc) {
+		fprintf(stderr, "%s: slurm-conf takes no argument such as '%s' (options: --nodes-only, --libexecdir DIR)\n",
+			prog, argv[0]);
+		return EXIT_USAGE;
+	}
+	cfg = load_config(o, true);
+	cat = load_catalog(o, cfg);
+	cs = config_candidates(cfg, cat, &err);
+	if (!cs) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		catalog_free(cat);
+		config_free(cfg);
+		return EXIT_USAGE;
+	}
+	if (o->json) {
+		top = json_object_new_object();
+		sets = json_object_new_array();
+	} else {
+		printf("# slurm.conf lines for slurm-burst, made by 'burstctl slurm-conf' from %s\n", cfg->path);
+		printf("# catalog %s; node sizes are the smallest candidate of each node set\n", cat->version);
+	}
+	if (!nodes_only && !o->json) {
+		printf("ResumeProgram=%s/burst-resume\n", libexec);
+		printf("SuspendProgram=%s/burst-suspend\n", libexec);
+		printf("ResumeFailProgram=%s/burst-resume-fail\n", libexec);
+		printf("ResumeTimeout=600\nSuspendTimeout=120\nSuspendTime=300\n");
+		printf("ResumeRate=0\nSuspendRate=0\n");
+		printf("CommunicationParameters=NoAddrCache\n");
+		printf("SlurmctldParameters=idle_on_node_suspend,cloud_reg_addrs\n");
+		printf("PrivateData=cloud\nTreeWidth=65533\nJobSubmitPlugins=lua\n");
+	}
+	for (i = 0; i < cfg->nnodesets; i++) {
+		const struct cfg_nodeset *ns = &cfg->nodesets[i];
+		double cpus = INFINITY, mem = INFINITY;
+		struct strbuf feat;
+
+		for (j = 0; j < cs->n; j++) {
+			const struct cat_type *t = cs->c[j].type;
+			if (cs->c[j].nodeset != (int)i)
+				continue;
+			if (!isnan(t->num[KEY_VCPUS]) && t->num[KEY_VCPUS] < cpus)
+				cpus = t->num[KEY_VCPUS];
+			if (!isnan(t->num[KEY_MEMORY]) && t->num[KEY_MEMORY] < mem)
+				mem = t->num[KEY_MEMORY];
+		}
+		sb_init(&feat);
+		sb_addf(&feat, "burst,%s", ns->name);
+		/* the contracts this node set can serve */
+		for (k = 0; k < cfg->ncontracts; k++) {
+			struct resolution res;
+			struct candset sub;
+			memset(&sub, 0, sizeof(sub));
+			for (j = 0; j < cs->n; j++)
+				if (cs->c[j].nodeset == (int)i)
+					candset_add(&sub, cs->c[j].type, cs->c[j].region, cs->c[j].ondemand,
+						    cs->c[j].spot, cs->c[j].nodeset);
+			candset_sort(cat, &sub);
+			resolver_run(cat, &sub, cfg->contracts[k].c, 0, &res, &err);
+			if (res.n)
+				sb_addf(&feat, ",%s", cfg->contracts[k].name);
+			resolution_free(&res);
+			free(sub.c);
+			free(sub.by_price[0]);
+			free(sub.by_price[1]);
+		}
+		if (ns->features)
+			sb_addf(&feat, ",%s", ns->features);
+		if (isinf(cpus))
+			cpus = 1;
+		if (o->json) {
+			json_object *js = json_object_new_object();
+			json_object_object_add(js, "nodeset", json_object_new_string(ns->name));
+			json_object_object_add(js, "nodes", json_object_new_string(ns->nodes_expr));
+			json_object_object_add(js, "partition", json_object_new_string(ns->partition));
+			json_object_object_add(js, "cpus", json_object_new_int((int)cpus));
+			json_object_object_add(js, "real_memory_mib", isinf(mem) ? NULL :
+				json_object_new_int64((int64_t)(mem / 1048576.0 * REALMEMORY_FRACTION)));
+			json_object_object_add(js, "features", json_object_new_string(feat.s));
+			json_object_array_add(sets, js);
+		} else {
+			printf("NodeName=%s CPUs=%.0f", ns->nodes_expr, cpus);
+			if (!isinf(mem))
+				printf(" RealMemory=%.0f", floor(mem / 1048576.0 * REALMEMORY_FRACTION));
+			printf(" Features=%s State=CLOUD\n", feat.s);
+		}
+		sb_free(&feat);
+	}
+	/* partitions: each with the node sets that name it, in file order */
+	for (i = 0; i < cfg->nnodesets && !o->json; i++) {
+		struct strbuf nodes;
+		for (j = 0; j < i; j++)
+			if (!strcmp(cfg->nodesets[j].partition, cfg->nodesets[i].partition))
+				break;
+		if (j < i)
+			continue;
+		sb_init(&nodes);
+		for (j = i; j < cfg->nnodesets; j++)
+			if (!strcmp(cfg->nodesets[j].partition, cfg->nodesets[i].partition))
+				sb_addf(&nodes, "%s%s", nodes.len ? "," : "", cfg->nodesets[j].nodes_expr);
+		printf("PartitionName=%s Nodes=%s State=UP\n", cfg->nodesets[i].partition, nodes.s);
+		sb_free(&nodes);
+	}
+	if (o->json) {
+		json_object_object_add(top, "nodesets", sets);
+		print_json(top);
+	}
+	candset_free(cs);
+	catalog_free(cat);
+	config_free(cfg);
+	return EXIT_OK;
+}
+
 static int cmd_keys(const struct opts *o)
 {
 	size_t i;
@@ -713,6 +851,8 @@ int main(int argc, char **argv)
 		{ "provider", required_argument, NULL, 'p' },
 		{ "catalog", no_argument, NULL, 'C' },
 		{ "limit", required_argument, NULL, 'n' },
+		{ "nodes-only", no_argument, NULL, 'O' },
+		{ "libexecdir", required_argument, NULL, 'L' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -730,6 +870,8 @@ int main(int argc, char **argv)
 		case 'e': o.explain = true; break;
 		case 'p': o.provider = optarg; break;
 		case 'C': o.whole_catalog = true; break;
+		case 'O': o.nodes_only = true; break;
+		case 'L': o.libexecdir = optarg; break;
 		case 'n': {
 			char *end;
 			long v = strtol(optarg, &end, 10);
@@ -773,8 +915,11 @@ int main(int argc, char **argv)
 		return cmd_check_config(&o, argc, argv);
 	if (!strcmp(verb, "keys"))
 		return cmd_keys(&o);
+	if (!strcmp(verb, "slurm-conf"))
+		return cmd_slurm_conf(&o, argc, argv);
 	{
-		static const char *const verbs[] = { "select", "resolve", "catalog", "check-config", "keys", NULL };
+		static const char *const verbs[] = { "select", "resolve", "catalog", "check-config", "keys",
+			"slurm-conf", NULL };
 		const char *near = str_suggest(verb, verbs, 0);
 		fprintf(stderr, "%s: unknown verb '%s'%s%s%s (see burstctl --help)\n", prog, verb,
 			near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");

@@ -10,11 +10,9 @@ build=${BURST_TOP_BUILDDIR:-$src}
 plugin="$build/plugins/spank/.libs/spank_cloud_contract.so"
 [ -e "$plugin" ] || bail "no plugin at $plugin (build first)"
 
-SLURM_CONF_NODES="NodeName=burst-gpu4-[1-2] CPUs=1 State=CLOUD Features=gpu4
-NodeName=burst-gpu1-[1-2] CPUs=1 State=CLOUD Features=gpu1
-NodeName=burst-cpu-[1-2] CPUs=1 State=CLOUD Features=cpu,fast
-PartitionName=burst-gpu Nodes=burst-gpu4-[1-2],burst-gpu1-[1-2] State=UP
-PartitionName=burst-cpu Nodes=burst-cpu-[1-2] State=UP Default=YES"
+# the node and partition lines come from 'burstctl slurm-conf' (so slurmctld
+# itself checks its output); the default partition is set here
+SLURM_CONF_NODES="# nodes: below"
 SLURM_CONF_EXTRA="JobSubmitPlugins=lua"
 lab_pre_ctld() {
 	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
@@ -25,13 +23,20 @@ Contract=gpu-any     accelerator_count>=1
 Contract=big-cpu     node_vcpus_count>=64 accelerator_count=0
 NodeSet=gpu4 Nodes=burst-gpu4-[1-2] Partition=burst-gpu Constraint="accelerator_count=4"
 NodeSet=gpu1 Nodes=burst-gpu1-[1-2] Partition=burst-gpu Constraint="accelerator_count=1"
-NodeSet=cpu  Nodes=burst-cpu-[1-2]  Partition=burst-cpu Constraint="accelerator_count=0"
+NodeSet=cpu  Nodes=burst-cpu-[1-2]  Partition=burst-cpu Constraint="accelerator_count=0" Features=fast
 CONF
+	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" \
+		--catalog-dir "$src/tests/fixtures/catalog-small" slurm-conf --nodes-only \
+		| sed 's/^\(PartitionName=burst-cpu .*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
 	echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$src/tests/fixtures/catalog-small" \
 		>"$LAB/etc/plugstack.conf"
 }
 lab_up || bail "the lab did not start"
 cd "$LAB" || bail "no lab directory"
+sinfo -h -o '%P %D %f' >"$LAB/sinfo" 2>&1
+grep -q '^burst-gpu 4 burst,gpu4,gpu4-ampere,gpu-any$' "$LAB/sinfo" ||
+	grep -q '^burst-gpu 2 burst,gpu4,gpu4-ampere,gpu-any$' "$LAB/sinfo"
+ok $? "slurmctld accepts the node sets from burstctl slurm-conf, with their features" "$LAB/sinfo"
 printf '#!/bin/sh\nsleep 1\n' >"$LAB/job.sh"
 out="$LAB/out" err="$LAB/err"
 njobs() { squeue -h -t all -o %i 2>/dev/null | wc -l; }
