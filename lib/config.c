@@ -192,6 +192,26 @@ static struct cfg_where where_of(const char *file, int line)
 	return w;
 }
 
+const char *config_default_path(const char *explicit_path)
+{
+	static char buf[PATH_MAX];
+	const char *env;
+
+	if (explicit_path && *explicit_path)
+		return explicit_path;
+	env = getenv("BURST_CONF");
+	if (env && *env)
+		return env;
+	env = getenv("SLURM_CONF");
+	if (env && *env && strlen(env) < sizeof(buf) - 16) {
+		char *dup = xstrdup(env);
+		snprintf(buf, sizeof(buf), "%s/burst.conf", dirname(dup));
+		free(dup);
+		return buf;
+	}
+	return "/etc/slurm/burst.conf";
+}
+
 /* ---- objects ---- */
 
 static const char *const provider_types[] = { "local", "aws", "openstack", "gcp", "azure", NULL };
@@ -539,7 +559,8 @@ static int load_file(struct loader *ld, const char *path, int depth, const char 
 static void parse_line(struct loader *ld, const char *file, int line, char *text, int depth)
 {
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
-		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts", NULL };
+		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
+		"StateDir", "SocketPath", NULL };
 	struct word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -610,7 +631,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 	else if (str_ieq(w[0].key, "Price"))
 		parse_price(ld, file, line, w, n);
 	else if (str_ieq(w[0].key, "Include") || str_ieq(w[0].key, "ClusterName") ||
-		 str_ieq(w[0].key, "CatalogDir") || str_ieq(w[0].key, "AllowInlineContracts")) {
+		 str_ieq(w[0].key, "CatalogDir") || str_ieq(w[0].key, "AllowInlineContracts") ||
+		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath")) {
 		int k;
 		/* global settings: one or more per line */
 		for (k = 0; k < n; k++) {
@@ -625,6 +647,14 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			} else if (str_ieq(w[k].key, "AllowInlineContracts")) {
 				if (!parse_bool(w[k].val, &cfg->allow_inline))
 					lerr(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
+			} else if (str_ieq(w[k].key, "StateDir") || str_ieq(w[k].key, "SocketPath")) {
+				char **dst = str_ieq(w[k].key, "StateDir") ? &cfg->state_dir : &cfg->socket_path;
+				if (w[k].val[0] != '/')
+					lerr(ld, file, line, "%s must be an absolute path, not '%s'", w[k].key, w[k].val);
+				else {
+					free(*dst);
+					*dst = xstrdup(w[k].val);
+				}
 			} else if (str_ieq(w[k].key, "Include")) {
 				lerr(ld, file, line, "write 'Include FILE' (a blank, not '=')");
 			} else {
@@ -632,7 +662,9 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			}
 		}
 	} else {
-		unknown_key(ld, file, line, "line", w[0].key, objects);
+		const char *near = str_suggest(w[0].key, objects, 0);
+		lerr(ld, file, line, "unknown key '%s'%s%s%s (a line starts with a global key or Provider=, Contract=, NodeSet=, InstanceType=, Price=)",
+		     w[0].key, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 	}
 out:
 	free(copy);
@@ -738,6 +770,14 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	}
 	if (!cfg->cluster_name)
 		cfg->cluster_name = xstrdup("slurm");
+	if (!cfg->state_dir)
+		cfg->state_dir = xstrdup(BURST_DEFAULT_STATE_DIR);
+	if (!cfg->socket_path) {
+		struct strbuf sb;
+		sb_init(&sb);
+		sb_addf(&sb, "%s/agent.sock", cfg->state_dir);
+		cfg->socket_path = sb_take(&sb);
+	}
 	if (ld.nerr) {
 		config_free(cfg);
 		return NULL;
@@ -777,6 +817,8 @@ void config_free(struct burst_config *cfg)
 	free(cfg->path);
 	free(cfg->cluster_name);
 	free(cfg->catalog_dir);
+	free(cfg->state_dir);
+	free(cfg->socket_path);
 	free(cfg);
 }
 

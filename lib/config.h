@@ -14,6 +14,16 @@
 #include "hostlist.h"
 #include "resolver.h"
 
+#define BURST_DEFAULT_STATE_DIR "/var/lib/slurm-burst"
+
+/*
+ * Where burst.conf is: explicit if given, else $BURST_CONF, else beside
+ * slurm.conf ($SLURM_CONF's directory; Slurm gives its power-save programs
+ * only SLURM_CONF), else /etc/slurm/burst.conf. Returns a static buffer or
+ * the argument.
+ */
+const char *config_default_path(const char *explicit_path);
+
 struct cfg_where {
 	char *file;
 	int line;
@@ -57,6 +67,8 @@ struct burst_config {
 	char *cluster_name;      /* ClusterName= (default "slurm") */
 	char *catalog_dir;       /* CatalogDir= (may be NULL) */
 	bool allow_inline;       /* AllowInlineContracts= (default yes) */
+	char *state_dir;         /* StateDir= (default BURST_DEFAULT_STATE_DIR): database, spool */
+	char *socket_path;       /* SocketPath= (default StateDir/agent.sock) */
 	struct cfg_provider *providers;
 	size_t nproviders;
 	struct cfg_contract *contracts;

@@ -1,0 +1,150 @@
+/*
+ * spool.c - durable request files (see spool.h).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spool.h"
+#include "strutil.h"
+
+static int mkdir_p(const char *dir, burst_err_t *err)
+{
+	char path[PATH_MAX];
+	char *p;
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
+		burst_err_set(err, "spool directory path too long: %s", dir);
+		return -1;
+	}
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+			burst_err_set(err, "cannot create %s: %s", path, strerror(errno));
+			return -1;
+		}
+		*p = '/';
+	}
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		burst_err_set(err, "cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int spool_write(const char *dir, const char *kind, const char *text,
+		char *name, size_t namelen, burst_err_t *err)
+{
+	char tmp[PATH_MAX], final[PATH_MAX], base[128];
+	struct timespec ts;
+	int fd, dfd, n;
+
+	if (mkdir_p(dir, err) < 0)
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* sorts in arrival order: seconds and nanoseconds, zero padded */
+	snprintf(base, sizeof(base), "%011lld.%09ld-%d-%s.json", (long long)ts.tv_sec,
+		 ts.tv_nsec, (int)getpid(), kind);
+	n = snprintf(tmp, sizeof(tmp), "%s/.tmp-%s", dir, base);
+	if (n < 0 || (size_t)n >= sizeof(tmp) ||
+	    snprintf(final, sizeof(final), "%s/%s", dir, base) >= (int)sizeof(final)) {
+		burst_err_set(err, "spool path too long in %s", dir);
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		burst_err_set(err, "cannot create %s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	if (write_all(fd, text, strlen(text)) < 0 || write_all(fd, "\n", 1) < 0 ||
+	    fsync(fd) < 0) {
+		burst_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	if (close(fd) < 0 || rename(tmp, final) < 0) {
+		burst_err_set(err, "cannot put %s in place: %s", final, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	if (name)
+		snprintf(name, namelen, "%s", base);
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **spool_list(const char *dir, burst_err_t *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **v;
+	size_t n = 0, cap = 16;
+
+	v = xcalloc(cap, sizeof(char *));
+	if (!d) {
+		if (errno == ENOENT)
+			return v;
+		burst_err_set(err, "cannot read spool directory %s: %s", dir, strerror(errno));
+		free(v);
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".json"))
+			continue;
+		if (n + 1 >= cap) {
+			cap *= 2;
+			v = xrealloc(v, cap * sizeof(char *));
+		}
+		v[n++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	v[n] = NULL;
+	qsort(v, n, sizeof(char *), cmp_name);
+	return v;
+}
+
+void spool_list_free(char **names)
+{
+	size_t i;
+
+	if (!names)
+		return;
+	for (i = 0; names[i]; i++)
+		free(names[i]);
+	free(names);
+}

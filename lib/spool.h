@@ -1,0 +1,31 @@
+/*
+ * spool.h - the durable hand-off between the power-save programs and the
+ * burst agent. A request is a JSON file written atomically (temporary file,
+ * fsync, rename, fsync of the directory) into StateDir/spool, named so that
+ * names sort in arrival order. The agent records each in its database and
+ * only then removes it: a request survives a crash or absence of either side.
+ */
+#ifndef BURST_SPOOL_H
+#define BURST_SPOOL_H
+
+#include <stddef.h>
+#include "burst_err.h"
+
+/*
+ * Write text as a new request of kind ("resume", "suspend", "resume-fail")
+ * into dir, creating dir (mode 0700) if needed. On success the new file's
+ * name (without the directory) is copied into name (namelen bytes) if name
+ * is not NULL. Returns 0, or -1 with err naming the file and the error.
+ */
+int spool_write(const char *dir, const char *kind, const char *text,
+		char *name, size_t namelen, burst_err_t *err);
+
+/*
+ * The request files in dir in arrival order: a NULL-terminated array of
+ * names (not paths) that the caller frees with spool_list_free. A missing
+ * directory is an empty list. Returns NULL with err on another error.
+ */
+char **spool_list(const char *dir, burst_err_t *err);
+void spool_list_free(char **names);
+
+#endif

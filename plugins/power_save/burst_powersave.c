@@ -1,0 +1,235 @@
+/*
+ * burst_powersave.c - burst-resume, burst-suspend and burst-resume-fail:
+ * Slurm's ResumeProgram, SuspendProgram and ResumeFailProgram.
+ *
+ * slurmctld runs them with a host list argument, SLURM_CONF (and for resume
+ * SLURM_RESUME_FILE) in an otherwise empty environment, file descriptors
+ * 0-2 closed and most signals blocked, and waits on their output pipe. So
+ * each one: reopens 0-2 on /dev/null, reads its input, writes the request
+ * durably into the agent's spool (lib/spool.h), pokes the agent's socket if
+ * the agent is up, and exits: nothing blocks slurmctld, nothing is lost
+ * when the agent is down. Messages go to stderr, which slurmctld logs.
+ *
+ * Built three times with BURST_ROLE = "resume", "suspend", "resume-fail".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "config.h"
+#include "hostlist.h"
+#include "spool.h"
+#include "strutil.h"
+
+#ifndef BURST_ROLE
+#error "BURST_ROLE must be defined"
+#endif
+
+#define PROG "burst-" BURST_ROLE
+#define MAX_RESUME_FILE (16 << 20)
+#define POKE_TIMEOUT_MS 200
+
+static void reopen_stdio(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+			if (n >= 0 && n != fd) {
+				dup2(n, fd);
+				close(n);
+			}
+		}
+}
+
+static void reset_signals(void)
+{
+	sigset_t all;
+	int s;
+
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	for (s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			signal(s, SIG_DFL);
+}
+
+/*
+ * SLURM_RESUME_FILE: {"jobs":[{"job_id":3,"nodes":"burst-1"}],"all_nodes":"burst-1"}
+ * in 22.05; 23.02 calls them nodes_resume / all_nodes_resume and adds more.
+ * It is a memfd that vanishes when we exit: read it first. Returns the
+ * parsed object (caller puts it) or NULL, with a warning, if unusable.
+ */
+static json_object *read_resume_file(void)
+{
+	const char *path = getenv("SLURM_RESUME_FILE");
+	json_object *obj;
+	char *buf;
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	if (!path || !*path)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, PROG ": warning: cannot read SLURM_RESUME_FILE %s: %s (the nodes are resumed without job details)\n",
+			path, strerror(errno));
+		return NULL;
+	}
+	buf = xmalloc(MAX_RESUME_FILE + 1);
+	while (n < MAX_RESUME_FILE && (r = read(fd, buf + n, MAX_RESUME_FILE - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	obj = json_tokener_parse(buf);
+	if (!obj || !json_object_is_type(obj, json_type_object)) {
+		fprintf(stderr, PROG ": warning: SLURM_RESUME_FILE %s is not a JSON object (the nodes are resumed without job details)\n",
+			path);
+		json_object_put(obj);
+		obj = NULL;
+	}
+	free(buf);
+	return obj;
+}
+
+/* The jobs of the resume file, normalized: [{"job_id":N,"nodes":"..."}]. */
+static json_object *resume_jobs(json_object *rf)
+{
+	json_object *jobs, *out = json_object_new_array();
+	size_t i;
+
+	if (!rf || !json_object_object_get_ex(rf, "jobs", &jobs) ||
+	    !json_object_is_type(jobs, json_type_array))
+		return out;
+	for (i = 0; i < json_object_array_length(jobs); i++) {
+		json_object *j = json_object_array_get_idx(jobs, i), *id, *nodes, *o;
+		if (!json_object_object_get_ex(j, "job_id", &id))
+			continue;
+		/* 22.05: "nodes"; 23.02: "nodes_resume" (and "nodes_alloc") */
+		if (!json_object_object_get_ex(j, "nodes_resume", &nodes) &&
+		    !json_object_object_get_ex(j, "nodes", &nodes))
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "job_id", json_object_new_int64(json_object_get_int64(id)));
+		json_object_object_add(o, "nodes", json_object_new_string(json_object_get_string(nodes)));
+		json_object_array_add(out, o);
+	}
+	return out;
+}
+
+/* Tell a running agent to look at its spool now; harmless if it is down. */
+static void poke(const char *sock_path)
+{
+	struct sockaddr_un sa;
+	struct pollfd pfd;
+	int fd;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, sock_path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+		close(fd);
+		return;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	if (poll(&pfd, 1, POKE_TIMEOUT_MS) == 1 && (pfd.revents & POLLOUT)) {
+		ssize_t w = write(fd, "{\"op\":\"poke\"}\n", 14);
+		(void)w;
+	}
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	const char *conf_path;
+	struct burst_config *cfg;
+	struct hostlist hl = { NULL, 0, 0 };
+	burst_err_t err;
+	json_object *req, *rf = NULL;
+	char spooldir[4096], name[256];
+	const char *state_dir, *sock_path;
+	struct timespec ts;
+	int rc = 1;
+
+	reopen_stdio();
+	reset_signals();
+	if (argc != 2 || !argv[1][0]) {
+		fprintf(stderr, "usage: " PROG " HOSTLIST (run by slurmctld as %s)\n",
+			!strcmp(BURST_ROLE, "resume") ? "ResumeProgram" :
+			!strcmp(BURST_ROLE, "suspend") ? "SuspendProgram" : "ResumeFailProgram");
+		return 2;
+	}
+	if (hostlist_expand(argv[1], &hl, 1 << 20, &err) < 0) {
+		fprintf(stderr, PROG ": bad host list '%s' from slurmctld: %s\n", argv[1], err.msg);
+		return 2;
+	}
+	if (!strcmp(BURST_ROLE, "resume"))
+		rf = read_resume_file();
+
+	conf_path = config_default_path(NULL);
+	cfg = config_load(conf_path, &err);
+	if (cfg) {
+		state_dir = cfg->state_dir;
+		sock_path = cfg->socket_path;
+	} else {
+		/* never lose the request: spool where the agent also looks */
+		fprintf(stderr, PROG ": error: %s\n" PROG ": spooling %s for %s in %s anyway; fix %s (burstctl check-config)\n",
+			err.msg, BURST_ROLE, argv[1], BURST_DEFAULT_STATE_DIR, conf_path);
+		state_dir = BURST_DEFAULT_STATE_DIR;
+		sock_path = BURST_DEFAULT_STATE_DIR "/agent.sock";
+	}
+	snprintf(spooldir, sizeof(spooldir), "%s/spool", state_dir);
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	req = json_object_new_object();
+	json_object_object_add(req, "version", json_object_new_int(1));
+	json_object_object_add(req, "op", json_object_new_string(BURST_ROLE));
+	json_object_object_add(req, "nodes", json_object_new_string(argv[1]));
+	json_object_object_add(req, "count", json_object_new_int((int)hl.n));
+	json_object_object_add(req, "time", json_object_new_double((double)ts.tv_sec + ts.tv_nsec / 1e9));
+	json_object_object_add(req, "pid", json_object_new_int((int)getpid()));
+	if (getenv("SLURM_JOB_ID"))
+		json_object_object_add(req, "slurm_job_id", json_object_new_string(getenv("SLURM_JOB_ID")));
+	if (!strcmp(BURST_ROLE, "resume"))
+		json_object_object_add(req, "jobs", resume_jobs(rf));
+
+	if (spool_write(spooldir, BURST_ROLE, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN),
+			name, sizeof(name), &err) < 0) {
+		fprintf(stderr, PROG ": error: %s: the %s request for %s is NOT recorded; Slurm will mark the nodes down after its timeout\n",
+			err.msg, BURST_ROLE, argv[1]);
+		goto out;
+	}
+	poke(sock_path);
+	rc = 0;
+out:
+	json_object_put(req);
+	json_object_put(rf);
+	hostlist_free(&hl);
+	config_free(cfg);
+	return rc;
+}
