@@ -971,7 +971,7 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 			candset_add(cs, tmp.c[t].type, tmp.c[t].region, tmp.c[t].ondemand,
 				    tmp.c[t].spot, tmp.c[t].nodeset);
 	}
-	free(tmp.c);
+	candset_clear(&tmp);
 	return cs->n - before;
 }
 

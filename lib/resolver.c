@@ -58,13 +58,19 @@ struct candset *candset_from_catalog(const struct catalog *cat,
 	return cs;
 }
 
+void candset_clear(struct candset *cs)
+{
+	free(cs->c);
+	free(cs->by_price[0]);
+	free(cs->by_price[1]);
+	memset(cs, 0, sizeof(*cs));
+}
+
 void candset_free(struct candset *cs)
 {
 	if (!cs)
 		return;
-	free(cs->c);
-	free(cs->by_price[0]);
-	free(cs->by_price[1]);
+	candset_clear(cs);
 	free(cs);
 }
 

@@ -48,6 +48,8 @@ void candset_add(struct candset *cs, const struct cat_type *t, int region,
  * the final tie-break of the ranking. */
 void candset_sort(const struct catalog *cat, struct candset *cs);
 void candset_free(struct candset *cs);
+/* Free what a candset (e.g. one on the stack) holds, and empty it. */
+void candset_clear(struct candset *cs);
 
 struct match {
 	size_t cand;             /* index into the candset */

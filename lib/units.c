@@ -121,6 +121,22 @@ int units_parse(const char *s, size_t len, enum unit_class cls, double *out,
 	return fail(msg, msglen, errpos, 0, "internal error: unit class");
 }
 
+/* A plain decimal (never an exponent, so that it parses again), trailing
+ * zeros dropped, at most 6 decimals. */
+static void plain(double v, const char *suffix, char *buf, size_t buflen)
+{
+	char tmp[64];
+	size_t n;
+
+	snprintf(tmp, sizeof(tmp), "%.6f", v);
+	n = strlen(tmp);
+	while (n > 0 && tmp[n - 1] == '0')
+		tmp[--n] = '\0';
+	if (n > 0 && tmp[n - 1] == '.')
+		tmp[--n] = '\0';
+	snprintf(buf, buflen, "%s%s", tmp, suffix);
+}
+
 void units_format(double v, enum unit_class cls, char *buf, size_t buflen)
 {
 	static const char suf[] = "KMGT";
@@ -154,13 +170,11 @@ void units_format(double v, enum unit_class cls, char *buf, size_t buflen)
 		snprintf(buf, buflen, "%.0f", v);
 		return;
 	case UNIT_NET:
-		snprintf(buf, buflen, "%gG", v);
+		plain(v, "G", buf, buflen);
 		return;
 	case UNIT_PRICE:
-		snprintf(buf, buflen, "%.4f", v);
-		return;
 	case UNIT_COUNT:
-		snprintf(buf, buflen, "%g", v);
+		plain(v, "", buf, buflen);
 		return;
 	}
 }

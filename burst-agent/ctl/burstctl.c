@@ -749,9 +749,7 @@ static int cmd_slurm_conf(const struct opts *o, int argc, char **argv)
 			if (res.n)
 				sb_addf(&feat, ",%s", cfg->contracts[k].name);
 			resolution_free(&res);
-			free(sub.c);
-			free(sub.by_price[0]);
-			free(sub.by_price[1]);
+			candset_clear(&sub);
 		}
 		if (ns->features)
 			sb_addf(&feat, ",%s", ns->features);
