@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# tests/cli/run.sh - burstctl end to end on the shipped catalog (TAP).
+# Run by 'make check' with BURST_TOP_SRCDIR and BURST_TOP_BUILDDIR set.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+B="$build/burst-agent/ctl/burstctl"
+export BURST_CATALOG_DIR="$src/share/catalog"
+unset BURST_CONF
+conf="$src/etc/burst.conf.example"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+
+ok() {   # ok COND-EXIT-STATUS NAME
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		failed=$((failed + 1))
+		[ -s "$tmp/out" ] && sed 's/^/# out: /' "$tmp/out" | head -20
+		[ -s "$tmp/err" ] && sed 's/^/# err: /' "$tmp/err" | head -20
+	fi
+}
+
+# run EXPECTED-EXIT ARGS... : runs burstctl, output in $tmp/out and $tmp/err
+run() {
+	local want=$1; shift
+	"$B" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" -eq "$want" ]
+}
+types() {   # the INSTANCE_TYPE column of a select listing
+	awk 'NR > 1 { print $2 }' "$tmp/out" | sort | tr '\n' ' ' | sed 's/ $//'
+}
+has() { grep -qF -- "$1" "$tmp/$2"; }
+
+# --- select: the AWS types with at least 4 Ampere GPUs, no Ada or Hopper ---
+run 0 select 'accelerator_count>=4 accelerator_architecture=ampere node_provider=aws'
+ok $? "select >=4 ampere on aws exits 0"
+got=$(types)
+for t in g5.12xlarge g5.24xlarge g5.48xlarge p4d.24xlarge p4de.24xlarge; do
+	case " $got " in *" $t "*) ok 0 "select lists $t" ;; *) ok 1 "select lists $t (got: $got)" ;; esac
+done
+! grep -Eq '\((ada|hopper|turing|volta)' "$tmp/out"
+ok $? "select lists no Ada, Hopper, Turing or Volta type"
+! awk 'NR > 1 && $1 != "aws"' "$tmp/out" | grep -q .
+ok $? "select lists only aws types"
+
+run 0 select 'accelerator_count>=4 accelerator_architecture=ampere node_provider=aws accelerator_count=4 node_memory_size<=256G'
+ok $? "select with accelerator_count=4 node_memory_size<=256G exits 0"
+[ "$(types)" = "g5.12xlarge" ]
+ok $? "... and leaves exactly g5.12xlarge (got: $(types))"
+
+# --- resolve the named contract with --explain ---
+run 0 --config "$conf" resolve gpu4-ampere --explain
+ok $? "resolve gpu4-ampere --explain exits 0"
+has "chosen:" out; ok $? "resolve says which candidate was chosen and why"
+grep -E 'g6\.12xlarge.*accelerator_architecture=ampere: ada is not ampere' "$tmp/out" >/dev/null
+ok $? "resolve --explain says g6.12xlarge was excluded by the architecture (ada is not ampere)"
+first=$(awk '$1 == "1" { print $3 }' "$tmp/out")
+[ "$first" = "g5.12xlarge" ]
+ok $? "gpu4-ampere ranks g5.12xlarge first (cheapest; got $first)"
+
+# --- catalog show ---
+run 0 catalog show p4d.24xlarge
+ok $? "catalog show p4d.24xlarge exits 0"
+has "8 x A100-40GB (ampere, 40G)" out; ok $? "p4d.24xlarge has 8 x A100-40GB"
+grep -Eq 'node_vcpus_count +96$' "$tmp/out"; ok $? "p4d.24xlarge has 96 vCPUs"
+grep -Eq 'node_memory_size +1152G$' "$tmp/out"; ok $? "p4d.24xlarge has 1152 GiB"
+run 1 catalog show p4d.24xlarg
+ok $? "catalog show of an unknown type exits 1"
+has "did you mean 'p4d.24xlarge'" err; ok $? "... and suggests the nearest type"
+run 0 catalog show gcp:a2-highgpu-1g
+ok $? "catalog show PROVIDER:TYPE"
+has "1 x A100-40GB" out; ok $? "a2-highgpu-1g has an A100-40GB, not an A10"
+
+# --- bad contracts: exit 2, position and suggestion ---
+run 2 select 'acelerator_count>=4'
+ok $? "misspelled key exits 2"
+has "character 1: unknown key 'acelerator_count'; did you mean 'accelerator_count'?" err
+ok $? "... naming the position and the nearest key"
+run 2 select 'node_memory_size>=16X'
+ok $? "bad unit exits 2"
+has "character 21" err && has "unknown size unit 'X'" err
+ok $? "... naming the position and the units"
+run 2 select 'accelerator_count=>4'
+ok $? "bad operator exits 2"
+has "unknown operator '=>'; did you mean '>='?" err; ok $? "... suggesting '>='"
+run 2 select 'accelerator_architecture>=amprere'
+ok $? "unknown architecture exits 2"
+has "did you mean 'ampere'?" err; ok $? "... suggesting 'ampere'"
+grep -q '^ *\^~*$' "$tmp/err"; ok $? "errors draw a caret under the offending text"
+
+# --- no match: exit 1 ---
+run 1 select 'accelerator_count>=64'
+ok $? "a contract nothing satisfies exits 1"
+run 1 resolve 'accelerator_count>=64' --explain
+ok $? "resolve of an unsatisfiable contract exits 1"
+
+# --- usage errors: exit 2 ---
+run 2 frobnicate; ok $? "unknown verb exits 2"
+run 2 resolve gpu4-ampere; ok $? "a contract name without burst.conf exits 2"
+has "no burst.conf" err; ok $? "... saying that a burst.conf is needed"
+run 2 --config "$conf" resolve gpu4-amper; ok $? "unknown contract name exits 2"
+has "did you mean 'gpu4-ampere'?" err; ok $? "... with the nearest name"
+
+# --- JSON ---
+run 0 --json select 'accelerator_count=8 accelerator_architecture=hopper'
+ok $? "select --json exits 0"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["types"] and all(t["accelerator_architecture"]=="hopper" and t["accelerator_count"]==8 for t in d["types"])' "$tmp/out"
+ok $? "select --json is JSON and every type has 8 hopper GPUs"
+run 0 --json --config "$conf" resolve gpu4-ampere --explain
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["candidates"]; assert c[0]["instance_type"]=="g5.12xlarge" and c[0]["rank"]==1; assert any(m["candidate"].startswith("aws/g6.12xlarge") and "ada is not ampere" in m["reason"] for m in d["near_misses"])' "$tmp/out"
+ok $? "resolve --json --explain has the ranked candidates and the near misses"
+run 0 --json catalog show p4d.24xlarge
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["accelerator"]=="A100-40GB" and d["accelerator_count"]==8 and d["node_memory_size"]==1152*2**30 and d["accelerator_memory_size"]==40*2**30' "$tmp/out"
+ok $? "catalog show --json has canonical values (bytes)"
+run 0 --json check-config "$conf"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["ok"] and d["contracts"]==3' "$tmp/out"
+ok $? "check-config --json"
+run 0 --json keys
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(k["name"]=="accelerator_architecture" for k in d["keys"])' "$tmp/out"
+ok $? "keys --json"
+
+# --- catalog list ---
+run 0 catalog list --provider gcp
+ok $? "catalog list --provider gcp"
+! awk 'NR > 1 && $1 != "gcp" && !/types; catalog/' "$tmp/out" | grep -q .
+ok $? "... lists only gcp types"
+total=$("$B" --json catalog list | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["types"]))')
+[ "$total" -ge 800 ]
+ok $? "the catalog has at least 800 types ($total)"
+
+# --- check-config ---
+run 0 check-config "$conf"
+ok $? "the example burst.conf is valid"
+cat >"$tmp/bad.conf" <<'CONF'
+Provider=aws Regoins=us-east-1
+Contract=x accelerator_count>=4G
+NodeSet=n Nodes=burst-[1-2] InstanceTypes=g5.12xlarge
+CONF
+run 2 check-config "$tmp/bad.conf"
+ok $? "a broken burst.conf exits 2"
+has "bad.conf:1: unknown Provider key 'Regoins'; did you mean 'Regions'?" err
+ok $? "... naming file:line, the word and the nearest key"
+has "bad.conf:2: Contract x: bad contract at character" err
+ok $? "... and the contract error with its line"
+cat >"$tmp/unsat.conf" <<'CONF'
+Provider=aws
+Contract=big accelerator_count>=16 accelerator_architecture=hopper
+NodeSet=small Nodes=burst-[1-2] InstanceTypes=g5.12xlarge,g5.xlarg
+CONF
+run 2 check-config "$tmp/unsat.conf"
+ok $? "a contract no node set satisfies is a problem"
+has "unsat.conf:2: Contract big is satisfied by no instance type of any NodeSet" err
+ok $? "... reported with file:line"
+has "instance type g5.xlarg is in no catalog of its providers; did you mean 'g5.xlarge'?" err
+ok $? "an unknown instance type is reported with the nearest"
+
+# --- catalog directory selection ---
+BURST_CATALOG_DIR="$src/tests/fixtures/catalog-small" "$B" catalog list >"$tmp/out" 2>&1
+grep -q 'gpu.a10g.4' "$tmp/out"
+ok $? "BURST_CATALOG_DIR selects the catalog"
+BURST_CATALOG_DIR=/nonexistent "$B" catalog list >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && has "cannot open catalog directory /nonexistent" err
+ok $? "a missing catalog directory is exit 2 with a clear message"
+"$B" --catalog-dir "$src/tests/fixtures/catalog-small" catalog show tie.a >"$tmp/out" 2>&1
+ok $? "--catalog-dir overrides BURST_CATALOG_DIR"
+(unset BURST_CATALOG_DIR; "$B" catalog show p4d.24xlarge) >"$tmp/out" 2>&1
+ok $? "from the build tree burstctl finds the source tree's catalog"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
