@@ -578,7 +578,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 				end++;
 			if (*end)
 				*end++ = '\0';
-			parse_contract(ld, file, line, end, name);
+			parse_contract(ld, file, line, str_trim(end), name);
 			return;
 		}
 	}

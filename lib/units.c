@@ -167,7 +167,8 @@ void units_format(double v, enum unit_class cls, char *buf, size_t buflen)
 				return;
 			}
 		}
-		snprintf(buf, buflen, "%.0f", v);
+		/* under 1K: still with a unit, so that it parses again */
+		plain(v / 1024.0, "K", buf, buflen);
 		return;
 	case UNIT_NET:
 		plain(v, "G", buf, buflen);

@@ -596,8 +596,12 @@ static int cmd_catalog(const struct opts *o, int argc, char **argv)
 				char od[32], sp[32];
 				fmt_price(t->prices[k].ondemand, od, sizeof(od));
 				fmt_price(t->prices[k].spot, sp, sizeof(sp));
-				printf("  price %-22s on-demand $%s/h, spot $%s/h\n",
-				       catalog_str(cat, t->prices[k].region), od, sp);
+				printf("  price %-22s on-demand %s%s, spot %s%s\n",
+				       catalog_str(cat, t->prices[k].region),
+				       isnan(t->prices[k].ondemand) ? "unknown" : od,
+				       isnan(t->prices[k].ondemand) ? "" : " USD/h",
+				       isnan(t->prices[k].spot) ? "unknown" : sp,
+				       isnan(t->prices[k].spot) ? "" : " USD/h");
 			}
 			if (!t->nprices)
 				printf("  price                        unknown in every region\n");
