@@ -147,8 +147,9 @@ static int add_value(struct parser *p, struct assumption *a, const struct key_in
 		char msg[256];
 		size_t epos = 0;
 		if (units_parse(v, vlen, ki->unit, &a->num[k], msg, sizeof(msg), &epos) < 0) {
-			perr(p, vpos + (epos < vlen ? epos : 0),
-			     epos < vlen ? vlen - epos : vlen, "%s: %s", ki->name, msg);
+			/* at the offending character; a missing unit is just after the number */
+			perr(p, vpos + (epos <= vlen ? epos : 0),
+			     epos < vlen ? vlen - epos : 1, "%s: %s", ki->name, msg);
 			return -1;
 		}
 		return 0;

@@ -1,0 +1,302 @@
+/*
+ * test_config.c - burst.conf: what parses, what is refused and how (every
+ * error names file:line), catalog overrides, node-set candidates, checks.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "config_int.h"
+#include "strutil.h"
+#include "tap.h"
+
+static char dir[256];
+
+static const char *path_of(const char *name)
+{
+	static char p[512];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return p;
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+	const char *p = path_of(name);
+	FILE *f = fopen(p, "w");
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+/* Load text as NAME; returns the config or NULL with err. */
+static struct burst_config *load(const char *name, const char *text, burst_err_t *err)
+{
+	return config_load(write_file(name, text), err);
+}
+
+/* An invalid config: refused, and the message has frag, in which every
+ * '@' stands for the temporary directory. */
+static void refused(const char *name, const char *text, const char *frag)
+{
+	burst_err_t err;
+	struct burst_config *cfg = load(name, text, &err);
+	struct strbuf want;
+	const char *p;
+
+	ok(cfg == NULL, "%s is refused", name);
+	config_free(cfg);
+	sb_init(&want);
+	for (p = frag; *p; p++) {
+		if (*p == '@')
+			sb_add(&want, dir);
+		else
+			sb_addf(&want, "%c", *p);
+	}
+	has_str(err.msg, want.s, "%s: %s", name, want.s);
+	sb_free(&want);
+}
+
+static struct catalog *fixture(void)
+{
+	const char *top = getenv("BURST_TOP_SRCDIR");
+	char d[1024];
+	burst_err_t err;
+	struct catalog *cat;
+
+	snprintf(d, sizeof(d), "%s/tests/fixtures/catalog-small", top ? top : ".");
+	cat = catalog_load(d, &err);
+	if (!cat)
+		diag("%s", err.msg);
+	return cat;
+}
+
+int main(void)
+{
+	struct burst_config *cfg;
+	struct catalog *cat;
+	burst_err_t err;
+
+	snprintf(dir, sizeof(dir), "/tmp/test_config.XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+
+	/* ---- a valid file with every kind of line ---- */
+	write_file("extra.conf", "Contract=extra accelerator_count>=2   # from an included file\n");
+	cfg = load("good.conf",
+		   "# a comment\n"
+		   "ClusterName=lab AllowInlineContracts=no\n"
+		   "StateDir=/var/lib/burst-test\n"
+		   "provider=alpha TYPE=local Catalog=alpha Regions=r1,r2\n"
+		   "Provider=aws Regions=us-east-1\n"
+		   "Contract=gpu4 accelerator_count=4 accelerator_architecture=ampere\n"
+		   "Contract=cheap  max_price=1 # price cap\n"
+		   "NODESET=g4 Nodes=burst-[1-4] Providers=alpha Constraint=\"accelerator_count=4 node_vcpus_count>=8\"\n"
+		   "NodeSet=cpu Nodes=cpu-[01-10],spare Partition=batch InstanceTypes=cpu.big,cpu.arm Features=fast\n"
+		   "Price=gpu.a10g.4 Provider=alpha Region=r1 OnDemand=4.00\n"
+		   "InstanceType=gpu.new Provider=alpha node_vcpus_count=8 node_memory_size=32G accelerator_count=1 accelerator=L4 accelerator_architecture=ada\n"
+		   "Include extra.conf\n", &err);
+	if (!ok(cfg != NULL, "a valid burst.conf loads"))
+		diag("%s", err.msg);
+	else {
+		is_str(cfg->cluster_name, "lab", "ClusterName");
+		ok(!cfg->allow_inline, "AllowInlineContracts=no");
+		is_str(cfg->state_dir, "/var/lib/burst-test", "StateDir");
+		is_str(cfg->socket_path, "/var/lib/burst-test/agent.sock", "SocketPath defaults into StateDir");
+		ok(cfg->nproviders == 2, "two providers");
+		is_str(cfg->providers[0].type, "local", "Type (case-insensitive key)");
+		is_str(cfg->providers[0].catalog, "alpha", "Catalog");
+		ok(cfg->providers[0].nregions == 2, "two regions");
+		is_str(cfg->providers[0].regions[1], "r2", "second region");
+		is_str(cfg->providers[1].type, "aws", "Type defaults to the name");
+		is_str(cfg->providers[1].catalog, "aws", "Catalog defaults to the type");
+		ok(cfg->ncontracts == 3, "three contracts, one of them included");
+		is_str(cfg->contracts[1].c->text, "max_price=1", "contract text without comment or blanks");
+		is_str(cfg->contracts[2].name, "extra", "the included contract");
+		has_str(cfg->contracts[2].where.file, "extra.conf", "... knows its file");
+		ok(cfg->contracts[2].where.line == 1, "... and line");
+		ok(cfg->nnodesets == 2, "two node sets");
+		is_str(cfg->nodesets[0].partition, "g4", "Partition defaults to the node set name");
+		ok(cfg->nodesets[0].nodes.n == 4, "burst-[1-4] is four nodes");
+		ok(cfg->nodesets[0].constraint && cfg->nodesets[0].constraint->nas == 2,
+		   "a quoted Constraint with a blank inside");
+		ok(cfg->nodesets[1].nodes.n == 11, "cpu-[01-10],spare is eleven nodes");
+		is_str(cfg->nodesets[1].nodes.names[0], "cpu-01", "zero padding kept");
+		ok(cfg->nodesets[1].ntypes == 2, "InstanceTypes list");
+		is_str(cfg->nodesets[1].features, "fast", "Features");
+		ok(cfg->noverrides == 2, "a Price and an InstanceType override");
+
+		cat = fixture();
+		if (ok(cat != NULL, "fixture catalog")) {
+			struct cat_type *t;
+			struct candset *cs;
+			size_t i, n4 = 0, ncpu = 0;
+
+			ok(config_apply_catalog(cfg, cat, &err) == 0, "overrides apply");
+			t = catalog_find_type(cat, "alpha:gpu.a10g.4");
+			is_num(t ? t->prices[0].ondemand : NAN, 4.0, "Price overrides the on-demand price");
+			t = catalog_find_type(cat, "alpha:gpu.new");
+			ok(t != NULL, "InstanceType adds a type");
+			if (t) {
+				is_num(t->num[KEY_VCPUS], 8, "... with its vCPUs");
+				is_num(t->num[KEY_MEMORY], 32 * 1073741824.0, "... and memory");
+				is_str(catalog_str(cat, t->sid[KEY_ACC_MODEL]), "L4", "... and accelerator");
+				ok(t->nprices == 0, "... and no price");
+			}
+			cs = config_candidates(cfg, cat, &err);
+			if (ok(cs != NULL, "candidates")) {
+				for (i = 0; i < cs->n; i++) {
+					const char *n = catalog_str(cat, cs->c[i].type->name);
+					if (cs->c[i].nodeset == 0) {
+						n4++;
+						ok(!strcmp(n, "gpu.a10g.4") || !strcmp(n, "gpu.a100.8") ||
+						   !strcmp(n, "gpu.a100x.8") || !strcmp(n, "gpu.l4.4"),
+						   "g4 candidate %s has 4 GPUs and >= 8 vCPUs", n);
+					}
+					if (cs->c[i].nodeset == 1) {
+						ncpu++;
+						ok(!strcmp(n, "cpu.big") || !strcmp(n, "cpu.arm"), "cpu candidate %s is listed", n);
+					}
+				}
+				/* g4: alpha types with exactly 4 GPUs: gpu.a10g.4 and gpu.l4.4, in r1 and r2 */
+				ok(n4 == 4, "g4: two types in the provider's two regions (%zu)", n4);
+				/* cpu: no Providers= means every provider; aws has no such types */
+				ok(ncpu == 4, "cpu: two types in two regions (%zu)", ncpu);
+				for (i = 0; i < cs->n; i++)
+					if (cs->c[i].nodeset == 0 && !strcmp(catalog_str(cat, cs->c[i].type->name), "gpu.l4.4") &&
+					    !strcmp(catalog_str(cat, cs->c[i].region), "r2")) {
+						is_num(cs->c[i].ondemand, 5.0, "a region with a price keeps it");
+					}
+				for (i = 0; i < cs->n; i++)
+					if (cs->c[i].nodeset == 0 && !strcmp(catalog_str(cat, cs->c[i].type->name), "gpu.a10g.4") &&
+					    !strcmp(catalog_str(cat, cs->c[i].region), "r2"))
+						ok(isnan(cs->c[i].ondemand), "a configured region without a price: unknown");
+				candset_free(cs);
+			}
+			/* gpu4 and cheap are served; extra (>=2 accelerators) by g4 */
+			ok(config_check(cfg, cat, &err) == 1, "one problem");
+			has_str(err.msg, "good.conf:7: Contract cheap is satisfied by no instance type of any NodeSet",
+				"max_price=1: no node set has a type that cheap");
+			catalog_free(cat);
+		}
+		config_free(cfg);
+	}
+
+	/* ---- errors: each names file:line and the word ---- */
+	refused("misspelled.conf", "Provider=aws Regoins=us-east-1\n",
+		"@/misspelled.conf:1: unknown Provider key 'Regoins'; did you mean 'Regions'?");
+	refused("ptype.conf", "Provider=x Type=awz\n",
+		"@/ptype.conf:1: unknown provider type 'awz'; did you mean 'aws'?");
+	refused("badunit.conf", "\n\nContract=big node_memory_size>=16X\n",
+		"@/badunit.conf:3: Contract big: bad contract at character 21: node_memory_size: unknown size unit 'X'");
+	refused("dup.conf", "Contract=a accelerator_count=1\nContract=a accelerator_count=2\n",
+		"@/dup.conf:2: Contract a is defined twice (first at @/dup.conf:1)");
+	refused("nonodes.conf", "Provider=aws\nNodeSet=n InstanceTypes=m5.large\n",
+		"@/nonodes.conf:2: NodeSet n needs Nodes=");
+	refused("notypes.conf", "Provider=aws\nNodeSet=n Nodes=a-[1-2]\n",
+		"@/notypes.conf:2: NodeSet n needs InstanceTypes= or Constraint=");
+	refused("unknownprov.conf", "Provider=aws\nNodeSet=n Nodes=a-1 Providers=awss InstanceTypes=x\n",
+		"@/unknownprov.conf:2: NodeSet n: Providers names 'awss', which no Provider= line defines; did you mean 'aws'?");
+	refused("overlap.conf", "Provider=aws\nNodeSet=a Nodes=n-[1-4] InstanceTypes=x\nNodeSet=b Nodes=n-[4-6] InstanceTypes=x\n",
+		"@/overlap.conf:3: NodeSet b: node n-4 is already in NodeSet a (@/overlap.conf:2)");
+	refused("samename.conf", "Provider=aws\nNodeSet=gpu Nodes=n-1 InstanceTypes=x\nContract=gpu accelerator_count=1\n",
+		"Contract gpu has the name of NodeSet gpu");
+	refused("missinginc.conf", "Include nothere.conf\n", "@/missinginc.conf:1: Include @/nothere.conf: No such file or directory");
+	write_file("loop.conf", "Include loop.conf\n");
+	refused("loop2.conf", "Include loop.conf\n", "Include nested deeper than 8 (a loop?)");
+	refused("quote.conf", "NodeSet=n Nodes=a-1 Constraint=\"accelerator_count=1\n",
+		"@/quote.conf:1: unterminated quote");
+	refused("bareword.conf", "Provider=aws frobnicate\n", "@/bareword.conf:1: expected Key=Value, found 'frobnicate'");
+	refused("unknownline.conf", "Contrat=x accelerator_count=1\n",
+		"@/unknownline.conf:1: unknown key 'Contrat'; did you mean 'Contract'?");
+	refused("relstate.conf", "StateDir=var/lib\n", "StateDir must be an absolute path");
+	refused("badbool.conf", "AllowInlineContracts=maybe\n", "AllowInlineContracts is yes or no, not 'maybe'");
+	refused("badprice.conf", "Price=x Provider=aws Region=r OnDemand=cheap\n", "Price x: OnDemand=cheap: expected a number");
+	refused("pricemissing.conf", "Price=x Provider=aws\n", "Price x needs Provider= and Region=");
+	refused("itype.conf", "InstanceType=x Provider=aws node_vcpu_count=4\n",
+		"InstanceType x: unknown key 'node_vcpu_count'; did you mean 'node_vcpus_count'?");
+	refused("itypearch.conf", "InstanceType=x Provider=aws accelerator_architecture=hoper\n",
+		"unknown accelerator architecture 'hoper'; did you mean 'hopper'?");
+	refused("badname.conf", "Contract=a/b accelerator_count=1\n", "Contract name 'a/b' must be letters");
+	refused("badhosts.conf", "NodeSet=n Nodes=a-[1-2 InstanceTypes=x\n", "NodeSet n: Nodes=a-[1-2: missing ']'");
+	{
+		/* several errors at once: all reported, each with its line */
+		struct burst_config *c = load("many.conf",
+			"Provider=aws Regoins=x\nContract=a accelerator_count=>1\nFrob=1\n", &err);
+		ok(c == NULL, "a file with three errors is refused");
+		has_str(err.msg, "many.conf:1:", "first error reported");
+		has_str(err.msg, "many.conf:2:", "second error reported");
+		has_str(err.msg, "many.conf:3:", "third error reported");
+		config_free(c);
+	}
+	cfg = config_load(path_of("absent.conf"), &err);
+	ok(cfg == NULL, "a missing file is refused");
+	has_str(err.msg, "absent.conf: cannot open: No such file or directory", "... saying so");
+
+	/* ---- with the catalog: overrides and checks ---- */
+	cat = fixture();
+	if (cat) {
+		int n;
+		cfg = load("unknownprice.conf", "Provider=alpha Type=local Catalog=alpha\nPrice=nope Provider=alpha Region=r1 OnDemand=1\n", &err);
+		ok(cfg != NULL, "a Price for an unknown type parses");
+		if (cfg) {
+			burst_err_clear(&err);
+			ok(config_apply_catalog(cfg, cat, &err) == -1, "... but does not apply");
+			has_str(err.msg, "unknownprice.conf:2: Price nope: no instance type nope in the alpha catalog",
+				"... naming file:line");
+			config_free(cfg);
+		}
+		cfg = load("check.conf",
+			   "Provider=alpha Type=local Catalog=alpha\n"
+			   "Contract=huge accelerator_count>=64\n"
+			   "Contract=ok accelerator_count>=1\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4,gpu.t5\n", &err);
+		if (ok(cfg != NULL, "check.conf parses")) {
+			n = config_check(cfg, cat, &err);
+			ok(n == 2, "two problems (%d)", n);
+			has_str(err.msg, "check.conf:2: Contract huge is satisfied by no instance type of any NodeSet",
+				"an unsatisfiable contract");
+			has_str(err.msg, "check.conf:4: NodeSet n: instance type gpu.t5 is in no catalog of its providers; did you mean 'gpu.t4'?",
+				"an unknown instance type, with the nearest");
+			config_free(cfg);
+		}
+		{
+			char text[1024];
+			write_file("cred", "secret\n");
+			chmod(path_of("cred"), 0644);
+			snprintf(text, sizeof(text), "Provider=alpha Type=local Catalog=alpha CredentialsFile=%s\n", path_of("cred"));
+			cfg = load("cred.conf", text, &err);
+			if (ok(cfg != NULL, "cred.conf parses")) {
+				n = config_check(cfg, cat, &err);
+				ok(n == 1, "a credentials file others can read is a problem");
+				has_str(err.msg, "is readable by others (mode 644): chmod 600 it", "... with what to do");
+				chmod(path_of("cred"), 0600);
+				ok(config_check(cfg, cat, &err) == 0, "mode 0600 is accepted");
+				config_free(cfg);
+			}
+		}
+		catalog_free(cat);
+	}
+
+	/* config_default_path: explicit, BURST_CONF, beside SLURM_CONF, /etc */
+	unsetenv("BURST_CONF");
+	setenv("SLURM_CONF", "/opt/slurm/etc/slurm.conf", 1);
+	is_str(config_default_path(NULL), "/opt/slurm/etc/burst.conf", "beside slurm.conf");
+	setenv("BURST_CONF", "/x/burst.conf", 1);
+	is_str(config_default_path(NULL), "/x/burst.conf", "BURST_CONF wins");
+	is_str(config_default_path("/y.conf"), "/y.conf", "explicit wins");
+	unsetenv("BURST_CONF");
+	unsetenv("SLURM_CONF");
+	is_str(config_default_path(NULL), "/etc/slurm/burst.conf", "the default");
+
+	{
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			diag("could not remove %s", dir);
+	}
+	return done_testing();
+}

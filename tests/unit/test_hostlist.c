@@ -1,0 +1,83 @@
+/*
+ * test_hostlist.c - Slurm host list expressions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+#include "strutil.h"
+#include "tap.h"
+
+static char *expand(const char *expr, size_t max, burst_err_t *err)
+{
+	struct hostlist hl = { NULL, 0, 0 };
+	struct strbuf sb;
+	size_t i;
+
+	if (hostlist_expand(expr, &hl, max, err) < 0) {
+		hostlist_free(&hl);
+		return NULL;
+	}
+	sb_init(&sb);
+	for (i = 0; i < hl.n; i++)
+		sb_addf(&sb, "%s%s", i ? " " : "", hl.names[i]);
+	hostlist_free(&hl);
+	return sb_take(&sb);
+}
+
+static const struct {
+	const char *expr, *want;
+} good[] = {
+	{ "burst-[1-4,7]", "burst-1 burst-2 burst-3 burst-4 burst-7" },
+	{ "gpu-[01-03]", "gpu-01 gpu-02 gpu-03" },
+	{ "gpu-[08-10]", "gpu-08 gpu-09 gpu-10" },
+	{ "r[1-2]n[1-2]", "r1n1 r1n2 r2n1 r2n2" },
+	{ "head,burst-[1-2],gpu-3", "head burst-1 burst-2 gpu-3" },
+	{ "n[5]", "n5" },
+	{ "n[3-3]x", "n3x" },
+	{ "plain", "plain" },
+};
+
+static const struct {
+	const char *expr, *frag;
+} bad[] = {
+	{ "burst-[1-4", "missing ']'" },
+	{ "burst-[4-1]", "range 4-1 goes backwards" },
+	{ "burst-[a-b]", "expected a number" },
+	{ "burst-[1-]", "expected a number after '-'" },
+	{ "burst-1]", "unbalanced ']'" },
+	{ "", "empty host list" },
+	{ "a,,b", "empty host name" },
+	{ "n[1-100]", "more than 10 names" },
+	{ "n[1-2;3]", "unexpected ';'" },
+};
+
+int main(void)
+{
+	struct hostlist hl = { NULL, 0, 0 };
+	burst_err_t err;
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char *got = expand(good[i].expr, 1000, &err);
+		is_str(got, good[i].want, "%s", good[i].expr);
+		free(got);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *got = expand(bad[i].expr, 10, &err);
+		ok(got == NULL, "'%s' is refused", bad[i].expr);
+		if (!got)
+			has_str(err.msg, bad[i].frag, "'%s': %s", bad[i].expr, bad[i].frag);
+		free(got);
+	}
+	ok(hostlist_expand("burst-[1-999999999]", &hl, 65536, &err) == -1,
+	   "a huge range is refused before it is expanded");
+	hostlist_free(&hl);
+	ok(hostlist_expand("a-[1-3],b", &hl, 100, &err) == 0, "expand for find");
+	ok(hostlist_find(&hl, "a-2") == 1, "find a-2 at 1");
+	ok(hostlist_find(&hl, "b") == 3, "find b at 3");
+	ok(hostlist_find(&hl, "a-4") == -1, "a-4 is not there");
+	hostlist_free(&hl);
+	return done_testing();
+}
