@@ -7,6 +7,9 @@ BURST_BUILD_DEPS="build-essential autoconf automake libtool pkg-config \
 libslurm-dev libjson-c-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev \
 libmunge-dev python3 valgrind"
 
+# What the integration tests' private Slurm cluster needs.
+BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2"
+
 burst_install_deps() {
 	local missing=() p
 	for p in "$@"; do

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# check.sh - build slurm-burst and run every test.
+#
+# Run as root on Debian 12 from a clean clone: installs the missing Debian
+# packages, builds with -Werror, runs the unit and CLI tests, the unit tests
+# again under ASan/UBSan and valgrind, checks that the shipped catalog is
+# what tools/build-catalog.py makes from ../shared/data, and runs
+# 'make distcheck'. The last line printed is "N passed, N failed".
+set -uo pipefail
+top=$(cd "$(dirname "$0")" && pwd)
+cd "$top"
+. tools/deps.sh
+burst_install_deps $BURST_BUILD_DEPS $BURST_LAB_DEPS || exit 2
+
+jobs=$(nproc 2>/dev/null || echo 2)
+out="$top/_build"
+mkdir -p "$out"
+passed=0
+failed=0
+failures=()
+
+# Count the test points of an automake test-suite.log.
+count_suite() {
+	local log=$1 p f e
+	p=$(sed -n 's/^# PASS: *//p' "$log" | head -1)
+	f=$(sed -n 's/^# FAIL: *//p' "$log" | head -1)
+	e=$(sed -n 's/^# ERROR: *//p' "$log" | head -1)
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0} + ${e:-0}))
+	if [ "$((${f:-0} + ${e:-0}))" -gt 0 ]; then
+		failures+=("$2: see $log")
+		grep -E '^(FAIL|ERROR):' "$log" | head -20
+	fi
+}
+
+# A check that is one test: a name and a command.
+step() {
+	local name=$1; shift
+	echo "== $name"
+	if ( "$@" ) >"$out/$name.log" 2>&1; then
+		passed=$((passed + 1))
+		echo "ok: $name"
+	else
+		failed=$((failed + 1))
+		failures+=("$name: see $out/$name.log")
+		echo "FAILED: $name (last lines of $out/$name.log:)"
+		tail -30 "$out/$name.log"
+	fi
+}
+
+step autoreconf autoreconf -fi
+
+# 1. the normal build, warnings fatal, and its tests
+configure_build() {
+	local dir=$1; shift
+	rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" &&
+		"$top/configure" --enable-werror "$@" && make -j"$jobs"
+}
+step build configure_build "$out/main"
+if [ -f "$out/main/Makefile" ]; then
+	(cd "$out/main" && make -j"$jobs" check) >"$out/check.log" 2>&1
+	count_suite "$out/main/test-suite.log" "make check"
+fi
+
+# 2. unit tests under AddressSanitizer and UBSan
+step build-asan configure_build "$out/asan" --enable-sanitizers
+if [ -f "$out/asan/Makefile" ]; then
+	(cd "$out/asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 make -j"$jobs" check-unit) \
+		>"$out/check-asan.log" 2>&1
+	count_suite "$out/asan/test-suite.log" "make check (ASan/UBSan)"
+fi
+
+# 3. unit tests under valgrind
+valgrind_units() {
+	local t rc=0
+	cd "$out/main" || return 1
+	export BURST_TOP_SRCDIR="$top" BURST_CATALOG_DIR="$top/share/catalog"
+	for t in tests/unit/test_*; do
+		case "$t" in *.c|*.o|*.log|*.trs) continue ;; esac
+		[ -x "$t" ] || continue
+		echo "-- $t"
+		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+			"$t" >/dev/null || { echo "valgrind: $t failed"; rc=1; }
+	done
+	return $rc
+}
+step valgrind valgrind_units
+
+# 4. the shipped catalog is exactly what the script makes from the source data
+if [ -d "$top/../shared/data/catalog" ]; then
+	step catalog-regenerates python3 tools/build-catalog.py --check
+else
+	echo "FAILED: ../shared/data is not beside the checkout: cannot check the catalog" >&2
+	failed=$((failed + 1))
+	failures+=("catalog-regenerates: ../shared/data missing")
+fi
+
+# 5. the release tarball builds and passes its tests
+if [ -f "$out/main/Makefile" ]; then
+	step distcheck make -C "$out/main" -j"$jobs" distcheck \
+		DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+fi
+
+echo
+for f in "${failures[@]}"; do
+	echo "failed: $f"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
