@@ -12,6 +12,8 @@
 
 #include "arch.h"
 #include "catalog.h"
+#include "contract.h"
+#include "resolver.h"
 #include "tap.h"
 
 #define GiB 1073741824.0
@@ -247,6 +249,52 @@ int main(void)
 		ok(bad_arch == 0, "no row names an A100 as an A10 or a V100 without its memory");
 		ok(no_acc_fields == 0, "types without accelerators say none");
 		ok(gpu_without_model == 0, "every type with accelerators names their model");
+	}
+	/* ranking over the whole catalog: long lists (the merge sort's path) are
+	 * in order and hold every match once */
+	{
+		static const char *const contracts[] = {
+			"accelerator_count=0 node_vcpus_count>=2 rank=fit",
+			"accelerator_count=0 node_vcpus_count>=2",
+			"node_vcpus_count>=1 spot=yes",
+		};
+		struct candset *cs = candset_from_catalog(cat, NULL);
+		for (i = 0; i < sizeof(contracts) / sizeof(contracts[0]); i++) {
+			struct contract *c = contract_parse(contracts[i], &err);
+			struct resolution r;
+			size_t bad_order = 0, dup = 0, nmatch = 0;
+			char *seen = calloc(cs->n, 1);
+
+			resolver_run(cat, cs, c, 0, &r, &err);
+			for (k = 0; k < cs->n; k++) {
+				size_t a;
+				int sat = 1;
+				for (a = 0; a < c->nas; a++)
+					sat &= resolver_satisfies(cat, &cs->c[k], &c->as[a], NULL, 0);
+				nmatch += sat;
+			}
+			for (k = 0; k < r.n; k++) {
+				if (seen[r.m[k].cand]++)
+					dup++;
+				if (k > 0) {
+					const struct match *x = &r.m[k - 1], *y = &r.m[k];
+					double px = isnan(x->price) ? INFINITY : x->price;
+					double py = isnan(y->price) ? INFINITY : y->price;
+					double x1 = c->rank == RANK_FIT ? x->excess : px, y1 = c->rank == RANK_FIT ? y->excess : py;
+					double x2 = c->rank == RANK_FIT ? px : x->excess, y2 = c->rank == RANK_FIT ? py : y->excess;
+					if (x1 > y1 || (x1 == y1 && (x2 > y2 || (x2 == y2 && x->cand > y->cand))))
+						bad_order++;
+				}
+			}
+			ok(r.n > 100, "%s: a long list (%zu)", contracts[i], r.n);
+			ok(r.n == nmatch, "%s: every satisfying candidate is listed (%zu of %zu)", contracts[i], r.n, nmatch);
+			ok(dup == 0, "%s: each once", contracts[i]);
+			ok(bad_order == 0, "%s: in rank order (%zu out of order)", contracts[i], bad_order);
+			free(seen);
+			resolution_free(&r);
+			contract_free(c);
+		}
+		candset_free(cs);
 	}
 	catalog_free(cat);
 	return done_testing();
