@@ -10,20 +10,8 @@ unset BURST_CONF
 conf="$src/etc/burst.conf.example"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-
-ok() {   # ok COND-EXIT-STATUS NAME
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		failed=$((failed + 1))
-		[ -s "$tmp/out" ] && sed 's/^/# out: /' "$tmp/out" | head -20
-		[ -s "$tmp/err" ] && sed 's/^/# err: /' "$tmp/err" | head -20
-	fi
-}
+. "$src/tests/integration/tap.sh"
+TAP_DIAG="$tmp/out $tmp/err"   # shown when a test fails
 
 # run EXPECTED-EXIT ARGS... : runs burstctl, output in $tmp/out and $tmp/err
 run() {
@@ -172,5 +160,4 @@ ok $? "--catalog-dir overrides BURST_CATALOG_DIR"
 (unset BURST_CATALOG_DIR; "$B" catalog show p4d.24xlarge) >"$tmp/out" 2>&1
 ok $? "from the build tree burstctl finds the source tree's catalog"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+done_testing

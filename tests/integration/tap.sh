@@ -1,9 +1,10 @@
 # tests/integration/tap.sh - TAP helpers for the shell tests.
 tap_n=0
 tap_failed=0
-ok() {   # ok STATUS NAME [DIAG-FILE...]
+ok() {   # ok STATUS NAME [DIAG-FILE...]  (default files: $TAP_DIAG)
 	local st=$1 name=$2 f
 	shift 2
+	[ $# -eq 0 ] && [ -n "${TAP_DIAG:-}" ] && set -- $TAP_DIAG
 	tap_n=$((tap_n + 1))
 	if [ "$st" -eq 0 ]; then
 		echo "ok $tap_n - $name"
