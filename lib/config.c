@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "arch.h"
 #include "config_int.h"
@@ -219,7 +220,7 @@ static const char *const provider_types[] = { "local", "aws", "openstack", "gcp"
 static void parse_provider(struct loader *ld, const char *file, int line, struct word *w, int n)
 {
 	static const char *const keys[] = { "Provider", "Type", "Catalog", "Regions", "Region",
-		"CredentialsFile", "Endpoint", NULL };
+		"CredentialsFile", "Endpoint", "Bridge", "Address", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_provider p;
 	size_t i;
@@ -253,6 +254,18 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 			free(p.credentials), p.credentials = xstrdup(w[k].val);
 		else if (str_ieq(w[k].key, "Endpoint"))
 			free(p.endpoint), p.endpoint = xstrdup(w[k].val);
+		else if (str_ieq(w[k].key, "Bridge"))
+			free(p.bridge), p.bridge = xstrdup(w[k].val);
+		else if (str_ieq(w[k].key, "Address")) {
+			unsigned a, b, c, d, len;
+			char tail;
+			if (sscanf(w[k].val, "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &len, &tail) != 5 ||
+			    a > 255 || b > 255 || c > 255 || d > 255 || len < 8 || len > 30)
+				lerr(ld, file, line, "Provider %s: Address=%s is not an IPv4 ADDRESS/PREFIX such as 10.211.0.1/24",
+				     p.name, w[k].val);
+			free(p.address);
+			p.address = xstrdup(w[k].val);
+		}
 		else
 			unknown_key(ld, file, line, "Provider", w[k].key, keys);
 	}
@@ -560,7 +573,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 {
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
 		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
-		"StateDir", "SocketPath", NULL };
+		"StateDir", "SocketPath", "JoinPort", "BootTimeout", NULL };
 	struct word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -632,7 +645,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		parse_price(ld, file, line, w, n);
 	else if (str_ieq(w[0].key, "Include") || str_ieq(w[0].key, "ClusterName") ||
 		 str_ieq(w[0].key, "CatalogDir") || str_ieq(w[0].key, "AllowInlineContracts") ||
-		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath")) {
+		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath") ||
+		 str_ieq(w[0].key, "JoinPort") || str_ieq(w[0].key, "BootTimeout")) {
 		int k;
 		/* global settings: one or more per line */
 		for (k = 0; k < n; k++) {
@@ -647,6 +661,17 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			} else if (str_ieq(w[k].key, "AllowInlineContracts")) {
 				if (!parse_bool(w[k].val, &cfg->allow_inline))
 					lerr(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
+			} else if (str_ieq(w[k].key, "JoinPort") || str_ieq(w[k].key, "BootTimeout")) {
+				char *end;
+				long v = strtol(w[k].val, &end, 10);
+				bool port = str_ieq(w[k].key, "JoinPort");
+				if (*end || v < 1 || v > (port ? 65535 : 86400))
+					lerr(ld, file, line, "%s=%s: give %s", w[k].key, w[k].val,
+					     port ? "a TCP port (1-65535)" : "seconds (1-86400)");
+				else if (port)
+					cfg->join_port = (int)v;
+				else
+					cfg->boot_timeout = (int)v;
 			} else if (str_ieq(w[k].key, "StateDir") || str_ieq(w[k].key, "SocketPath")) {
 				char **dst = str_ieq(w[k].key, "StateDir") ? &cfg->state_dir : &cfg->socket_path;
 				if (w[k].val[0] != '/')
@@ -723,6 +748,8 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	burst_err_clear(err);
 	cfg->path = xstrdup(path);
 	cfg->allow_inline = true;
+	cfg->join_port = 6830;
+	cfg->boot_timeout = 300;
 	load_file(&ld, path, 0, NULL, 0);
 	if (ld.nerr == 0) {
 		/* references between objects */
@@ -799,6 +826,8 @@ void config_free(struct burst_config *cfg)
 		free_list(p->regions, p->nregions);
 		free(p->credentials);
 		free(p->endpoint);
+		free(p->bridge);
+		free(p->address);
 		free(p->where.file);
 	}
 	free(cfg->providers);
@@ -835,11 +864,52 @@ static const char *provider_catalog(const struct burst_config *cfg, const char *
 	return name;
 }
 
+/*
+ * The local provider offers one instance type, local.host: this machine's
+ * real vCPUs and memory, detected now, so that contracts resolve honestly
+ * against it.
+ */
+static void add_local_host(struct catalog *cat, const char *catalog_name)
+{
+	char name[256];
+	struct cat_type *t;
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	double kib = NAN;
+
+	snprintf(name, sizeof(name), "%s:local.host", catalog_name);
+	t = catalog_find_type(cat, name);
+	if (!t)
+		t = catalog_add_type(cat, catalog_name, "local.host", catalog_source(cat, "detected on this host"));
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %lf kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	t->num[KEY_VCPUS] = (double)sysconf(_SC_NPROCESSORS_ONLN);
+	t->num[KEY_MEMORY] = kib * 1024;
+	t->num[KEY_ACC_COUNT] = 0;
+	t->sid[KEY_ACC_MODEL] = cat->none_id;
+	t->sid[KEY_ACC_TYPE] = cat->none_id;
+	t->sid[KEY_ACC_MANUFACTURER] = cat->none_id;
+	t->sid[KEY_ACC_ARCH] = ARCH_NONE;
+	t->num[KEY_ACC_MEMORY] = 0;
+#if defined(__x86_64__)
+	t->sid[KEY_PROC_ISA] = catalog_intern(cat, "x86_64");
+#elif defined(__aarch64__)
+	t->sid[KEY_PROC_ISA] = catalog_intern(cat, "aarch64");
+#endif
+}
+
 int config_apply_catalog(const struct burst_config *cfg, struct catalog *cat,
 			 burst_err_t *err)
 {
 	size_t i, k;
 	int problems = 0;
+
+	for (i = 0; i < cfg->nproviders; i++)
+		if (!strcmp(cfg->providers[i].type, "local"))
+			add_local_host(cat, cfg->providers[i].catalog);
 
 	for (i = 0; i < cfg->noverrides; i++) {
 		const struct cfg_override *o = &cfg->overrides[i];

@@ -37,6 +37,8 @@ struct cfg_provider {
 	size_t nregions;
 	char *credentials;       /* CredentialsFile= */
 	char *endpoint;          /* Endpoint= (tests, private clouds) */
+	char *bridge;            /* local: Bridge= the agent's bridge */
+	char *address;           /* local: Address= the bridge's ADDR/PREFIX; nodes get the rest */
 	struct cfg_where where;
 };
 
@@ -69,6 +71,8 @@ struct burst_config {
 	bool allow_inline;       /* AllowInlineContracts= (default yes) */
 	char *state_dir;         /* StateDir= (default BURST_DEFAULT_STATE_DIR): database, spool */
 	char *socket_path;       /* SocketPath= (default StateDir/agent.sock) */
+	int join_port;           /* JoinPort= where nodes report (default 6830) */
+	int boot_timeout;        /* BootTimeout= seconds from launch to join (default 300) */
 	struct cfg_provider *providers;
 	size_t nproviders;
 	struct cfg_contract *contracts;
@@ -89,7 +93,9 @@ struct burst_config {
 struct burst_config *config_load(const char *path, burst_err_t *err);
 void config_free(struct burst_config *cfg);
 
-/* Apply InstanceType= and Price= lines to cat. Returns 0 or -1 with err. */
+/* Add the local provider's detected local.host type (for each Provider of
+ * Type=local), then apply InstanceType= and Price= lines to cat.
+ * Returns 0 or -1 with err. */
 int config_apply_catalog(const struct burst_config *cfg, struct catalog *cat,
 			 burst_err_t *err);
 

@@ -163,6 +163,33 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/*
+ * The node's admission record (written by burst-node join when the agent
+ * admitted the node; its path is in slurmd's environment, which slurmstepd
+ * inherits): CLOUD_PROVIDER, CLOUD_INSTANCE_TYPE, CLOUD_INSTANCE_ID, ...
+ * Only CLOUD_* keys are exported.
+ */
+static void export_admission(spank_t sp)
+{
+	const char *path = getenv("BURST_ADMISSION");
+	char line[1024];
+	FILE *f;
+
+	if (!path || !(f = fopen(path, "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *eq = strchr(line, '=');
+		size_t n = strlen(line);
+		if (n && line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		if (!eq || strncmp(line, "CLOUD_", 6) != 0)
+			continue;
+		*eq = '\0';
+		spank_setenv(sp, line, eq + 1, 1);
+	}
+	fclose(f);
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	char buf[4096];
@@ -173,6 +200,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 		return 0;
 	if (spank_getenv(sp, "SLURM_SPANK_CLOUD_CONTRACT", buf, sizeof(buf)) == ESPANK_SUCCESS)
 		spank_setenv(sp, "CLOUD_CONTRACT", buf, 1);
+	export_admission(sp);
 	return 0;
 }
 

@@ -114,7 +114,8 @@ lab_ctld() {
 lab_up() {
 	local pkgs
 	[ "$(id -u)" -eq 0 ] || { lab_log "must run as root"; return 1; }
-	LAB=$(mktemp -d /tmp/burst-lab.XXXXXX) || return 1
+	# not under /tmp: a node has a private /tmp and must still see the lab
+	LAB=$(mktemp -d /var/tmp/burst-lab.XXXXXX) || return 1
 	chmod 755 "$LAB"
 	mkdir -p "$LAB"/{etc,log,state,spool,pid,run}
 	: >"$LAB/pids"
@@ -162,6 +163,12 @@ lab_down() {
 	# slurmds started by others (the agent's local provider) are found by pid file
 	for pid in "$LAB"/pid/slurmd-*.pid; do
 		[ -e "$pid" ] && lab_pid_alive "$(cat "$pid")" && kill -9 "$(cat "$pid")" 2>/dev/null
+	done
+	# namespaces of the agent's local provider: burst-<ClusterName>-<node>
+	for name in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^burst-lab$$-"); do
+		pid=$(ip netns pids "$name" 2>/dev/null)
+		[ -n "$pid" ] && kill -9 $pid 2>/dev/null
+		ip netns del "$name" 2>/dev/null
 	done
 	while read -r k name; do
 		case "$k" in

@@ -1,0 +1,153 @@
+/*
+ * burst-node - what runs on a burst node.
+ *
+ *   burst-node join --agent ADDR:PORT --node NAME --instance ID --token TOKEN
+ *                   --record FILE -- SLURMD [ARG...]
+ *
+ * Reports to the agent over the node's network, waits for its verdict, and
+ * only when the node is admitted writes the admission record to FILE and
+ * becomes SLURMD (so a rejected node never registers with Slurm).
+ * Exit 1 when rejected, 2 on usage errors, 3 when the agent cannot be reached.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
+#define REPLY_TIMEOUT_S 120
+
+static int connect_agent(const char *spec)
+{
+	char host[64];
+	const char *colon = strrchr(spec, ':');
+	struct sockaddr_in sa;
+	int i, fd;
+
+	if (!colon || (size_t)(colon - spec) >= sizeof(host))
+		return -2;
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((unsigned short)atoi(colon + 1));
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+		return -2;
+	for (i = 0; i < CONNECT_TRIES; i++) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -1;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			return fd;
+		close(fd);
+		usleep(500000);
+	}
+	return -1;
+}
+
+static int join(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "agent", required_argument, NULL, 'a' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "instance", required_argument, NULL, 'i' },
+		{ "token", required_argument, NULL, 't' },
+		{ "record", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *agent = NULL, *node = NULL, *instance = NULL, *token = NULL, *record = NULL;
+	json_object *req, *rep, *v;
+	char buf[65536];
+	size_t n = 0;
+	struct timeval tv = { REPLY_TIMEOUT_S, 0 };
+	int ch, fd;
+
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'a': agent = optarg; break;
+		case 'n': node = optarg; break;
+		case 'i': instance = optarg; break;
+		case 't': token = optarg; break;
+		case 'r': record = optarg; break;
+		default: return 2;
+		}
+	}
+	if (!agent || !node || !instance || !token || !record || optind >= argc) {
+		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID --token T --record FILE -- SLURMD [ARG...]\n");
+		return 2;
+	}
+	fd = connect_agent(agent);
+	if (fd < 0) {
+		fprintf(stderr, "burst-node: %s: cannot reach the agent at %s: %s\n", node, agent,
+			fd == -2 ? "not ADDR:PORT" : strerror(errno));
+		return 3;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	req = json_object_new_object();
+	json_object_object_add(req, "op", json_object_new_string("join"));
+	json_object_object_add(req, "node", json_object_new_string(node));
+	json_object_object_add(req, "instance", json_object_new_string(instance));
+	json_object_object_add(req, "token", json_object_new_string(token));
+	{
+		const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+		if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0) {
+			fprintf(stderr, "burst-node: %s: cannot send the report: %s\n", node, strerror(errno));
+			return 3;
+		}
+	}
+	json_object_put(req);
+	while (n < sizeof(buf) - 1) {
+		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	close(fd);
+	buf[n] = '\0';
+	rep = json_tokener_parse(buf);
+	if (!rep || !json_object_object_get_ex(rep, "admit", &v)) {
+		fprintf(stderr, "burst-node: %s: no verdict from the agent (got %zu bytes)\n", node, n);
+		return 3;
+	}
+	if (!json_object_get_boolean(v)) {
+		json_object *why;
+		json_object_object_get_ex(rep, "reason", &why);
+		fprintf(stderr, "burst-node: %s: rejected by the agent: %s; slurmd is not started\n", node,
+			why ? json_object_get_string(why) : "no reason given");
+		return 1;
+	}
+	{
+		FILE *f = fopen(record, "w");
+		json_object *rec;
+		if (!f || !json_object_object_get_ex(rep, "record", &rec)) {
+			fprintf(stderr, "burst-node: %s: cannot write the admission record %s\n", node, record);
+			return 1;
+		}
+		json_object_object_foreach(rec, key, val)
+			fprintf(f, "%s=%s\n", key, json_object_get_string(val));
+		if (fclose(f) != 0)
+			return 1;
+	}
+	json_object_put(rep);
+	setenv("BURST_ADMISSION", record, 1);
+	execvp(argv[optind], argv + optind);
+	fprintf(stderr, "burst-node: %s: cannot start %s: %s\n", node, argv[optind], strerror(errno));
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "join"))
+		return join(argc - 1, argv + 1);
+	fprintf(stderr, "usage: burst-node join ... (see burst-node --help)\n");
+	return 2;
+}

@@ -1,0 +1,299 @@
+/*
+ * state.c - SQLite state of the burst agent (see state.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "state.h"
+#include "strutil.h"
+
+struct state_db {
+	sqlite3 *db;
+	char *path;
+};
+
+static const char schema[] =
+	"PRAGMA journal_mode=WAL;"
+	"PRAGMA synchronous=FULL;"
+	"CREATE TABLE IF NOT EXISTS nodes ("
+	" name TEXT PRIMARY KEY, nodeset TEXT, state TEXT NOT NULL,"
+	" attempt INTEGER NOT NULL DEFAULT 0, instance TEXT, address TEXT, token TEXT,"
+	" token_used INTEGER NOT NULL DEFAULT 0, job INTEGER NOT NULL DEFAULT 0,"
+	" since REAL NOT NULL, cooldown_until REAL NOT NULL DEFAULT 0, last_error TEXT);"
+	"CREATE TABLE IF NOT EXISTS events ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT,"
+	" what TEXT NOT NULL, detail TEXT);"
+	"CREATE TABLE IF NOT EXISTS requests (name TEXT PRIMARY KEY, time REAL NOT NULL);";
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int fail(struct state_db *db, burst_err_t *err, const char *what)
+{
+	burst_err_set(err, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->db));
+	return -1;
+}
+
+struct state_db *state_open(const char *path, burst_err_t *err)
+{
+	struct state_db *db = xcalloc(1, sizeof(*db));
+	char *msg = NULL;
+
+	db->path = xstrdup(path);
+	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+		burst_err_set(err, "%s: cannot open the state database: %s", path,
+			      db->db ? sqlite3_errmsg(db->db) : "out of memory");
+		state_close(db);
+		return NULL;
+	}
+	sqlite3_busy_timeout(db->db, 5000);
+	if (sqlite3_exec(db->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+		burst_err_set(err, "%s: cannot set up the state database: %s", path, msg);
+		sqlite3_free(msg);
+		state_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+void state_close(struct state_db *db)
+{
+	if (!db)
+		return;
+	sqlite3_close(db->db);
+	free(db->path);
+	free(db);
+}
+
+int state_node_ensure(struct state_db *db, const char *name, const char *nodeset,
+		      burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db,
+			       "INSERT OR IGNORE INTO nodes(name, nodeset, state, since) VALUES(?,?,'powered_down',?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, nodeset, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 3, now());
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert node");
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+	return t ? xstrdup((const char *)t) : NULL;
+}
+
+int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
+		   burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_prepare_v2(db->db,
+			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
+			       " job, since, cooldown_until, last_error FROM nodes WHERE name=?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->name = col_text(st, 0);
+		out->nodeset = col_text(st, 1);
+		out->state = col_text(st, 2);
+		out->attempt = sqlite3_column_int(st, 3);
+		out->instance = col_text(st, 4);
+		out->address = col_text(st, 5);
+		out->token = col_text(st, 6);
+		out->token_used = sqlite3_column_int(st, 7) != 0;
+		out->job = (long)sqlite3_column_int64(st, 8);
+		out->since = sqlite3_column_double(st, 9);
+		out->cooldown_until = sqlite3_column_double(st, 10);
+		out->last_error = col_text(st, 11);
+		rc = 1;
+	} else
+		rc = rc == SQLITE_DONE ? 0 : fail(db, err, "read node");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+void state_node_clear(struct node_rec *r)
+{
+	free(r->name);
+	free(r->nodeset);
+	free(r->state);
+	free(r->instance);
+	free(r->address);
+	free(r->token);
+	free(r->last_error);
+	memset(r, 0, sizeof(*r));
+}
+
+static int exec1(struct state_db *db, const char *sql, burst_err_t *err)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		burst_err_set(err, "%s: %s: %s", db->path, sql, msg ? msg : "?");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int add_event(struct state_db *db, const char *node, const char *what,
+		     const char *detail, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db, "INSERT INTO events(time, node, what, detail) VALUES(?,?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_double(st, 1, now());
+	sqlite3_bind_text(st, 2, node, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, what, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, detail, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert event");
+}
+
+int state_event(struct state_db *db, const char *node, const char *what,
+		const char *detail, burst_err_t *err)
+{
+	return add_event(db, node, what, detail, err);
+}
+
+int state_transition(struct state_db *db, const char *name, const char *from,
+		     const struct node_rec *r, const char *to, const char *detail,
+		     burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc, changed;
+
+	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
+		return -1;
+	if (sqlite3_prepare_v2(db->db,
+			       "UPDATE nodes SET state=?, attempt=?, instance=?, address=?, token=?,"
+			       " token_used=?, job=?, since=?, cooldown_until=?, last_error=?"
+			       " WHERE name=? AND (?12 IS NULL OR state=?12)",
+			       -1, &st, NULL) != SQLITE_OK) {
+		fail(db, err, "prepare");
+		exec1(db, "ROLLBACK", NULL);
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, to, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 2, r->attempt);
+	sqlite3_bind_text(st, 3, r->instance, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, r->address, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, r->token, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 6, r->token_used);
+	sqlite3_bind_int64(st, 7, r->job);
+	sqlite3_bind_double(st, 8, now());
+	sqlite3_bind_double(st, 9, r->cooldown_until);
+	sqlite3_bind_text(st, 10, r->last_error, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 11, name, -1, SQLITE_TRANSIENT);
+	if (from)
+		sqlite3_bind_text(st, 12, from, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 12);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		fail(db, err, "update node");
+		exec1(db, "ROLLBACK", NULL);
+		return -1;
+	}
+	changed = sqlite3_changes(db->db);
+	if (changed) {
+		char what[96];
+		snprintf(what, sizeof(what), "%s -> %s", from ? from : "*", to);
+		if (add_event(db, name, what, detail, err) < 0) {
+			exec1(db, "ROLLBACK", NULL);
+			return -1;
+		}
+	}
+	if (exec1(db, "COMMIT", err) < 0) {
+		exec1(db, "ROLLBACK", NULL);
+		return -1;
+	}
+	return changed ? 1 : 0;
+}
+
+char **state_nodes_in(struct state_db *db, const char *stname, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	char **v = xcalloc(1, sizeof(char *));
+	size_t n = 0;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT name FROM nodes WHERE state=? ORDER BY name",
+			       -1, &st, NULL) != SQLITE_OK) {
+		fail(db, err, "prepare");
+		free(v);
+		return NULL;
+	}
+	sqlite3_bind_text(st, 1, stname, -1, SQLITE_TRANSIENT);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		v = xrealloc(v, (n + 2) * sizeof(char *));
+		v[n++] = col_text(st, 0);
+		v[n] = NULL;
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
+void state_names_free(char **names)
+{
+	size_t i;
+
+	if (!names)
+		return;
+	for (i = 0; names[i]; i++)
+		free(names[i]);
+	free(names);
+}
+
+int state_request_seen(struct state_db *db, const char *name, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT 1 FROM requests WHERE name=?", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : fail(db, err, "read request");
+}
+
+int state_request_add(struct state_db *db, const char *name, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db, "INSERT OR IGNORE INTO requests(name, time) VALUES(?,?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 2, now());
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert request");
+}

@@ -1,0 +1,66 @@
+/*
+ * state.h - the burst agent's durable state: one SQLite database (WAL) with
+ * the life of every node (DESIGN §7) and an event log. Every transition is
+ * written, in one transaction with its event, before the action it leads
+ * to, so that a restart resumes in-flight work.
+ */
+#ifndef BURST_STATE_H
+#define BURST_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "burst_err.h"
+
+struct state_db;
+
+/* A node's row. Strings are owned by the struct (state_node_clear frees them). */
+struct node_rec {
+	char *name;
+	char *nodeset;
+	char *state;             /* powered_down, requested, launching, booting, admitted,
+				  * terminating, rejected, lost */
+	int attempt;             /* launches so far; part of the idempotency key */
+	char *instance;          /* provider's instance id */
+	char *address;
+	char *token;             /* one-time join token of this attempt */
+	bool token_used;
+	long job;                /* job that asked for the node, or 0 */
+	double since;            /* time of the last transition */
+	double cooldown_until;
+	char *last_error;
+};
+
+/* Open (creating if needed) path; caller closes with state_close. */
+struct state_db *state_open(const char *path, burst_err_t *err);
+void state_close(struct state_db *db);
+
+/* Make sure a row exists for name (powered_down); no-op if it does. */
+int state_node_ensure(struct state_db *db, const char *name, const char *nodeset,
+		      burst_err_t *err);
+/* Read a node; returns 1 found, 0 not found, -1 error. */
+int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
+		   burst_err_t *err);
+void state_node_clear(struct node_rec *r);
+
+/*
+ * Compare-and-set: if name is in state from (or from is NULL), write r's
+ * fields with state to, and an event with detail, in one transaction.
+ * Returns 1 done, 0 not in state from (nothing written), -1 error.
+ */
+int state_transition(struct state_db *db, const char *name, const char *from,
+		     const struct node_rec *r, const char *to, const char *detail,
+		     burst_err_t *err);
+
+/* Names of nodes in state st (NULL-terminated; free with state_names_free). */
+char **state_nodes_in(struct state_db *db, const char *st, burst_err_t *err);
+void state_names_free(char **names);
+
+/* Record that a spool request was taken in (so a replayed file is skipped). */
+int state_request_seen(struct state_db *db, const char *name, burst_err_t *err);
+int state_request_add(struct state_db *db, const char *name, burst_err_t *err);
+
+/* Append an event without a transition. */
+int state_event(struct state_db *db, const char *node, const char *what,
+		const char *detail, burst_err_t *err);
+
+#endif

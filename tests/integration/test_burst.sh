@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# test_burst.sh - one job bursts into a node that did not exist, runs, and
+# the node goes away: sbatch --cloud-contract, burst-resume, the agent's
+# local provider (namespaces), burst-node join, slurmd, the job's CLOUD_*
+# variables, burst-suspend, and nothing left behind.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+ps="$build/plugins/power_save"
+agent="$build/burst-agent/burst-agent"
+[ -x "$agent" ] || bail "no $agent (build first)"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
+SuspendProgram=$ps/burst-suspend
+ResumeFailProgram=$ps/burst-resume-fail
+ResumeTimeout=60
+SuspendTimeout=10
+SuspendTime=5
+JobSubmitPlugins=lua"
+lab_pre_ctld() {
+	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
+	cat >"$LAB/etc/burst.conf" <<CONF
+ClusterName=lab$$
+StateDir=$LAB/burst
+CatalogDir=$src/share/catalog
+JoinPort=$((LAB_PORT_CTLD + 300))
+Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+Contract=here node_vcpus_count>=1 accelerator_count=0
+NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
+CONF
+	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
+		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
+	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
+		>"$LAB/etc/plugstack.conf"
+}
+lab_up || bail "the lab did not start"
+cd "$LAB" || bail "no lab directory"
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+	BURST_NODE="$build/burst-agent/node/burst-node" \
+	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
+lab_record burst-agent $!
+for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
+[ -S "$LAB/burst/agent.sock" ]; ok $? "the agent is up" "$LAB/log/agent.log"
+
+id=$(sbatch --parsable --cloud-contract=here -o "$LAB/job.out" \
+	--wrap 'hostname; env | grep ^CLOUD_ | sort; ls /tmp | wc -l' 2>"$LAB/err")
+ok $? "sbatch --cloud-contract=here" "$LAB/err"
+lab_wait_job "$id" COMPLETED 90; ok $? "the job bursts, runs and completes" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+node=$(sacct -n -j "$id" -o NodeList 2>/dev/null | head -1 | tr -d ' ')
+[ -n "$node" ] || node=$(grep -o 'burst-[0-9]' "$LAB/job.out" | head -1)
+grep -qx 'burst-[12]' "$LAB/job.out"; ok $? "it ran on a burst node, whose hostname is its node name" "$LAB/job.out"
+grep -q '^CLOUD_CONTRACT=node_vcpus_count>=1 accelerator_count=0$' "$LAB/job.out"; ok $? "the job sees CLOUD_CONTRACT" "$LAB/job.out"
+grep -q '^CLOUD_PROVIDER=local$' "$LAB/job.out" && grep -q '^CLOUD_INSTANCE_TYPE=local.host$' "$LAB/job.out" &&
+	grep -q "^CLOUD_INSTANCE_ID=local-lab$$-burst-[12]-1$" "$LAB/job.out"
+ok $? "... and CLOUD_PROVIDER, CLOUD_INSTANCE_TYPE, CLOUD_INSTANCE_ID" "$LAB/job.out"
+[ "$(tail -1 "$LAB/job.out")" = 0 ]; ok $? "the node has a private /tmp" "$LAB/job.out"
+grep -q 'booting -> admitted' "$LAB/log/agent.log"; ok $? "the node was admitted before slurmd started" "$LAB/log/agent.log"
+
+# idle: suspended after SuspendTime; the instance and its processes go away
+n=$(grep -o 'burst-[12]' "$LAB/job.out" | head -1)
+lab_wait_node "$n" 'idle~' 60; ok $? "the idle node is powered down again ($n)" "$LAB/log/agent.log"
+ns="burst-lab$$-$n"
+for i in $(seq 50); do ip netns list | grep -q "^$ns" || break; sleep 0.1; done
+! ip netns list | grep -q "^$ns"; ok $? "its namespace is gone" "$LAB/log/agent.log"
+! pgrep -f "slurmd -D -b -f $SLURM_CONF -N $n" >/dev/null; ok $? "its slurmd is gone"
+grep -q "$n: terminating -> powered_down" "$LAB/log/agent.log"; ok $? "the agent recorded the termination" "$LAB/log/agent.log"
+
+# a second burst of the same node works (attempt 2, a new token)
+id=$(sbatch --parsable --cloud-contract=here -w "$n" -o "$LAB/job2.out" --wrap 'env | grep ^CLOUD_INSTANCE_ID')
+lab_wait_job "$id" COMPLETED 90; ok $? "the node bursts again" "$LAB/log/agent.log"
+grep -q "^CLOUD_INSTANCE_ID=local-lab$$-$n-2$" "$LAB/job2.out"; ok $? "... as a new instance (attempt 2)" "$LAB/job2.out"
+
+# the control socket admits root and SlurmUser only
+if id nobody >/dev/null 2>&1; then
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"{\"op\":\"poke\"}\n"); print(s.recv(200).decode())' "$LAB/burst/agent.sock" 2>&1)
+	echo "$out" | grep -q 'permission denied'; ok $? "an unprivileged user is refused by the agent ($out)"
+	grep -q 'control: refused uid' "$LAB/log/agent.log"; ok $? "... and it is logged"
+fi
+
+lab_down
+! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+done_testing
