@@ -573,7 +573,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 {
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
 		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
-		"StateDir", "SocketPath", "JoinPort", "BootTimeout", NULL };
+		"StateDir", "SocketPath", "JoinPort", "BootTimeout", "RejectCooldown",
+		"PrologSlurmctld", "LogFile", NULL };
 	struct word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -646,7 +647,9 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 	else if (str_ieq(w[0].key, "Include") || str_ieq(w[0].key, "ClusterName") ||
 		 str_ieq(w[0].key, "CatalogDir") || str_ieq(w[0].key, "AllowInlineContracts") ||
 		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath") ||
-		 str_ieq(w[0].key, "JoinPort") || str_ieq(w[0].key, "BootTimeout")) {
+		 str_ieq(w[0].key, "JoinPort") || str_ieq(w[0].key, "BootTimeout") ||
+		 str_ieq(w[0].key, "RejectCooldown") || str_ieq(w[0].key, "PrologSlurmctld") ||
+		 str_ieq(w[0].key, "LogFile")) {
 		int k;
 		/* global settings: one or more per line */
 		for (k = 0; k < n; k++) {
@@ -661,21 +664,33 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			} else if (str_ieq(w[k].key, "AllowInlineContracts")) {
 				if (!parse_bool(w[k].val, &cfg->allow_inline))
 					lerr(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
-			} else if (str_ieq(w[k].key, "JoinPort") || str_ieq(w[k].key, "BootTimeout")) {
+			} else if (str_ieq(w[k].key, "JoinPort") || str_ieq(w[k].key, "BootTimeout") ||
+				   str_ieq(w[k].key, "RejectCooldown")) {
 				char *end;
 				long v = strtol(w[k].val, &end, 10);
 				bool port = str_ieq(w[k].key, "JoinPort");
-				if (*end || v < 1 || v > (port ? 65535 : 86400))
+				long lo = str_ieq(w[k].key, "RejectCooldown") ? 0 : 1;
+				if (!w[k].val[0] || *end || v < lo || v > (port ? 65535 : 86400))
 					lerr(ld, file, line, "%s=%s: give %s", w[k].key, w[k].val,
-					     port ? "a TCP port (1-65535)" : "seconds (1-86400)");
+					     port ? "a TCP port (1-65535)" :
+					     lo ? "seconds (1-86400)" : "seconds (0-86400)");
 				else if (port)
 					cfg->join_port = (int)v;
-				else
+				else if (lo)
 					cfg->boot_timeout = (int)v;
-			} else if (str_ieq(w[k].key, "StateDir") || str_ieq(w[k].key, "SocketPath")) {
-				char **dst = str_ieq(w[k].key, "StateDir") ? &cfg->state_dir : &cfg->socket_path;
+				else
+					cfg->reject_cooldown = (int)v;
+			} else if (str_ieq(w[k].key, "LogFile") && str_ieq(w[k].val, "syslog")) {
+				free(cfg->log_file);
+				cfg->log_file = xstrdup("syslog");
+			} else if (str_ieq(w[k].key, "StateDir") || str_ieq(w[k].key, "SocketPath") ||
+				   str_ieq(w[k].key, "PrologSlurmctld") || str_ieq(w[k].key, "LogFile")) {
+				char **dst = str_ieq(w[k].key, "StateDir") ? &cfg->state_dir :
+					     str_ieq(w[k].key, "SocketPath") ? &cfg->socket_path :
+					     str_ieq(w[k].key, "LogFile") ? &cfg->log_file : &cfg->prolog_slurmctld;
 				if (w[k].val[0] != '/')
-					lerr(ld, file, line, "%s must be an absolute path, not '%s'", w[k].key, w[k].val);
+					lerr(ld, file, line, "%s must be an absolute path%s, not '%s'", w[k].key,
+					     str_ieq(w[k].key, "LogFile") ? " or syslog" : "", w[k].val);
 				else {
 					free(*dst);
 					*dst = xstrdup(w[k].val);
@@ -750,6 +765,7 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	cfg->allow_inline = true;
 	cfg->join_port = 6830;
 	cfg->boot_timeout = 300;
+	cfg->reject_cooldown = 60;
 	load_file(&ld, path, 0, NULL, 0);
 	if (ld.nerr == 0) {
 		/* references between objects */
@@ -848,6 +864,8 @@ void config_free(struct burst_config *cfg)
 	free(cfg->catalog_dir);
 	free(cfg->state_dir);
 	free(cfg->socket_path);
+	free(cfg->prolog_slurmctld);
+	free(cfg->log_file);
 	free(cfg);
 }
 

@@ -73,6 +73,9 @@ struct burst_config {
 	char *socket_path;       /* SocketPath= (default StateDir/agent.sock) */
 	int join_port;           /* JoinPort= where nodes report (default 6830) */
 	int boot_timeout;        /* BootTimeout= seconds from launch to join (default 300) */
+	int reject_cooldown;     /* RejectCooldown= seconds a failed node stays DOWN (default 60) */
+	char *prolog_slurmctld;  /* PrologSlurmctld= the site's own, run first by ours (may be NULL) */
+	char *log_file;          /* LogFile= the agent's log: a path or "syslog" (may be NULL: stderr) */
 	struct cfg_provider *providers;
 	size_t nproviders;
 	struct cfg_contract *contracts;

@@ -29,6 +29,7 @@
 
 #include "config.h"
 #include "hostlist.h"
+#include "proc.h"
 #include "spool.h"
 #include "strutil.h"
 
@@ -39,32 +40,6 @@
 #define PROG "burst-" BURST_ROLE
 #define MAX_RESUME_FILE (16 << 20)
 #define POKE_TIMEOUT_MS 200
-
-static void reopen_stdio(void)
-{
-	int fd;
-
-	for (fd = 0; fd <= 2; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
-			int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-			if (n >= 0 && n != fd) {
-				dup2(n, fd);
-				close(n);
-			}
-		}
-}
-
-static void reset_signals(void)
-{
-	sigset_t all;
-	int s;
-
-	sigemptyset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	for (s = 1; s < NSIG; s++)
-		if (s != SIGKILL && s != SIGSTOP)
-			signal(s, SIG_DFL);
-}
 
 /*
  * SLURM_RESUME_FILE: {"jobs":[{"job_id":3,"nodes":"burst-1"}],"all_nodes":"burst-1"}
@@ -176,8 +151,8 @@ int main(int argc, char **argv)
 	struct timespec ts;
 	int rc = 1;
 
-	reopen_stdio();
-	reset_signals();
+	proc_reopen_stdio();
+	proc_reset_signals();
 	if (argc != 2 || !argv[1][0]) {
 		fprintf(stderr, "usage: " PROG " HOSTLIST (run by slurmctld as %s)\n",
 			!strcmp(BURST_ROLE, "resume") ? "ResumeProgram" :

@@ -196,7 +196,23 @@ lab_wait_job() {
 	return 1
 }
 
-lab_node_state() { sinfo -h -N -n "$1" -o %T 2>/dev/null | head -1; }
+# A node's state the way sinfo -o %T writes it (idle~ powered down, idle#
+# powering up, idle% powering down, drain/down with their flags), from
+# scontrol: sinfo's mixed/idle comes from the select plugin and can lag
+# behind (22.05 shows a powered-down idle node as "mixed~" after a job
+# that had a PrologSlurmctld).
+lab_node_state() {
+	scontrol show node -o "$1" 2>/dev/null | awk '{
+		for (i = 1; i <= NF; i++) if ($i ~ /^State=/) st = substr($i, 7)
+		n = split(st, f, "+"); s = tolower(f[1]); sfx = ""
+		for (i = 2; i <= n; i++) {
+			if (f[i] == "POWERED_DOWN") sfx = "~"
+			else if (f[i] == "POWERING_UP") sfx = "#"
+			else if (f[i] == "POWERING_DOWN") sfx = "%"
+			else if (f[i] == "DRAIN" && s != "down") s = "drain"
+		}
+		print s sfx }'
+}
 
 lab_wait_node() {   # NODE REGEX SECONDS
 	local i st

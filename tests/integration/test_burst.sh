@@ -16,16 +16,26 @@ SLURM_CONF_NODES="# nodes: below"
 SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
 SuspendProgram=$ps/burst-suspend
 ResumeFailProgram=$ps/burst-resume-fail
+PrologSlurmctld=$ps/burst-prolog-slurmctld
 ResumeTimeout=60
 SuspendTimeout=10
 SuspendTime=5
 JobSubmitPlugins=lua"
 lab_pre_ctld() {
 	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
+	# the site's own PrologSlurmctld, chained by ours: it logs, and fails
+	# jobs named site-says-no
+	cat >"$LAB/etc/site-prolog" <<PROLOG
+#!/bin/sh
+echo "\$SLURM_JOB_ID \$SLURM_JOB_NAME" >>$LAB/site-prolog.log
+[ "\$SLURM_JOB_NAME" != site-says-no ]
+PROLOG
+	chmod 755 "$LAB/etc/site-prolog"
 	cat >"$LAB/etc/burst.conf" <<CONF
 ClusterName=lab$$
 StateDir=$LAB/burst
 CatalogDir=$src/share/catalog
+PrologSlurmctld=$LAB/etc/site-prolog
 JoinPort=$((LAB_PORT_CTLD + 300))
 Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
 Contract=here node_vcpus_count>=1 accelerator_count=0
@@ -58,6 +68,7 @@ grep -q '^CLOUD_PROVIDER=local$' "$LAB/job.out" && grep -q '^CLOUD_INSTANCE_TYPE
 ok $? "... and CLOUD_PROVIDER, CLOUD_INSTANCE_TYPE, CLOUD_INSTANCE_ID" "$LAB/job.out"
 [ "$(tail -1 "$LAB/job.out")" = 0 ]; ok $? "the node has a private /tmp" "$LAB/job.out"
 grep -q 'booting -> admitted' "$LAB/log/agent.log"; ok $? "the node was admitted before slurmd started" "$LAB/log/agent.log"
+grep -qx "$id wrap" "$LAB/site-prolog.log"; ok $? "burst-prolog-slurmctld ran the site's PrologSlurmctld first" "$LAB/site-prolog.log" "$LAB/log/slurmctld.log"
 
 # idle: suspended after SuspendTime; the instance and its processes go away
 n=$(grep -o 'burst-[12]' "$LAB/job.out" | head -1)
@@ -72,6 +83,15 @@ grep -q "$n: terminating -> powered_down" "$LAB/log/agent.log"; ok $? "the agent
 id=$(sbatch --parsable --cloud-contract=here -w "$n" -o "$LAB/job2.out" --wrap 'env | grep ^CLOUD_INSTANCE_ID')
 lab_wait_job "$id" COMPLETED 90; ok $? "the node bursts again" "$LAB/log/agent.log"
 grep -q "^CLOUD_INSTANCE_ID=local-lab$$-$n-2$" "$LAB/job2.out"; ok $? "... as a new instance (attempt 2)" "$LAB/job2.out"
+
+# the site's PrologSlurmctld says no: the job does not run
+id=$(sbatch --parsable --cloud-contract=here -J site-says-no -o "$LAB/job3.out" --wrap 'echo ran')
+for i in $(seq 100); do grep -q "^$id site-says-no" "$LAB/site-prolog.log" 2>/dev/null && break; sleep 0.1; done
+sleep 1
+st=$(squeue -h -t all -j "$id" -o '%T %r')
+[ ! -e "$LAB/job3.out" ] && grep -q "^$id site-says-no" "$LAB/site-prolog.log" && [[ "$st" != COMPLETED* ]] && [[ "$st" != RUNNING* ]]
+ok $? "a failing site PrologSlurmctld keeps its verdict ($st)" "$LAB/site-prolog.log" "$LAB/log/slurmctld.log"
+scancel "$id"
 
 # the control socket admits root and SlurmUser only
 if id nobody >/dev/null 2>&1; then

@@ -90,6 +90,7 @@ int main(void)
 		   "# a comment\n"
 		   "ClusterName=lab AllowInlineContracts=no\n"
 		   "StateDir=/var/lib/burst-test\n"
+		   "JoinPort=7000 BootTimeout=90 RejectCooldown=0 PrologSlurmctld=/etc/slurm/site-prolog LogFile=syslog\n"
 		   "provider=alpha TYPE=local Catalog=alpha Regions=r1,r2\n"
 		   "Provider=aws Regions=us-east-1\n"
 		   "Contract=gpu4 accelerator_count=4 accelerator_architecture=ampere\n"
@@ -106,6 +107,10 @@ int main(void)
 		ok(!cfg->allow_inline, "AllowInlineContracts=no");
 		is_str(cfg->state_dir, "/var/lib/burst-test", "StateDir");
 		is_str(cfg->socket_path, "/var/lib/burst-test/agent.sock", "SocketPath defaults into StateDir");
+		ok(cfg->join_port == 7000 && cfg->boot_timeout == 90, "JoinPort, BootTimeout");
+		ok(cfg->reject_cooldown == 0, "RejectCooldown=0 is allowed");
+		is_str(cfg->prolog_slurmctld, "/etc/slurm/site-prolog", "PrologSlurmctld");
+		is_str(cfg->log_file, "syslog", "LogFile=syslog");
 		ok(cfg->nproviders == 2, "two providers");
 		is_str(cfg->providers[0].type, "local", "Type (case-insensitive key)");
 		is_str(cfg->providers[0].catalog, "alpha", "Catalog");
@@ -213,6 +218,11 @@ int main(void)
 	refused("unknownline.conf", "Contrat=x accelerator_count=1\n",
 		"@/unknownline.conf:1: unknown key 'Contrat'; did you mean 'Contract'?");
 	refused("relstate.conf", "StateDir=var/lib\n", "StateDir must be an absolute path");
+	refused("rellog.conf", "LogFile=agent.log\n", "LogFile must be an absolute path or syslog, not 'agent.log'");
+	refused("badcool.conf", "RejectCooldown=-1\n", "RejectCooldown=-1: give seconds (0-86400)");
+	refused("badboot.conf", "BootTimeout=0\n", "BootTimeout=0: give seconds (1-86400)");
+	refused("badport.conf", "JoinPort=70000\n", "JoinPort=70000: give a TCP port (1-65535)");
+	refused("typoglobal.conf", "RejectColdown=5\n", "did you mean 'RejectCooldown'?");
 	refused("badbool.conf", "AllowInlineContracts=maybe\n", "AllowInlineContracts is yes or no, not 'maybe'");
 	refused("badprice.conf", "Price=x Provider=aws Region=r OnDemand=cheap\n", "Price x: OnDemand=cheap: expected a number");
 	refused("pricemissing.conf", "Price=x Provider=aws\n", "Price x needs Provider= and Region=");
