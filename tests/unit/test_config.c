@@ -183,7 +183,7 @@ int main(void)
 			}
 			/* gpu4 and cheap are served; extra (>=2 accelerators) by g4 */
 			ok(config_check(cfg, cat, &err) == 1, "one problem");
-			has_str(err.msg, "good.conf:7: Contract cheap is satisfied by no instance type of any NodeSet",
+			has_str(err.msg, "good.conf:8: Contract cheap is satisfied by no instance type of any NodeSet",
 				"max_price=1: no node set has a type that cheap");
 			catalog_free(cat);
 		}
