@@ -773,6 +773,8 @@ static int cmd_slurm_conf(const struct opts *o, int argc, char **argv)
 			printf("NodeName=%s CPUs=%.0f", ns->nodes_expr, cpus);
 			if (!isinf(mem))
 				printf(" RealMemory=%.0f", floor(mem / 1048576.0 * REALMEMORY_FRACTION));
+			if (ns->weight)
+				printf(" Weight=%d", ns->weight);
 			printf(" Features=%s State=CLOUD\n", feat.s);
 		}
 		sb_free(&feat);
