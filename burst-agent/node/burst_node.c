@@ -52,6 +52,38 @@ static int connect_agent(const char *spec)
 	return -1;
 }
 
+/* Read the first line of a file into buf; NULL if it cannot be read. */
+static const char *read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	char *ok;
+
+	if (!f)
+		return NULL;
+	ok = fgets(buf, (int)len, f);
+	fclose(f);
+	if (!ok)
+		return NULL;
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/* What the node says of itself: the agent checks it against its policy. */
+static json_object *node_record(const char *node)
+{
+	json_object *rec = json_object_new_object(), *k = json_object_new_object();
+	char buf[512];
+	const char *v;
+
+	json_object_object_add(rec, "node", json_object_new_string(node));
+	v = read_line("/proc/sys/kernel/osrelease", buf, sizeof(buf));
+	json_object_object_add(k, "release", v ? json_object_new_string(v) : NULL);
+	v = read_line("/proc/sys/kernel/version", buf, sizeof(buf));
+	json_object_object_add(k, "version", v ? json_object_new_string(v) : NULL);
+	json_object_object_add(rec, "kernel", k);
+	return rec;
+}
+
 static int join(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -95,6 +127,7 @@ static int join(int argc, char **argv)
 	json_object_object_add(req, "node", json_object_new_string(node));
 	json_object_object_add(req, "instance", json_object_new_string(instance));
 	json_object_object_add(req, "token", json_object_new_string(token));
+	json_object_object_add(req, "record", node_record(node));
 	{
 		const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 		if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0) {
