@@ -31,7 +31,8 @@ struct sigv4_request {
 	const char *path;
 	/* Raw query string without '?', may be NULL or "". Each key and value
 	 * is percent-decoded, then encoded again canonically, so properly
-	 * encoded and raw (e.g. UTF-8) input both work. */
+	 * encoded and raw (e.g. UTF-8) input both work. A '+' is a plus, not a
+	 * space: build queries with sigv4_uri_encode(value, true). */
 	const char *query;
 	/* As sent; must include Host. X-Amz-Date is added if absent (if present
 	 * it must equal amz_date). X-Amz-Security-Token is added when the
