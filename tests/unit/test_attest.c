@@ -167,9 +167,12 @@ static void test_keys(EVP_PKEY **key_out, EVP_PKEY **other_out)
 	burst_err_t err;
 	struct stat st;
 	FILE *f;
+	int i;
 
 	ok(attest_key_load_or_create(kp, &k, &err) == 0, "a missing key is created");
-	ok(stat(kp, &st) == 0 && (st.st_mode & 07777) == 0600, "... with mode 0600 (got %04o)",
+	memset(&st, 0, sizeof(st));
+	i = stat(kp, &st);
+	ok(i == 0 && (st.st_mode & 07777) == 0600, "... with mode 0600 (got %04o)",
 	   (unsigned)(st.st_mode & 07777));
 	f = fopen(kp, "r");
 	{
@@ -191,7 +194,6 @@ static void test_keys(EVP_PKEY **key_out, EVP_PKEY **other_out)
 		size_t rl = 32;
 		unsigned int ml;
 		char hex[65];
-		int i;
 		EVP_PKEY_get_raw_public_key(k, raw, &rl);
 		EVP_Digest(raw, rl, md, &ml, EVP_sha256(), NULL);
 		for (i = 0; i < 32; i++)
