@@ -108,7 +108,9 @@ int attest_key_load_or_create(const char *path, EVP_PKEY **key, burst_err_t *err
 	if (fd < 0 && errno == ENOENT)
 		return create_key(path, key, err);
 	if (fd < 0) {
-		burst_err_set(err, "%s: cannot open the attestation key: %s", path, strerror(errno));
+		burst_err_set(err, "%s: cannot open the attestation key: %s", path,
+			      errno == ELOOP ? "it is a symbolic link; give the key file itself" :
+			      strerror(errno));
 		goto out;
 	}
 	if (fstat(fd, &st) < 0) {

@@ -212,6 +212,16 @@ static void test_keys(EVP_PKEY **key_out, EVP_PKEY **other_out)
 	EVP_PKEY_free(k2);
 	k2 = NULL;
 
+	{
+		char *link = tpath("link.pem");
+		if (symlink(kp, link) == 0) {
+			ok(attest_key_load_or_create(link, &k2, &err) < 0 && !k2, "a symbolic link is refused");
+			has_str(err.msg, "symbolic link", "... saying so");
+		} else
+			ok(0, "symlink for the test");
+		free(link);
+	}
+
 	/* not Ed25519 */
 	{
 		EVP_PKEY *e = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
