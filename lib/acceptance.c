@@ -277,7 +277,7 @@ out:
 static void parse_test(struct parser *p, struct word *w, int n)
 {
 	struct acceptance_test t;
-	bool have_kind = false;
+	bool have_kind = false, kind_given = false;
 	int nerr0 = p->nerr, k;
 	size_t i, j;
 
@@ -304,6 +304,7 @@ static void parse_test(struct parser *p, struct word *w, int n)
 		}
 		if (str_ieq(key, "Kind")) {
 			int kd = acceptance_kind_parse(val);
+			kind_given = true;
 			if (kd < 0) {
 				const char *near = str_suggest(val, kind_names, 0);
 				perr(p, "Kind=%s: a kind is hardware, container or mpi%s%s%s", val,
@@ -396,7 +397,7 @@ static void parse_test(struct parser *p, struct word *w, int n)
 		}
 		*dst = xstrdup(val);
 	}
-	if (!have_kind)
+	if (!kind_given)
 		perr(p, "Test=%s has no Kind= (hardware, container or mpi)", t.name);
 	if (!t.command)
 		perr(p, "Test=%s has no Command=", t.name);

@@ -230,6 +230,7 @@ int accept_main(int argc, char **argv)
 	bool failed = false;
 
 	optind = 1;
+	argv[0] = (char *)"burst-node accept";   /* for getopt's messages */
 	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': conf_path = optarg; break;

@@ -145,6 +145,9 @@ static void test_parse_errors(void)
 	e = error_of("Test=a Kind=hardwre Command=true Sanity=ok\n");
 	has_str(e, "acc.conf:1: Kind=hardwre", "bad kind named");
 	has_str(e, "did you mean 'hardware'?", "kind suggested");
+	ok(strstr(e, "has no Kind=") == NULL, "a bad Kind= is not also reported as missing");
+	e = error_of("Test=a Command=true Sanity=ok\n");
+	has_str(e, "acc.conf:1: Test=a has no Kind= (hardware, container or mpi)", "Kind= is required");
 
 	e = error_of("Tset=a Kind=hardware Command=true Sanity=ok\n");
 	has_str(e, "unknown key 'Tset'; did you mean 'Test'?", "misspelled object suggested");
