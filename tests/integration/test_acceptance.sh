@@ -44,7 +44,8 @@ sed -i -e ':a' -e '/\\$/N; s/\\\n//; ta' "$T/acceptance.conf"
 
 start=$(date +%s%N)
 # every process of the run carries this in its environment (ch-run passes it on)
-BURST_ACCEPT_PROBE=$marker "$node_bin" accept --conf "$T/acceptance.conf" --node accnode --instance-type t.accept \
+# without USER, as under Slurm or systemd: ch-run as root needs it, burst-node sets it
+env -u USER BURST_ACCEPT_PROBE=$marker "$node_bin" accept --conf "$T/acceptance.conf" --node accnode --instance-type t.accept \
 	--junit "$T/junit.xml" --json "$T/results.json" >"$T/tap" 2>"$T/err"
 rc=$?
 elapsed_ms=$((($(date +%s%N) - start) / 1000000))
