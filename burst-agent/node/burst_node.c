@@ -22,6 +22,8 @@
 
 #include <json-c/json.h>
 
+#include "accept.h"
+
 #define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
 #define REPLY_TIMEOUT_S 120
 
@@ -181,6 +183,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "join"))
 		return join(argc - 1, argv + 1);
-	fprintf(stderr, "usage: burst-node join ... (see burst-node --help)\n");
+	if (argc >= 2 && !strcmp(argv[1], "accept"))
+		return accept_main(argc - 1, argv + 1);
+	fprintf(stderr, "usage: burst-node join|accept ... (see burst-node --help)\n");
 	return 2;
 }
