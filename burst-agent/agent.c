@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <munge.h>
 #include <openssl/evp.h>
 #include <slurm/slurm.h>
 #include <strings.h>
@@ -40,12 +41,14 @@
 #include "config.h"
 #include "hostlist.h"
 #include "resolver.h"
+#include "sigv4.h"
 #include "spool.h"
 #include "state.h"
 #include "strutil.h"
 
 #define TICK_MS 250
-#define MAX_LINE 65536
+#define MAX_REPORT (1 << 20)    /* a join report: record and credential */
+#define DEFAULT_MUNGE_SOCKET "/run/munge/munge.socket.2"   /* munged's own default */
 
 struct bnode {
 	const char *name;
@@ -67,6 +70,7 @@ struct agent {
 	int prefix;
 	int usock, jsock;
 	uid_t slurm_uid;
+	char munge_socket[PATH_MAX]; /* empty: munge's default */
 	FILE *log;
 };
 
@@ -234,7 +238,8 @@ static int local_start(const char *node, const struct node_rec *r, char *err, si
 	{
 		char *argv[] = { script, "start", ns, (char *)node, addr, A.local->bridge, dir, "--",
 			(char *)A.node_bin, "join", "--agent", joinaddr, "--node", (char *)node,
-			"--instance", r->instance, "--token", r->token, "--record", record, "--",
+			"--instance", r->instance, "--token", r->token, "--record", record,
+			"--munge-socket", A.munge_socket[0] ? A.munge_socket : (char *)DEFAULT_MUNGE_SOCKET, "--",
 			"slurmd", "-D", "-b", "-f", (char *)A.slurm_conf, "-N", (char *)node, NULL };
 		rc = run(argv, out, sizeof(out), err, errlen);
 	}
@@ -439,17 +444,6 @@ static const char *kernel_policy(const struct cfg_nodeset *ns, const char *relea
 	return why;
 }
 
-static void sha256_hex(const char *s, char out[65])
-{
-	unsigned char md[32];
-	unsigned int mdlen = 0, i;
-
-	EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL);
-	for (i = 0; i < 32; i++)
-		sprintf(out + 2 * i, "%02x", md[i]);
-	out[64] = '\0';
-}
-
 static const char *jstr(json_object *o, const char *key)
 {
 	json_object *v;
@@ -457,39 +451,127 @@ static const char *jstr(json_object *o, const char *key)
 		json_object_get_string(v) : NULL;
 }
 
-/* A node reported: check it and answer. */
-static void handle_join(int fd)
+/* Read one line (the report) of at most max bytes; NULL (and *len) if too large. */
+static char *read_report(int fd, size_t max, size_t *len)
 {
-	char buf[MAX_LINE], reply[2048], why[1024], pid[65];
-	ssize_t n;
+	char *buf = xmalloc(max + 1);
 	size_t got = 0;
-	json_object *req = NULL, *jrec = NULL, *jk = NULL;
-	struct node_rec r;
-	burst_err_t err;
-	const char *node, *instance, *token, *bad = NULL;
-	const struct cfg_nodeset *ns;
-	struct timeval tv = { 5, 0 };
+	ssize_t n;
 
-	memset(&r, 0, sizeof(r));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
+	while (got < max && (n = read(fd, buf + got, max - got)) > 0) {
 		got += (size_t)n;
-		if (memchr(buf, '\n', got))
+		if (memchr(buf + got - (size_t)n, '\n', (size_t)n))
 			break;
 	}
 	buf[got] = '\0';
-	req = json_tokener_parse(buf);
-	node = jstr(req, "node");
-	instance = jstr(req, "instance");
-	token = jstr(req, "token");
-	if (!node || !instance || !token || !json_object_object_get_ex(req, "record", &jrec) ||
-	    !json_object_is_type(jrec, json_type_object)) {
-		ERR("join: malformed report (%zu bytes%s), refused", got,
-		    got >= sizeof(buf) - 1 ? ", too large" : "");
-		snprintf(reply, sizeof(reply), "{\"admit\":false,\"reason\":\"malformed report\"}\n");
-		goto answer;
+	*len = got;
+	if (got >= max) {
+		free(buf);
+		return NULL;
 	}
-	if (state_node_get(A.db, node, &r, &err) != 1)
+	return buf;
+}
+
+/* Decode a munge credential; the payload (caller frees) or NULL with why. */
+static char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
+{
+	munge_ctx_t ctx = munge_ctx_create();
+	void *pay = NULL;
+	int plen = 0;
+	gid_t gid;
+	munge_err_t e;
+	char *out = NULL;
+
+	if (!ctx) {
+		snprintf(why, len, "cannot create a munge context");
+		return NULL;
+	}
+	if (A.munge_socket[0])
+		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, A.munge_socket);
+	e = munge_decode(cred, ctx, &pay, &plen, uid, &gid);
+	if (e != EMUNGE_SUCCESS)
+		snprintf(why, len, "munge credential refused: %s", munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
+	else {
+		out = xmalloc((size_t)plen + 1);
+		memcpy(out, pay, (size_t)plen);
+		out[plen] = '\0';
+	}
+	free(pay);
+	munge_ctx_destroy(ctx);
+	return out;
+}
+
+static void reply_json(int fd, bool admit, const char *reason, json_object *record)
+{
+	json_object *o = json_object_new_object();
+	const char *s;
+
+	json_object_object_add(o, "admit", json_object_new_boolean(admit));
+	if (reason)
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+	if (record)
+		json_object_object_add(o, "record", record);
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0)
+		ERR("join: cannot answer: %s", strerror(errno));
+	json_object_put(o);
+}
+
+/*
+ * A node reported: {"op":"join","cred":MUNGE,"record":TEXT}, the credential's
+ * payload {"digest":sha256(TEXT),"token","instance","node"}. Nothing a
+ * forged, replayed, misdirected or malformed report says reaches the
+ * database; only a verified report from the instance the token was issued
+ * for is stored and decided on.
+ */
+static void handle_join(int fd)
+{
+	char why[1200], digest[65], *buf, *payload = NULL;
+	size_t got = 0;
+	json_object *req = NULL, *pay = NULL, *jrec = NULL, *jk = NULL;
+	struct node_rec r;
+	burst_err_t err;
+	const char *node = NULL, *instance = NULL, *token = NULL, *cred, *text, *bad = NULL;
+	const struct cfg_nodeset *ns;
+	struct timeval tv = { 5, 0 };
+	uid_t uid = (uid_t)-1;
+
+	memset(&r, 0, sizeof(r));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	buf = read_report(fd, MAX_REPORT, &got);
+	if (!buf) {
+		ERR("join: report of more than %d bytes refused", MAX_REPORT);
+		reply_json(fd, false, "report too large", NULL);
+		return;
+	}
+	req = json_tokener_parse(buf);
+	cred = jstr(req, "cred");
+	text = jstr(req, "record");
+	if (!cred || !text) {
+		ERR("join: malformed report (%zu bytes: no cred or record), refused", got);
+		reply_json(fd, false, "malformed report", NULL);
+		goto out;
+	}
+	payload = munge_open(cred, &uid, why, sizeof(why));
+	if (!payload) {
+		ERR("join: %s; report refused", why);
+		reply_json(fd, false, why, NULL);
+		goto out;
+	}
+	pay = json_tokener_parse(payload);
+	node = jstr(pay, "node");
+	instance = jstr(pay, "instance");
+	token = jstr(pay, "token");
+	sigv4_sha256_hex(text, strlen(text), digest);
+	if (uid != 0)
+		bad = "the credential is not root's";
+	else if (!node || !instance || !token || !jstr(pay, "digest"))
+		bad = "malformed credential payload";
+	else if (strcmp(jstr(pay, "digest"), digest))
+		bad = "the record does not match the credential's digest";
+	else if (!(jrec = json_tokener_parse(text)) || !json_object_is_type(jrec, json_type_object))
+		bad = "the record is not a JSON object";
+	else if (state_node_get(A.db, node, &r, &err) != 1)
 		bad = "unknown node";
 	else if (strcmp(r.state, "booting"))
 		bad = "node is not booting";
@@ -498,49 +580,48 @@ static void handle_join(int fd)
 	else if (r.token_used || !r.token || strcmp(r.token, token))
 		bad = "invalid or used join token";
 	if (bad) {
-		/* a forged, replayed or misdirected report changes nothing */
-		ERR("join: %s (instance %s): refused: %s", node, instance, bad);
-		snprintf(reply, sizeof(reply), "{\"admit\":false,\"reason\":\"%s\"}\n", bad);
-		goto answer;
+		ERR("join: %s (instance %s, uid %d): refused: %s", node ? node : "?", instance ? instance : "?",
+		    (int)uid, bad);
+		reply_json(fd, false, bad, NULL);
+		goto out;
 	}
 	r.token_used = true;
-	{
-		const char *rec = json_object_to_json_string_ext(jrec, JSON_C_TO_STRING_PLAIN);
-		sha256_hex(rec, pid);
-		free(r.provenance_id);
-		r.provenance_id = xstrdup(pid);
-		ns = nodeset_of(node);
-		json_object_object_get_ex(jrec, "kernel", &jk);
-		bad = kernel_policy(ns, jstr(jk, "release"), jstr(jk, "build_id"), why, sizeof(why));
-		if (state_record_add(A.db, node, instance, pid, rec, bad ? bad : "admitted", &err) < 0)
-			ERR("%s: cannot store its record: %s", node, err.msg);
-	}
+	free(r.provenance_id);
+	r.provenance_id = xstrdup(digest);
+	ns = nodeset_of(node);
+	json_object_object_get_ex(jrec, "kernel", &jk);
+	bad = kernel_policy(ns, jstr(jk, "release"), jstr(jk, "build_id"), why, sizeof(why));
+	if (state_record_add(A.db, node, instance, digest, text, bad ? bad : "admitted", &err) < 0)
+		ERR("%s: cannot store its record: %s", node, err.msg);
 	if (bad) {
-		char full[1200];
+		char full[1300];
 		snprintf(full, sizeof(full), "rejected at join: %s", bad);
 		fail_node(node, "booting", &r, "rejected", full);
-		json_object *o = json_object_new_object();
-		json_object_object_add(o, "admit", json_object_new_boolean(0));
-		json_object_object_add(o, "reason", json_object_new_string(bad));
-		snprintf(reply, sizeof(reply), "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-		json_object_put(o);
-		goto answer;
+		reply_json(fd, false, bad, NULL);
+		goto out;
 	}
-	if (transition(node, "booting", &r, "admitted", pid) != 1) {
-		snprintf(reply, sizeof(reply), "{\"admit\":false,\"reason\":\"state changed\"}\n");
-		goto answer;
+	if (transition(node, "booting", &r, "admitted", digest) != 1) {
+		reply_json(fd, false, "state changed", NULL);
+		goto out;
 	}
 	/* the address before slurmd starts */
 	slurm_node(node, r.address, NO_VAL, NULL);
-	snprintf(reply, sizeof(reply),
-		 "{\"admit\":true,\"record\":{\"CLOUD_PROVIDER\":\"local\",\"CLOUD_INSTANCE_TYPE\":\"local.host\","
-		 "\"CLOUD_INSTANCE_ID\":\"%s\",\"CLOUD_NODE\":\"%s\",\"CLOUD_NODESET\":\"%s\","
-		 "\"CLOUD_PROVENANCE_ID\":\"%s\"}}\n",
-		 r.instance, node, r.nodeset ? r.nodeset : "", pid);
-answer:
-	if (write(fd, reply, strlen(reply)) < 0)
-		ERR("join: cannot answer: %s", strerror(errno));
+	{
+		json_object *rec = json_object_new_object();
+		json_object_object_add(rec, "CLOUD_PROVIDER", json_object_new_string("local"));
+		json_object_object_add(rec, "CLOUD_INSTANCE_TYPE", json_object_new_string("local.host"));
+		json_object_object_add(rec, "CLOUD_INSTANCE_ID", json_object_new_string(r.instance));
+		json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
+		json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
+		json_object_object_add(rec, "CLOUD_PROVENANCE_ID", json_object_new_string(digest));
+		reply_json(fd, true, NULL, rec);
+	}
+out:
+	free(buf);
+	free(payload);
 	json_object_put(req);
+	json_object_put(pay);
+	json_object_put(jrec);
 	state_node_clear(&r);
 }
 
@@ -794,7 +875,13 @@ static int setup(void)
 		}
 	slurm_init(NULL);
 	A.slurm_uid = 0;
+	if (A.cfg->munge_socket)
+		snprintf(A.munge_socket, sizeof(A.munge_socket), "%s", A.cfg->munge_socket);
 	if (slurm_load_ctl_conf((time_t)0, &sc) == SLURM_SUCCESS) {
+		const char *so = sc->authinfo ? strstr(sc->authinfo, "socket=") : NULL;
+		/* the same munged as Slurm's: AuthInfo=socket=PATH */
+		if (so && !A.munge_socket[0])
+			snprintf(A.munge_socket, sizeof(A.munge_socket), "%.*s", (int)strcspn(so + 7, ","), so + 7);
 		A.slurm_uid = sc->slurm_user_id;
 		slurm_free_ctl_conf(sc);
 	} else

@@ -587,7 +587,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
 		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
 		"StateDir", "SocketPath", "JoinPort", "BootTimeout", "RejectCooldown",
-		"PrologSlurmctld", "LogFile", NULL };
+		"PrologSlurmctld", "LogFile", "MungeSocket", NULL };
 	struct word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -662,7 +662,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath") ||
 		 str_ieq(w[0].key, "JoinPort") || str_ieq(w[0].key, "BootTimeout") ||
 		 str_ieq(w[0].key, "RejectCooldown") || str_ieq(w[0].key, "PrologSlurmctld") ||
-		 str_ieq(w[0].key, "LogFile")) {
+		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket")) {
 		int k;
 		/* global settings: one or more per line */
 		for (k = 0; k < n; k++) {
@@ -697,9 +697,11 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 				free(cfg->log_file);
 				cfg->log_file = xstrdup("syslog");
 			} else if (str_ieq(w[k].key, "StateDir") || str_ieq(w[k].key, "SocketPath") ||
-				   str_ieq(w[k].key, "PrologSlurmctld") || str_ieq(w[k].key, "LogFile")) {
+				   str_ieq(w[k].key, "PrologSlurmctld") || str_ieq(w[k].key, "LogFile") ||
+				   str_ieq(w[k].key, "MungeSocket")) {
 				char **dst = str_ieq(w[k].key, "StateDir") ? &cfg->state_dir :
 					     str_ieq(w[k].key, "SocketPath") ? &cfg->socket_path :
+					     str_ieq(w[k].key, "MungeSocket") ? &cfg->munge_socket :
 					     str_ieq(w[k].key, "LogFile") ? &cfg->log_file : &cfg->prolog_slurmctld;
 				if (w[k].val[0] != '/')
 					lerr(ld, file, line, "%s must be an absolute path%s, not '%s'", w[k].key,
@@ -878,6 +880,7 @@ void config_free(struct burst_config *cfg)
 	free(cfg->state_dir);
 	free(cfg->socket_path);
 	free(cfg->prolog_slurmctld);
+	free(cfg->munge_socket);
 	free(cfg->log_file);
 	free(cfg);
 }

@@ -78,6 +78,8 @@ struct burst_config {
 	int boot_timeout;        /* BootTimeout= seconds from launch to join (default 300) */
 	int reject_cooldown;     /* RejectCooldown= seconds a failed node stays DOWN (default 60) */
 	char *prolog_slurmctld;  /* PrologSlurmctld= the site's own, run first by ours (may be NULL) */
+	char *munge_socket;      /* MungeSocket= munged's socket for join reports (may be NULL:
+				  * Slurm's AuthInfo socket=, else munge's default) */
 	char *log_file;          /* LogFile= the agent's log: a path or "syslog" (may be NULL: stderr) */
 	struct cfg_provider *providers;
 	size_t nproviders;

@@ -21,6 +21,9 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <munge.h>
+
+#include "sigv4.h"
 
 #include "accept.h"
 
@@ -52,6 +55,20 @@ static int connect_agent(const char *spec)
 		usleep(500000);
 	}
 	return -1;
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
 }
 
 /* Read the first line of a file into buf; NULL if it cannot be read. */
@@ -94,9 +111,11 @@ static int join(int argc, char **argv)
 		{ "instance", required_argument, NULL, 'i' },
 		{ "token", required_argument, NULL, 't' },
 		{ "record", required_argument, NULL, 'r' },
+		{ "munge-socket", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *agent = NULL, *node = NULL, *instance = NULL, *token = NULL, *record = NULL;
+	const char *munge_socket = NULL;
 	json_object *req, *rep, *v;
 	char buf[65536];
 	size_t n = 0;
@@ -110,13 +129,16 @@ static int join(int argc, char **argv)
 		case 'i': instance = optarg; break;
 		case 't': token = optarg; break;
 		case 'r': record = optarg; break;
+		case 'm': munge_socket = optarg; break;
 		default: return 2;
 		}
 	}
 	if (!agent || !node || !instance || !token || !record || optind >= argc) {
-		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID --token T --record FILE -- SLURMD [ARG...]\n");
+		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID --token T --record FILE [--munge-socket PATH] -- SLURMD [ARG...]\n");
 		return 2;
 	}
+	/* no admission record of an earlier instance survives this join */
+	unlink(record);
 	fd = connect_agent(agent);
 	if (fd < 0) {
 		fprintf(stderr, "burst-node: %s: cannot reach the agent at %s: %s\n", node, agent,
@@ -124,15 +146,44 @@ static int join(int argc, char **argv)
 		return 3;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	req = json_object_new_object();
-	json_object_object_add(req, "op", json_object_new_string("join"));
-	json_object_object_add(req, "node", json_object_new_string(node));
-	json_object_object_add(req, "instance", json_object_new_string(instance));
-	json_object_object_add(req, "token", json_object_new_string(token));
-	json_object_object_add(req, "record", node_record(node));
+	/*
+	 * The report: the record, and a munge credential (the cluster's key, so
+	 * only root on a node of this cluster can make it) over the record's
+	 * digest, the one-time join token and the instance id.
+	 */
+	{
+		json_object *rec = node_record(node), *pay = json_object_new_object();
+		char digest[65], *cred = NULL;
+		const char *text = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN), *p;
+		munge_ctx_t ctx = munge_ctx_create();
+		munge_err_t me;
+
+		sigv4_sha256_hex(text, strlen(text), digest);
+		json_object_object_add(pay, "digest", json_object_new_string(digest));
+		json_object_object_add(pay, "token", json_object_new_string(token));
+		json_object_object_add(pay, "instance", json_object_new_string(instance));
+		json_object_object_add(pay, "node", json_object_new_string(node));
+		p = json_object_to_json_string_ext(pay, JSON_C_TO_STRING_PLAIN);
+		if (!ctx || (munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket) != EMUNGE_SUCCESS) ||
+		    (me = munge_encode(&cred, ctx, p, (int)strlen(p))) != EMUNGE_SUCCESS) {
+			fprintf(stderr, "burst-node: %s: cannot make a munge credential for the report (socket %s): %s; is munged running?\n",
+				node, munge_socket ? munge_socket : "default",
+				ctx ? munge_ctx_strerror(ctx) : "out of memory");
+			munge_ctx_destroy(ctx);
+			return 3;
+		}
+		munge_ctx_destroy(ctx);
+		req = json_object_new_object();
+		json_object_object_add(req, "op", json_object_new_string("join"));
+		json_object_object_add(req, "cred", json_object_new_string(cred));
+		json_object_object_add(req, "record", json_object_new_string(text));
+		free(cred);
+		json_object_put(pay);
+		json_object_put(rec);
+	}
 	{
 		const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-		if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0) {
+		if (write_all(fd, s, strlen(s)) < 0 || write_all(fd, "\n", 1) < 0) {
 			fprintf(stderr, "burst-node: %s: cannot send the report: %s\n", node, strerror(errno));
 			return 3;
 		}

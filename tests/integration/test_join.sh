@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# test_join.sh - the join protocol's security on a real cluster: a node's
+# report is a munge credential (the cluster's key) over the record's digest,
+# the one-time join token and the instance id. A forged credential (another
+# munge key), a token for another instance, a wrong token, an oversized
+# report and a replay are each refused and logged, and change nothing in
+# the agent's database; the genuine report is admitted and its record kept.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+ps="$build/plugins/power_save"
+agent="$build/burst-agent/burst-agent"
+node_bin="$build/burst-agent/node/burst-node"
+[ -x "$agent" ] || bail "no $agent (build first)"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
+SuspendProgram=$ps/burst-suspend
+ResumeFailProgram=$ps/burst-resume-fail
+ResumeTimeout=120
+SuspendTimeout=5
+SuspendTime=60
+JobSubmitPlugins=lua"
+lab_pre_ctld() {
+	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
+	cat >"$LAB/etc/burst.conf" <<CONF
+ClusterName=lab$$
+StateDir=$LAB/burst
+CatalogDir=$src/share/catalog
+JoinPort=$((LAB_PORT_CTLD + 300))
+Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+Contract=here node_vcpus_count>=1 accelerator_count=0
+NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
+CONF
+	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
+		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
+	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
+		>"$LAB/etc/plugstack.conf"
+	# the instance's burst-node: records its arguments, then waits for a go
+	cat >"$LAB/etc/burst-node-held" <<HELD
+#!/bin/sh
+echo "\$@" >"$LAB/join-args"
+while [ ! -e "$LAB/join-go" ]; do sleep 0.1; done
+exec "$node_bin" "\$@"
+HELD
+	chmod 755 "$LAB/etc/burst-node-held"
+}
+lab_up || bail "the lab did not start"
+cd "$LAB" || bail "no lab directory"
+TAP_DIAG="$LAB/log/agent.log"
+
+# a second munged with a key of its own: credentials from another cluster
+mkdir -p "$LAB/munge2" && chmod 755 "$LAB/munge2"
+mungekey -c -b 1024 -k "$LAB/munge2/munge.key" >/dev/null 2>&1 && chmod 600 "$LAB/munge2/munge.key"
+munged --key-file="$LAB/munge2/munge.key" --socket="$LAB/munge2/munge.sock" \
+	--pid-file="$LAB/munge2/munged.pid" --log-file="$LAB/log/munged2.log" \
+	--seed-file="$LAB/munge2/munged.seed" --num-threads=2
+lab_wait_file "$LAB/munge2/munged.pid" 5 && lab_record munged "$(cat "$LAB/munge2/munged.pid")"
+ok $? "a second munged with another key runs"
+
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+	BURST_NODE="$LAB/etc/burst-node-held" \
+	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
+lab_record burst-agent $!
+for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
+
+id=$(sbatch --parsable --cloud-contract=here -w burst-1 -o "$LAB/job.out" --wrap 'echo $CLOUD_PROVENANCE_ID' 2>"$LAB/err")
+ok $? "a job for burst-1 is submitted" "$LAB/err"
+lab_wait_file "$LAB/join-args" 30; ok $? "burst-1's instance starts and is about to report"
+read -r -a args <"$LAB/join-args"
+
+# join ARG=VALUE...: the instance's own join, with some arguments replaced,
+# and /bin/true instead of slurmd
+join_with() {
+	local a=("${args[@]}") kv k v i
+	for kv in "$@"; do
+		k=${kv%%=*} v=${kv#*=}
+		for ((i = 0; i < ${#a[@]}; i++)); do
+			[ "${a[$i]}" = "$k" ] && a[$((i + 1))]=$v
+		done
+	done
+	for ((i = 0; i < ${#a[@]}; i++)); do
+		[ "${a[$i]}" = "--" ] && { a=("${a[@]:0:$((i + 1))}" /bin/true); break; }
+	done
+	ip netns exec "burst-lab$$-burst-1" "$node_bin" "${a[@]}"
+}
+arg() { local i; for ((i = 0; i < ${#args[@]}; i++)); do [ "${args[$i]}" = "$1" ] && echo "${args[$((i + 1))]}"; done; }
+db() {   # the node's row and the number of stored records
+	python3 -c 'import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute("select state, attempt, instance, token_used, provenance_id from nodes where name=?", ("burst-1",)).fetchone(),
+      c.execute("select count(*) from records").fetchone()[0])' "$LAB/burst/agent.db"
+}
+before=$(db)
+[[ "$before" == "('booting', 1, 'local-lab$$-burst-1-1', 0, None) 0" ]]; ok $? "the agent waits for burst-1's report ($before)"
+
+join_with --munge-socket="$LAB/munge2/munge.sock" --record="$LAB/forged.env" >"$LAB/o" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q 'rejected by the agent: munge credential refused' "$LAB/o"
+ok $? "a credential made with another munge key is refused (exit $rc)" "$LAB/o"
+grep -q 'join: .*refused: \|join: munge credential refused' "$LAB/log/agent.log"; ok $? "... and logged"
+[ "$(db)" = "$before" ]; ok $? "... and the database is unchanged"
+
+join_with --instance="local-lab$$-burst-2-1" --record="$LAB/other.env" >"$LAB/o" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q 'wrong instance for this node' "$LAB/o" && grep -q 'burst-1 (instance local-lab'"$$"'-burst-2-1, uid 0): refused: wrong instance' "$LAB/log/agent.log"
+ok $? "the token presented for another instance is refused and logged (exit $rc)" "$LAB/o"
+[ "$(db)" = "$before" ]; ok $? "... and the database is unchanged"
+
+join_with --token=0123456789abcdef0123456789abcdef --record="$LAB/tok.env" >"$LAB/o" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q 'invalid or used join token' "$LAB/o"
+ok $? "a wrong token is refused (exit $rc)" "$LAB/o"
+[ "$(db)" = "$before" ]; ok $? "... and the database is unchanged"
+
+agentaddr=$(arg --agent)
+out=$(ip netns exec "burst-lab$$-burst-1" python3 -c '
+import socket, sys
+h, p = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((h, int(p)))
+try:
+    s.sendall(b"{\"op\":\"join\",\"record\":\"" + b"x" * (2 << 20) + b"\"}\n")
+except OSError:
+    pass
+print(s.recv(200).decode().strip())' "$agentaddr" 2>&1)
+[[ "$out" == *'"reason":"report too large"'* ]] && grep -q 'join: report of more than 1048576 bytes refused' "$LAB/log/agent.log"
+ok $? "an oversized report is refused and logged ($out)"
+[ "$(db)" = "$before" ]; ok $? "... and the database is unchanged"
+
+# the genuine report
+touch "$LAB/join-go"
+lab_wait_job "$id" COMPLETED 60; ok $? "the genuine report is admitted and the job runs" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+after=$(db)
+pid=$(head -1 "$LAB/job.out")
+[[ "$after" == "('admitted', 1, 'local-lab$$-burst-1-1', 1, '$pid') 1" ]] && [[ "$pid" =~ ^[0-9a-f]{64}$ ]]
+ok $? "the record is stored, its digest is the job's CLOUD_PROVENANCE_ID ($after)" "$LAB/job.out"
+
+join_with --record="$LAB/replay.env" >"$LAB/o" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q 'node is not booting\|invalid or used join token' "$LAB/o"
+ok $? "replaying the report (same token, instance and node) is refused (exit $rc)" "$LAB/o"
+[ "$(db)" = "$after" ] && [ ! -e "$LAB/replay.env" ]
+ok $? "... the database is unchanged and no admission record was written"
+
+lab_down
+! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+done_testing
