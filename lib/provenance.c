@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -470,8 +471,10 @@ static json_object *prov_os(const char *root)
 				continue;
 			*eq = '\0';
 			for (i = 0; keys[i]; i++)
-				if (!strcmp(str_trim(line), keys[i]) && !vals[i])
+				if (!strcmp(str_trim(line), keys[i])) {
+					free(vals[i]);   /* as in the shell, the last one wins */
 					vals[i] = prov_shell_value(str_trim(eq + 1));
+				}
 		}
 		free(s);
 	}
@@ -1076,6 +1079,37 @@ static json_object *prov_software(const char *root, bool live)
 
 /* ---------- the record ---------- */
 
+/* The accelerator table: explicit, $BURST_PCI_TABLE, the source tree's when
+ * the program runs from the build tree (like catalog_default_dir), else the
+ * installed one. */
+static const char *prov_default_table(const char *explicit_path)
+{
+	static char buf[PATH_MAX];
+	const char *env = getenv("BURST_PCI_TABLE");
+
+	if (explicit_path && *explicit_path)
+		return explicit_path;
+	if (env && *env)
+		return env;
+#if defined(BURST_ABS_BUILDDIR) && defined(BURST_ABS_SRCDIR)
+	{
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		size_t bl = strlen(BURST_ABS_BUILDDIR);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			if (strncmp(exe, BURST_ABS_BUILDDIR, bl) == 0 && exe[bl] == '/') {
+				snprintf(buf, sizeof(buf), "%s/share/pci/accelerators.csv", BURST_ABS_SRCDIR);
+				if (access(buf, R_OK) == 0)
+					return buf;
+			}
+		}
+	}
+#endif
+	return BURST_PKGDATADIR "/pci/accelerators.csv";
+}
+
 int provenance_collect(const char *sysroot, const struct prov_opts *o, json_object **out,
 		       burst_err_t *err)
 {
@@ -1098,11 +1132,7 @@ int provenance_collect(const char *sysroot, const struct prov_opts *o, json_obje
 		goto out;
 	}
 	closedir(d);
-	tpath = o->pci_table;
-	if (!tpath || !*tpath)
-		tpath = getenv("BURST_PCI_TABLE");
-	if (!tpath || !*tpath)
-		tpath = BURST_PKGDATADIR "/pci/accelerators.csv";
+	tpath = prov_default_table(o->pci_table);
 	if (prov_table_load(tpath, &table, err) < 0)
 		goto out;
 

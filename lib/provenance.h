@@ -26,7 +26,8 @@ struct prov_opts {
 	const char *node, *instance_id, *instance_type, *provider, *region, *image,
 		*catalog_version;
 	/* the accelerator table (CSV vendor,device,model,architecture,memory_mib,source);
-	 * NULL: $BURST_PCI_TABLE, else BURST_PKGDATADIR/pci/accelerators.csv */
+	 * NULL: $BURST_PCI_TABLE, else the source tree's when running from the
+	 * build tree, else BURST_PKGDATADIR/pci/accelerators.csv */
 	const char *pci_table;
 };
 

@@ -61,7 +61,15 @@ id=$("$N" provenance --id)
 [[ "$id" =~ ^[0-9a-f]{64}$ ]]
 ok $? "live id is 64 hex characters ($id)"
 
+# from the build tree, without BURST_PCI_TABLE, the source tree's table is used
+(unset BURST_PCI_TABLE; "$N" provenance --sysroot "$S/a10gx4" --pretty) >"$tmp/out" 2>"$tmp/err"
+cmp -s "$tmp/out" "$S/a10gx4.expected.json"
+ok $? "from the build tree burst-node finds the source tree's accelerator table"
+
 # errors
+"$N" provenance --sysroot "$S/host" --pci-table "$tmp/none.csv" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "cannot read the accelerator table $tmp/none.csv" "$tmp/err"
+ok $? "a missing accelerator table exits 1 naming it"
 "$N" provenance --sysroot "$tmp/nonexistent" >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "cannot read the sysroot $tmp/nonexistent" "$tmp/err"
 ok $? "an unreadable sysroot exits 1 with a clear message"

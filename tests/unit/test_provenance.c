@@ -284,7 +284,7 @@ static void test_unknown_and_errors(void)
 	mk(root, "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1da3\n");
 	mk(root, "sys/bus/pci/devices/0000:03:00.0/device", "0x1000\n");
 	mk(root, "sys/bus/pci/devices/0000:03:00.0/class", "0x120000\n");
-	mk(root, "etc/os-release", "ID=\"deb\\\"ian\"\nPRETTY_NAME='Debian 12'\n");
+	mk(root, "etc/os-release", "ID=first\nID=\"deb\\\"ian\"\nPRETTY_NAME='Debian 12'\n");
 	burst_err_clear(&err);
 	ok(provenance_collect(root, &o, &rec, &err) == 0, "a nearly empty sysroot is not an error");
 	if (rec) {
@@ -302,7 +302,7 @@ static void test_unknown_and_errors(void)
 		   at(rec, "kernel.modules") == NULL && at(rec, "memory.total_bytes") == NULL &&
 		   at(rec, "cpu.model") == NULL && at(rec, "firmware.sys_vendor") == NULL,
 		   "missing files are null");
-		is_str(at_str(rec, "os.id"), "deb\"ian", "os-release: double quotes and escapes");
+		is_str(at_str(rec, "os.id"), "deb\"ian", "os-release: the last ID wins, double quotes and escapes");
 		is_str(at_str(rec, "os.pretty_name"), "Debian 12", "os-release: single quotes");
 		json_object_put(rec);
 		rec = NULL;
