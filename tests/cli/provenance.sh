@@ -61,6 +61,26 @@ id=$("$N" provenance --id)
 [[ "$id" =~ ^[0-9a-f]{64}$ ]]
 ok $? "live id is 64 hex characters ($id)"
 
+# the committed made-up sysroots are what the generator makes
+python3 "$src/tools/make-fixture-sysroots.py" "$tmp/gen" >"$tmp/err" 2>&1 &&
+	for f in a100x8 a10gx4 h100x8-missing1; do
+		diff -r --no-dereference "$tmp/gen/$f" "$S/$f" >>"$tmp/err" 2>&1 || exit 1
+	done
+ok $? "tools/make-fixture-sysroots.py makes the committed fixture sysroots again"
+
+# the capture script copies everything the collector reads: the record of a
+# capture of this machine is the live record, less the programs' output
+sh "$src/tools/capture-sysroot.sh" "$tmp/cap" 2>"$tmp/err" &&
+	"$N" provenance --sysroot "$tmp/cap" >"$tmp/cap.json" 2>>"$tmp/err" &&
+	python3 - "$tmp/cap.json" "$tmp/live1" >>"$tmp/err" 2>&1 <<'PY'
+import json, sys
+cap, live = (json.load(open(f)) for f in sys.argv[1:3])
+assert cap['software']['ch_run'] is None and cap['software']['slurmd'] is None
+live['software']['ch_run'] = live['software']['slurmd'] = None
+assert cap == live, [k for k in live if cap.get(k) != live[k]]
+PY
+ok $? "the record of a capture of this machine equals the live record (programs aside)"
+
 # from the build tree, without BURST_PCI_TABLE, the source tree's table is used
 (unset BURST_PCI_TABLE; "$N" provenance --sysroot "$S/a10gx4" --pretty) >"$tmp/out" 2>"$tmp/err"
 cmp -s "$tmp/out" "$S/a10gx4.expected.json"
