@@ -834,7 +834,7 @@ static json_object *prov_accelerators(const char *root, const struct prov_table 
 	devs = json_object_new_array();
 	models = json_object_new_object();
 	for (i = 0; i < n; i++) {
-		char sub[512], link[512], *drv = NULL, *lp;
+		char sub[512], link[512], uevent[sizeof(sub) + 16], *drv = NULL, *lp, *ue;
 		const struct prov_accel *hit = NULL;
 		unsigned long vendor, device, cls, svendor, sdevice;
 		bool okv, okd, okc, oksv, oksd;
@@ -857,10 +857,23 @@ static json_object *prov_accelerators(const char *root, const struct prov_table 
 		lp = prov_path(root, sub);
 		snprintf(link, sizeof(link), "%s/driver", lp);
 		free(lp);
+		/* the driver: the driver link, else DRIVER= of uevent (the same
+		 * fact in a regular file: survives copies that drop links) */
+		snprintf(uevent, sizeof(uevent), "%s/uevent", sub);
 		r = readlink(link, sub, sizeof(sub) - 1);
 		if (r > 0) {
 			sub[r] = '\0';
 			drv = strrchr(sub, '/') ? strrchr(sub, '/') + 1 : sub;
+		} else if ((ue = prov_read(root, uevent, NULL))) {
+			char *save = NULL, *line;
+
+			for (line = strtok_r(ue, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+				if (!strncmp(line, "DRIVER=", 7) && line[7]) {
+					snprintf(sub, sizeof(sub), "%s", line + 7);
+					drv = sub;
+					break;
+				}
+			free(ue);
 		}
 
 		d = json_object_new_object();

@@ -7,9 +7,11 @@
 #
 # Text files are copied with their content (procfs and sysfs report a size of
 # 0, so cp would not do); /sys/kernel/notes is binary and copied as is. PCI
-# devices become directories (sysfs has symlinks), their driver link is kept
-# as a link with the same target. Only the dpkg stanzas of the packages the
-# record names are kept. Serial numbers and UUIDs are never copied.
+# devices become directories (sysfs has symlinks); their driver link is not
+# copied (it points out of the tree, and 'make dist' would drop it): the
+# collector reads the driver from uevent's DRIVER= instead. Only the dpkg
+# stanzas of the packages the record names are kept. Serial numbers and
+# UUIDs are never copied. The result has no symlinks.
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 DEST [ROOT]" >&2; exit 2; }
 dest=$1
@@ -34,13 +36,9 @@ done
 for d in "$root"/sys/bus/pci/devices/*; do
 	[ -e "$d" ] || continue
 	a=/sys/bus/pci/devices/${d##*/}
-	for f in vendor device class subsystem_vendor subsystem_device; do
+	for f in vendor device class subsystem_vendor subsystem_device uevent; do
 		copy "$a/$f"
 	done
-	if [ -L "$d/driver" ]; then
-		mkdir -p "$dest$a"
-		ln -sfn "$(readlink "$d/driver")" "$dest$a/driver"
-	fi
 done
 for p in "$root"/sys/class/infiniband/*/ports/*; do
 	[ -d "$p" ] || continue

@@ -90,9 +90,15 @@ def pci(root, addr, vendor, device, cls, svendor, sdevice, driver):
     for f, v in (('vendor', vendor), ('device', device), ('class', cls),
                  ('subsystem_vendor', svendor), ('subsystem_device', sdevice)):
         write(root, '%s/%s' % (d, f), '0x%s\n' % v)
-    if driver:
-        os.symlink('../../../../bus/pci/drivers/' + driver,
-                   os.path.join(root, d.lstrip('/'), 'driver'))
+    # the driver as uevent's DRIVER= (a regular file: 'make dist' drops
+    # symlinks that point out of the tree, as sysfs's driver link would)
+    write(root, d + '/uevent',
+          '%sPCI_CLASS=%s\nPCI_ID=%s:%s\nPCI_SUBSYS_ID=%s:%s\nPCI_SLOT_NAME=%s\n'
+          'MODALIAS=pci:v0000%sd0000%ssv0000%ssd0000%sbc%ssc%si%s\n'
+          % ('DRIVER=%s\n' % driver if driver else '', cls.lstrip('0').upper(),
+             vendor.upper(), device.upper(), svendor.upper(), sdevice.upper(), addr,
+             vendor.upper(), device.upper(), svendor.upper(), sdevice.upper(),
+             cls[0:2].upper(), cls[2:4].upper(), cls[4:6].upper()))
 
 
 def ib(root, dev, port, state, rate, layer):

@@ -275,6 +275,11 @@ static void test_unknown_and_errors(void)
 	mk(root, "sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n");
 	mk(root, "sys/bus/pci/devices/0000:01:00.0/device", "0x9999\n");
 	mk(root, "sys/bus/pci/devices/0000:01:00.0/class", "0x030200\n");
+	/* the driver link (as in sysfs) wins over uevent's DRIVER= */
+	mk(root, "sys/bus/pci/devices/0000:01:00.0/uevent", "DRIVER=not-this-one\n");
+	snprintf(cmd, sizeof(cmd), "%s/sys/bus/pci/devices/0000:01:00.0/driver", root);
+	ok(symlink("../../../bus/pci/drivers/nouveau", cmd) == 0, "driver link made");
+	mk(root, "sys/bus/pci/devices/0000:02:00.0/uevent", "PCI_CLASS=120000\nDRIVER=habanalabs\n");
 	mk(root, "sys/bus/pci/devices/0000:00:02.0/vendor", "0x8086\n");
 	mk(root, "sys/bus/pci/devices/0000:00:02.0/device", "0x3e92\n");
 	mk(root, "sys/bus/pci/devices/0000:00:02.0/class", "0x030000\n");
@@ -291,7 +296,9 @@ static void test_unknown_and_errors(void)
 		is_num(at_num(rec, "accelerators.count"), 3, "unknown NVIDIA, Intel class 0x12 and Gaudi counted, Intel VGA not");
 		is_str(at_str(rec, "accelerators.devices.0.model"), "unknown", "10de:9999 is model unknown");
 		ok(at(rec, "accelerators.devices.0.architecture") == NULL, "... with a null architecture");
-		ok(at(rec, "accelerators.devices.0.driver") == NULL, "... and no driver");
+		is_str(at_str(rec, "accelerators.devices.0.driver"), "nouveau", "... driver from the driver link");
+		is_str(at_str(rec, "accelerators.devices.1.driver"), "habanalabs", "driver from uevent's DRIVER= without a link");
+		ok(at(rec, "accelerators.devices.2.driver") == NULL, "no link, no uevent: no driver");
 		is_str(at_str(rec, "accelerators.devices.1.model"), "unknown", "Intel 8086:0bd5 class 0x12 is unknown");
 		is_str(at_str(rec, "accelerators.devices.2.model"), "Gaudi-HL205", "1da3:1000 is a Gaudi");
 		is_num(at_num(rec, "accelerators.models.unknown"), 2, "2 unknown accelerators grouped");
