@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# demo.sh - the slurm-burst demo. Run as root on Debian 12 from a clean clone:
-# installs what it needs, builds, and shows contract resolution on the
-# example burst.conf: the ranked candidates of each contract, why the first
-# won, and which assumption excluded each near miss.
+# demo.sh - the slurm-burst demo: one job bursts into a cloud node that did
+# not exist, runs, and the node goes away again.
+#
+# Run as root on Debian 12 from a clean clone. It installs the Debian
+# packages it needs, builds slurm-burst, starts a private Slurm 22.05 cluster
+# (munged, slurmctld on a bridge of its own; nothing of a system Slurm is
+# touched) and the burst agent with the local provider (an instance is a set
+# of namespaces on this host running a real slurmd), then:
+#   1. resolves the contract against the catalog (burstctl resolve --explain)
+#   2. sbatch --cloud-contract=cpu-local, and shows the burst live: request,
+#      launch, join, admission, slurmd registration, the job running and
+#      completing, the idle node suspended and its instance gone
+#   3. prints the job's CLOUD_* variables
+# and tears everything down. It takes about a minute.
 set -euo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
 cd "$top"
 . tools/deps.sh
-burst_install_deps $BURST_BUILD_DEPS
+burst_install_deps $BURST_BUILD_DEPS $BURST_LAB_DEPS
 
 dir="$top/_build/demo"
 echo "== building slurm-burst in $dir"
@@ -16,26 +26,105 @@ if [ ! -f "$dir/Makefile" ]; then
 	mkdir -p "$dir"
 	(cd "$dir" && "$top/configure" >/dev/null)
 fi
-make -C "$dir" -s -j"$(nproc)" >/dev/null
+make -C "$dir" -s -j"$(nproc)" >/dev/null 2>&1 || make -C "$dir" -j"$(nproc)"
 burstctl="$dir/burst-agent/ctl/burstctl"
-conf="$top/etc/burst.conf.example"
+ps="$dir/plugins/power_save"
+src=$top build=$dir
 
-run() {
-	echo
-	echo "\$ burstctl $*"
-	"$burstctl" "$@" || true
+set +e
+. "$top/tests/integration/tap.sh"
+. "$top/tests/integration/lab.sh"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
+SuspendProgram=$ps/burst-suspend
+ResumeFailProgram=$ps/burst-resume-fail
+PrologSlurmctld=$ps/burst-prolog-slurmctld
+ResumeTimeout=60
+SuspendTimeout=5
+SuspendTime=5
+JobSubmitPlugins=lua"
+lab_pre_ctld() {
+	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
+	cat >"$LAB/etc/burst.conf" <<CONF
+# the demo's burst.conf: the local provider, whose one instance type
+# (local.host) describes this machine as detected when the agent starts
+ClusterName=lab$$
+StateDir=$LAB/burst
+CatalogDir=$src/share/catalog
+JoinPort=$((LAB_PORT_CTLD + 300))
+Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+Contract=cpu-local node_vcpus_count>=1 accelerator_count=0 processor_isa=$(uname -m | sed 's/arm64/aarch64/')
+NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
+CONF
+	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
+		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
+	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
+		>"$LAB/etc/plugstack.conf"
 }
 
-run check-config "$conf"
-for c in gpu4-ampere gpu-modern cpu-hpc; do
-	run --config "$conf" resolve "$c" --explain --limit 8
+t0=$(date +%s.%N)
+stamp() { awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "[%5.1fs] ", a - b }'; }
+say() { stamp; echo "$*"; }
+
+say "starting a private Slurm cluster (munged, slurmctld) and the burst agent"
+lab_up || { echo "demo: the cluster did not start" >&2; exit 1; }
+cd "$LAB"
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+	BURST_NODE="$build/burst-agent/node/burst-node" \
+	"$build/burst-agent/burst-agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
+lab_record burst-agent $!
+for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
+[ -S "$LAB/burst/agent.sock" ] || { echo "demo: the agent did not start:" >&2; cat "$LAB/log/agent.log" >&2; exit 1; }
+
+echo
+echo "\$ burstctl resolve cpu-local --explain"
+"$burstctl" --config "$LAB/etc/burst.conf" resolve cpu-local --explain --limit 5
+echo
+echo "\$ sinfo"
+sinfo
+echo
+
+# the burst, live: the agent's transitions and Slurm's view of the job and node
+tail -n 0 -F "$LAB/log/agent.log" 2>/dev/null |
+	sed -u -n 's/^\[[^]]*\] burst-agent: info: /    agent: /p' &
+tailpid=$!
+echo "\$ sbatch --cloud-contract=cpu-local job.sh"
+cat >"$LAB/job.sh" <<'JOB'
+#!/bin/sh
+echo "running on $(hostname)"
+env | grep -E '^CLOUD_(CONTRACT|PROVIDER|INSTANCE_TYPE|INSTANCE_ID|PROVENANCE_ID|NODE|NODESET)=' | sort
+JOB
+id=$(sbatch --parsable --cloud-contract=cpu-local -o "$LAB/job.out" "$LAB/job.sh")
+say "submitted job $id"
+last=""
+while :; do
+	st=$(squeue -h -t all -j "$id" -o '%T %N' 2>/dev/null)
+	node=$(echo "$st" | awk '{print $2}')
+	ns=""; [ -n "$node" ] && ns=$(lab_node_state "$node")
+	cur="job $id: ${st:-?} ${node:+(node $node: $ns)}"
+	[ "$cur" != "$last" ] && say "$cur"
+	last=$cur
+	case "$st" in COMPLETED*|FAILED*|CANCELLED*|TIMEOUT*) break ;; esac
+	sleep 0.1
 done
-run select 'accelerator_count>=4 accelerator_architecture=ampere node_provider=aws'
-run select 'accelerator_count=4 accelerator_architecture=ampere node_provider=aws node_memory_size<=256G'
-run resolve 'accelerator_count>=2,accelerator_architecture>=ampere' --limit 5
-run catalog show p4d.24xlarge
 echo
-echo "== a bad contract fails with the position and a suggestion (exit code 2):"
-run select 'acelerator_count>=4,accelerator_architecture=amprere'
+say "the job's output:"
+sed 's/^/    /' "$LAB/job.out"
 echo
-echo "demo finished"
+say "waiting for the idle node to be suspended (SuspendTime=5 s)"
+lab_wait_node "$node" 'idle~' 60 && say "$node is idle~ again (powered down)"
+for i in $(seq 50); do ip netns list | grep -q "^burst-lab$$-$node " || break; sleep 0.1; done
+if ip netns list | grep -q "^burst-lab$$-$node "; then
+	say "its instance is still there!"
+	rc=1
+else
+	say "its instance (namespace burst-lab$$-$node) and slurmd are gone"
+	rc=0
+fi
+kill "$tailpid" 2>/dev/null
+wait "$tailpid" 2>/dev/null
+say "tearing the cluster down"
+lab_down
+say "demo finished"
+exit $rc

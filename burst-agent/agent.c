@@ -32,7 +32,9 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <openssl/evp.h>
 #include <slurm/slurm.h>
+#include <strings.h>
 
 #include "catalog.h"
 #include "config.h"
@@ -44,7 +46,6 @@
 
 #define TICK_MS 250
 #define MAX_LINE 65536
-#define REJECT_COOLDOWN_S 30
 
 struct bnode {
 	const char *name;
@@ -70,6 +71,7 @@ struct agent {
 };
 
 static volatile sig_atomic_t stopping, reloading;
+static void release_refused_jobs(void);
 static struct agent A;
 
 static void logmsg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -269,11 +271,57 @@ static bool local_exists(const char *node)
 
 /* ---- node life ---- */
 
+static const struct cfg_nodeset *nodeset_of(const char *node)
+{
+	const struct bnode *ni = node_find(node);
+	return ni ? &A.cfg->nodesets[ni->nodeset] : NULL;
+}
+
+static void admission_path(const char *node, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s/admission.env", A.nodes_dir, node);
+}
+
+/*
+ * The node failed (launch, join, admission, prolog): Slurm is told now, so
+ * that its job is requeued at once (DOWN with a reason starting "burst:"),
+ * the instance is terminated, and the node is kept out until its cooldown
+ * is over; then it is powered down again (see cooldowns()), so that no node
+ * stays DOWN for good.
+ */
+static void fail_node(const char *node, const char *from, struct node_rec *r, const char *to,
+		      const char *why)
+{
+	char reason[512];
+
+	free(r->last_error);
+	r->last_error = xstrdup(why);
+	r->cooldown_until = now() + A.cfg->reject_cooldown;
+	r->want_resume = false;
+	if (transition(node, from, r, to, why) != 1)
+		return;
+	snprintf(reason, sizeof(reason), "burst: %.480s", why);
+	slurm_node(node, NULL, NODE_STATE_DOWN, reason);
+	if (r->job > 0 && strcmp(from, "admitted")) {
+		/*
+		 * Slurm requeues the job now but holds it back for two minutes
+		 * (its BeginTime), in case the job still runs on the node. It
+		 * never ran here (the node never started slurmd): let it go on.
+		 */
+		job_desc_msg_t upd;
+		slurm_init_job_desc_msg(&upd);
+		upd.job_id = (uint32_t)r->job;
+		upd.begin_time = time(NULL);
+		if (slurm_update_job(&upd) == SLURM_SUCCESS)
+			INFO("%s: job %ld may start at once on another node", node, r->job);
+	}
+}
+
 static void launch(const char *node)
 {
 	struct node_rec r;
 	burst_err_t err;
-	char token[64], instance[256], addr[64], perr[1024];
+	char token[64], instance[256], addr[64], perr[1024], rec[PATH_MAX * 2];
 	int rc;
 
 	if (state_node_get(A.db, node, &r, &err) != 1 || strcmp(r.state, "requested")) {
@@ -287,10 +335,17 @@ static void launch(const char *node)
 	free(r.token);
 	free(r.instance);
 	free(r.address);
+	free(r.provenance_id);
 	r.token = xstrdup(token);
 	r.instance = xstrdup(instance);
 	r.address = xstrdup(addr);
+	r.provenance_id = NULL;
 	r.token_used = false;
+	r.want_resume = false;
+	r.cooldown_until = 0;
+	/* no admission record of an earlier instance may survive into this one */
+	admission_path(node, rec, sizeof(rec));
+	unlink(rec);
 	/* the intent first: a crash from here on finds the node launching */
 	if (transition(node, "requested", &r, "launching", instance) != 1)
 		goto out;
@@ -298,13 +353,10 @@ static void launch(const char *node)
 	if (rc >= 0) {
 		transition(node, "launching", &r, "booting", rc == 1 ? perr : "instance started");
 	} else {
-		char reason[512];
-		free(r.last_error);
-		r.last_error = xstrdup(perr);
-		r.cooldown_until = now() + REJECT_COOLDOWN_S;
-		transition(node, "launching", &r, "powered_down", perr);
-		snprintf(reason, sizeof(reason), "burst: launch failed: %.400s", perr);
-		slurm_node(node, NULL, NODE_STATE_DOWN, reason);
+		char why[1400];
+		snprintf(why, sizeof(why), "launch of %.250s failed: %.1000s", instance, perr);
+		/* whatever the failed launch left is cleaned up by terminating */
+		fail_node(node, "launching", &r, "terminating", why);
 	}
 out:
 	state_node_clear(&r);
@@ -314,61 +366,167 @@ static void terminate(const char *node)
 {
 	struct node_rec r;
 	burst_err_t err;
-	char perr[1024];
+	char perr[1024], rec[PATH_MAX * 2];
 
 	if (state_node_get(A.db, node, &r, &err) != 1 || strcmp(r.state, "terminating")) {
 		state_node_clear(&r);
 		return;
 	}
 	if (local_stop(node, perr, sizeof(perr)) < 0) {
-		ERR("%s: cannot stop the instance: %s (will retry)", node, perr);
+		ERR("%s: cannot stop instance %s: %s (will retry)", node, r.instance ? r.instance : "?", perr);
 		state_node_clear(&r);
 		return;
 	}
-	transition(node, "terminating", &r, "powered_down", "instance terminated");
+	admission_path(node, rec, sizeof(rec));
+	unlink(rec);
+	if (r.want_resume) {
+		/* Slurm asked for the node again while it was going away */
+		r.want_resume = false;
+		transition(node, "terminating", &r, "requested", "instance terminated; resume requested meanwhile");
+	} else
+		transition(node, "terminating", &r, "powered_down", "instance terminated");
 	state_node_clear(&r);
+}
+
+/* Nodes whose cooldown is over are powered down in Slurm again (idle~). */
+static void cooldowns(void)
+{
+	burst_err_t err;
+	char **names = state_nodes_in(A.db, "powered_down", &err);
+	size_t i;
+	double t = now();
+
+	for (i = 0; names && names[i]; i++) {
+		struct node_rec r;
+		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.cooldown_until > 0 &&
+		    r.cooldown_until <= t) {
+			char reason[600];
+			snprintf(reason, sizeof(reason), "burst: cooldown over after: %.500s",
+				 r.last_error ? r.last_error : "a failure");
+			r.cooldown_until = 0;
+			if (transition(names[i], "powered_down", &r, "powered_down", "cooldown over: powered down in Slurm") == 1)
+				slurm_node(names[i], NULL, NODE_STATE_POWER_DOWN | NODE_STATE_POWERED_DOWN, reason);
+		}
+		state_node_clear(&r);
+	}
+	state_names_free(names);
+}
+
+/* Is the reported kernel one the node set admits? NULL if so, else why not. */
+static const char *kernel_policy(const struct cfg_nodeset *ns, const char *release,
+				 const char *build_id, char *why, size_t len)
+{
+	size_t i;
+
+	if (!ns->nblessed_kernels)
+		return NULL;
+	for (i = 0; i < ns->nblessed_kernels; i++) {
+		const char *b = ns->blessed_kernels[i], *colon = strchr(b, ':');
+		size_t rl = colon ? (size_t)(colon - b) : strlen(b);
+		if (!release || strlen(release) != rl || strncmp(release, b, rl))
+			continue;
+		if (colon && (!build_id || strcasecmp(colon + 1, build_id)))
+			continue;
+		return NULL;
+	}
+	snprintf(why, len, "kernel %s (build-id %s) is not blessed for node set %s (BlessedKernels=",
+		 release ? release : "unknown", build_id && *build_id ? build_id : "unknown", ns->name);
+	for (i = 0; i < ns->nblessed_kernels; i++) {
+		size_t l = strlen(why);
+		snprintf(why + l, len - l, "%s%s", i ? "," : "", ns->blessed_kernels[i]);
+	}
+	strncat(why, ")", len - strlen(why) - 1);
+	return why;
+}
+
+static void sha256_hex(const char *s, char out[65])
+{
+	unsigned char md[32];
+	unsigned int mdlen = 0, i;
+
+	EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL);
+	for (i = 0; i < 32; i++)
+		sprintf(out + 2 * i, "%02x", md[i]);
+	out[64] = '\0';
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+		json_object_get_string(v) : NULL;
 }
 
 /* A node reported: check it and answer. */
 static void handle_join(int fd)
 {
-	char buf[MAX_LINE], reply[1024];
+	char buf[MAX_LINE], reply[2048], why[1024], pid[65];
 	ssize_t n;
-	json_object *req = NULL, *jn, *ji, *jt;
+	size_t got = 0;
+	json_object *req = NULL, *jrec = NULL, *jk = NULL;
 	struct node_rec r;
 	burst_err_t err;
-	const char *node, *why = NULL;
+	const char *node, *instance, *token, *bad = NULL;
+	const struct cfg_nodeset *ns;
 	struct timeval tv = { 5, 0 };
 
 	memset(&r, 0, sizeof(r));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	n = read(fd, buf, sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
+	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0) {
+		got += (size_t)n;
+		if (memchr(buf, '\n', got))
+			break;
+	}
+	buf[got] = '\0';
 	req = json_tokener_parse(buf);
-	if (!req || !json_object_object_get_ex(req, "node", &jn) ||
-	    !json_object_object_get_ex(req, "instance", &ji) ||
-	    !json_object_object_get_ex(req, "token", &jt)) {
-		ERR("join: malformed report (%zd bytes), refused", n);
+	node = jstr(req, "node");
+	instance = jstr(req, "instance");
+	token = jstr(req, "token");
+	if (!node || !instance || !token || !json_object_object_get_ex(req, "record", &jrec) ||
+	    !json_object_is_type(jrec, json_type_object)) {
+		ERR("join: malformed report (%zu bytes%s), refused", got,
+		    got >= sizeof(buf) - 1 ? ", too large" : "");
 		snprintf(reply, sizeof(reply), "{\"admit\":false,\"reason\":\"malformed report\"}\n");
 		goto answer;
 	}
-	node = json_object_get_string(jn);
 	if (state_node_get(A.db, node, &r, &err) != 1)
-		why = "unknown node";
+		bad = "unknown node";
 	else if (strcmp(r.state, "booting"))
-		why = "node is not booting";
-	else if (!r.instance || strcmp(r.instance, json_object_get_string(ji)))
-		why = "wrong instance for this node";
-	else if (r.token_used || !r.token || strcmp(r.token, json_object_get_string(jt)))
-		why = "invalid or used join token";
-	if (why) {
+		bad = "node is not booting";
+	else if (!r.instance || strcmp(r.instance, instance))
+		bad = "wrong instance for this node";
+	else if (r.token_used || !r.token || strcmp(r.token, token))
+		bad = "invalid or used join token";
+	if (bad) {
 		/* a forged, replayed or misdirected report changes nothing */
-		ERR("join: %s (instance %s): refused: %s", node, json_object_get_string(ji), why);
-		snprintf(reply, sizeof(reply), "{\"admit\":false,\"reason\":\"%s\"}\n", why);
+		ERR("join: %s (instance %s): refused: %s", node, instance, bad);
+		snprintf(reply, sizeof(reply), "{\"admit\":false,\"reason\":\"%s\"}\n", bad);
 		goto answer;
 	}
 	r.token_used = true;
-	if (transition(node, "booting", &r, "admitted", r.instance) != 1) {
+	{
+		const char *rec = json_object_to_json_string_ext(jrec, JSON_C_TO_STRING_PLAIN);
+		sha256_hex(rec, pid);
+		free(r.provenance_id);
+		r.provenance_id = xstrdup(pid);
+		ns = nodeset_of(node);
+		json_object_object_get_ex(jrec, "kernel", &jk);
+		bad = kernel_policy(ns, jstr(jk, "release"), jstr(jk, "build_id"), why, sizeof(why));
+		if (state_record_add(A.db, node, instance, pid, rec, bad ? bad : "admitted", &err) < 0)
+			ERR("%s: cannot store its record: %s", node, err.msg);
+	}
+	if (bad) {
+		char full[1200];
+		snprintf(full, sizeof(full), "rejected at join: %s", bad);
+		fail_node(node, "booting", &r, "rejected", full);
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "admit", json_object_new_boolean(0));
+		json_object_object_add(o, "reason", json_object_new_string(bad));
+		snprintf(reply, sizeof(reply), "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+		json_object_put(o);
+		goto answer;
+	}
+	if (transition(node, "booting", &r, "admitted", pid) != 1) {
 		snprintf(reply, sizeof(reply), "{\"admit\":false,\"reason\":\"state changed\"}\n");
 		goto answer;
 	}
@@ -376,8 +534,9 @@ static void handle_join(int fd)
 	slurm_node(node, r.address, NO_VAL, NULL);
 	snprintf(reply, sizeof(reply),
 		 "{\"admit\":true,\"record\":{\"CLOUD_PROVIDER\":\"local\",\"CLOUD_INSTANCE_TYPE\":\"local.host\","
-		 "\"CLOUD_INSTANCE_ID\":\"%s\",\"CLOUD_NODE\":\"%s\",\"CLOUD_NODESET\":\"%s\"}}\n",
-		 r.instance, node, r.nodeset ? r.nodeset : "");
+		 "\"CLOUD_INSTANCE_ID\":\"%s\",\"CLOUD_NODE\":\"%s\",\"CLOUD_NODESET\":\"%s\","
+		 "\"CLOUD_PROVENANCE_ID\":\"%s\"}}\n",
+		 r.instance, node, r.nodeset ? r.nodeset : "", pid);
 answer:
 	if (write(fd, reply, strlen(reply)) < 0)
 		ERR("join: cannot answer: %s", strerror(errno));
@@ -386,6 +545,30 @@ answer:
 }
 
 /* ---- requests from the spool ---- */
+
+/* The job that asked for node, from a resume request's "jobs" list; 0 if none. */
+static long job_of(json_object *req, const char *node)
+{
+	json_object *jobs, *j, *id, *nodes;
+	struct hostlist hl = { NULL, 0, 0 };
+	burst_err_t err;
+	size_t i, k;
+	long found = 0;
+
+	if (!json_object_object_get_ex(req, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
+		return 0;
+	for (i = 0; !found && i < json_object_array_length(jobs); i++) {
+		j = json_object_array_get_idx(jobs, i);
+		if (!json_object_object_get_ex(j, "job_id", &id) || !json_object_object_get_ex(j, "nodes", &nodes) ||
+		    hostlist_expand(json_object_get_string(nodes), &hl, 1 << 20, &err) < 0)
+			continue;
+		for (k = 0; k < hl.n; k++)
+			if (!strcmp(hl.names[k], node))
+				found = (long)json_object_get_int64(id);
+		hostlist_free(&hl);
+	}
+	return found;
+}
 
 static void take_request(const char *file)
 {
@@ -425,13 +608,24 @@ static void take_request(const char *file)
 		if (state_node_get(A.db, node, &r, &err) != 1)
 			continue;
 		if (!strcmp(op, "resume")) {
-			if (!strcmp(r.state, "powered_down"))
+			if (!strcmp(r.state, "powered_down")) {
+				r.cooldown_until = 0;
+				r.job = job_of(req, node);
 				transition(node, "powered_down", &r, "requested", file);
-			else
+			} else if (!strcmp(r.state, "terminating") || !strcmp(r.state, "rejected")) {
+				/* launched again once the old instance is gone */
+				r.want_resume = true;
+				transition(node, r.state, &r, r.state, "resume requested: after termination");
+			} else
 				INFO("%s: resume while %s: nothing to do", node, r.state);
 		} else if (!strcmp(op, "suspend") || !strcmp(op, "resume-fail")) {
-			if (strcmp(r.state, "powered_down") && strcmp(r.state, "terminating"))
+			if (strcmp(r.state, "powered_down") && strcmp(r.state, "terminating")) {
+				r.want_resume = false;
 				transition(node, r.state, &r, "terminating", op);
+			} else if (r.want_resume) {
+				r.want_resume = false;
+				transition(node, r.state, &r, r.state, "suspend: resume request withdrawn");
+			}
 		}
 		state_node_clear(&r);
 	}
@@ -464,7 +658,13 @@ static void handle_control(int fd)
 	socklen_t len = sizeof(cred);
 	char buf[4096];
 	ssize_t n;
+	struct timeval tv = { 2, 0 };
 
+	/* read the request first: answering before it is read can reset the
+	 * connection under the client's feet */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != 0 && cred.uid != A.slurm_uid)) {
 		const char *msg = "{\"ok\":false,\"error\":\"permission denied: only root and SlurmUser may talk to burst-agent\"}\n";
@@ -474,8 +674,6 @@ static void handle_control(int fd)
 			return;
 		return;
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
 	if (strstr(buf, "\"poke\"")) {
 		take_spool();
 		if (write(fd, "{\"ok\":true}\n", 12) < 0)
@@ -637,10 +835,9 @@ static void recover(void)
 				else
 					transition(names[i], "launching", &r, "requested", "launch not done before restart");
 			} else if (!exists) {
-				char reason[256];
-				transition(names[i], live[s], &r, "powered_down", "instance lost");
-				snprintf(reason, sizeof(reason), "burst: instance %s lost", r.instance ? r.instance : "?");
-				slurm_node(names[i], NULL, NODE_STATE_DOWN, reason);
+				char why[300];
+				snprintf(why, sizeof(why), "instance %s lost", r.instance ? r.instance : "?");
+				fail_node(names[i], live[s], &r, "powered_down", why);
 			} else
 				INFO("%s: %s, instance %s still there", names[i], live[s], r.instance);
 			state_node_clear(&r);
@@ -660,18 +857,88 @@ static void tick(void)
 	for (i = 0; names && names[i]; i++)
 		launch(names[i]);
 	state_names_free(names);
+	names = state_nodes_in(A.db, "rejected", &err);
+	for (i = 0; names && names[i]; i++) {
+		struct node_rec r;
+		if (state_node_get(A.db, names[i], &r, &err) == 1)
+			transition(names[i], "rejected", &r, "terminating", "terminate the rejected instance");
+		state_node_clear(&r);
+	}
+	state_names_free(names);
 	names = state_nodes_in(A.db, "terminating", &err);
 	for (i = 0; names && names[i]; i++)
 		terminate(names[i]);
 	state_names_free(names);
+	cooldowns();
+	release_refused_jobs();
 	names = state_nodes_in(A.db, "booting", &err);
 	for (i = 0; names && names[i]; i++) {
 		struct node_rec r;
-		if (state_node_get(A.db, names[i], &r, &err) == 1 && now() - r.since > A.cfg->boot_timeout)
-			transition(names[i], "booting", &r, "terminating", "no join before BootTimeout");
+		if (state_node_get(A.db, names[i], &r, &err) == 1 && now() - r.since > A.cfg->boot_timeout) {
+			char why[300];
+			snprintf(why, sizeof(why), "instance %s did not join within BootTimeout=%d s",
+				 r.instance ? r.instance : "?", A.cfg->boot_timeout);
+			fail_node(names[i], "booting", &r, "terminating", why);
+		}
 		state_node_clear(&r);
 	}
 	state_names_free(names);
+}
+
+/*
+ * Jobs that the SPANK job prolog held because their node was not admitted
+ * (admin comment "burst: refused on NODE: why"): not the user's fault, so
+ * they are released, and the node goes through the failure path.
+ */
+static void release_refused_jobs(void)
+{
+	static time_t last_update;
+	static double last_check;
+	job_info_msg_t *msg = NULL;
+	uint32_t i;
+
+	if (now() - last_check < 1.0)
+		return;
+	last_check = now();
+	if (slurm_load_jobs(last_update, &msg, SHOW_ALL) != SLURM_SUCCESS)
+		return;   /* SLURM_NO_CHANGE_IN_DATA, or slurmctld away: next time */
+	last_update = msg->last_update;
+	for (i = 0; i < msg->record_count; i++) {
+		slurm_job_info_t *j = &msg->job_array[i];
+		const char *c = j->admin_comment, *p = "burst: refused on ";
+		char node[256], idbuf[32], out[256], errbuf[512];
+		struct node_rec r;
+		burst_err_t err;
+		job_desc_msg_t upd;
+		size_t l;
+
+		if (!c || strncmp(c, p, strlen(p)) || (j->job_state & JOB_STATE_BASE) != JOB_PENDING ||
+		    j->priority != 0)
+			continue;
+		l = strcspn(c + strlen(p), ":");
+		snprintf(node, sizeof(node), "%.*s", (int)l, c + strlen(p));
+		snprintf(idbuf, sizeof(idbuf), "%u", j->job_id);
+		INFO("job %u was held because %s refused it (%s): releasing it", j->job_id, node, c);
+		slurm_init_job_desc_msg(&upd);
+		upd.job_id = j->job_id;
+		upd.admin_comment = (char *)"burst: released after a refusal on a node that was not admitted";
+		if (slurm_update_job(&upd) != SLURM_SUCCESS)
+			ERR("job %u: cannot update its admin comment: %s", j->job_id, slurm_strerror(slurm_get_errno()));
+		{
+			char *argv[] = { (char *)"/usr/bin/scontrol", (char *)"release", idbuf, NULL };
+			if (run(argv, out, sizeof(out), errbuf, sizeof(errbuf)) != 0)
+				ERR("job %u: scontrol release failed: %s", j->job_id, errbuf);
+		}
+		memset(&r, 0, sizeof(r));
+		if (node_find(node) && state_node_get(A.db, node, &r, &err) == 1 &&
+		    strcmp(r.state, "powered_down") && strcmp(r.state, "terminating")) {
+			char why[700];
+			snprintf(why, sizeof(why), "job prolog refused job %u: %.600s", j->job_id, c);
+			fail_node(node, r.state, &r, "terminating", why);
+		}
+		state_node_clear(&r);
+	}
+	slurm_free_job_info_msg(msg);
 }
 
 static void on_signal(int sig)

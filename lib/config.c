@@ -353,13 +353,15 @@ static void free_nodeset(struct cfg_nodeset *ns)
 	free_list(ns->types, ns->ntypes);
 	contract_free(ns->constraint);
 	free(ns->features);
+	free_list(ns->blessed_kernels, ns->nblessed_kernels);
 	free(ns->where.file);
 }
 
 static void parse_nodeset(struct loader *ld, const char *file, int line, struct word *w, int n)
 {
 	static const char *const keys[] = { "NodeSet", "Nodes", "Partition", "Providers",
-		"Provider", "Regions", "Region", "InstanceTypes", "Constraint", "Features", NULL };
+		"Provider", "Regions", "Region", "InstanceTypes", "Constraint", "Features",
+		"BlessedKernels", "Weight", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_nodeset ns;
 	int k, before = ld->nerr;
@@ -415,6 +417,17 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 		} else if (str_ieq(key, "Features")) {
 			free(ns.features);
 			ns.features = xstrdup(val);
+		} else if (str_ieq(key, "BlessedKernels")) {
+			free_list(ns.blessed_kernels, ns.nblessed_kernels);
+			ns.blessed_kernels = split_list(val, &ns.nblessed_kernels);
+		} else if (str_ieq(key, "Weight")) {
+			char *end;
+			long v = strtol(val, &end, 10);
+			if (!*val || *end || v < 1 || v > 65533)
+				lerr(ld, file, line, "NodeSet %s: Weight=%s: expected a whole number from 1 to 65533 (Slurm's node Weight: lower is chosen first)",
+				     ns.name, val);
+			else
+				ns.weight = (int)v;
 		} else
 			unknown_key(ld, file, line, "NodeSet", key, keys);
 	}

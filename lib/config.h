@@ -61,6 +61,9 @@ struct cfg_nodeset {
 	size_t ntypes;
 	struct contract *constraint; /* Constraint="..." (may be NULL) */
 	char *features;          /* Features= extra Slurm features (may be NULL) */
+	char **blessed_kernels;  /* BlessedKernels= RELEASE[:BUILDID],... admitted kernels (none: any) */
+	size_t nblessed_kernels;
+	int weight;              /* Weight= Slurm node weight (0: not set) */
 	struct cfg_where where;
 };
 

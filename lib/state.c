@@ -27,7 +27,17 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS events ("
 	" id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT,"
 	" what TEXT NOT NULL, detail TEXT);"
-	"CREATE TABLE IF NOT EXISTS requests (name TEXT PRIMARY KEY, time REAL NOT NULL);";
+	"CREATE TABLE IF NOT EXISTS requests (name TEXT PRIMARY KEY, time REAL NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS records ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT NOT NULL,"
+	" instance TEXT, provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL);";
+
+/* Columns added after the first release: added to an older database on open. */
+static const char *const added_columns[] = {
+	"ALTER TABLE nodes ADD COLUMN want_resume INTEGER NOT NULL DEFAULT 0",
+	"ALTER TABLE nodes ADD COLUMN provenance_id TEXT",
+	NULL,
+};
 
 static double now(void)
 {
@@ -62,6 +72,18 @@ struct state_db *state_open(const char *path, burst_err_t *err)
 		sqlite3_free(msg);
 		state_close(db);
 		return NULL;
+	}
+	for (size_t i = 0; added_columns[i]; i++) {
+		/* "duplicate column name" when the database has it already */
+		if (sqlite3_exec(db->db, added_columns[i], NULL, NULL, &msg) != SQLITE_OK &&
+		    !strstr(msg ? msg : "", "duplicate column")) {
+			burst_err_set(err, "%s: cannot upgrade the state database: %s", path, msg);
+			sqlite3_free(msg);
+			state_close(db);
+			return NULL;
+		}
+		sqlite3_free(msg);
+		msg = NULL;
 	}
 	return db;
 }
@@ -108,7 +130,8 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_prepare_v2(db->db,
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
-			       " job, since, cooldown_until, last_error FROM nodes WHERE name=?",
+			       " job, since, cooldown_until, last_error, want_resume, provenance_id"
+			       " FROM nodes WHERE name=?",
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
@@ -126,6 +149,8 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 		out->since = sqlite3_column_double(st, 9);
 		out->cooldown_until = sqlite3_column_double(st, 10);
 		out->last_error = col_text(st, 11);
+		out->want_resume = sqlite3_column_int(st, 12) != 0;
+		out->provenance_id = col_text(st, 13);
 		rc = 1;
 	} else
 		rc = rc == SQLITE_DONE ? 0 : fail(db, err, "read node");
@@ -142,6 +167,7 @@ void state_node_clear(struct node_rec *r)
 	free(r->address);
 	free(r->token);
 	free(r->last_error);
+	free(r->provenance_id);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -192,8 +218,9 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 		return -1;
 	if (sqlite3_prepare_v2(db->db,
 			       "UPDATE nodes SET state=?, attempt=?, instance=?, address=?, token=?,"
-			       " token_used=?, job=?, since=?, cooldown_until=?, last_error=?"
-			       " WHERE name=? AND (?12 IS NULL OR state=?12)",
+			       " token_used=?, job=?, since=?, cooldown_until=?, last_error=?,"
+			       " want_resume=?13, provenance_id=?14"
+			       " WHERE name=?11 AND (?12 IS NULL OR state=?12)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		fail(db, err, "prepare");
 		exec1(db, "ROLLBACK", NULL);
@@ -214,6 +241,8 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 		sqlite3_bind_text(st, 12, from, -1, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_null(st, 12);
+	sqlite3_bind_int(st, 13, r->want_resume);
+	sqlite3_bind_text(st, 14, r->provenance_id, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -268,6 +297,28 @@ void state_names_free(char **names)
 	for (i = 0; names[i]; i++)
 		free(names[i]);
 	free(names);
+}
+
+int state_record_add(struct state_db *db, const char *node, const char *instance,
+		     const char *provenance_id, const char *record, const char *decision,
+		     burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db,
+			       "INSERT INTO records(time, node, instance, provenance_id, decision, record)"
+			       " VALUES(?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_double(st, 1, now());
+	sqlite3_bind_text(st, 2, node, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, instance, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, provenance_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, decision, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 6, record, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert record");
 }
 
 int state_request_seen(struct state_db *db, const char *name, burst_err_t *err)

@@ -26,8 +26,10 @@ struct node_rec {
 	bool token_used;
 	long job;                /* job that asked for the node, or 0 */
 	double since;            /* time of the last transition */
-	double cooldown_until;
+	double cooldown_until;   /* powered down but kept out of Slurm until then (0: none) */
 	char *last_error;
+	bool want_resume;        /* Slurm asked for the node while it was terminating */
+	char *provenance_id;     /* sha256 of the node's admitted report (NULL before admission) */
 };
 
 /* Open (creating if needed) path; caller closes with state_close. */
@@ -58,6 +60,12 @@ void state_names_free(char **names);
 /* Record that a spool request was taken in (so a replayed file is skipped). */
 int state_request_seen(struct state_db *db, const char *name, burst_err_t *err);
 int state_request_add(struct state_db *db, const char *name, burst_err_t *err);
+
+/* Store the node's join report (its provenance record) for the admission of
+ * its current instance. Returns 0 or -1 with err. */
+int state_record_add(struct state_db *db, const char *node, const char *instance,
+		     const char *provenance_id, const char *record, const char *decision,
+		     burst_err_t *err);
 
 /* Append an event without a transition. */
 int state_event(struct state_db *db, const char *node, const char *what,

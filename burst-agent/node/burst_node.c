@@ -26,6 +26,7 @@
 
 #include <json-c/json.h>
 
+#include "accept.h"
 #include "node_provenance.h"
 
 #define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
@@ -56,6 +57,38 @@ static int connect_agent(const char *spec)
 		usleep(500000);
 	}
 	return -1;
+}
+
+/* Read the first line of a file into buf; NULL if it cannot be read. */
+static const char *read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	char *ok;
+
+	if (!f)
+		return NULL;
+	ok = fgets(buf, (int)len, f);
+	fclose(f);
+	if (!ok)
+		return NULL;
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/* What the node says of itself: the agent checks it against its policy. */
+static json_object *node_record(const char *node)
+{
+	json_object *rec = json_object_new_object(), *k = json_object_new_object();
+	char buf[512];
+	const char *v;
+
+	json_object_object_add(rec, "node", json_object_new_string(node));
+	v = read_line("/proc/sys/kernel/osrelease", buf, sizeof(buf));
+	json_object_object_add(k, "release", v ? json_object_new_string(v) : NULL);
+	v = read_line("/proc/sys/kernel/version", buf, sizeof(buf));
+	json_object_object_add(k, "version", v ? json_object_new_string(v) : NULL);
+	json_object_object_add(rec, "kernel", k);
+	return rec;
 }
 
 static int join(int argc, char **argv)
@@ -101,6 +134,7 @@ static int join(int argc, char **argv)
 	json_object_object_add(req, "node", json_object_new_string(node));
 	json_object_object_add(req, "instance", json_object_new_string(instance));
 	json_object_object_add(req, "token", json_object_new_string(token));
+	json_object_object_add(req, "record", node_record(node));
 	{
 		const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
 		if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0) {
@@ -154,8 +188,10 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "join"))
 		return join(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "accept"))
+		return accept_main(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "provenance"))
 		return node_provenance(argc - 1, argv + 1);
-	fprintf(stderr, "usage: burst-node join|provenance ... (see burst-node(8))\n");
+	fprintf(stderr, "usage: burst-node join|accept|provenance ... (see burst-node(8))\n");
 	return 2;
 }

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# test_lifecycle.sh - the burst path when things go wrong, on a real Slurm:
+# an inline contract, srun across two burst nodes woken together, a node
+# rejected at join (its job requeued at once and run elsewhere; the node
+# back to idle~ after its cooldown), a node whose admission record is gone
+# refused by the SPANK job prolog (the job released by the agent), the agent
+# killed with SIGKILL in the middle of a burst, and resume requests made
+# while the agent is down.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+ps="$build/plugins/power_save"
+agent="$build/burst-agent/burst-agent"
+[ -x "$agent" ] || bail "no $agent (build first)"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
+SuspendProgram=$ps/burst-suspend
+ResumeFailProgram=$ps/burst-resume-fail
+PrologSlurmctld=$ps/burst-prolog-slurmctld
+ResumeTimeout=60
+SuspendTimeout=5
+SuspendTime=30
+JobSubmitPlugins=lua"
+lab_pre_ctld() {
+	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
+	# node set "stale" is chosen first (lower weight) but blesses a kernel
+	# no node runs: its node is rejected at join
+	cat >"$LAB/etc/burst.conf" <<CONF
+ClusterName=lab$$
+StateDir=$LAB/burst
+CatalogDir=$src/share/catalog
+JoinPort=$((LAB_PORT_CTLD + 300))
+RejectCooldown=4
+Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+Contract=here node_vcpus_count>=1 accelerator_count=0
+NodeSet=stale Nodes=burst-1 Partition=burst InstanceTypes=local.host Weight=1 BlessedKernels=0.0.0-not-this-kernel
+NodeSet=local Nodes=burst-[2-5] Partition=burst InstanceTypes=local.host Weight=10
+CONF
+	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
+		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
+	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
+		>"$LAB/etc/plugstack.conf"
+}
+lab_up || bail "the lab did not start"
+cd "$LAB" || bail "no lab directory"
+TAP_DIAG="$LAB/log/agent.log"
+
+agent_start() {
+	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+		BURST_NODE="$build/burst-agent/node/burst-node" \
+		"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
+	AGENT_PID=$!
+	lab_record burst-agent $AGENT_PID
+	for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && return 0; sleep 0.1; done
+	return 1
+}
+agent_start; ok $? "the agent is up"
+
+# --- a node rejected at join: never registers; the job runs elsewhere ---
+# (burst-[3-5] are kept for what follows)
+id=$(sbatch --parsable --cloud-contract=here -x 'burst-[3-5]' -o "$LAB/rej.out" --wrap 'hostname' 2>"$LAB/err")
+ok $? "sbatch --cloud-contract=here" "$LAB/err"
+lab_wait_job "$id" COMPLETED 90; ok $? "the job completes although the first node it got was rejected" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+grep -q 'burst-1: booting -> rejected: rejected at join: kernel .* is not blessed for node set stale' "$LAB/log/agent.log"
+ok $? "burst-1 was rejected at join, the reason naming the kernel and the node set"
+grep -qx 'burst-2' "$LAB/rej.out"; ok $? "... and the job ran on a node of the other node set ($(cat "$LAB/rej.out" 2>/dev/null))" "$LAB/rej.out"
+! grep -q 'Node burst-1 now responding\|node burst-1 .*registered' "$LAB/log/slurmctld.log" && [ ! -e "$LAB/log/slurmd-burst-1.log" ]
+ok $? "the rejected node never ran slurmd nor registered" "$LAB/log/slurmctld.log"
+grep -q "burst-1: burst-node: burst-1: rejected by the agent" "$LAB/burst/nodes/burst-1/node.log" 2>/dev/null ||
+	grep -q "rejected by the agent: kernel" "$LAB/burst/nodes/burst-1/node.log"
+ok $? "burst-node said why it did not start slurmd" "$LAB/burst/nodes/burst-1/node.log"
+lab_wait_node burst-1 'idle~' 30; ok $? "after its cooldown the rejected node is idle~ again ($(lab_node_state burst-1))" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+! ip netns list | grep -q "^burst-lab$$-burst-1 "; ok $? "... and its instance is gone"
+
+# --- an inline contract routes the same way; srun -N2 across two burst nodes ---
+out=$(srun --cloud-contract='node_vcpus_count>=1,accelerator_count=0' -N2 -w burst-[3-4] hostname 2>"$LAB/err" | sort | tr '\n' ' ')
+ok $? "srun -N2 with an inline contract" "$LAB/err"
+[ "$out" = "burst-3 burst-4 " ]; ok $? "... runs on two burst nodes woken together ($out)" "$LAB/err"
+out=$(srun -N2 -w burst-[3-4] printenv CLOUD_INSTANCE_ID CLOUD_PROVENANCE_ID 2>>"$LAB/err" | sort | tr '\n' ' ')
+[[ "$out" =~ ^[0-9a-f]{64}\ [0-9a-f]{64}\ local-lab$$-burst-3-1\ local-lab$$-burst-4-1\ $ ]]
+ok $? "each task sees its node's CLOUD_INSTANCE_ID and CLOUD_PROVENANCE_ID ($out)" "$LAB/err"
+
+# --- a node without an admission record is refused by the job prolog ---
+rm -f "$LAB/burst/nodes/burst-3/admission.env"
+id=$(sbatch --parsable --cloud-contract=here -w burst-3 -o "$LAB/pro.out" --wrap 'hostname' 2>"$LAB/err")
+for i in $(seq 200); do
+	grep -q "job $id was held because burst-3 refused it" "$LAB/log/agent.log" && break
+	sleep 0.1
+done
+grep -q "job $id was held because burst-3 refused it" "$LAB/log/agent.log"
+ok $? "the job prolog refused burst-3 (no admission record) and the agent saw the held job" "$LAB/log/slurmd-burst-3.log" "$LAB/log/slurmctld.log"
+grep -q "refused on burst-3: node burst-3 has no admission record" "$LAB/log/slurmd-burst-3.log"
+ok $? "... the node's log says why" "$LAB/log/slurmd-burst-3.log"
+! grep -qx burst-3 "$LAB/pro.out" 2>/dev/null; ok $? "... and the job did not run there" "$LAB/pro.out"
+ac=$(scontrol show job "$id" | grep -o 'AdminComment=.*' )
+prio=$(squeue -h -j "$id" -o %Q 2>/dev/null)
+[[ "$ac" == *"released after a refusal"* ]] && [ "${prio:-0}" != 0 ]
+ok $? "the agent released the job (not the user's fault): $ac priority=$prio"
+grep -q 'burst-3: admitted -> terminating: job prolog refused' "$LAB/log/agent.log"
+ok $? "... and took the refused node out through the failure path"
+scancel "$id"
+
+# --- the agent killed with SIGKILL in the middle of a burst ---
+id=$(sbatch --parsable --cloud-contract=here -w burst-5 -o "$LAB/kill.out" --wrap 'echo $CLOUD_INSTANCE_ID' 2>"$LAB/err")
+for i in $(seq 300); do grep -q 'burst-5: requested -> launching' "$LAB/log/agent.log" && break; sleep 0.05; done
+grep -q 'burst-5: requested -> launching' "$LAB/log/agent.log" && kill -9 "$AGENT_PID"
+ok $? "the agent is killed (SIGKILL) while burst-5 is launching"
+sleep 1
+agent_start; ok $? "the agent starts again"
+lab_wait_job "$id" COMPLETED 90; ok $? "the job still runs" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+n=$(grep -c 'burst-5: requested -> launching' "$LAB/log/agent.log")
+grep -qx "local-lab$$-burst-5-1" "$LAB/kill.out" && [ "$n" = 1 ]
+ok $? "... on the first instance of burst-5: nothing was launched twice ($(cat "$LAB/kill.out" 2>/dev/null), $n launch intents)" "$LAB/kill.out"
+[ "$(ip netns list | grep -c "^burst-lab$$-burst-5 ")" = 1 ]; ok $? "... one namespace for burst-5"
+
+# --- suspend and resume while the agent is down: served once it starts ---
+kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
+scontrol update nodename=burst-4 state=power_down_force
+lab_wait_node burst-4 'idle~' 20; ok $? "with the agent down, Slurm powers burst-4 down (burst-suspend spools it)"
+id=$(sbatch --parsable --cloud-contract=here -w burst-4 -o "$LAB/down.out" --wrap 'echo $CLOUD_INSTANCE_ID' 2>"$LAB/err")
+for i in $(seq 100); do ls "$LAB/burst/spool/"*resume.json >/dev/null 2>&1 && break; sleep 0.1; done
+ls "$LAB/burst/spool/"*resume.json >/dev/null 2>&1; ok $? "... and burst-resume spools the job's request"
+agent_start; ok $? "the agent starts"
+lab_wait_job "$id" COMPLETED 90; ok $? "the spooled requests are served: the job completes" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+grep -qx "local-lab$$-burst-4-2" "$LAB/down.out"; ok $? "... on a new instance of burst-4 ($(cat "$LAB/down.out" 2>/dev/null))" "$LAB/down.out"
+
+lab_down
+! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+! pgrep -f "slurmd -D -b -f /var/tmp/burst-lab" >/dev/null; ok $? "no slurmd is left"
+done_testing
