@@ -8,6 +8,10 @@
  * only when the node is admitted writes the admission record to FILE and
  * becomes SLURMD (so a rejected node never registers with Slurm).
  * Exit 1 when rejected, 2 on usage errors, 3 when the agent cannot be reached.
+ *
+ *   burst-node provenance [--sysroot DIR] [...] [--pretty | --id]
+ *
+ * Prints the node's provenance record (burst-agent/node/provenance.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,6 +30,7 @@
 #include "sigv4.h"
 
 #include "accept.h"
+#include "node_provenance.h"
 
 #define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
 #define REPLY_TIMEOUT_S 120
@@ -236,6 +241,8 @@ int main(int argc, char **argv)
 		return join(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "accept"))
 		return accept_main(argc - 1, argv + 1);
-	fprintf(stderr, "usage: burst-node join|accept ... (see burst-node --help)\n");
+	if (argc >= 2 && !strcmp(argv[1], "provenance"))
+		return node_provenance(argc - 1, argv + 1);
+	fprintf(stderr, "usage: burst-node join|accept|provenance ... (see burst-node(8))\n");
 	return 2;
 }

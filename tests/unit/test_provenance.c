@@ -1,0 +1,365 @@
+/*
+ * test_provenance.c - the node provenance record (lib/provenance.h) on the
+ * sysroots of tests/fixtures/sysroots (made by tools/make-fixture-sysroots.py
+ * and tools/capture-sysroot.sh) and on this machine.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "provenance.h"
+#include "strutil.h"
+#include "tap.h"
+
+#define SYSROOTS BURST_ABS_SRCDIR "/tests/fixtures/sysroots"
+#define PCI_TABLE BURST_ABS_SRCDIR "/share/pci/accelerators.csv"
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct strbuf sb;
+	char buf[4096];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	sb_init(&sb);
+	sb_add(&sb, "");
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_addf(&sb, "%.*s", (int)n, buf);
+	fclose(f);
+	return sb_take(&sb);
+}
+
+/* The value at a path of keys and [indexes]: "accelerators.devices.0.model". */
+static json_object *at(json_object *o, const char *path)
+{
+	char *p = xstrdup(path), *save = NULL, *k;
+
+	for (k = strtok_r(p, ".", &save); k && o; k = strtok_r(NULL, ".", &save)) {
+		json_object *next = NULL;
+
+		if (json_object_is_type(o, json_type_array))
+			next = json_object_array_get_idx(o, (size_t)atoi(k));
+		else if (!json_object_object_get_ex(o, k, &next))
+			next = NULL;
+		o = next;
+	}
+	free(p);
+	return o;
+}
+
+static const char *at_str(json_object *o, const char *path)
+{
+	json_object *v = at(o, path);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static double at_num(json_object *o, const char *path)
+{
+	json_object *v = at(o, path);
+
+	return v && json_object_is_type(v, json_type_int) ? (double)json_object_get_int64(v) : -1;
+}
+
+static json_object *collect(const char *name)
+{
+	struct prov_opts o;
+	burst_err_t err;
+	json_object *rec = NULL;
+	char root[512];
+
+	memset(&o, 0, sizeof(o));
+	o.pci_table = PCI_TABLE;
+	snprintf(root, sizeof(root), "%s/%s", SYSROOTS, name);
+	burst_err_clear(&err);
+	if (!ok(provenance_collect(root, &o, &rec, &err) == 0, "%s: record collected", name))
+		diag("%s", err.msg);
+	return rec;
+}
+
+static void check_expected(const char *name, json_object *rec)
+{
+	char path[512], *want, *got;
+
+	snprintf(path, sizeof(path), "%s/%s.expected.json", SYSROOTS, name);
+	want = slurp(path);
+	got = provenance_serialize(rec, true);
+	{
+		/* the expected files end with the newline burst-node prints */
+		struct strbuf sb;
+		char *g;
+
+		sb_init(&sb);
+		sb_addf(&sb, "%s\n", got);
+		g = sb_take(&sb);
+		ok(want && !strcmp(g, want), "%s: the record equals %s.expected.json byte for byte", name, name);
+		if (want && strcmp(g, want)) {
+			size_t i = 0;
+
+			while (g[i] && g[i] == want[i])
+				i++;
+			diag("first difference at byte %zu: got '%.60s' want '%.60s'", i, g + i, want + i);
+		}
+		free(g);
+	}
+	free(want);
+	free(got);
+}
+
+static void test_serialize(void)
+{
+	json_object *o = json_object_new_object(), *a = json_object_new_array();
+	char *s, *id;
+
+	json_object_object_add(o, "zeta", json_object_new_int64(-3));
+	json_object_object_add(o, "alpha", json_object_new_string("a\"b\\c\n\x01\xc3\xa9\xff"));
+	json_object_array_add(a, json_object_new_boolean(1));
+	json_object_array_add(a, NULL);
+	json_object_object_add(o, "Mid", a);
+	json_object_object_add(o, "empty", json_object_new_object());
+	s = provenance_serialize(o, false);
+	is_str(s, "{\"Mid\":[true,null],\"alpha\":\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\\ufffd\",\"empty\":{},\"zeta\":-3}",
+	       "compact serialization: keys sorted bytewise, escapes, invalid UTF-8 replaced");
+	free(s);
+	s = provenance_serialize(o, true);
+	is_str(s, "{\n  \"Mid\": [\n    true,\n    null\n  ],\n  \"alpha\": \"a\\\"b\\\\c\\n\\u0001\xc3\xa9\\ufffd\",\n"
+	       "  \"empty\": {},\n  \"zeta\": -3\n}", "pretty serialization: two-space indentation");
+	free(s);
+	id = provenance_id(o);
+	ok(id && strlen(id) == 64 && strspn(id, "0123456789abcdef") == 64, "id is 64 hex characters");
+	free(id);
+	json_object_put(o);
+	o = json_object_new_object();
+	id = provenance_id(o);   /* sha256("{}"), a published constant */
+	is_str(id, "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a",
+	       "id of {} is sha256(\"{}\")");
+	free(id);
+	json_object_put(o);
+}
+
+static void test_build_id(void)
+{
+	/* a "Linux" note (namesz 6, padded to 8), then the GNU build-id */
+	static const unsigned char notes[] = {
+		6, 0, 0, 0, 4, 0, 0, 0, 0, 1, 0, 0, 'L', 'i', 'n', 'u', 'x', 0, 0, 0, 1, 2, 3, 4,
+		4, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0, 0xde, 0xad, 0xbe, 0,
+	};
+	static const unsigned char truncated[] = { 4, 0, 0, 0, 200, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0, 1 };
+	static const unsigned char other_type[] = { 4, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 'G', 'N', 'U', 0, 9, 0, 0, 0 };
+	char *s, buf[40];
+
+	s = provenance_build_id(notes, sizeof(notes));
+	is_str(s, "deadbe", "build-id found after a note with a padded name");
+	free(s);
+	ok(provenance_build_id(truncated, sizeof(truncated)) == NULL, "a truncated desc gives no build-id");
+	ok(provenance_build_id(other_type, sizeof(other_type)) == NULL, "a GNU note of another type is not a build-id");
+	ok(provenance_build_id(notes, 10) == NULL, "a stream shorter than a header gives none");
+	is_str(provenance_taint_flags(0, buf), "", "taint 0: no flags");
+	is_str(provenance_taint_flags(12289, buf), "POE", "taint 12289: P (proprietary), O (out of tree), E (unsigned)");
+	is_str(provenance_taint_flags(1u << 9, buf), "W", "taint 512: W (warning)");
+}
+
+static void test_fixtures(void)
+{
+	static const char *const names[] = { "a100x8", "a10gx4", "h100x8-missing1", "host", NULL };
+	json_object *rec;
+	size_t i;
+	char *s;
+
+	for (i = 0; names[i]; i++) {
+		rec = collect(names[i]);
+		if (!rec)
+			continue;
+		check_expected(names[i], rec);
+		s = provenance_serialize(rec, false);
+		ok(!strstr(s, "must-not-appear"), "%s: no DMI serial or UUID in the record", names[i]);
+		free(s);
+		json_object_put(rec);
+	}
+
+	/* the facts, asserted one by one (the numbers are what the generator wrote) */
+	rec = collect("a100x8");
+	if (rec) {
+		is_num(at_num(rec, "accelerators.count"), 8, "a100x8: 8 accelerators");
+		is_num(at_num(rec, "accelerators.models.A100-40GB"), 8, "a100x8: 8 x A100-40GB");
+		is_str(at_str(rec, "accelerators.devices.0.model"), "A100-40GB", "a100x8: first GPU is an A100-40GB");
+		is_str(at_str(rec, "accelerators.devices.7.architecture"), "ampere", "a100x8: ampere");
+		is_str(at_str(rec, "accelerators.devices.7.pci_address"), "0000:a0:1d.0", "a100x8: devices in bus order");
+		is_str(at_str(rec, "accelerators.devices.3.driver"), "nvidia", "a100x8: driver nvidia");
+		is_num(at_num(rec, "accelerators.devices.0.memory_mib"), 40960, "a100x8: 40 GiB per GPU");
+		is_str(at_str(rec, "kernel.build_id"), "b0bf2a764c76a427b48c6edad500ecbaf2387c6c",
+		       "a100x8: the build-id the generator wrote (after a Xen and a Linux note)");
+		is_str(at_str(rec, "kernel.release"), "5.15.0-91-generic", "a100x8: kernel 5.15");
+		is_num(at_num(rec, "kernel.taint.value"), 12289, "a100x8: tainted 12289");
+		is_str(at_str(rec, "kernel.modules.0"), "ena", "a100x8: modules sorted (ena first)");
+		is_str(at_str(rec, "kernel.modules.9"), "nvme", "a100x8: modules sorted (nvme last)");
+		is_str(at_str(rec, "os.version_id"), "22.04", "a100x8: Ubuntu 22.04");
+		is_str(at_str(rec, "os.id"), "ubuntu", "a100x8: os id ubuntu");
+		is_num(at_num(rec, "cpu.threads"), 96, "a100x8: 96 threads");
+		is_num(at_num(rec, "cpu.sockets"), 2, "a100x8: 2 sockets");
+		is_num(at_num(rec, "cpu.cores"), 48, "a100x8: 48 cores");
+		is_str(at_str(rec, "cpu.isa"), "x86_64", "a100x8: isa from /proc/sys/kernel/arch");
+		is_num(at_num(rec, "memory.total_bytes"), 1198565320.0 * 1024, "a100x8: MemTotal in bytes");
+		is_str(at_str(rec, "firmware.product_name"), "p4d.24xlarge", "a100x8: DMI product name");
+		is_num((double)json_object_array_length(at(rec, "interconnect.infiniband")), 2, "a100x8: 2 IB ports");
+		is_str(at_str(rec, "interconnect.infiniband.1.state"), "4: ACTIVE", "a100x8: mlx5_1 active");
+		has_str(at_str(rec, "interconnect.infiniband.0.rate"), "200 Gb/sec", "a100x8: 200 Gb/s");
+		is_str(at_str(rec, "software.packages.slurmd"), "22.05.8-4+burst1", "a100x8: slurmd package version");
+		ok(at(rec, "software.ch_run") == NULL, "a100x8: ch-run is not run for a sysroot");
+		json_object_put(rec);
+	}
+	rec = collect("a10gx4");
+	if (rec) {
+		is_num(at_num(rec, "accelerators.count"), 4, "a10gx4: 4 accelerators (ENA and NVMe of vendor 1d0f left out)");
+		is_num(at_num(rec, "accelerators.models.A10G"), 4, "a10gx4: 4 x A10G");
+		is_num(at_num(rec, "cpu.threads"), 48, "a10gx4: 48 CPUs");
+		is_str(at_str(rec, "cpu.isa"), "x86_64", "a10gx4: isa inferred from the lm flag");
+		is_str(at_str(rec, "os.version_codename"), "jammy", "a10gx4: os-release from /usr/lib");
+		is_num(at_num(rec, "memory.hugepages.total"), 1024, "a10gx4: 1024 huge pages");
+		ok(at(rec, "software.packages.charliecloud-runtime") == NULL,
+		   "a10gx4: a removed package (config-files) has no version");
+		ok(at(rec, "interconnect.infiniband") == NULL, "a10gx4: no InfiniBand: null");
+		json_object_put(rec);
+	}
+	rec = collect("h100x8-missing1");
+	if (rec) {
+		is_num(at_num(rec, "accelerators.count"), 7, "h100x8-missing1: 7 accelerators, not 8");
+		is_num(at_num(rec, "accelerators.models.H100"), 7, "h100x8-missing1: 7 x H100");
+		is_str(at_str(rec, "accelerators.devices.3.pci_address"), "0000:97:00.0",
+		       "h100x8-missing1: 0000:86:00.0 is the one missing");
+		is_str(at_str(rec, "accelerators.devices.0.architecture"), "hopper", "h100x8-missing1: hopper");
+		json_object_put(rec);
+	}
+}
+
+/* A made-up sysroot with an unknown NVIDIA GPU, an Intel GPU and a Gaudi. */
+static void mk(const char *root, const char *rel, const char *content)
+{
+	char path[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (p = path + strlen(root) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fputs(content, f);
+		fclose(f);
+	}
+}
+
+static void test_unknown_and_errors(void)
+{
+	char root[] = "/tmp/test_provenance.XXXXXX", cmd[600];
+	struct prov_opts o;
+	burst_err_t err;
+	json_object *rec = NULL;
+
+	memset(&o, 0, sizeof(o));
+	o.pci_table = PCI_TABLE;
+	o.node = "burst-a10g-1";
+	o.instance_type = "g5.12xlarge";
+	if (!ok(mkdtemp(root) != NULL, "temporary sysroot"))
+		return;
+	/* 10de:9999 is no id in the table; Intel display (integrated) is left
+	 * out, Intel processing accelerators are kept; Gaudi is in the table */
+	mk(root, "sys/bus/pci/devices/0000:01:00.0/vendor", "0x10de\n");
+	mk(root, "sys/bus/pci/devices/0000:01:00.0/device", "0x9999\n");
+	mk(root, "sys/bus/pci/devices/0000:01:00.0/class", "0x030200\n");
+	/* the driver link (as in sysfs) wins over uevent's DRIVER= */
+	mk(root, "sys/bus/pci/devices/0000:01:00.0/uevent", "DRIVER=not-this-one\n");
+	snprintf(cmd, sizeof(cmd), "%s/sys/bus/pci/devices/0000:01:00.0/driver", root);
+	ok(symlink("../../../bus/pci/drivers/nouveau", cmd) == 0, "driver link made");
+	mk(root, "sys/bus/pci/devices/0000:02:00.0/uevent", "PCI_CLASS=120000\nDRIVER=habanalabs\n");
+	mk(root, "sys/bus/pci/devices/0000:00:02.0/vendor", "0x8086\n");
+	mk(root, "sys/bus/pci/devices/0000:00:02.0/device", "0x3e92\n");
+	mk(root, "sys/bus/pci/devices/0000:00:02.0/class", "0x030000\n");
+	mk(root, "sys/bus/pci/devices/0000:02:00.0/vendor", "0x8086\n");
+	mk(root, "sys/bus/pci/devices/0000:02:00.0/device", "0x0bd5\n");
+	mk(root, "sys/bus/pci/devices/0000:02:00.0/class", "0x120000\n");
+	mk(root, "sys/bus/pci/devices/0000:03:00.0/vendor", "0x1da3\n");
+	mk(root, "sys/bus/pci/devices/0000:03:00.0/device", "0x1000\n");
+	mk(root, "sys/bus/pci/devices/0000:03:00.0/class", "0x120000\n");
+	mk(root, "etc/os-release", "ID=first\nID=\"deb\\\"ian\"\nPRETTY_NAME='Debian 12'\n");
+	burst_err_clear(&err);
+	ok(provenance_collect(root, &o, &rec, &err) == 0, "a nearly empty sysroot is not an error");
+	if (rec) {
+		is_num(at_num(rec, "accelerators.count"), 3, "unknown NVIDIA, Intel class 0x12 and Gaudi counted, Intel VGA not");
+		is_str(at_str(rec, "accelerators.devices.0.model"), "unknown", "10de:9999 is model unknown");
+		ok(at(rec, "accelerators.devices.0.architecture") == NULL, "... with a null architecture");
+		is_str(at_str(rec, "accelerators.devices.0.driver"), "nouveau", "... driver from the driver link");
+		is_str(at_str(rec, "accelerators.devices.1.driver"), "habanalabs", "driver from uevent's DRIVER= without a link");
+		ok(at(rec, "accelerators.devices.2.driver") == NULL, "no link, no uevent: no driver");
+		is_str(at_str(rec, "accelerators.devices.1.model"), "unknown", "Intel 8086:0bd5 class 0x12 is unknown");
+		is_str(at_str(rec, "accelerators.devices.2.model"), "Gaudi-HL205", "1da3:1000 is a Gaudi");
+		is_num(at_num(rec, "accelerators.models.unknown"), 2, "2 unknown accelerators grouped");
+		is_str(at_str(rec, "identity.node"), "burst-a10g-1", "identity.node from the options");
+		is_str(at_str(rec, "identity.instance_type"), "g5.12xlarge", "identity.instance_type from the options");
+		ok(at(rec, "identity.region") == NULL, "identity.region not given: null");
+		ok(at(rec, "kernel.release") == NULL && at(rec, "kernel.build_id") == NULL &&
+		   at(rec, "kernel.modules") == NULL && at(rec, "memory.total_bytes") == NULL &&
+		   at(rec, "cpu.model") == NULL && at(rec, "firmware.sys_vendor") == NULL,
+		   "missing files are null");
+		is_str(at_str(rec, "os.id"), "deb\"ian", "os-release: the last ID wins, double quotes and escapes");
+		is_str(at_str(rec, "os.pretty_name"), "Debian 12", "os-release: single quotes");
+		json_object_put(rec);
+		rec = NULL;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ok(system(cmd) == 0, "temporary sysroot removed");
+
+	ok(provenance_collect("/nonexistent/sysroot", &o, &rec, &err) == -1 && rec == NULL,
+	   "a missing sysroot is an error");
+	has_str(err.msg, "/nonexistent/sysroot", "... naming the sysroot");
+	has_str(err.msg, "No such file", "... and why");
+	o.pci_table = "/nonexistent/accelerators.csv";
+	ok(provenance_collect(SYSROOTS "/host", &o, &rec, &err) == -1, "a missing accelerator table is an error");
+	has_str(err.msg, "accelerators.csv", "... naming the table");
+}
+
+static void test_live(void)
+{
+	struct prov_opts o;
+	burst_err_t err;
+	json_object *a = NULL, *b = NULL;
+	char *sa, *sb_, *id;
+
+	memset(&o, 0, sizeof(o));
+	o.pci_table = PCI_TABLE;
+	ok(provenance_collect("/", &o, &a, &err) == 0 && provenance_collect(NULL, &o, &b, &err) == 0,
+	   "the live record of this machine is produced");
+	if (!a || !b)
+		return;
+	sa = provenance_serialize(a, false);
+	sb_ = provenance_serialize(b, false);
+	is_str(sa, sb_, "two live records are identical");
+	ok(at_str(a, "kernel.release") != NULL, "live: kernel release read");
+	ok(at_num(a, "memory.total_bytes") > 0, "live: MemTotal read");
+	ok(at_num(a, "cpu.threads") > 0, "live: CPUs counted");
+	id = provenance_id(a);
+	ok(strlen(id) == 64 && strspn(id, "0123456789abcdef") == 64, "live id is 64 hex characters");
+	free(id);
+	free(sa);
+	free(sb_);
+	json_object_put(a);
+	json_object_put(b);
+}
+
+int main(void)
+{
+	test_serialize();
+	test_build_id();
+	test_fixtures();
+	test_unknown_and_errors();
+	test_live();
+	return done_testing();
+}
