@@ -30,12 +30,18 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS requests (name TEXT PRIMARY KEY, time REAL NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS records ("
 	" id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT NOT NULL,"
-	" instance TEXT, provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL);";
+	" instance TEXT, provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS cooldowns ("
+	" key TEXT PRIMARY KEY, until REAL NOT NULL, failures INTEGER NOT NULL, last_error TEXT);";
 
 /* Columns added after the first release: added to an older database on open. */
 static const char *const added_columns[] = {
 	"ALTER TABLE nodes ADD COLUMN want_resume INTEGER NOT NULL DEFAULT 0",
 	"ALTER TABLE nodes ADD COLUMN provenance_id TEXT",
+	"ALTER TABLE nodes ADD COLUMN provider TEXT",
+	"ALTER TABLE nodes ADD COLUMN instance_type TEXT",
+	"ALTER TABLE nodes ADD COLUMN region TEXT",
+	"ALTER TABLE nodes ADD COLUMN retry_at REAL NOT NULL DEFAULT 0",
 	NULL,
 };
 
@@ -130,8 +136,8 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_prepare_v2(db->db,
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
-			       " job, since, cooldown_until, last_error, want_resume, provenance_id"
-			       " FROM nodes WHERE name=?",
+			       " job, since, cooldown_until, last_error, want_resume, provenance_id,"
+			       " provider, instance_type, region, retry_at FROM nodes WHERE name=?",
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
@@ -151,6 +157,10 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 		out->last_error = col_text(st, 11);
 		out->want_resume = sqlite3_column_int(st, 12) != 0;
 		out->provenance_id = col_text(st, 13);
+		out->provider = col_text(st, 14);
+		out->instance_type = col_text(st, 15);
+		out->region = col_text(st, 16);
+		out->retry_at = sqlite3_column_double(st, 17);
 		rc = 1;
 	} else
 		rc = rc == SQLITE_DONE ? 0 : fail(db, err, "read node");
@@ -168,6 +178,9 @@ void state_node_clear(struct node_rec *r)
 	free(r->token);
 	free(r->last_error);
 	free(r->provenance_id);
+	free(r->provider);
+	free(r->instance_type);
+	free(r->region);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -219,7 +232,8 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 	if (sqlite3_prepare_v2(db->db,
 			       "UPDATE nodes SET state=?, attempt=?, instance=?, address=?, token=?,"
 			       " token_used=?, job=?, since=?, cooldown_until=?, last_error=?,"
-			       " want_resume=?13, provenance_id=?14"
+			       " want_resume=?13, provenance_id=?14, provider=?15, instance_type=?16,"
+			       " region=?17, retry_at=?18"
 			       " WHERE name=?11 AND (?12 IS NULL OR state=?12)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		fail(db, err, "prepare");
@@ -243,6 +257,10 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 		sqlite3_bind_null(st, 12);
 	sqlite3_bind_int(st, 13, r->want_resume);
 	sqlite3_bind_text(st, 14, r->provenance_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 15, r->provider, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 16, r->instance_type, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 17, r->region, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 18, r->retry_at);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -319,6 +337,55 @@ int state_record_add(struct state_db *db, const char *node, const char *instance
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert record");
+}
+
+double state_cooldown_until(struct state_db *db, const char *key)
+{
+	sqlite3_stmt *st;
+	double until = 0;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT until FROM cooldowns WHERE key=?", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		until = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return until;
+}
+
+double state_cooldown_hit(struct state_db *db, const char *key, double base, double max,
+			  const char *why, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int failures = 0;
+	double t = now(), len, until;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT failures, until FROM cooldowns WHERE key=?", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	/* repeats while cooling down, or soon after, double the cooldown */
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_double(st, 1) + max > t)
+		failures = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	len = base;
+	for (int i = 0; i < failures && len < max; i++)
+		len *= 2;
+	if (len > max)
+		len = max;
+	until = t + len;
+	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO cooldowns(key, until, failures, last_error)"
+			       " VALUES(?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 2, until);
+	sqlite3_bind_int(st, 3, failures + 1);
+	sqlite3_bind_text(st, 4, why, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		sqlite3_finalize(st);
+		return fail(db, err, "write cooldown");
+	}
+	sqlite3_finalize(st);
+	return until;
 }
 
 int state_request_seen(struct state_db *db, const char *name, burst_err_t *err)

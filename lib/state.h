@@ -30,6 +30,10 @@ struct node_rec {
 	char *last_error;
 	bool want_resume;        /* Slurm asked for the node while it was terminating */
 	char *provenance_id;     /* sha256 of the node's admitted report (NULL before admission) */
+	char *provider;          /* the configured provider of this attempt's instance */
+	char *instance_type;
+	char *region;            /* may be NULL (local) */
+	double retry_at;         /* launching: when to try the launch again (throttled, transient) */
 };
 
 /* Open (creating if needed) path; caller closes with state_close. */
@@ -66,6 +70,16 @@ int state_request_add(struct state_db *db, const char *name, burst_err_t *err);
 int state_record_add(struct state_db *db, const char *node, const char *instance,
 		     const char *provenance_id, const char *record, const char *decision,
 		     burst_err_t *err);
+
+/*
+ * Capacity cooldowns of (provider, type, region), kept across restarts:
+ * state_cooldown_until returns the time until which key is cooling down
+ * (0 if not); state_cooldown_hit records a capacity failure, doubling the
+ * cooldown on repeats from base up to max seconds, and returns its end.
+ */
+double state_cooldown_until(struct state_db *db, const char *key);
+double state_cooldown_hit(struct state_db *db, const char *key, double base, double max,
+			  const char *why, burst_err_t *err);
 
 /* Append an event without a transition. */
 int state_event(struct state_db *db, const char *node, const char *what,
