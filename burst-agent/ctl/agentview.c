@@ -210,6 +210,8 @@ static json_object *node_json(const struct node_rec *r, double now)
 	json_object_object_add(o, "cooldown_left_seconds", json_object_new_int64(left > 0 ? (int64_t)ceil(left) : 0));
 	json_object_object_add(o, "token_used", json_object_new_boolean(r->token_used));
 	JSTR("last_error", r->last_error);
+	JSTR("provenance_id", r->provenance_id);
+	json_object_object_add(o, "want_resume", json_object_new_boolean(r->want_resume));
 #undef JSTR
 	return o;
 }
