@@ -126,9 +126,46 @@ static size_t digits_at_end(const char *s)
 	return k;
 }
 
+/* 0 for an unpadded number, else its width (zero-padded numbers group by width) */
+static size_t pad_class(const char *num)
+{
+	return num[0] == '0' && num[1] ? strlen(num) : 0;
+}
+
+/* Host name order: prefix, then unpadded numbers before padded ones (by
+ * width), then the number's value. */
+static int cmp_host(const void *pa, const void *pb)
+{
+	const char *a = *(char *const *)pa, *b = *(char *const *)pb;
+	size_t da = digits_at_end(a), db = digits_at_end(b);
+	size_t la = strlen(a) - da, lb = strlen(b) - db, ca, cb;
+	int c = strncmp(a, b, la < lb ? la : lb);
+	unsigned long va, vb;
+
+	if (c || la != lb)
+		return c ? c : (la < lb ? -1 : 1);
+	if (!da || !db)
+		return da == db ? 0 : (da ? 1 : -1);
+	ca = pad_class(a + la);
+	cb = pad_class(b + lb);
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
+	va = strtoul(a + la, NULL, 10);
+	vb = strtoul(b + lb, NULL, 10);
+	return va == vb ? 0 : (va < vb ? -1 : 1);
+}
+
+/* Can numbers a and b (digit strings) share one bracket? Unpadded ones
+ * always; zero-padded ones only with their own width. */
+static bool same_kind(const char *a, const char *b)
+{
+	return pad_class(a) == pad_class(b);
+}
+
 /*
- * A Slurm host list for names (sorted here): runs of PREFIX + number of the
- * same width become PREFIX[a-b,c]. Returns allocated memory (caller frees).
+ * A Slurm host list for names: runs of PREFIX + number become
+ * PREFIX[a-b,c] (zero-padded numbers keep their width). Returns allocated
+ * memory (caller frees).
  */
 static char *hostlist_compress(char **names, size_t n)
 {
@@ -136,25 +173,25 @@ static char *hostlist_compress(char **names, size_t n)
 	char **v = xcalloc(n ? n : 1, sizeof(*v));
 	size_t i = 0, j;
 
-	memcpy(v, names, n * sizeof(*v));
+	if (n)
+		memcpy(v, names, n * sizeof(*v));
 	sb_init(&sb);
 	sb_add(&sb, "");
-	/* numeric order within a prefix: sort by prefix, width, then value */
-	qsort(v, n, sizeof(*v), cmp_str);
+	qsort(v, n, sizeof(*v), cmp_host);
 	while (i < n) {
 		size_t d = digits_at_end(v[i]), plen = strlen(v[i]) - d, k = 0;
 		if (sb.len)
 			sb_add(&sb, ",");
 		for (j = i + 1; d && j < n; j++)
-			if (digits_at_end(v[j]) != d || strlen(v[j]) - d != plen ||
-			    strncmp(v[j], v[i], plen))
+			if (!digits_at_end(v[j]) || strlen(v[j]) - digits_at_end(v[j]) != plen ||
+			    strncmp(v[j], v[i], plen) || !same_kind(v[j] + plen, v[i] + plen))
 				break;
 		if (!d || j == i + 1) {
 			sb_add(&sb, v[i]);
 			i++;
 			continue;
 		}
-		/* v[i..j) share the prefix and width: sorted as strings = as numbers */
+		/* v[i..j) share the prefix and kind of number, in numeric order */
 		sb_addf(&sb, "%.*s[", (int)plen, v[i]);
 		while (i < j) {
 			unsigned long a = strtoul(v[i] + plen, NULL, 10), b = a;

@@ -119,14 +119,15 @@ print("ok", fails[0])
 PY
 ok $? "... JUnit: one case, one failure naming the measured value and the reference" "$LAB/py2.out" "$LAB/bad.xml"
 
-# --- ranks that share a host are caught by the ranks check ---
+# --- by partition; ranks that share a host are caught by the ranks check ---
 cat >"$LAB/ranks.conf" <<CONF
 Test=ranks Kind=mpi Command="{mpi_acceptance} ranks | sed s/burst-2/burst-1/" Sanity="^rank 0 of" Timeout=30
 CONF
-"$burstctl" accept --nodes 'burst-[1-2]' --conf "$LAB/ranks.conf" --tap "$LAB/ranks.tap" >"$LAB/ranks.out" 2>&1
+"$burstctl" accept --partition burst -N 2 --conf "$LAB/ranks.conf" --tap "$LAB/ranks.tap" >"$LAB/ranks.out" 2>&1
 rc=$?
-[ $rc = 1 ] && grep -q 'reason: ranks: ranks 0 and 1 both run on burst-1; expected one rank per node of burst-\[1-2\]' "$LAB/ranks.tap"
-ok $? "two ranks on one host fail the ranks check (exit $rc)" "$LAB/ranks.tap" "$LAB/ranks.out"
+[ $rc = 1 ] && grep -q '^not ok 1 - ranks@burst-\[1-2\]$' "$LAB/ranks.tap" &&
+	grep -q 'reason: ranks: ranks 0 and 1 both run on burst-1; expected one rank per node of burst-\[1-2\]' "$LAB/ranks.tap"
+ok $? "--partition burst -N 2: two ranks on one host fail the ranks check (exit $rc)" "$LAB/ranks.tap" "$LAB/ranks.out"
 
 # --- usage ---
 "$burstctl" accept --conf "$LAB/ranks.conf" >/dev/null 2>"$LAB/usage.err"
