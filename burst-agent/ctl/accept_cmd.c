@@ -17,6 +17,7 @@
  * test in the configuration the built-in tests ranks, pingpong and
  * allreduce run.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -402,7 +403,9 @@ static bool is_ranks_test(const struct acceptance_test *t)
 	p += strlen(PROG_TOKEN);
 	while (*p == ' ' || *p == '\t')
 		p++;
-	return !strncmp(p, "ranks", 5) && (p[5] == '\0' || p[5] == ' ' || p[5] == '\t');
+	/* the word ranks, ended by anything that cannot continue a word */
+	return !strncmp(p, "ranks", 5) && !isalnum((unsigned char)p[5]) && p[5] != '_' &&
+	       p[5] != '-' && p[5] != '.';
 }
 
 /* "rank R of N on HOST" lines: ranks 0..n-1 each once, of n, on the n hosts. */

@@ -86,6 +86,8 @@ static void test_is_ranks(void)
 	ok(is_ranks_test(&t), "'{mpi_acceptance} ranks' is a ranks test");
 	t.command = (char *)"{mpi_acceptance}  ranks | sed s/a/b/";
 	ok(is_ranks_test(&t), "... also with a pipe after it");
+	t.command = (char *)"{mpi_acceptance} ranks|sort";
+	ok(is_ranks_test(&t), "... and with a pipe right after the word");
 	t.command = (char *)"{mpi_acceptance} ranksx";
 	ok(!is_ranks_test(&t), "'ranksx' is not");
 	t.command = (char *)"{mpi_acceptance} pingpong";
