@@ -9,7 +9,8 @@ libmunge-dev python3 python3-botocore valgrind openssl"
 
 # What the integration tests' private Slurm cluster needs.
 BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2 \
-charliecloud-runtime busybox-static libxml2-utils python3-junitparser"
+charliecloud-runtime busybox-static libxml2-utils python3-junitparser \
+openmpi-bin libopenmpi-dev"
 
 burst_install_deps() {
 	local missing=() p
