@@ -357,7 +357,12 @@ static void launch_batch(char **names, size_t n)
 		 (A.net >> 8) & 255, A.net & 255, A.cfg->join_port);
 	memset(&b, 0, sizeof(b));
 	b.cluster = A.cfg->cluster_name;
+	b.provider = recs[0].provider;
 	b.nodeset = recs[0].nodeset;
+	{
+		const struct cfg_nodeset *ns = nodeset_of(recs[0].name);
+		b.acceptance = ns && ns->acceptance ? ns->acceptance : A.cfg->acceptance;
+	}
 	b.instance_type = recs[0].instance_type;
 	b.region = recs[0].region;
 	b.join_addr = joinaddr;
@@ -617,6 +622,44 @@ static const char *kernel_policy(const struct cfg_nodeset *ns, const char *relea
 	return why;
 }
 
+/*
+ * The node-local acceptance results in the record: NULL if all passed (or
+ * none were run), else why not, naming each failed test and its reason.
+ */
+static const char *acceptance_policy(json_object *rec, char *why, size_t len)
+{
+	json_object *acc, *v;
+	size_t i, failed = 0;
+
+	if (!json_object_object_get_ex(rec, "acceptance", &acc))
+		return NULL;
+	if (json_object_is_type(acc, json_type_object)) {
+		snprintf(why, len, "the acceptance suite could not run: %s",
+			 json_object_object_get_ex(acc, "error", &v) ? json_object_get_string(v) : "no results");
+		return why;
+	}
+	if (!json_object_is_type(acc, json_type_array)) {
+		snprintf(why, len, "malformed acceptance results");
+		return why;
+	}
+	snprintf(why, len, "acceptance failed:");
+	for (i = 0; i < json_object_array_length(acc); i++) {
+		json_object *t = json_object_array_get_idx(acc, i), *p, *n, *r;
+		size_t l = strlen(why);
+		if (!json_object_object_get_ex(t, "passed", &p) || json_object_get_boolean(p))
+			continue;
+		/* a test this node does not run (mpi, at join) is not a failure */
+		if (json_object_object_get_ex(t, "run", &r) && !json_object_get_boolean(r))
+			continue;
+		json_object_object_get_ex(t, "name", &n);
+		json_object_object_get_ex(t, "reason", &r);
+		snprintf(why + l, len - l, "%s %s: %s", failed ? ";" : "", n ? json_object_get_string(n) : "?",
+			 r ? json_object_get_string(r) : "failed");
+		failed++;
+	}
+	return failed ? why : NULL;
+}
+
 static const char *jstr(json_object *o, const char *key)
 {
 	json_object *v;
@@ -763,7 +806,20 @@ static void handle_join(int fd)
 	r.provenance_id = xstrdup(digest);
 	ns = nodeset_of(node);
 	json_object_object_get_ex(jrec, "kernel", &jk);
-	bad = kernel_policy(ns, jstr(jk, "release"), jstr(jk, "build_id"), why, sizeof(why));
+	if (jstr(jrec, "error")) {
+		snprintf(why, sizeof(why), "the node could not collect its provenance: %.1000s", jstr(jrec, "error"));
+		bad = why;
+	} else if (!(bad = acceptance_policy(jrec, why, sizeof(why))))
+		bad = kernel_policy(ns, jstr(jk, "release"), jstr(jk, "build_id"), why, sizeof(why));
+	{
+		json_object *tm, *v;
+		if (json_object_object_get_ex(req, "timing", &tm)) {
+			double pv = json_object_object_get_ex(tm, "provenance_s", &v) ? json_object_get_double(v) : -1;
+			double av = json_object_object_get_ex(tm, "acceptance_s", &v) ? json_object_get_double(v) : -1;
+			INFO("%s: report of instance %s: provenance %.3f s, acceptance %.3f s, %zu bytes",
+			     node, instance, pv, av, got);
+		}
+	}
 	if (state_record_add(A.db, node, instance, digest, text, bad ? bad : "admitted", &err) < 0)
 		ERR("%s: cannot store its record: %s", node, err.msg);
 	if (bad) {

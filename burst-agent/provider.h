@@ -47,12 +47,14 @@ struct prov_node {
 /* A launch of n nodes of one node set as one (provider, type, region). */
 struct prov_batch {
 	const char *cluster;
+	const char *provider;    /* the configured provider's name */
 	const char *nodeset;
 	const char *instance_type;
 	const char *region;      /* may be NULL (local) */
 	const char *join_addr;   /* "ADDR:PORT" where nodes report */
 	const char *munge_socket;
 	const char *slurm_conf;
+	const char *acceptance;  /* the acceptance.conf nodes run at join, or NULL */
 	struct prov_node *nodes;
 	size_t n;
 };

@@ -354,6 +354,7 @@ static void free_nodeset(struct cfg_nodeset *ns)
 	contract_free(ns->constraint);
 	free(ns->features);
 	free_list(ns->blessed_kernels, ns->nblessed_kernels);
+	free(ns->acceptance);
 	free(ns->where.file);
 }
 
@@ -361,7 +362,7 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 {
 	static const char *const keys[] = { "NodeSet", "Nodes", "Partition", "Providers",
 		"Provider", "Regions", "Region", "InstanceTypes", "Constraint", "Features",
-		"BlessedKernels", "Weight", NULL };
+		"BlessedKernels", "Weight", "Acceptance", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_nodeset ns;
 	int k, before = ld->nerr;
@@ -417,6 +418,13 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 		} else if (str_ieq(key, "Features")) {
 			free(ns.features);
 			ns.features = xstrdup(val);
+		} else if (str_ieq(key, "Acceptance")) {
+			free(ns.acceptance);
+			if (val[0] != '/')
+				lerr(ld, file, line, "NodeSet %s: Acceptance must be the absolute path of an acceptance.conf, not '%s'",
+				     ns.name, val);
+			else
+				ns.acceptance = xstrdup(val);
 		} else if (str_ieq(key, "BlessedKernels")) {
 			free_list(ns.blessed_kernels, ns.nblessed_kernels);
 			ns.blessed_kernels = split_list(val, &ns.nblessed_kernels);
@@ -587,7 +595,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
 		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
 		"StateDir", "SocketPath", "JoinPort", "BootTimeout", "RejectCooldown",
-		"PrologSlurmctld", "LogFile", "MungeSocket", NULL };
+		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", NULL };
 	struct word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -662,7 +670,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath") ||
 		 str_ieq(w[0].key, "JoinPort") || str_ieq(w[0].key, "BootTimeout") ||
 		 str_ieq(w[0].key, "RejectCooldown") || str_ieq(w[0].key, "PrologSlurmctld") ||
-		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket")) {
+		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket") ||
+		 str_ieq(w[0].key, "Acceptance")) {
 		int k;
 		/* global settings: one or more per line */
 		for (k = 0; k < n; k++) {
@@ -698,8 +707,9 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 				cfg->log_file = xstrdup("syslog");
 			} else if (str_ieq(w[k].key, "StateDir") || str_ieq(w[k].key, "SocketPath") ||
 				   str_ieq(w[k].key, "PrologSlurmctld") || str_ieq(w[k].key, "LogFile") ||
-				   str_ieq(w[k].key, "MungeSocket")) {
+				   str_ieq(w[k].key, "MungeSocket") || str_ieq(w[k].key, "Acceptance")) {
 				char **dst = str_ieq(w[k].key, "StateDir") ? &cfg->state_dir :
+					     str_ieq(w[k].key, "Acceptance") ? &cfg->acceptance :
 					     str_ieq(w[k].key, "SocketPath") ? &cfg->socket_path :
 					     str_ieq(w[k].key, "MungeSocket") ? &cfg->munge_socket :
 					     str_ieq(w[k].key, "LogFile") ? &cfg->log_file : &cfg->prolog_slurmctld;
@@ -881,6 +891,7 @@ void config_free(struct burst_config *cfg)
 	free(cfg->socket_path);
 	free(cfg->prolog_slurmctld);
 	free(cfg->munge_socket);
+	free(cfg->acceptance);
 	free(cfg->log_file);
 	free(cfg);
 }

@@ -64,6 +64,7 @@ struct cfg_nodeset {
 	char **blessed_kernels;  /* BlessedKernels= RELEASE[:BUILDID],... admitted kernels (none: any) */
 	size_t nblessed_kernels;
 	int weight;              /* Weight= Slurm node weight (0: not set) */
+	char *acceptance;        /* Acceptance= this node set's acceptance.conf (NULL: the global one) */
 	struct cfg_where where;
 };
 
@@ -80,6 +81,7 @@ struct burst_config {
 	char *prolog_slurmctld;  /* PrologSlurmctld= the site's own, run first by ours (may be NULL) */
 	char *munge_socket;      /* MungeSocket= munged's socket for join reports (may be NULL:
 				  * Slurm's AuthInfo socket=, else munge's default) */
+	char *acceptance;        /* Acceptance= the acceptance.conf nodes run at join (NULL: none) */
 	char *log_file;          /* LogFile= the agent's log: a path or "syslog" (may be NULL: stderr) */
 	struct cfg_provider *providers;
 	size_t nproviders;

@@ -27,6 +27,8 @@
 #include <json-c/json.h>
 #include <munge.h>
 
+#include "proc.h"
+#include "provenance.h"
 #include "sigv4.h"
 
 #include "accept.h"
@@ -76,35 +78,87 @@ static int write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
-/* Read the first line of a file into buf; NULL if it cannot be read. */
-static const char *read_line(const char *path, char *buf, size_t len)
+/* The record the node was admitted with, for burst-node health. */
+static void save_record(const char *dir, json_object *rec)
 {
-	FILE *f = fopen(path, "r");
-	char *ok;
+	char path[4200], tmp[4300];
+	char *text = provenance_serialize(rec, true);
+	FILE *f;
 
-	if (!f)
-		return NULL;
-	ok = fgets(buf, (int)len, f);
-	fclose(f);
-	if (!ok)
-		return NULL;
-	buf[strcspn(buf, "\n")] = '\0';
-	return buf;
+	snprintf(path, sizeof(path), "%s/provenance.json", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) < 0)
+		fprintf(stderr, "burst-node: cannot write %s: %s\n", path, strerror(errno));
+	free(text);
 }
 
-/* What the node says of itself: the agent checks it against its policy. */
-static json_object *node_record(const char *node)
+static double mono(void)
 {
-	json_object *rec = json_object_new_object(), *k = json_object_new_object();
-	char buf[512];
-	const char *v;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
-	json_object_object_add(rec, "node", json_object_new_string(node));
-	v = read_line("/proc/sys/kernel/osrelease", buf, sizeof(buf));
-	json_object_object_add(k, "release", v ? json_object_new_string(v) : NULL);
-	v = read_line("/proc/sys/kernel/version", buf, sizeof(buf));
-	json_object_object_add(k, "version", v ? json_object_new_string(v) : NULL);
-	json_object_object_add(rec, "kernel", k);
+/*
+ * The node-local acceptance suite (burst-node accept, run as a child so its
+ * timeouts and process groups stay its own): its JSON results, or an
+ * object {"error": why} when it could not run. Sets *seconds.
+ */
+static json_object *run_acceptance(const char *conf, const char *node, const char *itype,
+				   const char *dir, double *seconds)
+{
+	char json_path[4200], self[4096], out[512], errbuf[2048];
+	json_object *res;
+	double t0 = mono();
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int rc;
+
+	snprintf(json_path, sizeof(json_path), "%s/acceptance.json", dir);
+	unlink(json_path);
+	self[n > 0 ? n : 0] = '\0';
+	{
+		char *argv[] = { self, (char *)"accept", (char *)"--conf", (char *)conf, (char *)"--node", (char *)node,
+			(char *)"--instance-type", (char *)(itype ? itype : "default"),
+			(char *)"--kind", (char *)"hardware,container", (char *)"--json", json_path, NULL };
+		rc = proc_run(argv, out, sizeof(out), errbuf, sizeof(errbuf));
+	}
+	*seconds = mono() - t0;
+	res = json_object_from_file(json_path);
+	if ((rc != 0 && rc != 1) || !res || !json_object_is_type(res, json_type_array)) {
+		char why[2300];
+		json_object_put(res);
+		snprintf(why, sizeof(why), "burst-node accept --conf %s exited %d: %.2000s", conf, rc, errbuf);
+		res = json_object_new_object();
+		json_object_object_add(res, "error", json_object_new_string(why));
+	}
+	return res;
+}
+
+/*
+ * What the node says of itself: its provenance record (lib/provenance.h)
+ * and, when an acceptance suite is given, the results of its node-local
+ * tests under "acceptance". The agent checks both against its policy.
+ */
+static json_object *node_record(const struct prov_opts *po, const char *acceptance, const char *dir,
+				json_object *timing)
+{
+	json_object *rec = NULL;
+	burst_err_t err;
+	double t0 = mono();
+
+	if (provenance_collect("/", po, &rec, &err) < 0) {
+		/* the agent rejects it, saying why, rather than waiting for BootTimeout */
+		rec = json_object_new_object();
+		json_object_object_add(rec, "error", json_object_new_string(err.msg));
+		return rec;
+	}
+	json_object_object_add(timing, "provenance_s", json_object_new_double(mono() - t0));
+	if (acceptance) {
+		double secs = 0;
+		json_object_object_add(rec, "acceptance", run_acceptance(acceptance, po->node, po->instance_type, dir, &secs));
+		json_object_object_add(timing, "acceptance_s", json_object_new_double(secs));
+	}
 	return rec;
 }
 
@@ -117,16 +171,23 @@ static int join(int argc, char **argv)
 		{ "token", required_argument, NULL, 't' },
 		{ "record", required_argument, NULL, 'r' },
 		{ "munge-socket", required_argument, NULL, 'm' },
+		{ "instance-type", required_argument, NULL, 'T' },
+		{ "provider", required_argument, NULL, 'P' },
+		{ "region", required_argument, NULL, 'R' },
+		{ "acceptance", required_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *agent = NULL, *node = NULL, *instance = NULL, *token = NULL, *record = NULL;
-	const char *munge_socket = NULL;
+	const char *munge_socket = NULL, *acceptance = NULL;
+	struct prov_opts po;
+	char dir[4096];
 	json_object *req, *rep, *v;
 	char buf[65536];
 	size_t n = 0;
 	struct timeval tv = { REPLY_TIMEOUT_S, 0 };
 	int ch, fd;
 
+	memset(&po, 0, sizeof(po));
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'a': agent = optarg; break;
@@ -135,13 +196,26 @@ static int join(int argc, char **argv)
 		case 't': token = optarg; break;
 		case 'r': record = optarg; break;
 		case 'm': munge_socket = optarg; break;
+		case 'T': po.instance_type = optarg; break;
+		case 'P': po.provider = optarg; break;
+		case 'R': po.region = optarg; break;
+		case 'A': acceptance = optarg; break;
 		default: return 2;
 		}
 	}
 	if (!agent || !node || !instance || !token || !record || optind >= argc) {
-		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID --token T --record FILE [--munge-socket PATH] -- SLURMD [ARG...]\n");
+		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID --token T --record FILE [--munge-socket PATH]\n"
+			"                       [--instance-type T] [--provider P] [--region R] [--acceptance CONF] -- SLURMD [ARG...]\n");
 		return 2;
 	}
+	po.node = node;
+	po.instance_id = instance;
+	/* the node's working files live beside its admission record */
+	snprintf(dir, sizeof(dir), "%s", record);
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = '\0';
+	else
+		snprintf(dir, sizeof(dir), ".");
 	/* no admission record of an earlier instance survives this join */
 	unlink(record);
 	fd = connect_agent(agent);
@@ -157,9 +231,10 @@ static int join(int argc, char **argv)
 	 * digest, the one-time join token and the instance id.
 	 */
 	{
-		json_object *rec = node_record(node), *pay = json_object_new_object();
-		char digest[65], *cred = NULL;
-		const char *text = json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN), *p;
+		json_object *timing = json_object_new_object();
+		json_object *rec = node_record(&po, acceptance, dir, timing), *pay = json_object_new_object();
+		char digest[65], *cred = NULL, *text = provenance_serialize(rec, false);
+		const char *p;
 		munge_ctx_t ctx = munge_ctx_create();
 		munge_err_t me;
 
@@ -182,6 +257,9 @@ static int join(int argc, char **argv)
 		json_object_object_add(req, "op", json_object_new_string("join"));
 		json_object_object_add(req, "cred", json_object_new_string(cred));
 		json_object_object_add(req, "record", json_object_new_string(text));
+		json_object_object_add(req, "timing", timing);
+		save_record(dir, rec);
+		free(text);
 		free(cred);
 		json_object_put(pay);
 		json_object_put(rec);

@@ -68,13 +68,24 @@ static size_t local_launch(struct provider *p, struct prov_batch *b)
 		snprintf(record, sizeof(record), "%s/admission.env", dir);
 		mkdir(dir, 0755);
 		{
-			char *argv[] = { p->script, (char *)"start", ns, (char *)pn->node, (char *)pn->address,
-				p->bridge, dir, (char *)"--", (char *)p->node_bin, (char *)"join",
-				(char *)"--agent", (char *)b->join_addr, (char *)"--node", (char *)pn->node,
-				(char *)"--instance", pn->instance, (char *)"--token", (char *)pn->token,
-				(char *)"--record", record, (char *)"--munge-socket", (char *)b->munge_socket,
-				(char *)"--", (char *)"slurmd", (char *)"-D", (char *)"-b", (char *)"-f",
-				(char *)b->slurm_conf, (char *)"-N", (char *)pn->node, NULL };
+			char *argv[40];
+			size_t k = 0;
+#define ARG(x) (argv[k++] = (char *)(x))
+			ARG(p->script); ARG("start"); ARG(ns); ARG(pn->node); ARG(pn->address);
+			ARG(p->bridge); ARG(dir); ARG("--");
+			ARG(p->node_bin); ARG("join"); ARG("--agent"); ARG(b->join_addr);
+			ARG("--node"); ARG(pn->node); ARG("--instance"); ARG(pn->instance);
+			ARG("--token"); ARG(pn->token); ARG("--record"); ARG(record);
+			ARG("--munge-socket"); ARG(b->munge_socket);
+			ARG("--provider"); ARG(b->provider); ARG("--instance-type"); ARG(b->instance_type);
+			if (b->acceptance) {
+				ARG("--acceptance");
+				ARG(b->acceptance);
+			}
+			ARG("--"); ARG("slurmd"); ARG("-D"); ARG("-b"); ARG("-f"); ARG(b->slurm_conf);
+			ARG("-N"); ARG(pn->node);
+			argv[k] = NULL;
+#undef ARG
 			rc = proc_run(argv, out, sizeof(out), pn->error, sizeof(pn->error));
 		}
 		if (rc == 0 || rc == 3) {

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# test_admission.sh - admission on a real cluster: at join, before slurmd
+# starts, each node collects its provenance record and runs the node-local
+# acceptance suite, including a real Charliecloud container; the agent
+# admits only nodes whose acceptance passed. A node whose acceptance fails
+# never registers, and its job runs on another node.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+ps="$build/plugins/power_save"
+agent="$build/burst-agent/burst-agent"
+[ -x "$agent" ] || bail "no $agent (build first)"
+command -v ch-run >/dev/null || bail "ch-run not found: install charliecloud-runtime"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
+SuspendProgram=$ps/burst-suspend
+ResumeFailProgram=$ps/burst-resume-fail
+PrologSlurmctld=$ps/burst-prolog-slurmctld
+ResumeTimeout=90
+SuspendTimeout=5
+SuspendTime=60
+JobSubmitPlugins=lua"
+lab_pre_ctld() {
+	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
+	sh "$src/tests/acceptance/make-busybox-image.sh" "$LAB/images/busybox" "inside-the-image-$$" >/dev/null || return 1
+	cat >"$LAB/etc/acceptance.conf" <<CONF
+Runtime=charliecloud Template="ch-run {image} -- {command}" ImageDir=$LAB/images
+Test=kernel-sane Kind=hardware Command="uname -r" Sanity="^[0-9]+\.[0-9]+" Timeout=10
+Test=container-marker Kind=container Image=busybox Command="/bin/cat /etc/burst-image-marker" Sanity="^inside-the-image-$$" Timeout=30
+CONF
+	# node set "flaky": a test its nodes fail
+	{ cat "$LAB/etc/acceptance.conf"
+	  echo 'Test=gpu-present Kind=hardware Command="ls /dev/nvidia0" Sanity="nvidia0" Timeout=10'; } \
+		>"$LAB/etc/acceptance-fail.conf"
+	cat >"$LAB/etc/burst.conf" <<CONF
+ClusterName=lab$$
+StateDir=$LAB/burst
+CatalogDir=$src/share/catalog
+JoinPort=$((LAB_PORT_CTLD + 300))
+RejectCooldown=5
+Acceptance=$LAB/etc/acceptance.conf
+Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+Contract=here node_vcpus_count>=1 accelerator_count=0
+NodeSet=flaky Nodes=burst-1 Partition=burst InstanceTypes=local.host Weight=1 Acceptance=$LAB/etc/acceptance-fail.conf
+NodeSet=local Nodes=burst-[2-3] Partition=burst InstanceTypes=local.host Weight=10
+CONF
+	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
+		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
+	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
+		>"$LAB/etc/plugstack.conf"
+}
+lab_up || bail "the lab did not start"
+cd "$LAB" || bail "no lab directory"
+TAP_DIAG="$LAB/log/agent.log"
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+	BURST_NODE="$build/burst-agent/node/burst-node" \
+	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
+lab_record burst-agent $!
+for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
+
+id=$(sbatch --parsable --cloud-contract=here -o "$LAB/job.out" --wrap 'echo $CLOUD_PROVENANCE_ID; hostname' 2>"$LAB/err")
+ok $? "sbatch --cloud-contract=here" "$LAB/err"
+lab_wait_job "$id" COMPLETED 120; ok $? "the job completes" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+
+grep -q 'burst-1: booting -> rejected: rejected at join: acceptance failed: gpu-present: ' "$LAB/log/agent.log"
+ok $? "burst-1 failed its acceptance (gpu-present) and was rejected at join"
+[ ! -e "$LAB/log/slurmd-burst-1.log" ]; ok $? "... it never started slurmd"
+[ "$(sed -n 2p "$LAB/job.out")" = burst-2 ]; ok $? "the job ran on burst-2 instead ($(sed -n 2p "$LAB/job.out"))" "$LAB/job.out"
+
+# burst-2's record: provenance and acceptance, before slurmd started
+rec() {   # NODE EXPR: from the node's newest stored record
+	python3 -c 'import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+row = c.execute("select record, decision, provenance_id from records where node=? order by id desc limit 1", (sys.argv[2],)).fetchone()
+r = json.loads(row[0]); d = row[1]; pid = row[2]
+print(eval(sys.argv[3]))' "$LAB/burst/agent.db" "$1" "$2"
+}
+[ "$(rec burst-2 'd')" = admitted ]; ok $? "burst-2's record is stored as admitted"
+[ "$(rec burst-2 'pid')" = "$(head -1 "$LAB/job.out")" ]
+ok $? "... its provenance id is the job's CLOUD_PROVENANCE_ID"
+[ "$(rec burst-2 'r["kernel"]["release"]')" = "$(uname -r)" ] &&
+	[ "$(rec burst-2 'r["identity"]["instance_id"]')" = "local-lab$$-burst-2-1" ] &&
+	[ "$(rec burst-2 'r["identity"]["instance_type"]')" = local.host ]
+ok $? "... it records the kernel and the instance"
+[ "$(rec burst-2 '[(t["name"], t["passed"]) for t in r["acceptance"]]')" = "[('kernel-sane', True), ('container-marker', True)]" ]
+ok $? "... and the acceptance results: both tests passed ($(rec burst-2 '[(t["name"], t["passed"]) for t in r["acceptance"]]'))"
+# the marker exists only inside the image: the test's sanity pattern matched it
+[ ! -e /etc/burst-image-marker ] && grep -q 'Sanity="^inside-the-image-' "$LAB/etc/acceptance.conf" &&
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if [t for t in d if t["name"] == "container-marker" and t["passed"] and t["run"]] else 1)' "$LAB/burst/nodes/burst-2/acceptance.json"
+ok $? "the container test really ran in the Charliecloud image (it read the image's marker)" "$LAB/burst/nodes/burst-2/acceptance.json"
+t_report=$(grep -m1 'burst-2: report of instance' "$LAB/log/agent.log" | cut -c2-24)
+t_slurmd=$(head -1 "$LAB/log/slurmd-burst-2.log" 2>/dev/null | cut -c2-24)
+[ -n "$t_report" ] && [ -n "$t_slurmd" ] && [[ "$t_report" < "$t_slurmd" || "$t_report" == "$t_slurmd" ]]
+ok $? "acceptance ran before slurmd started (report $t_report, slurmd $t_slurmd)"
+grep 'report of instance' "$LAB/log/agent.log" | sed 's/^/# /'
+[ -s "$LAB/burst/nodes/burst-2/provenance.json" ]; ok $? "the node keeps the record it was admitted with (for burst-node health)"
+
+lab_wait_node burst-1 'idle~' 30; ok $? "the rejected node is idle~ again after its cooldown"
+lab_down
+! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+done_testing
