@@ -36,6 +36,7 @@
 #include <openssl/evp.h>
 #include <slurm/slurm.h>
 #include <strings.h>
+#include <syslog.h>
 
 #include "catalog.h"
 #include "config.h"
@@ -79,7 +80,9 @@ struct agent {
 	int usock, jsock;
 	uid_t slurm_uid;
 	char munge_socket[PATH_MAX]; /* empty: munge's default */
-	FILE *log;
+	FILE *log;               /* NULL: stderr */
+	bool syslog;             /* log to syslog (LOG_DAEMON) instead */
+	const char *log_path;    /* -L, else burst.conf LogFile= */
 };
 
 static volatile sig_atomic_t stopping, reloading;
@@ -95,6 +98,12 @@ static void logmsg(const char *level, const char *fmt, ...)
 	va_list ap;
 	FILE *f = A.log ? A.log : stderr;
 
+	if (A.syslog) {
+		va_start(ap, fmt);
+		vsyslog(level[0] == 'e' ? LOG_ERR : LOG_INFO, fmt, ap);
+		va_end(ap);
+		return;
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
 	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
@@ -1357,6 +1366,29 @@ static void release_refused_jobs(void)
 	slurm_free_job_info_msg(msg);
 }
 
+/* Log to path ("syslog" for syslog); reopened on SIGHUP, for logrotate. */
+static int open_log(const char *path)
+{
+	FILE *f;
+
+	A.log_path = path;
+	if (!strcmp(path, "syslog")) {
+		if (!A.syslog)
+			openlog("burst-agent", LOG_PID, LOG_DAEMON);
+		A.syslog = true;
+		return 0;
+	}
+	f = fopen(path, "a");
+	if (!f) {
+		fprintf(stderr, "burst-agent: cannot open the log %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (A.log)
+		fclose(A.log);
+	A.log = f;
+	return 0;
+}
+
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
@@ -1384,7 +1416,7 @@ int main(int argc, char **argv)
 		case 'L': logpath = optarg; break;
 		case 'D': break;   /* foreground: the default; run it under systemd */
 		case 'h':
-			printf("usage: burst-agent [-c burst.conf] [-L logfile]\n");
+			printf("usage: burst-agent [-c burst.conf] [-L logfile|syslog]\n");
 			return 0;
 		default: return 2;
 		}
@@ -1393,13 +1425,8 @@ int main(int argc, char **argv)
 	A.slurm_conf = getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf";
 	A.libexec = getenv("BURST_LIBEXECDIR") ? getenv("BURST_LIBEXECDIR") : BURST_LIBEXECDIR;
 	A.node_bin = getenv("BURST_NODE") ? getenv("BURST_NODE") : BURST_LIBEXECDIR "/burst-node";
-	if (logpath) {
-		A.log = fopen(logpath, "a");
-		if (!A.log) {
-			fprintf(stderr, "burst-agent: cannot open log %s: %s\n", logpath, strerror(errno));
-			return 1;
-		}
-	}
+	if (logpath && open_log(logpath) < 0)
+		return 1;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	memset(&sa, 0, sizeof(sa));
@@ -1409,6 +1436,8 @@ int main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (setup() < 0)
+		return 1;
+	if (!logpath && A.cfg->log_file && open_log(A.cfg->log_file) < 0)
 		return 1;
 	INFO("started: %zu nodes in %zu node sets, state %s, socket %s, join %s:%d",
 	     A.nnodes, A.cfg->nnodesets, A.cfg->state_dir, A.cfg->socket_path, A.local->address,
@@ -1433,6 +1462,8 @@ int main(int argc, char **argv)
 		}
 		if (reloading) {
 			reloading = 0;
+			if (A.log_path && open_log(A.log_path) < 0)
+				ERR("SIGHUP: cannot reopen the log %s: %s", A.log_path, strerror(errno));
 			if (load_conf() == 0) {
 				ensure_nodes();
 				INFO("SIGHUP: %s read again: %zu nodes in %zu node sets", A.conf_path, A.nnodes,
