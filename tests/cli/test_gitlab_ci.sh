@@ -29,6 +29,7 @@ art = job["artifacts"]
 print("when\t%s" % art.get("when"))
 junit = art["reports"]["junit"]
 print("junit\t%s" % "|".join(junit if isinstance(junit, list) else [junit]))
+print("paths\t%s" % "|".join(art.get("paths", [])))
 for k, v in job["variables"].items():
     print("var\t%s=%s" % (k, v))
 for line in job["script"]:
@@ -76,7 +77,12 @@ exit $rc
 STUB
 cat >"$tmp/bin/burst-node" <<'STUB'
 #!/bin/bash
-# burst-node stub: records its arguments, writes --junit, exits FAKE_RC_<node>
+# burst-node stub: records its arguments, writes --junit, exits FAKE_RC_<node>;
+# provenance prints a record naming the node
+if [ "$1" = provenance ]; then
+	while [ $# -gt 0 ]; do [ "$1" = --node ] && echo "{\"node\": \"$2\"}"; shift; done
+	exit 0
+fi
 echo "$*" >>"$FAKE_LOG.node"
 node=; junit=
 while [ $# -gt 0 ]; do
@@ -133,6 +139,10 @@ reports_ok; ok $? "... and report.xml and one node report per node match artifac
 ok $? "burstctl accept got the partition, node count and report ($(cat "$tmp/job/log.ctl"))"
 grep -c -- '--instance-type c5n.18xlarge' "$tmp/job/log.node" | grep -qx 2
 ok $? "burst-node accept ran on both nodes with the node's instance type" "$tmp/job/log.node"
+grep -qx '{"node": "burst-1"}' "$tmp/job/provenance-burst-1.json" &&
+	grep -qx '{"node": "burst-2"}' "$tmp/job/provenance-burst-2.json" &&
+	[[ "|$(fact paths)|" == *"|provenance-*.json|"* ]]
+ok $? "each node's provenance record is saved beside the reports" "$tmp/out"
 
 runjob 0 1 0
 [ $rc -eq 1 ]; ok $? "a node-local test failed on one node: the job fails (exit $rc)"
