@@ -1225,6 +1225,10 @@ static int setup(void)
 	} else
 		ERR("cannot read Slurm's configuration (%s): only root may use the control socket",
 		    slurm_strerror(slurm_get_errno()));
+	/* the power-save programs run as SlurmUser and write the spool */
+	if (A.slurm_uid && chown(A.spool, A.slurm_uid, (gid_t)-1) < 0)
+		ERR("cannot give the spool %s to SlurmUser (uid %u): %s; burst-resume will fail to record requests",
+		    A.spool, (unsigned)A.slurm_uid, strerror(errno));
 	A.usock = listen_unix(A.cfg->socket_path);
 	if (A.usock < 0) {
 		ERR("cannot listen on %s: %s", A.cfg->socket_path, strerror(errno));

@@ -727,6 +727,9 @@ static int cmd_slurm_conf(const struct opts *o, int argc, char **argv)
 		printf("ResumeProgram=%s/burst-resume\n", libexec);
 		printf("SuspendProgram=%s/burst-suspend\n", libexec);
 		printf("ResumeFailProgram=%s/burst-resume-fail\n", libexec);
+		printf("# starts batch jobs the moment their burst nodes are up; runs burst.conf's\n"
+		       "# PrologSlurmctld= (the site's own) first\n");
+		printf("PrologSlurmctld=%s/burst-prolog-slurmctld\n", libexec);
 		printf("ResumeTimeout=600\nSuspendTimeout=120\nSuspendTime=300\n");
 		printf("ResumeRate=0\nSuspendRate=0\n");
 		printf("CommunicationParameters=NoAddrCache\n");
