@@ -5,7 +5,7 @@
 # Build and unit-test dependencies.
 BURST_BUILD_DEPS="build-essential autoconf automake libtool pkg-config \
 libslurm-dev libjson-c-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev \
-libmunge-dev python3 python3-botocore valgrind openssl"
+libmunge-dev libxml2-dev python3 python3-botocore valgrind openssl"
 
 # What the integration tests' private Slurm cluster needs.
 BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2 \
