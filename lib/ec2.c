@@ -864,10 +864,33 @@ static enum ec2_class call(struct ec2_client *c, const char *action, const char 
 
 /* ---- request bodies ---- */
 
+/*
+ * Form-encode s: RFC 3986 percent-encoding (sigv4_uri_encode) but a space
+ * as '+', as application/x-www-form-urlencoded allows and botocore sends.
+ * Only the body's hash is signed, so AWS takes either; servers that verify
+ * the signature over the form re-encoded from its parsed fields (moto) need
+ * botocore's bytes. '%' itself is encoded, so "%20" can only be a space.
+ */
+static char *form_encode(const char *s)
+{
+	char *e = sigv4_uri_encode(s, true), *r = e, *w = e;
+
+	while (*r) {
+		if (r[0] == '%' && r[1] == '2' && r[2] == '0') {
+			*w++ = '+';
+			r += 3;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = '\0';
+	return e;
+}
+
 static void param(struct strbuf *sb, const char *name, const char *value)
 {
-	char *n = sigv4_uri_encode(name, true);
-	char *v = sigv4_uri_encode(value ? value : "", true);
+	char *n = form_encode(name);
+	char *v = form_encode(value ? value : "");
 
 	sb_addf(sb, "&%s=%s", n, v);
 	free(n);
