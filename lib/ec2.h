@@ -16,7 +16,11 @@
  * full-jitter exponential backoff, within a budget (max_attempts per call,
  * max_total_ms of sleeping and waiting per call); RunInstances is retried
  * with the SAME ClientToken, so a retry never launches twice. The counters
- * in struct ec2_client show what was done.
+ * (ec2_client_stats) show what was done.
+ *
+ * A client is not thread-safe: use one per thread. It uses libcurl; a
+ * threaded program calls curl_global_init(CURL_GLOBAL_DEFAULT) once before
+ * its threads start (libcurl otherwise does it on first use).
  */
 #ifndef BURST_EC2_H
 #define BURST_EC2_H
@@ -125,7 +129,7 @@ struct ec2_run_params {
 	const char *subnet_id;
 	const char *const *security_group_ids;
 	size_t nsecurity_groups;
-	const char *iam_instance_profile_name;
+	const char *iam_instance_profile_name;  /* ignored when the ARN is given */
 	const char *iam_instance_profile_arn;
 	const void *user_data;                /* raw bytes, base64-encoded here */
 	size_t user_data_len;

@@ -9,7 +9,7 @@ libmunge-dev libxml2-dev python3 python3-botocore valgrind openssl"
 
 # What the integration tests' private Slurm cluster needs.
 BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2 \
-charliecloud-runtime busybox-static libxml2-utils python3-junitparser"
+charliecloud-runtime busybox-static libxml2-utils python3-junitparser curl"
 
 burst_install_deps() {
 	local missing=() p
