@@ -32,6 +32,7 @@ struct ec2_client {
 	struct aws_creds_opts copts;
 	bool resolvable;      /* creds came from aws_creds_resolve: refresh them */
 	char *copt_file, *copt_profile, *copt_imds;
+	char *ca_file;
 	long connect_timeout_ms, timeout_ms, max_total_ms, base_ms, cap_ms;
 	unsigned max_attempts;
 	struct ec2_stats stats;
@@ -518,6 +519,8 @@ struct ec2_client *ec2_client_new(const struct ec2_client_opts *o, burst_err_t *
 			goto fail;
 		c->resolvable = true;
 	}
+	if (o->ca_file && *o->ca_file)
+		c->ca_file = xstrdup(o->ca_file);
 	c->connect_timeout_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 5000;
 	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
 	c->max_attempts = o->max_attempts > 0 ? o->max_attempts : 5;
@@ -559,6 +562,7 @@ void ec2_client_free(struct ec2_client *c)
 	free(c->copt_file);
 	free(c->copt_profile);
 	free(c->copt_imds);
+	free(c->ca_file);
 	free(c);
 }
 
@@ -730,6 +734,8 @@ static enum ec2_class request_once(struct ec2_client *c, const char *action, con
 	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->ca_file)
+		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
 	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
@@ -820,6 +826,7 @@ static enum ec2_class call(struct ec2_client *c, const char *action, const char 
 			   const char *body, xmlDoc **doc, burst_err_t *err)
 {
 	long start = now_ms();
+	bool refreshed = false;
 	enum ec2_class cls;
 
 	for (unsigned attempt = 0;; attempt++) {
@@ -841,6 +848,15 @@ static enum ec2_class call(struct ec2_client *c, const char *action, const char 
 			c->creds = fresh;
 		}
 		cls = request_once(c, action, ctx, body, doc, err);
+		if (cls == EC2_AUTH && c->resolvable && !refreshed &&
+		    strcmp(c->last_code, "ExpiredToken") == 0 &&
+		    attempt + 1 < c->max_attempts) {
+			/* temporary credentials expired early: fetch new ones once */
+			refreshed = true;
+			c->creds.expiration = 1;
+			c->stats.retries++;
+			continue;
+		}
 		if (cls != EC2_THROTTLED && cls != EC2_TRANSIENT)
 			return cls;
 		if (attempt + 1 >= c->max_attempts) {

@@ -15,7 +15,9 @@
  * THROTTLED and TRANSIENT failures are retried by the client itself with
  * full-jitter exponential backoff, within a budget (max_attempts per call,
  * max_total_ms of sleeping and waiting per call); RunInstances is retried
- * with the SAME ClientToken, so a retry never launches twice. The counters
+ * with the SAME ClientToken, so a retry never launches twice. Credentials
+ * resolved by the client (not given explicitly) are refreshed 5 minutes
+ * before they expire, and once more if EC2 answers ExpiredToken. The counters
  * (ec2_client_stats) show what was done.
  *
  * A client is not thread-safe: use one per thread. It uses libcurl; a
@@ -61,6 +63,9 @@ struct ec2_client_opts {
 	const struct aws_creds *creds;  /* explicit credentials (copied), or NULL: */
 	const struct aws_creds_opts *creds_opts; /* resolved with aws_creds_resolve
 						   (and refreshed before expiry) */
+	const char *ca_file;            /* CA bundle to verify https with (a private
+					   endpoint); NULL: the system's. Verification
+					   of peer and host is always on. */
 	long connect_timeout_ms;        /* 0: 5000 */
 	long timeout_ms;                /* per HTTP request; 0: 30000 */
 	unsigned max_attempts;          /* per API call, 0: 5 */

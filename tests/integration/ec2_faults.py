@@ -3,7 +3,9 @@
 service) that answers in EC2's XML wire format from a script, for
 tests/integration/test_ec2_faults.sh. Python standard library only.
 
-    ec2_faults.py PORT_FILE     listen on 127.0.0.1, a free port, written to PORT_FILE
+    ec2_faults.py PORT_FILE [CERT KEY]
+        listen on 127.0.0.1, a free port, written to PORT_FILE; with CERT
+        and KEY (PEM files) speak https
 
 EC2 (POST /, form body). Without a script it behaves like a small EC2:
 RunInstances launches MaxCount instances (idempotent on ClientToken: the
@@ -348,6 +350,11 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     reset()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if len(sys.argv) > 3:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     with open(sys.argv[1] + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
     import os

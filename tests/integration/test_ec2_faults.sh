@@ -18,8 +18,10 @@ $py -c 'import botocore' 2>/dev/null || bail "no botocore for $py: install pytho
 
 work=$(mktemp -d /tmp/test_ec2_faults.XXXXXX)
 fake_pid=
+tls_pid=
 cleanup() {
 	[ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
+	[ -n "$tls_pid" ] && kill "$tls_pid" 2>/dev/null && wait "$tls_pid" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -196,7 +198,45 @@ ok $? "AuthFailure is AUTH; a session token echoed by the server is redacted (rc
 ! grep -q -F -e "$token" -e "$secret" "$work/out.json"
 ok $? "neither secret key nor session token in the output"
 
-# 11. credentials from IMDSv2 (and refreshed 5 minutes before expiry)
+# 11. https: the certificate is always verified
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null \
+	|| bail "openssl cannot make a test certificate"
+$py "$src/tests/integration/ec2_faults.py" "$work/tls_port" "$work/cert.pem" "$work/key.pem" 2>>"$work/fake.log" &
+tls_pid=$!
+for _ in $(seq 100); do [ -s "$work/tls_port" ] && break; sleep 0.1; done
+tls_ep="https://127.0.0.1:$(cat "$work/tls_port")/"
+"$cli" --endpoint "$tls_ep" --max-attempts 3 --base-ms 5 describe >"$work/out.json"
+rc=$?
+[ $rc -eq 5 ] && [ "$(j 'd["class"], d["api_calls"]')" = "('PERMANENT', 1)" ] && has "certificate"
+ok $? "a self-signed https endpoint is refused: PERMANENT, not retried, says certificate (rc $rc)"
+"$cli" --endpoint "$tls_ep" --ca-file "$work/cert.pem" describe >"$work/out.json"
+ok $? "the same endpoint with its CA given is accepted"
+"$cli" --endpoint "https://localhost:$(cat "$work/tls_port")/" --ca-file "$work/cert.pem" describe >"$work/out.json"
+rc=$?
+[ $rc -eq 5 ] && has "localhost"
+ok $? "a trusted certificate for another name is refused (host verification, rc $rc)"
+
+# 12. temporary credentials that EC2 calls expired are fetched again, once
+reset
+imds_cli() (
+	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
+	export AWS_EC2_METADATA_SERVICE_ENDPOINT=$ep
+	"$cli" --endpoint "$ep/" --imds "$@"
+)
+fetches() { curl -s "$ep/_imds" | $py -c 'import json,sys; print(json.load(sys.stdin)["fetches"])'; }
+ctl _script '{"queue": [{"error": "ExpiredToken", "message": "The security token included in the request is expired", "status": 400}]}'
+f0=$(fetches)
+imds_cli describe >"$work/out.json"
+f1=$(fetches)
+[ "$(j 'd["class"], d["api_calls"]')" = "('OK', 2)" ] && [ $((f1 - f0)) -eq 2 ]
+ok $? "ExpiredToken: credentials fetched again and the call retried once ($((f1 - f0)) fetches)"
+ctl _script '{"queue": [{"error": "ExpiredToken", "status": 400}, {"error": "ExpiredToken", "status": 400}]}'
+imds_cli describe >"$work/out.json"
+[ "$(j 'd["class"], d["api_calls"]')" = "('AUTH', 2)" ]
+ok $? "but only once: a second ExpiredToken is AUTH"
+
+# 13. credentials from IMDSv2 (and refreshed 5 minutes before expiry)
 reset
 (
 	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
@@ -206,12 +246,6 @@ reset
 [ "$(j 'd["source"], d["access_key"], d["has_token"], d["expiration"] > 0')" = \
   "('instance role burst-node-role', 'ASIAIMDSEXAMPLE', True, True)" ]
 ok $? "IMDSv2: token, role, credentials, expiration"
-fetches() { curl -s "$ep/_imds" | $py -c 'import json,sys; print(json.load(sys.stdin)["fetches"])'; }
-imds_cli() (
-	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN
-	export AWS_EC2_METADATA_SERVICE_ENDPOINT=$ep
-	"$cli" --endpoint "$ep/" --imds "$@"
-)
 f0=$(fetches)
 imds_cli describe >"$work/out.json"
 f1=$(fetches)

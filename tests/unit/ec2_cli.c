@@ -4,7 +4,7 @@
  * JSON object; exits with the error class (0 = OK), 100 on bad usage.
  *
  *   ec2_cli [--endpoint URL] [--region R] [--max-attempts N] [--base-ms N]
- *           [--cap-ms N] [--max-total-ms N] [--timeout-ms N]
+ *           [--cap-ms N] [--max-total-ms N] [--timeout-ms N] [--ca-file F]
  *           [--creds-file F] [--profile P] [--imds] COMMAND ...
  *   run --type T (--image AMI | --lt-name N [--lt-version V]) --token T
  *       [--min N] [--max N] [--tag K=V]... [--user-data S] [--subnet S]
@@ -99,6 +99,7 @@ int main(int argc, char **argv)
 		else if (strcmp(k, "--cap-ms") == 0) o.backoff_cap_ms = atol(v);
 		else if (strcmp(k, "--max-total-ms") == 0) o.max_total_ms = atol(v);
 		else if (strcmp(k, "--timeout-ms") == 0) o.timeout_ms = atol(v);
+		else if (strcmp(k, "--ca-file") == 0) o.ca_file = v;
 		else if (strcmp(k, "--creds-file") == 0) co.credentials_file = v;
 		else if (strcmp(k, "--profile") == 0) co.profile = v;
 		else return usage("unknown option");
