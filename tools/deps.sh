@@ -5,13 +5,13 @@
 # Build and unit-test dependencies.
 BURST_BUILD_DEPS="build-essential autoconf automake libtool pkg-config \
 libslurm-dev libjson-c-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev \
-libmunge-dev python3 python3-botocore valgrind openssl"
+libmunge-dev libxml2-dev python3 python3-botocore valgrind openssl"
 
 # tests/cli/test_gitlab_ci.sh parses the GitLab CI template with PyYAML
 BURST_BUILD_DEPS="$BURST_BUILD_DEPS python3-yaml"
 # What the integration tests' private Slurm cluster needs.
 BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2 \
-charliecloud-runtime busybox-static libxml2-utils python3-junitparser \
+charliecloud-runtime busybox-static libxml2-utils python3-junitparser curl \
 openmpi-bin libopenmpi-dev"
 
 burst_install_deps() {

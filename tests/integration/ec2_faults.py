@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""ec2_faults.py - a fake EC2 Query API endpoint (and instance metadata
+service) that answers in EC2's XML wire format from a script, for
+tests/integration/test_ec2_faults.sh. Python standard library only.
+
+    ec2_faults.py PORT_FILE [CERT KEY]
+        listen on 127.0.0.1, a free port, written to PORT_FILE; with CERT
+        and KEY (PEM files) speak https
+
+EC2 (POST /, form body). Without a script it behaves like a small EC2:
+RunInstances launches MaxCount instances (idempotent on ClientToken: the
+same token with the same parameters returns the same reservation, with
+other parameters IdempotentParameterMismatch), DescribeInstances (with
+instance ids, filters tag:K, instance-state-name, client-token, and
+MaxResults/NextToken paging by instance), TerminateInstances, CreateTags,
+DescribeInstanceTypes. It does not check signatures, only that an
+Authorization header is there.
+
+Control (JSON):
+  POST /_script   {"queue": [STEP...], "rules": [RULE...], "imds_expiration": ISO}
+      STEP, used once, in order, by the next EC2 request:
+        {"error": CODE, "message": M, "status": 400}  an EC2 error document
+        {"status": 500, "body": "text"}               a raw answer
+        {"commit": true, "error": ..., "status": 500} do the work, then fail
+        {"limit": N}         RunInstances launches at most N (partial launch)
+        {"sleep": SECONDS}   answer late (then normally)
+        {"error": ..., "echo_token": true}  the message repeats X-Amz-Security-Token
+      RULE, used for every request whose parameters match:
+        {"match": {"InstanceType": "g5.48xlarge"}, "error": CODE, "status": 500}
+  GET /_requests  every EC2 request so far: {"action", "params", "has_auth",
+                  "security_token"}
+  GET /_imds      {"fetches": how many times the role's credentials were read}
+  POST /_reset    forget instances, requests, script
+
+IMDSv2: PUT /latest/api/token (needs X-aws-ec2-metadata-token-ttl-seconds),
+GET /latest/meta-data/iam/security-credentials/[ROLE] (needs the token).
+"""
+import json
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from xml.sax.saxutils import escape
+
+NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
+IMDS_TOKEN = "imds-token-0123456789"
+ROLE = "burst-node-role"
+
+lock = threading.Lock()
+state = {}
+
+
+def reset():
+    state.clear()
+    state.update(instances=[], reservations={}, tokens={}, requests=[],
+                 queue=[], rules=[], seq=0, imds_expiration=None, imds_fetches=0)
+
+
+def rid():
+    state["seq"] += 1
+    return "req-%08d" % state["seq"]
+
+
+def error_xml(code, message, request_id):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error>'
+            "<Code>%s</Code><Message>%s</Message></Error></Errors>"
+            "<RequestID>%s</RequestID></Response>"
+            % (escape(code), escape(message), escape(request_id)))
+
+
+def instance_xml(i):
+    tags = "".join("<item><key>%s</key><value>%s</value></item>" % (escape(k), escape(v))
+                   for k, v in i["tags"])
+    return ("<item><instanceId>%s</instanceId><imageId>%s</imageId>"
+            "<instanceState><code>%d</code><name>%s</name></instanceState>"
+            "<instanceType>%s</instanceType><launchTime>%s</launchTime>"
+            "<privateIpAddress>%s</privateIpAddress><clientToken>%s</clientToken>"
+            "<tagSet>%s</tagSet></item>"
+            % (i["id"], escape(i["image"]),
+               {"pending": 0, "running": 16, "terminated": 48}[i["state"]], i["state"],
+               escape(i["type"]), i["launch"], i["ip"], escape(i["token"]), tags))
+
+
+def run_xml(res, request_id):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<RunInstancesResponse xmlns="%s">'
+            "<requestId>%s</requestId><reservationId>%s</reservationId>"
+            "<ownerId>123456789012</ownerId><groupSet/><instancesSet>%s</instancesSet>"
+            "</RunInstancesResponse>"
+            % (NS, request_id, res["id"], "".join(instance_xml(i) for i in res["instances"])))
+
+
+def describe_xml(instances, next_token, request_id):
+    items = "".join("<item><reservationId>%s</reservationId><ownerId>123456789012</ownerId>"
+                    "<groupSet/><instancesSet>%s</instancesSet></item>"
+                    % (i["reservation"], instance_xml(i)) for i in instances)
+    nt = "<nextToken>%s</nextToken>" % next_token if next_token else ""
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<DescribeInstancesResponse xmlns="%s">'
+            "<requestId>%s</requestId><reservationSet>%s</reservationSet>%s"
+            "</DescribeInstancesResponse>" % (NS, request_id, items, nt))
+
+
+def simple_xml(action, request_id, inner=""):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<%sResponse xmlns="%s">'
+            "<requestId>%s</requestId>%s</%sResponse>" % (action, NS, request_id, inner, action))
+
+
+def terminate_xml(ids, request_id):
+    items = "".join("<item><instanceId>%s</instanceId><currentState><code>32</code>"
+                    "<name>shutting-down</name></currentState><previousState><code>16</code>"
+                    "<name>running</name></previousState></item>" % i for i in ids)
+    return simple_xml("TerminateInstances", request_id,
+                      "<instancesSet>%s</instancesSet>" % items)
+
+
+TYPES = [("g5.12xlarge", 48, 196608, ("A10G", "NVIDIA", 4, 24576), "40 Gigabit", True),
+         ("t3.micro", 2, 1024, None, "Up to 5 Gigabit", False),
+         ("p4d.24xlarge", 96, 1179648, ("A100", "NVIDIA", 8, 40960), "4x 100 Gigabit", True)]
+
+
+def types_xml(names, next_token, request_id):
+    items = []
+    for name, vcpus, mem, gpu, net, efa in TYPES:
+        if names and name not in names:
+            continue
+        g = ""
+        if gpu:
+            g = ("<gpuInfo><gpus><item><name>%s</name><manufacturer>%s</manufacturer>"
+                 "<count>%d</count><memoryInfo><sizeInMiB>%d</sizeInMiB></memoryInfo></item>"
+                 "</gpus><totalGpuMemoryInMiB>%d</totalGpuMemoryInMiB></gpuInfo>"
+                 % (gpu[0], gpu[1], gpu[2], gpu[3], gpu[2] * gpu[3]))
+        items.append("<item><instanceType>%s</instanceType><vCpuInfo><defaultVCpus>%d"
+                     "</defaultVCpus></vCpuInfo><memoryInfo><sizeInMiB>%d</sizeInMiB>"
+                     "</memoryInfo><networkInfo><networkPerformance>%s</networkPerformance>"
+                     "<efaSupported>%s</efaSupported></networkInfo>%s</item>"
+                     % (name, vcpus, mem, net, "true" if efa else "false", g))
+    nt = "<nextToken>%s</nextToken>" % next_token if next_token else ""
+    return simple_xml("DescribeInstanceTypes", request_id,
+                      "<instanceTypeSet>%s</instanceTypeSet>%s" % ("".join(items), nt))
+
+
+def indexed(params, prefix):
+    """Values of PREFIX.1, PREFIX.2, ... in order."""
+    out, n = [], 1
+    while "%s.%d" % (prefix, n) in params:
+        out.append(params["%s.%d" % (prefix, n)])
+        n += 1
+    return out
+
+
+def do_run(p, limit):
+    token = p.get("ClientToken", "")
+    key = {k: v for k, v in p.items() if k not in ("Action", "Version")}
+    if token and token in state["tokens"]:
+        old_key, res = state["tokens"][token]
+        if old_key != key:
+            return 400, error_xml("IdempotentParameterMismatch",
+                                  "Arguments on this idempotent request are inconsistent "
+                                  "with arguments used in previous request(s).", rid())
+        return 200, run_xml(res, rid())
+    n = int(p.get("MaxCount", "1"))
+    if limit is not None:
+        n = min(n, limit)
+    if n < int(p.get("MinCount", "1")):
+        return 500, error_xml("InsufficientInstanceCapacity",
+                              "We currently do not have sufficient capacity.", rid())
+    tags, k = [], 1
+    while "TagSpecification.1.Tag.%d.Key" % k in p:
+        tags.append((p["TagSpecification.1.Tag.%d.Key" % k],
+                     p.get("TagSpecification.1.Tag.%d.Value" % k, "")))
+        k += 1
+    res = {"id": "r-%017x" % (len(state["reservations"]) + 1), "instances": []}
+    for _ in range(n):
+        num = len(state["instances"]) + 1
+        inst = {"id": "i-%017x" % num, "image": p.get("ImageId", ""),
+                "type": p.get("InstanceType", ""), "state": "pending",
+                "launch": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                "ip": "10.9.%d.%d" % (num // 250, num % 250 + 1), "token": token,
+                "tags": list(tags), "reservation": res["id"]}
+        state["instances"].append(inst)
+        res["instances"].append(inst)
+    state["reservations"][res["id"]] = res
+    if token:
+        state["tokens"][token] = (key, res)
+    return 200, run_xml(res, rid())
+
+
+def matches(inst, filters, ids):
+    if ids and inst["id"] not in ids:
+        return False
+    for name, values in filters:
+        if name.startswith("tag:"):
+            if not any(k == name[4:] and v in values for k, v in inst["tags"]):
+                return False
+        elif name == "instance-state-name":
+            if inst["state"] not in values:
+                return False
+        elif name == "client-token":
+            if inst["token"] not in values:
+                return False
+    return True
+
+
+def do_describe(p):
+    ids = indexed(p, "InstanceId")
+    filters, n = [], 1
+    while "Filter.%d.Name" % n in p:
+        filters.append((p["Filter.%d.Name" % n], indexed(p, "Filter.%d.Value" % n)))
+        n += 1
+    found = [i for i in state["instances"] if matches(i, filters, ids)]
+    if ids and not found:
+        return 400, error_xml("InvalidInstanceID.NotFound",
+                              "The instance ID '%s' does not exist" % ids[0], rid())
+    start = int(p.get("NextToken", "0"))
+    size = int(p.get("MaxResults", "1000"))
+    page = found[start:start + size]
+    nxt = str(start + size) if start + size < len(found) else None
+    return 200, describe_xml(page, nxt, rid())
+
+
+def ec2(p, step):
+    action = p.get("Action", "")
+    if action == "RunInstances":
+        return do_run(p, step.get("limit"))
+    if action == "DescribeInstances":
+        return do_describe(p)
+    if action == "TerminateInstances":
+        ids = indexed(p, "InstanceId")
+        for i in state["instances"]:
+            if i["id"] in ids:
+                i["state"] = "terminated"
+        return 200, terminate_xml(ids, rid())
+    if action == "CreateTags":
+        ids = indexed(p, "ResourceId")
+        n = 1
+        while "Tag.%d.Key" % n in p:
+            for i in state["instances"]:
+                if i["id"] in ids:
+                    i["tags"] = [t for t in i["tags"] if t[0] != p["Tag.%d.Key" % n]]
+                    i["tags"].append((p["Tag.%d.Key" % n], p.get("Tag.%d.Value" % n, "")))
+            n += 1
+        return 200, simple_xml("CreateTags", rid(), "<return>true</return>")
+    if action == "DescribeInstanceTypes":
+        names = indexed(p, "InstanceType")
+        # pages of 2, so the client has to follow nextToken
+        all_types = [t for t in TYPES if not names or t[0] in names]
+        start = int(p.get("NextToken", "0"))
+        page = [t[0] for t in all_types[start:start + 2]]
+        nxt = str(start + 2) if start + 2 < len(all_types) else None
+        return 200, types_xml(page, nxt, rid())
+    return 400, error_xml("InvalidAction", "The action %s is not valid" % action, rid())
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        sys.stderr.write("ec2_faults: " + fmt % args + "\n")
+
+    def answer(self, status, body, ctype="text/xml;charset=UTF-8"):
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def body(self):
+        n = int(self.headers.get("Content-Length", "0"))
+        return self.rfile.read(n) if n else b""
+
+    def do_PUT(self):
+        self.body()
+        if self.path == "/latest/api/token" and self.headers.get(
+                "X-aws-ec2-metadata-token-ttl-seconds"):
+            return self.answer(200, IMDS_TOKEN, "text/plain")
+        return self.answer(400, "bad token request", "text/plain")
+
+    def do_GET(self):
+        if self.path == "/_requests":
+            with lock:
+                return self.answer(200, json.dumps(state["requests"]), "application/json")
+        if self.path == "/_imds":
+            with lock:
+                return self.answer(200, json.dumps({"fetches": state["imds_fetches"]}),
+                                   "application/json")
+        base = "/latest/meta-data/iam/security-credentials/"
+        if self.path.startswith(base):
+            if self.headers.get("X-aws-ec2-metadata-token") != IMDS_TOKEN:
+                return self.answer(401, "", "text/plain")
+            if self.path == base:
+                return self.answer(200, ROLE + "\n", "text/plain")
+            if self.path == base + ROLE:
+                with lock:
+                    state["imds_fetches"] += 1
+                    exp = state["imds_expiration"] or time.strftime(
+                        "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 6 * 3600))
+                doc = {"Code": "Success", "LastUpdated": "2026-01-01T00:00:00Z",
+                       "Type": "AWS-HMAC", "AccessKeyId": "ASIAIMDSEXAMPLE",
+                       "SecretAccessKey": "imdsSecretKeyExample", "Token": "imdsSessionToken",
+                       "Expiration": exp}
+                return self.answer(200, json.dumps(doc), "text/plain")
+        return self.answer(404, "not found", "text/plain")
+
+    def do_POST(self):
+        raw = self.body()
+        if self.path == "/_script":
+            s = json.loads(raw or b"{}")
+            with lock:
+                state["queue"] = list(s.get("queue", []))
+                state["rules"] = list(s.get("rules", []))
+                if "imds_expiration" in s:
+                    state["imds_expiration"] = s["imds_expiration"]
+            return self.answer(200, "{}", "application/json")
+        if self.path == "/_reset":
+            with lock:
+                reset()
+            return self.answer(200, "{}", "application/json")
+        p = dict(urllib.parse.parse_qsl(raw.decode(), keep_blank_values=True))
+        with lock:
+            state["requests"].append({
+                "action": p.get("Action"), "params": p,
+                "has_auth": self.headers.get("Authorization", "").startswith(
+                    "AWS4-HMAC-SHA256 Credential="),
+                "content_type": self.headers.get("Content-Type"),
+                "security_token": self.headers.get("X-Amz-Security-Token")})
+            step = state["queue"].pop(0) if state["queue"] else {}
+            rule = next((r for r in state["rules"]
+                         if all(p.get(k) == v for k, v in r["match"].items())), None)
+        if step.get("sleep"):
+            time.sleep(step["sleep"])
+        with lock:
+            if rule:
+                return self.answer(rule.get("status", 400), error_xml(
+                    rule["error"], rule.get("message", rule["error"]), rid()))
+            if "body" in step:
+                return self.answer(step.get("status", 500), step["body"], "text/plain")
+            if "error" in step:
+                if step.get("commit"):
+                    ec2(p, {})
+                msg = step.get("message", step["error"])
+                if step.get("echo_token"):
+                    msg += " token=%s" % self.headers.get("X-Amz-Security-Token")
+                return self.answer(step.get("status", 400),
+                                   error_xml(step["error"], msg, rid()))
+            status, body = ec2(p, step)
+        return self.answer(status, body)
+
+
+def main():
+    reset()
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if len(sys.argv) > 3:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        f.write(str(srv.server_address[1]))
+    import os
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    srv.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""ec2_moto_setup.py - boto3 helpers for test_ec2_moto.sh (runs with the
+python3 that has moto and boto3).
+
+  ec2_moto_setup.py setup ENDPOINT
+      before moto checks signatures: create an IAM user allowed ec2:*, its
+      access key, and find an AMI; then turn authentication on
+      (POST /moto-api/reset-auth 0). Prints JSON {access_key, secret_key, ami}.
+  ec2_moto_setup.py userdata ENDPOINT INSTANCE_ID   (AWS_* in the environment)
+      prints the instance's userData attribute as EC2 returns it (base64).
+"""
+import json
+import sys
+import urllib.request
+
+import boto3
+
+
+def client(service, endpoint, **kw):
+    return boto3.client(service, endpoint_url=endpoint, region_name="us-east-1", **kw)
+
+
+def setup(endpoint):
+    anon = dict(aws_access_key_id="AKIDSETUP", aws_secret_access_key="setup")
+    iam = client("iam", endpoint, **anon)
+    iam.create_user(UserName="burst")
+    iam.put_user_policy(UserName="burst", PolicyName="ec2",
+                        PolicyDocument=json.dumps({
+                            "Version": "2012-10-17",
+                            "Statement": [{"Effect": "Allow", "Action": "ec2:*",
+                                           "Resource": "*"}]}))
+    key = iam.create_access_key(UserName="burst")["AccessKey"]
+    images = client("ec2", endpoint, **anon).describe_images(Owners=["amazon"])["Images"]
+    ami = sorted(i["ImageId"] for i in images)[0]
+    req = urllib.request.Request(endpoint.rstrip("/") + "/moto-api/reset-auth",
+                                 data=b"0", method="POST",
+                                 headers={"Content-Type": "text/plain"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        json.load(r)
+    print(json.dumps({"access_key": key["AccessKeyId"],
+                      "secret_key": key["SecretAccessKey"], "ami": ami}))
+
+
+def userdata(endpoint, iid):
+    ec2 = client("ec2", endpoint)
+    a = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData")
+    print(a.get("UserData", {}).get("Value", ""))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "setup":
+        setup(sys.argv[2])
+    elif sys.argv[1] == "userdata":
+        userdata(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit("usage: ec2_moto_setup.py setup|userdata ENDPOINT [ID]")
