@@ -742,6 +742,14 @@ static void reply_json(int fd, bool admit, const char *reason, json_object *reco
 	json_object_put(o);
 }
 
+static void reply_retry(int fd)
+{
+	static const char msg[] = "{\"admit\":false,\"retry\":true,\"reason\":\"not ready for this instance yet\"}\n";
+
+	if (write(fd, msg, sizeof(msg) - 1) < 0)
+		ERR("join: cannot answer: %s", strerror(errno));
+}
+
 /*
  * A node reported: {"op":"join","cred":MUNGE,"record":TEXT}, the credential's
  * payload {"digest":sha256(TEXT),"token","instance","node"}. Nothing a
@@ -798,7 +806,13 @@ static void handle_join(int fd)
 		bad = "the record is not a JSON object";
 	else if (state_node_get(A.db, node, &r, &err) != 1)
 		bad = "unknown node";
-	else if (strcmp(r.state, "booting"))
+	else if (!strcmp(r.state, "launching") && r.token && !r.token_used && !strcmp(r.token, token)) {
+		/* launched, but the launch is not recorded yet (a restart, a slow
+		 * API): the node asks again in a moment */
+		INFO("join: %s (instance %s): the launch is not recorded yet: asked to retry", node, instance);
+		reply_retry(fd);
+		goto out;
+	} else if (strcmp(r.state, "booting"))
 		bad = "node is not booting";
 	else if (!r.instance || strcmp(r.instance, instance))
 		bad = "wrong instance for this node";
@@ -1250,8 +1264,9 @@ static void recover(void)
 	burst_err_t err;
 	size_t s, i;
 
-	/* launching: the intent was written; launch_retry repeats it with the
-	 * same attempt, which the driver makes idempotent */
+	/* launching: the intent was written; it is repeated now with the same
+	 * attempt, which the driver makes idempotent */
+	launch_retry();
 	for (s = 0; live[s]; s++) {
 		char **names = state_nodes_in(A.db, live[s], &err);
 		for (i = 0; names && names[i]; i++) {

@@ -36,6 +36,7 @@
 
 #define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
 #define REPLY_TIMEOUT_S 120
+#define JOIN_RETRY_S 300           /* how long an agent may say "not ready yet" */
 
 static int connect_agent(const char *spec)
 {
@@ -162,6 +163,80 @@ static json_object *node_record(const struct prov_opts *po, const char *acceptan
 	return rec;
 }
 
+/*
+ * Send one report over a new connection and read the verdict. Returns the
+ * parsed reply (caller puts it), or NULL with *rc the exit code after
+ * saying why.
+ */
+static json_object *send_report(const char *agent, const char *node, const char *instance,
+				const char *token, const char *munge_socket, const char *text,
+				const char *digest, json_object *timing, int *rc)
+{
+	json_object *pay = json_object_new_object(), *req, *rep;
+	char *cred = NULL, buf[65536];
+	const char *p, *s;
+	munge_ctx_t ctx = munge_ctx_create();
+	struct timeval tv = { REPLY_TIMEOUT_S, 0 };
+	size_t n = 0;
+	int fd;
+
+	*rc = 3;
+	json_object_object_add(pay, "digest", json_object_new_string(digest));
+	json_object_object_add(pay, "token", json_object_new_string(token));
+	json_object_object_add(pay, "instance", json_object_new_string(instance));
+	json_object_object_add(pay, "node", json_object_new_string(node));
+	p = json_object_to_json_string_ext(pay, JSON_C_TO_STRING_PLAIN);
+	if (!ctx || (munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket) != EMUNGE_SUCCESS) ||
+	    munge_encode(&cred, ctx, p, (int)strlen(p)) != EMUNGE_SUCCESS) {
+		fprintf(stderr, "burst-node: %s: cannot make a munge credential for the report (socket %s): %s; is munged running?\n",
+			node, munge_socket ? munge_socket : "default", ctx ? munge_ctx_strerror(ctx) : "out of memory");
+		munge_ctx_destroy(ctx);
+		json_object_put(pay);
+		return NULL;
+	}
+	munge_ctx_destroy(ctx);
+	json_object_put(pay);
+	req = json_object_new_object();
+	json_object_object_add(req, "op", json_object_new_string("join"));
+	json_object_object_add(req, "cred", json_object_new_string(cred));
+	json_object_object_add(req, "record", json_object_new_string(text));
+	json_object_object_add(req, "timing", json_object_get(timing));
+	free(cred);
+	fd = connect_agent(agent);
+	if (fd < 0) {
+		fprintf(stderr, "burst-node: %s: cannot reach the agent at %s: %s\n", node, agent,
+			fd == -2 ? "not ADDR:PORT" : strerror(errno));
+		json_object_put(req);
+		return NULL;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	if (write_all(fd, s, strlen(s)) < 0 || write_all(fd, "\n", 1) < 0) {
+		fprintf(stderr, "burst-node: %s: cannot send the report: %s\n", node, strerror(errno));
+		json_object_put(req);
+		close(fd);
+		return NULL;
+	}
+	json_object_put(req);
+	while (n < sizeof(buf) - 1) {
+		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (memchr(buf, '\n', n))
+			break;
+	}
+	close(fd);
+	buf[n] = '\0';
+	rep = json_tokener_parse(buf);
+	if (!rep || !json_object_is_type(rep, json_type_object)) {
+		fprintf(stderr, "burst-node: %s: no verdict from the agent (got %zu bytes)\n", node, n);
+		json_object_put(rep);
+		return NULL;
+	}
+	return rep;
+}
+
 static int join(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -181,11 +256,8 @@ static int join(int argc, char **argv)
 	const char *munge_socket = NULL, *acceptance = NULL;
 	struct prov_opts po;
 	char dir[4096];
-	json_object *req, *rep, *v;
-	char buf[65536];
-	size_t n = 0;
-	struct timeval tv = { REPLY_TIMEOUT_S, 0 };
-	int ch, fd;
+	json_object *rep, *v;
+	int ch, rc;
 
 	memset(&po, 0, sizeof(po));
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -218,73 +290,41 @@ static int join(int argc, char **argv)
 		snprintf(dir, sizeof(dir), ".");
 	/* no admission record of an earlier instance survives this join */
 	unlink(record);
-	fd = connect_agent(agent);
-	if (fd < 0) {
-		fprintf(stderr, "burst-node: %s: cannot reach the agent at %s: %s\n", node, agent,
-			fd == -2 ? "not ADDR:PORT" : strerror(errno));
-		return 3;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	/*
 	 * The report: the record, and a munge credential (the cluster's key, so
 	 * only root on a node of this cluster can make it) over the record's
-	 * digest, the one-time join token and the instance id.
+	 * digest, the one-time join token and the instance id. The record is
+	 * made once; an agent that is not ready for this instance yet (it has
+	 * not recorded the launch: a restart, a slow cloud API) says "retry",
+	 * and the report is sent again with a fresh credential.
 	 */
 	{
 		json_object *timing = json_object_new_object();
-		json_object *rec = node_record(&po, acceptance, dir, timing), *pay = json_object_new_object();
-		char digest[65], *cred = NULL, *text = provenance_serialize(rec, false);
-		const char *p;
-		munge_ctx_t ctx = munge_ctx_create();
-		munge_err_t me;
+		json_object *rec = node_record(&po, acceptance, dir, timing);
+		char digest[65], *text = provenance_serialize(rec, false);
+		double give_up = mono() + JOIN_RETRY_S;
 
-		sigv4_sha256_hex(text, strlen(text), digest);
-		json_object_object_add(pay, "digest", json_object_new_string(digest));
-		json_object_object_add(pay, "token", json_object_new_string(token));
-		json_object_object_add(pay, "instance", json_object_new_string(instance));
-		json_object_object_add(pay, "node", json_object_new_string(node));
-		p = json_object_to_json_string_ext(pay, JSON_C_TO_STRING_PLAIN);
-		if (!ctx || (munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket) != EMUNGE_SUCCESS) ||
-		    (me = munge_encode(&cred, ctx, p, (int)strlen(p))) != EMUNGE_SUCCESS) {
-			fprintf(stderr, "burst-node: %s: cannot make a munge credential for the report (socket %s): %s; is munged running?\n",
-				node, munge_socket ? munge_socket : "default",
-				ctx ? munge_ctx_strerror(ctx) : "out of memory");
-			munge_ctx_destroy(ctx);
-			return 3;
-		}
-		munge_ctx_destroy(ctx);
-		req = json_object_new_object();
-		json_object_object_add(req, "op", json_object_new_string("join"));
-		json_object_object_add(req, "cred", json_object_new_string(cred));
-		json_object_object_add(req, "record", json_object_new_string(text));
-		json_object_object_add(req, "timing", timing);
 		save_record(dir, rec);
-		free(text);
-		free(cred);
-		json_object_put(pay);
 		json_object_put(rec);
-	}
-	{
-		const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-		if (write_all(fd, s, strlen(s)) < 0 || write_all(fd, "\n", 1) < 0) {
-			fprintf(stderr, "burst-node: %s: cannot send the report: %s\n", node, strerror(errno));
-			return 3;
+		sigv4_sha256_hex(text, strlen(text), digest);
+		for (;;) {
+			rep = send_report(agent, node, instance, token, munge_socket, text, digest, timing, &rc);
+			if (!rep) {
+				free(text);
+				json_object_put(timing);
+				return rc;
+			}
+			if (!json_object_object_get_ex(rep, "retry", &v) || !json_object_get_boolean(v) ||
+			    mono() > give_up)
+				break;
+			json_object_put(rep);
+			sleep(1);
 		}
+		free(text);
+		json_object_put(timing);
 	}
-	json_object_put(req);
-	while (n < sizeof(buf) - 1) {
-		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-		if (memchr(buf, '\n', n))
-			break;
-	}
-	close(fd);
-	buf[n] = '\0';
-	rep = json_tokener_parse(buf);
-	if (!rep || !json_object_object_get_ex(rep, "admit", &v)) {
-		fprintf(stderr, "burst-node: %s: no verdict from the agent (got %zu bytes)\n", node, n);
+	if (!json_object_object_get_ex(rep, "admit", &v)) {
+		fprintf(stderr, "burst-node: %s: no verdict from the agent\n", node);
 		return 3;
 	}
 	if (!json_object_get_boolean(v)) {
