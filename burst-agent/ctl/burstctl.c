@@ -16,6 +16,7 @@
 
 #include "arch.h"
 #include "attest_cmd.h"
+#include "bless_cmd.h"
 #include "catalog.h"
 #include "config.h"
 #include "contract.h"
@@ -63,7 +64,7 @@ static void usage(FILE *f)
 "  check-config [FILE]      validate burst.conf without touching any cloud\n"
 "  keys                     the contract keys, operators and architectures\n"
 "  slurm-conf               the slurm.conf lines for the node sets and power saving\n"
-"%s"
+"%s%s"
 "\n"
 "Options:\n"
 "  -c, --config FILE        burst.conf (default: $BURST_CONF, else %s if present)\n"
@@ -84,7 +85,7 @@ static void usage(FILE *f)
 "  'accelerator_count>=2,accelerator_architecture>=ampere'\n"
 "  'node_vcpus_count>=64 node_memory_size>=256G network_performance>=100G rank=price'\n"
 "Exit codes: 0 ok, 1 no match, 2 usage or input error. See burstctl(8).\n",
-		attest_cmd_usage, DEFAULT_CONF);
+		attest_cmd_usage, bless_cmd_usage, DEFAULT_CONF);
 }
 
 /* ---- shared loading ---- */
@@ -871,6 +872,8 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	if ((ch = attest_cmd_main(argc, argv)) >= 0)   /* attest, attest-key, verify */
 		return ch;
+	if ((ch = bless_cmd_main(argc, argv)) >= 0)     /* bless */
+		return ch;
 	while ((ch = getopt_long(argc, argv, "c:ep:n:jhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': o.config = optarg; o.config_explicit = true; break;
@@ -927,7 +930,7 @@ int main(int argc, char **argv)
 		return cmd_slurm_conf(&o, argc, argv);
 	{
 		static const char *const verbs[] = { "select", "resolve", "catalog", "check-config", "keys",
-			"slurm-conf", "attest", "attest-key", "verify", NULL };
+			"slurm-conf", "attest", "attest-key", "verify", "bless", NULL };
 		const char *near = str_suggest(verb, verbs, 0);
 		fprintf(stderr, "%s: unknown verb '%s'%s%s%s (see burstctl --help)\n", prog, verb,
 			near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
