@@ -382,3 +382,108 @@ out:
 	fclose(f);
 	return rc;
 }
+
+/* ---- health: the node now against its admitted record ---- */
+
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcasecmp(a, b));
+}
+
+/* Does the device list of rec hold one with this PCI address? */
+static bool has_device(json_object *acc, const char *addr)
+{
+	json_object *devs;
+	size_t i;
+
+	if (!json_object_object_get_ex(acc, "devices", &devs) || !json_object_is_type(devs, json_type_array))
+		return false;
+	for (i = 0; i < json_object_array_length(devs); i++) {
+		const char *a = jstr(json_object_array_get_idx(devs, i), "pci_address");
+		if (a && !strcmp(a, addr))
+			return true;
+	}
+	return false;
+}
+
+static void compare_accelerators(json_object *was, json_object *is, struct reasons *r)
+{
+	json_object *wm, *im, *devs;
+
+	if (!json_object_object_get_ex(was, "models", &wm) || !json_object_is_type(wm, json_type_object))
+		return;
+	if (!json_object_object_get_ex(is, "models", &im) || !json_object_is_type(im, json_type_object))
+		im = NULL;
+	json_object_object_foreach(wm, model, cnt) {
+		long long want = json_object_get_int64(cnt), have = 0;
+		json_object *c;
+		struct strbuf gone;
+		size_t i;
+
+		if (im && json_object_object_get_ex(im, model, &c))
+			have = json_object_get_int64(c);
+		if (have >= want)
+			continue;
+		sb_init(&gone);
+		sb_add(&gone, "");
+		if (json_object_object_get_ex(was, "devices", &devs) && json_object_is_type(devs, json_type_array))
+			for (i = 0; i < json_object_array_length(devs); i++) {
+				json_object *d = json_object_array_get_idx(devs, i);
+				const char *m = jstr(d, "model"), *a = jstr(d, "pci_address");
+				if (m && a && !strcmp(m, model) && !has_device(is, a))
+					sb_addf(&gone, "%s%s", gone.len ? " " : "", a);
+			}
+		if (gone.len)
+			reason(r, "accelerators: %lld x %s admitted, %lld now (missing %s)", want, model, have, gone.s);
+		else
+			reason(r, "accelerators: %lld x %s admitted, %lld now", want, model, have);
+		sb_free(&gone);
+	}
+}
+
+int policy_compare(json_object *admitted, json_object *now, double tolerance, char *why,
+		   size_t whylen)
+{
+	static const char *const sections[] = { "kernel", "memory", "accelerators", NULL };
+	struct reasons r = { why, whylen, 0 };
+	json_object *wk, *ik, *wmem, *imem;
+	const char *a, *b;
+	long long wt, it;
+	size_t i;
+
+	if (whylen)
+		why[0] = '\0';
+	for (i = 0; sections[i]; i++) {
+		if (!admitted || !section(admitted, sections[i])) {
+			snprintf(why, whylen, "the admitted record has no %s section", sections[i]);
+			return -1;
+		}
+		if (!now || !section(now, sections[i])) {
+			snprintf(why, whylen, "the node's record now has no %s section", sections[i]);
+			return -1;
+		}
+	}
+	wk = section(admitted, "kernel");
+	ik = section(now, "kernel");
+	a = jstr(wk, "release");
+	b = jstr(ik, "release");
+	if (!same_str(a, b))
+		reason(&r, "kernel release %s admitted, %s now", a ? a : "unknown", b ? b : "unknown");
+	else {
+		a = jstr(wk, "build_id");
+		b = jstr(ik, "build_id");
+		if (!same_str(a, b))
+			reason(&r, "kernel build-id %s admitted, %s now", a ? a : "unknown", b ? b : "unknown");
+	}
+	compare_accelerators(section(admitted, "accelerators"), section(now, "accelerators"), &r);
+	wmem = section(admitted, "memory");
+	imem = section(now, "memory");
+	wt = jint(wmem, "total_bytes");
+	it = jint(imem, "total_bytes");
+	if (wt > 0 && it < 0)
+		reason(&r, "memory %.1f GiB admitted, unknown now", wt / GIB);
+	else if (wt > 0 && (double)it < (double)wt * (1.0 - tolerance))
+		reason(&r, "memory %.1f GiB admitted, %.1f GiB now (MemoryTolerance=%g%%)", wt / GIB, it / GIB,
+		       tolerance * 100);
+	return r.n ? 1 : 0;
+}

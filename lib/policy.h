@@ -64,6 +64,18 @@ void policy_init(struct policy *p);
 int policy_check(const struct policy *p, const struct catalog *cat, const struct cat_type *type,
 		 json_object *record, char *why, size_t whylen);
 
+/*
+ * Compare a node now with the record it was admitted with (both provenance
+ * records): the kernel release or build-id changed, fewer accelerators of a
+ * model than admitted (naming the PCI addresses gone), or MemTotal shrunk by
+ * more than tolerance (a fraction) of the admitted one. Returns 0 the same,
+ * 1 changed (why: every change, "; "-separated, each starting with what
+ * changed: "kernel release ...", "kernel build-id ...", "accelerators ...",
+ * "memory ..."), -1 malformed (why says which record lacks what).
+ */
+int policy_compare(json_object *admitted, json_object *now, double tolerance, char *why,
+		   size_t whylen);
+
 /* Does release/build_id match the entry "RELEASE[:BUILDID]"? */
 bool policy_kernel_matches(const char *entry, const char *release, const char *build_id);
 

@@ -331,6 +331,70 @@ static void test_blessed_file(void)
 	policy_free_list(list, n);
 }
 
+/* a record from another: the h100x8 as admitted with all 8 GPUs */
+static json_object *h100x8_full(void)
+{
+	json_object *r = record("h100x8-missing1"), *acc, *devs, *d = NULL, *models;
+
+	json_object_object_get_ex(r, "accelerators", &acc);
+	json_object_object_get_ex(acc, "devices", &devs);
+	json_object_object_get_ex(acc, "models", &models);
+	json_object_deep_copy(json_object_array_get_idx(devs, 0), &d, NULL);
+	json_object_object_add(d, "pci_address", json_object_new_string("0000:86:00.0"));
+	json_object_array_add(devs, d);
+	json_object_object_add(acc, "count", json_object_new_int64(8));
+	json_object_object_add(models, "H100", json_object_new_int64(8));
+	return r;
+}
+
+static void test_compare(void)
+{
+	char why[1024];
+	json_object *a100 = record("a100x8"), *a100b = record("a100x8"), *h7 = record("h100x8-missing1");
+	json_object *h8 = h100x8_full(), *k, *mem;
+
+	is_num(policy_compare(a100, a100b, 0.05, why, sizeof(why)), 0, "a node equal to its record is healthy");
+	is_str(why, "", "no reason");
+	is_num(policy_compare(h8, h7, 0.05, why, sizeof(why)), 1, "a GPU fell off the bus since admission");
+	is_str(why, "accelerators: 8 x H100 admitted, 7 now (missing 0000:86:00.0)",
+	       "the reason names the counts and the PCI address gone");
+	is_num(policy_compare(h7, h8, 0.05, why, sizeof(why)), 0, "one more GPU than admitted is fine");
+	is_num(policy_compare(a100, h7, 0.05, why, sizeof(why)), 1, "another machine altogether");
+	has_str(why, "kernel release 5.15.0-91-generic admitted, 6.5.0-1018-aws now", "kernel release");
+	has_str(why, "accelerators: 8 x A100-40GB admitted, 0 now (missing 0000:10:1c.0 ", "the A100s are gone");
+	ok(!strstr(why, "memory"), "more memory is no change");
+
+	/* the same release with another build-id: a rebuilt kernel */
+	json_object_object_get_ex(a100b, "kernel", &k);
+	json_object_object_add(k, "build_id", json_object_new_string("0123456789abcdef0123456789abcdef01234567"));
+	is_num(policy_compare(a100, a100b, 0.05, why, sizeof(why)), 1, "a changed build-id");
+	is_str(why, "kernel build-id b0bf2a764c76a427b48c6edad500ecbaf2387c6c admitted, "
+	       "0123456789abcdef0123456789abcdef01234567 now", "names both build-ids");
+	json_object_object_add(k, "build_id", json_object_new_string("B0BF2A764C76A427B48C6EDAD500ECBAF2387C6C"));
+	is_num(policy_compare(a100, a100b, 0.05, why, sizeof(why)), 0, "build-id case does not matter");
+
+	/* memory: 1143.04 GiB admitted; 1090 GiB is within 5%, 1080 GiB is not */
+	json_object_object_get_ex(a100b, "memory", &mem);
+	json_object_object_add(mem, "total_bytes", json_object_new_int64(1090LL << 30));
+	is_num(policy_compare(a100, a100b, 0.05, why, sizeof(why)), 0, "memory within 5%% of the admitted");
+	json_object_object_add(mem, "total_bytes", json_object_new_int64(1080LL << 30));
+	is_num(policy_compare(a100, a100b, 0.05, why, sizeof(why)), 1, "memory shrunk beyond 5%%");
+	is_str(why, "memory 1143.0 GiB admitted, 1080.0 GiB now (MemoryTolerance=5%)", "names both amounts");
+	is_num(policy_compare(a100, a100b, 0.10, why, sizeof(why)), 0, "within 10%%");
+	json_object_object_add(mem, "total_bytes", NULL);
+	is_num(policy_compare(a100, a100b, 0.10, why, sizeof(why)), 1, "memory unknown now");
+	has_str(why, "unknown now", "says so");
+
+	json_object_object_del(a100b, "accelerators");
+	is_num(policy_compare(a100, a100b, 0.05, why, sizeof(why)), -1, "a record without accelerators");
+	has_str(why, "now has no accelerators section", "which record lacks what");
+	is_num(policy_compare(NULL, a100, 0.05, why, sizeof(why)), -1, "no admitted record");
+	json_object_put(a100);
+	json_object_put(a100b);
+	json_object_put(h7);
+	json_object_put(h8);
+}
+
 int main(void)
 {
 	burst_err_t err;
@@ -346,6 +410,7 @@ int main(void)
 	test_parse();
 	test_config();
 	test_blessed_file();
+	test_compare();
 	catalog_free(cat);
 	return done_testing();
 }
