@@ -1285,6 +1285,7 @@ void config_policy(const struct burst_config *cfg, const struct cfg_nodeset *ns,
 	if (ns->blessed_kernels) {
 		out->blessed_kernels = ns->blessed_kernels;
 		out->nblessed = ns->nblessed_kernels;
+		out->any_kernel = ns->nblessed_kernels == 0;
 	}
 	if (!isnan(ns->memory_tolerance))
 		out->memory_tolerance = ns->memory_tolerance;

@@ -96,7 +96,8 @@ struct burst_config {
 	/* catalog overrides, applied by config_apply_catalog */
 	struct cfg_override *overrides;
 	size_t noverrides;
-	/* the global admission policy (config_policy); NodeSet lines override it */
+	/* the global admission policy (config_policy); NodeSet lines override it
+	 * (a NodeSet's empty BlessedKernels= admits any kernel, the file's too) */
 	char **blessed_kernels;      /* BlessedKernels= (NULL: not set, any kernel) */
 	size_t nblessed_kernels;
 	double memory_tolerance;     /* MemoryTolerance= (default 0.05) */

@@ -167,7 +167,7 @@ static void check_kernel(const struct policy *p, json_object *k, struct reasons 
 	const char *release = jstr(k, "release"), *build_id = jstr(k, "build_id");
 	size_t i;
 
-	if (!p->nblessed && !p->nblessed_extra)
+	if (p->any_kernel || (!p->nblessed && !p->nblessed_extra))
 		return;
 	for (i = 0; i < p->nblessed; i++)
 		if (policy_kernel_matches(p->blessed_kernels[i], release, build_id))

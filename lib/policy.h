@@ -44,7 +44,24 @@ struct policy {
 	unsigned long long allowed_taint; /* taint bits allowed (mask) */
 	char **blessed_extra;            /* StateDir/blessed-kernels (may be NULL) */
 	size_t nblessed_extra;
+	bool any_kernel;                 /* a node set's empty BlessedKernels=: every kernel,
+					  * whatever the global list and the file say */
 };
+
+/*
+ * How the agent uses it at join, for a node of node set ns launched as type:
+ *
+ *	struct policy p;
+ *	char **extra = NULL, why[1024];
+ *	size_t nextra = 0;
+ *	config_policy(cfg, ns, &p);
+ *	if (policy_load_blessed_file(StateDir "/blessed-kernels", &extra, &nextra, &err) < 0)
+ *		... log err.msg (a broken file blesses nothing more) ...
+ *	p.blessed_extra = extra;
+ *	p.nblessed_extra = nextra;
+ *	rc = policy_check(&p, cat, type, record, why, sizeof(why));
+ *	policy_free_list(extra, nextra);
+ */
 
 /* A policy with the defaults: any kernel, 5% memory tolerance, no required
  * module, taint P, O and E allowed. Nothing allocated. */

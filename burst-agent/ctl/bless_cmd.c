@@ -140,7 +140,7 @@ static char *slurp(const char *path, bool *missing)
  * contents and the new line, fsync, chmod 0644, rename over the file, fsync
  * the directory. Returns EXIT_OK (also when already blessed) or EXIT_USAGE.
  */
-static int bless_entry(const char *dir, const char *entry, const char *note)
+static int bless_entry(const char *dir, const char *entry, const char *note, bool configured)
 {
 	char path[PATH_MAX], tmp[PATH_MAX], lock[PATH_MAX];
 	char **list = NULL, *old = NULL;
@@ -211,6 +211,9 @@ static int bless_entry(const char *dir, const char *entry, const char *note)
 		close(dfd);
 	}
 	printf("blessed %s (%s)\n", entry, path);
+	if (!n && !configured)
+		printf("note: no kernel was blessed before, so any kernel was admitted; from now on only "
+		       "blessed kernels are (a node set with an empty BlessedKernels= still admits any)\n");
 	rc = EXIT_OK;
 out:
 	if (lfd >= 0)
@@ -389,7 +392,14 @@ int bless_cmd_main(int argc, char **argv)
 		}
 		snprintf(note, sizeof(note), "from %.200s", from);
 	}
-	rc = bless_entry(dir, entry ? entry : kernel, from ? note : NULL);
+	{
+		bool configured = cfg && cfg->nblessed_kernels;
+		size_t i;
+		for (i = 0; cfg && i < cfg->nnodesets; i++)
+			if (cfg->nodesets[i].nblessed_kernels)
+				configured = true;
+		rc = bless_entry(dir, entry ? entry : kernel, from ? note : NULL, configured);
+	}
 out:
 	free(entry);
 	free(dir);

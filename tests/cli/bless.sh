@@ -92,4 +92,11 @@ ok $? "a missing state directory is named"
 "$B" -c "$tmp/burst.conf" bless --state-dir "$tmp/state" --kernel 6.2.0 >"$tmp/out" 2>"$tmp/err" &&
 	grep -qx '6.2.0' "$F"
 ok $? "options before the verb (-c) and --state-dir work"
+! grep -q '^note:' "$tmp/out"
+ok $? "no note when burst.conf blesses kernels already" "$tmp/out"
+echo "ClusterName=x" >"$tmp/empty.conf"
+mkdir "$tmp/fresh"
+BURST_CONF="$tmp/empty.conf" "$B" bless --state-dir "$tmp/fresh" --kernel 6.2.0 >"$tmp/out" 2>"$tmp/err" &&
+	grep -q '^note: no kernel was blessed before, so any kernel was admitted; from now on only blessed kernels are' "$tmp/out"
+ok $? "the first blessed kernel says that from now on only blessed kernels are admitted" "$tmp/out" "$tmp/err"
 done_testing

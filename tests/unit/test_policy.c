@@ -274,6 +274,19 @@ static void test_config(void)
 		ok(fabs(p.memory_tolerance - 0.03) < 1e-12, "cpu inherits the tolerance");
 		is_num(p.nrequired, 1, "cpu overrides the modules");
 		is_str(p.required_modules[0], "ena", "with ena");
+		ok(p.any_kernel, "cpu: any kernel, even those the blessed-kernels file does not name");
+		{
+			char *extra[] = { "9.9.9" }, why[512];
+			p.blessed_extra = extra;
+			p.nblessed_extra = 1;
+			p.allowed_taint = POLICY_DEFAULT_TAINT;  /* the global OE would reject P */
+			is_num(check(&p, "a100x8", NULL, NULL, why, sizeof(why)), 0,
+			       "cpu admits an unblessed kernel despite the file");
+			if (why[0])
+				diag("%s", why);
+			config_policy(cfg, &cfg->nodesets[0], &p);
+			ok(!p.any_kernel, "gpu does not admit any kernel");
+		}
 		config_free(cfg);
 	}
 	unlink(path);
