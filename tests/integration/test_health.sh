@@ -17,7 +17,23 @@ node=hc-1
 
 SLURM_CONF_NODES="NodeName=$node NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
 PartitionName=health Nodes=$node State=UP Default=YES"
-lab_up || bail "the lab did not start"
+# slurmd runs health itself (every 2 s) once $LAB/hc-sysroot names a sysroot;
+# until then the wrapper does nothing, and the runs below are the test's own
+hc="/var/tmp/burst-health-$$.sh"
+SLURM_CONF_EXTRA="HealthCheckProgram=$hc
+HealthCheckInterval=2
+HealthCheckNodeState=ANY"
+lab_pre_ctld() {
+	cat >"$hc" <<EOF
+#!/bin/sh
+[ -s "$LAB/hc-sysroot" ] || exit 0
+export BURST_CONF="$LAB/etc/burst.conf" BURST_PCI_TABLE="$BURST_PCI_TABLE" SLURM_CONF="$SLURM_CONF"
+exec "$N" health --node $node --sysroot "\$(cat "$LAB/hc-sysroot")" >>"$LAB/log/health.log" 2>&1
+EOF
+	chmod 755 "$hc"
+}
+lab_up || { rm -f "$hc"; bail "the lab did not start"; }
+trap 'rm -f "$hc"; lab_down' EXIT
 export BURST_CONF="$LAB/etc/burst.conf"
 cat >"$BURST_CONF" <<EOF
 StateDir=$LAB/burst
@@ -94,6 +110,17 @@ ok $? "and health says so" "$LAB/out"
 scontrol update NodeName="$node" State=RESUME >/dev/null 2>&1
 lab_wait_node "$node" idle 10
 ok $? "the admin resumes it"
+
+# slurmd itself runs it as HealthCheckProgram (with no arguments: the wrapper)
+echo "$LAB/rebuilt" >"$LAB/hc-sysroot"
+lab_wait_node "$node" drain 15
+ok $? "run by slurmd as HealthCheckProgram: the rebuilt node is drained" "$LAB/log/health.log" "$LAB/log/slurmd-$node.log"
+[[ "$(reason)" == "burst: health: kernel build-id "* ]]
+ok $? "by health ('$(reason)')"
+echo "$LAB/good" >"$LAB/hc-sysroot"
+lab_wait_node "$node" idle 15
+ok $? "run by slurmd: resumed when the kernel matches again" "$LAB/log/health.log"
+: >"$LAB/hc-sysroot"
 
 # a record that cannot be read is an error, not a reason to drain
 echo '{' >"$LAB/burst/nodes/$node/provenance.json"
