@@ -18,6 +18,8 @@ export BURST_CONF="$tmp/none.conf"
 # another GNU build-id in /sys/kernel/notes)
 cp -a "$S/a10gx4" "$tmp/good"
 cp -a "$S/a10gx4" "$tmp/rebuilt"
+chmod -R u+w "$tmp/good" "$tmp/rebuilt"   # the source tree may be read-only (distcheck)
+chmod -R u+w "$tmp/good" "$tmp/rebuilt"   # the source tree may be read-only (distcheck)
 python3 - "$tmp/rebuilt/sys/kernel/notes" <<'PY' >"$tmp/err" 2>&1
 import sys
 p = sys.argv[1]

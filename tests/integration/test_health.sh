@@ -46,7 +46,8 @@ ok $? "the static node $node registered (idle)" "$LAB/log/slurmd-$node.log"
 
 # the node's admitted record, from a fixture sysroot; and the same node after
 # a kernel rebuild: same release, another GNU build-id in /sys/kernel/notes
-cp -a "$S/a10gx4" "$LAB/good" && cp -a "$S/a10gx4" "$LAB/rebuilt" || bail "cannot copy the sysroot"
+cp -a "$S/a10gx4" "$LAB/good" && cp -a "$S/a10gx4" "$LAB/rebuilt" &&
+	chmod -R u+w "$LAB/good" "$LAB/rebuilt" || bail "cannot copy the sysroot"
 python3 - "$LAB/rebuilt/sys/kernel/notes" <<'PY' || bail "cannot patch the build-id"
 import sys
 p = sys.argv[1]
