@@ -85,9 +85,9 @@ echo "\$ sinfo"
 sinfo
 echo
 
-# the burst, live: the agent's transitions and Slurm's view of the job and node
-tail -n 0 -F "$LAB/log/agent.log" 2>/dev/null |
-	sed -u -n 's/^\[[^]]*\] burst-agent: info: /    agent: /p' &
+# the burst, live: the agent's transitions (burstctl events --follow) and
+# Slurm's view of the job and node
+"$burstctl" --config "$LAB/etc/burst.conf" events --follow > >(sed -u 's/^/    agent: /') &
 tailpid=$!
 echo "\$ sbatch --cloud-contract=cpu-local job.sh"
 cat >"$LAB/job.sh" <<'JOB'
@@ -122,6 +122,9 @@ else
 	say "its instance (namespace burst-lab$$-$node) and slurmd are gone"
 	rc=0
 fi
+echo
+echo "\$ burstctl status"
+"$burstctl" --config "$LAB/etc/burst.conf" status
 kill "$tailpid" 2>/dev/null
 wait "$tailpid" 2>/dev/null
 say "tearing the cluster down"

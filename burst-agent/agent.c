@@ -40,6 +40,8 @@
 #include "catalog.h"
 #include "config.h"
 #include "hostlist.h"
+#include "proc.h"
+#include "provider.h"
 #include "resolver.h"
 #include "sigv4.h"
 #include "spool.h"
@@ -56,6 +58,8 @@ struct bnode {
 	int index;               /* global index: the node's address */
 };
 
+struct aprov;
+
 struct agent {
 	struct burst_config *cfg;
 	struct catalog *cat;
@@ -64,6 +68,10 @@ struct agent {
 	const struct cfg_provider *local;
 	struct bnode *nodes;
 	size_t nnodes;
+	struct aprov *provs;     /* a driver for each configured provider */
+	size_t nprovs;
+	size_t **ranked;         /* per node set: candidate indexes in launch order */
+	size_t *nranked;
 	char spool[PATH_MAX], nodes_dir[PATH_MAX];
 	const char *conf_path, *slurm_conf, *libexec, *node_bin;
 	uint32_t net;            /* local bridge address (host order) */
@@ -127,11 +135,6 @@ static void node_address(const struct bnode *ni, char *buf, size_t len, bool wit
 		snprintf(buf, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
 }
 
-static void netns_name(const char *node, char *buf, size_t len)
-{
-	snprintf(buf, len, "burst-%s-%s", A.cfg->cluster_name, node);
-}
-
 static void random_token(char *buf, size_t len)
 {
 	unsigned char r[16];
@@ -145,43 +148,6 @@ static void random_token(char *buf, size_t len)
 	close(fd);
 	for (i = 0; i < sizeof(r) && 2 * i + 2 < len; i++)
 		sprintf(buf + 2 * i, "%02x", r[i]);
-}
-
-/* Run argv, wait; stdout (first line) into out. Returns the exit status or -1. */
-static int run(char *const argv[], char *out, size_t outlen, char *errbuf, size_t errlen)
-{
-	int op[2], ep[2], status;
-	pid_t pid;
-	ssize_t n;
-
-	if (pipe2(op, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		dup2(op[1], 1);
-		dup2(ep[1], 2);
-		execv(argv[0], argv);
-		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(op[1]);
-	close(ep[1]);
-	n = read(op[0], out, outlen - 1);
-	out[n > 0 ? n : 0] = '\0';
-	n = read(ep[0], errbuf, errlen - 1);
-	errbuf[n > 0 ? n : 0] = '\0';
-	close(op[0]);
-	close(ep[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	str_trim(out);
-	str_trim(errbuf);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* Tell Slurm: the node's address, or DOWN with a reason, or power it down. */
@@ -218,60 +184,73 @@ static int transition(const char *node, const char *from, struct node_rec *r, co
 	return rc;
 }
 
-/* ---- the local provider ---- */
+/* ---- providers and candidates ---- */
 
-static int local_start(const char *node, const struct node_rec *r, char *err, size_t errlen)
+struct aprov {
+	const struct cfg_provider *cfg;
+	const struct provider_ops *ops;
+	struct provider *drv;
+	int catalog_id;          /* the catalog's provider name, interned */
+};
+
+static struct aprov *prov_by_name(const char *name)
 {
-	char ns[128], addr[64], joinaddr[64], dir[PATH_MAX * 2], record[PATH_MAX * 2 + 32], script[PATH_MAX];
-	char out[256];
-	const struct bnode *ni = node_find(node);
-	int rc;
-
-	netns_name(node, ns, sizeof(ns));
-	node_address(ni, addr, sizeof(addr), true);
-	snprintf(joinaddr, sizeof(joinaddr), "%u.%u.%u.%u:%d", A.net >> 24, (A.net >> 16) & 255,
-		 (A.net >> 8) & 255, A.net & 255, A.cfg->join_port);
-	snprintf(dir, sizeof(dir), "%s/%s", A.nodes_dir, node);
-	snprintf(record, sizeof(record), "%s/admission.env", dir);
-	snprintf(script, sizeof(script), "%s/burst-local-instance", A.libexec);
-	mkdir(dir, 0755);
-	{
-		char *argv[] = { script, "start", ns, (char *)node, addr, A.local->bridge, dir, "--",
-			(char *)A.node_bin, "join", "--agent", joinaddr, "--node", (char *)node,
-			"--instance", r->instance, "--token", r->token, "--record", record,
-			"--munge-socket", A.munge_socket[0] ? A.munge_socket : (char *)DEFAULT_MUNGE_SOCKET, "--",
-			"slurmd", "-D", "-b", "-f", (char *)A.slurm_conf, "-N", (char *)node, NULL };
-		rc = run(argv, out, sizeof(out), err, errlen);
-	}
-	if (rc == 3) {
-		snprintf(err, errlen, "instance %s exists already", ns);
-		return 1;
-	}
-	return rc == 0 ? 0 : -1;
+	size_t i;
+	for (i = 0; name && i < A.nprovs; i++)
+		if (!strcmp(A.provs[i].cfg->name, name))
+			return &A.provs[i];
+	return NULL;
 }
 
-static int local_stop(const char *node, char *err, size_t errlen)
+/* The configured provider that launches candidate c of node set ns. */
+static struct aprov *prov_of(const struct candidate *c, const struct cfg_nodeset *ns)
 {
-	char ns[128], script[PATH_MAX], out[256];
+	size_t i, k;
 
-	netns_name(node, ns, sizeof(ns));
-	snprintf(script, sizeof(script), "%s/burst-local-instance", A.libexec);
-	{
-		char *argv[] = { script, "stop", ns, NULL };
-		return run(argv, out, sizeof(out), err, errlen) == 0 ? 0 : -1;
+	for (i = 0; i < A.nprovs; i++) {
+		bool allowed = !ns->nproviders;
+		for (k = 0; k < ns->nproviders && !allowed; k++)
+			allowed = !strcmp(ns->providers[k], A.provs[i].cfg->name);
+		if (allowed && A.provs[i].catalog_id == c->type->provider)
+			return &A.provs[i];
+	}
+	return NULL;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct candidate *x = &A.cs->c[*(const size_t *)a], *y = &A.cs->c[*(const size_t *)b];
+	double px = isnan(x->ondemand) ? INFINITY : x->ondemand, py = isnan(y->ondemand) ? INFINITY : y->ondemand;
+	int c;
+
+	if (px != py)
+		return px < py ? -1 : 1;
+	c = strcmp(catalog_str(A.cat, x->type->name), catalog_str(A.cat, y->type->name));
+	if (c)
+		return c;
+	return strcmp(x->region >= 0 ? catalog_str(A.cat, x->region) : "",
+		      y->region >= 0 ? catalog_str(A.cat, y->region) : "");
+}
+
+/* Each node set's candidates in launch order: price per hour, then name, then region. */
+static void rank_candidates(void)
+{
+	size_t i, j;
+
+	A.ranked = xcalloc(A.cfg->nnodesets ? A.cfg->nnodesets : 1, sizeof(*A.ranked));
+	A.nranked = xcalloc(A.cfg->nnodesets ? A.cfg->nnodesets : 1, sizeof(*A.nranked));
+	for (i = 0; i < A.cfg->nnodesets; i++) {
+		A.ranked[i] = xcalloc(A.cs->n ? A.cs->n : 1, sizeof(size_t));
+		for (j = 0; j < A.cs->n; j++)
+			if (A.cs->c[j].nodeset == (int)i && prov_of(&A.cs->c[j], &A.cfg->nodesets[i]))
+				A.ranked[i][A.nranked[i]++] = j;
+		qsort(A.ranked[i], A.nranked[i], sizeof(size_t), cmp_rank);
 	}
 }
 
-static bool local_exists(const char *node)
+static void cooldown_key(const char *prov, const char *type, const char *region, char *buf, size_t len)
 {
-	char ns[128], script[PATH_MAX], out[64], err[256];
-
-	netns_name(node, ns, sizeof(ns));
-	snprintf(script, sizeof(script), "%s/burst-local-instance", A.libexec);
-	{
-		char *argv[] = { script, "exists", ns, NULL };
-		return run(argv, out, sizeof(out), err, sizeof(err)) == 0;
-	}
+	snprintf(buf, len, "%s/%s@%s", prov, type, region ? region : "-");
 }
 
 /* ---- node life ---- */
@@ -322,66 +301,260 @@ static void fail_node(const char *node, const char *from, struct node_rec *r, co
 	}
 }
 
-static void launch(const char *node)
+/* The next candidate of the node's node set that is not cooling down; -1 if none. */
+static ssize_t next_candidate(int nsi, char *tried, size_t triedlen)
 {
-	struct node_rec r;
-	burst_err_t err;
-	char token[64], instance[256], addr[64], perr[1024], rec[PATH_MAX * 2];
-	int rc;
+	size_t k;
+	double t = now();
 
-	if (state_node_get(A.db, node, &r, &err) != 1 || strcmp(r.state, "requested")) {
-		state_node_clear(&r);
-		return;
+	for (k = 0; k < A.nranked[nsi]; k++) {
+		const struct candidate *c = &A.cs->c[A.ranked[nsi][k]];
+		struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
+		char key[512];
+		double until;
+
+		cooldown_key(p->cfg->name, catalog_str(A.cat, c->type->name),
+			     c->region >= 0 ? catalog_str(A.cat, c->region) : NULL, key, sizeof(key));
+		until = state_cooldown_until(A.db, key);
+		if (until > t) {
+			size_t l = strlen(tried);
+			snprintf(tried + l, triedlen - l, "%s%s (cooling down %.0f s more)", l ? ", " : "", key, until - t);
+			continue;
+		}
+		return (ssize_t)A.ranked[nsi][k];
 	}
-	r.attempt++;
-	random_token(token, sizeof(token));
-	snprintf(instance, sizeof(instance), "local-%s-%s-%d", A.cfg->cluster_name, node, r.attempt);
-	node_address(node_find(node), addr, sizeof(addr), false);
-	free(r.token);
-	free(r.instance);
-	free(r.address);
-	free(r.provenance_id);
-	r.token = xstrdup(token);
-	r.instance = xstrdup(instance);
-	r.address = xstrdup(addr);
-	r.provenance_id = NULL;
-	r.token_used = false;
-	r.want_resume = false;
-	r.cooldown_until = 0;
-	/* no admission record of an earlier instance may survive into this one */
-	admission_path(node, rec, sizeof(rec));
-	unlink(rec);
-	/* the intent first: a crash from here on finds the node launching */
-	if (transition(node, "requested", &r, "launching", instance) != 1)
+	return -1;
+}
+
+/* Launch the nodes in 'launching' of one node set as one batch (same candidate). */
+static void launch_batch(char **names, size_t n)
+{
+	struct prov_node *pn = xcalloc(n, sizeof(*pn));
+	struct node_rec *recs = xcalloc(n, sizeof(*recs));
+	char (*addr)[64] = xcalloc(n, sizeof(*addr));
+	struct prov_batch b;
+	struct aprov *p;
+	burst_err_t err;
+	char joinaddr[64];
+	size_t i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		if (state_node_get(A.db, names[i], &recs[m], &err) != 1 || strcmp(recs[m].state, "launching")) {
+			state_node_clear(&recs[m]);
+			continue;
+		}
+		node_address(node_find(names[i]), addr[m], sizeof(addr[m]), true);
+		pn[m].node = recs[m].name;
+		pn[m].attempt = recs[m].attempt;
+		pn[m].token = recs[m].token;
+		pn[m].address = addr[m];
+		m++;
+	}
+	if (!m)
 		goto out;
-	rc = local_start(node, &r, perr, sizeof(perr));
-	if (rc >= 0) {
-		transition(node, "launching", &r, "booting", rc == 1 ? perr : "instance started");
-	} else {
-		char why[1400];
-		snprintf(why, sizeof(why), "launch of %.250s failed: %.1000s", instance, perr);
-		/* whatever the failed launch left is cleaned up by terminating */
-		fail_node(node, "launching", &r, "terminating", why);
+	p = prov_by_name(recs[0].provider);
+	snprintf(joinaddr, sizeof(joinaddr), "%u.%u.%u.%u:%d", A.net >> 24, (A.net >> 16) & 255,
+		 (A.net >> 8) & 255, A.net & 255, A.cfg->join_port);
+	memset(&b, 0, sizeof(b));
+	b.cluster = A.cfg->cluster_name;
+	b.nodeset = recs[0].nodeset;
+	b.instance_type = recs[0].instance_type;
+	b.region = recs[0].region;
+	b.join_addr = joinaddr;
+	b.munge_socket = A.munge_socket[0] ? A.munge_socket : DEFAULT_MUNGE_SOCKET;
+	b.slurm_conf = A.slurm_conf;
+	b.nodes = pn;
+	b.n = m;
+	if (!p) {
+		for (i = 0; i < m; i++) {
+			pn[i].cls = PROV_PERMANENT;
+			snprintf(pn[i].error, sizeof(pn[i].error), "provider %s is no longer configured",
+				 recs[i].provider ? recs[i].provider : "?");
+		}
+	} else
+		p->ops->launch(p->drv, &b);
+	for (i = 0; i < m; i++) {
+		struct node_rec *r = &recs[i];
+		char why[1200], key[512];
+
+		switch (pn[i].cls) {
+		case PROV_OK:
+			free(r->instance);
+			r->instance = xstrdup(pn[i].instance);
+			r->retry_at = 0;
+			transition(r->name, "launching", r, "booting", pn[i].instance);
+			break;
+		case PROV_CAPACITY:
+		case PROV_QUOTA:
+			/* this type and region cools down; the node tries the next candidate */
+			cooldown_key(r->provider, r->instance_type, r->region, key, sizeof(key));
+			state_cooldown_hit(A.db, key, A.cfg->reject_cooldown > 0 ? A.cfg->reject_cooldown : 60,
+					   3600, pn[i].error, &err);
+			snprintf(why, sizeof(why), "%.500s %s: %.500s: trying the next candidate",
+				 key, prov_class_name(pn[i].cls), pn[i].error);
+			free(r->last_error);
+			r->last_error = xstrdup(why);
+			transition(r->name, "launching", r, "requested", why);
+			break;
+		case PROV_THROTTLED:
+		case PROV_TRANSIENT:
+			/* the same attempt again later: the same idempotency key */
+			r->retry_at = now() + 2.0;
+			snprintf(why, sizeof(why), "%s: %.900s: retrying", prov_class_name(pn[i].cls), pn[i].error);
+			transition(r->name, "launching", r, "launching", why);
+			break;
+		default:
+			snprintf(why, sizeof(why), "launch of %s as %s failed (%s): %.900s",
+				 r->name, r->instance_type ? r->instance_type : "?", prov_class_name(pn[i].cls),
+				 pn[i].error);
+			/* whatever a failed launch left is cleaned up by terminating */
+			fail_node(r->name, "launching", r, "terminating", why);
+			break;
+		}
 	}
 out:
-	state_node_clear(&r);
+	for (i = 0; i < n; i++)
+		state_node_clear(&recs[i]);
+	free(recs);
+	free(pn);
+	free(addr);
+}
+
+/*
+ * Requested nodes, by node set: each gets the node set's best candidate that
+ * is not cooling down, a new attempt and token, written as an intent
+ * (launching) before anything is launched; then each node set's batch goes.
+ */
+static void launch_requested(void)
+{
+	burst_err_t err;
+	char **names = state_nodes_in(A.db, "requested", &err);
+	size_t nsi, i;
+
+	if (!names || !names[0]) {
+		state_names_free(names);
+		return;
+	}
+	for (nsi = 0; nsi < A.cfg->nnodesets; nsi++) {
+		char **batch = xcalloc(A.cfg->nodesets[nsi].nodes.n + 1, sizeof(char *));
+		size_t nb = 0;
+		char tried[2048] = "";
+		ssize_t ci = -1;
+		bool picked = false;
+
+		for (i = 0; names[i]; i++) {
+			const struct bnode *ni = node_find(names[i]);
+			struct node_rec r;
+			char token[64];
+
+			if (!ni || ni->nodeset != (int)nsi)
+				continue;
+			if (!picked) {
+				ci = next_candidate((int)nsi, tried, sizeof(tried));
+				picked = true;
+			}
+			if (state_node_get(A.db, names[i], &r, &err) != 1) {
+				state_node_clear(&r);
+				continue;
+			}
+			if (ci < 0) {
+				char why[2300];
+				snprintf(why, sizeof(why), "no instance type of node set %s can be launched now: %s",
+					 A.cfg->nodesets[nsi].name, tried[0] ? tried : "it has no candidate");
+				fail_node(names[i], "requested", &r, "powered_down", why);
+				state_node_clear(&r);
+				continue;
+			}
+			{
+				const struct candidate *c = &A.cs->c[ci];
+				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
+				r.attempt++;
+				random_token(token, sizeof(token));
+				free(r.token);
+				free(r.instance);
+				free(r.address);
+				free(r.provenance_id);
+				free(r.provider);
+				free(r.instance_type);
+				free(r.region);
+				r.token = xstrdup(token);
+				r.instance = NULL;
+				r.address = NULL;
+				if (!strcmp(p->cfg->type, "local")) {
+					char addr[64];
+					node_address(ni, addr, sizeof(addr), false);
+					r.address = xstrdup(addr);
+				}
+				r.provenance_id = NULL;
+				r.provider = xstrdup(p->cfg->name);
+				r.instance_type = xstrdup(catalog_str(A.cat, c->type->name));
+				r.region = c->region >= 0 ? xstrdup(catalog_str(A.cat, c->region)) : NULL;
+				r.token_used = false;
+				r.want_resume = false;
+				r.cooldown_until = 0;
+				r.retry_at = 0;
+				{
+					char rec[PATH_MAX * 2], detail[600];
+					/* no admission record of an earlier instance may survive */
+					admission_path(names[i], rec, sizeof(rec));
+					unlink(rec);
+					snprintf(detail, sizeof(detail), "attempt %d as %s/%s%s%s", r.attempt, r.provider,
+						 r.instance_type, r.region ? "@" : "", r.region ? r.region : "");
+					/* the intent first: a crash from here on finds the node launching */
+					if (transition(names[i], "requested", &r, "launching", detail) == 1)
+						batch[nb++] = names[i];
+				}
+			}
+			state_node_clear(&r);
+		}
+		if (nb)
+			launch_batch(batch, nb);
+		free(batch);
+	}
+	state_names_free(names);
+}
+
+/* Launches to try again (throttled, transient, or in flight at a restart). */
+static void launch_retry(void)
+{
+	burst_err_t err;
+	char **names = state_nodes_in(A.db, "launching", &err);
+	size_t i;
+	double t = now();
+
+	for (i = 0; names && names[i]; i++) {
+		struct node_rec r;
+		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.retry_at <= t) {
+			char *one[1] = { names[i] };
+			launch_batch(one, 1);
+		}
+		state_node_clear(&r);
+	}
+	state_names_free(names);
 }
 
 static void terminate(const char *node)
 {
 	struct node_rec r;
 	burst_err_t err;
-	char perr[1024], rec[PATH_MAX * 2];
+	char rec[PATH_MAX * 2];
+	struct aprov *p;
+	enum prov_class cls = PROV_OK;
 
 	if (state_node_get(A.db, node, &r, &err) != 1 || strcmp(r.state, "terminating")) {
 		state_node_clear(&r);
 		return;
 	}
-	if (local_stop(node, perr, sizeof(perr)) < 0) {
-		ERR("%s: cannot stop instance %s: %s (will retry)", node, r.instance ? r.instance : "?", perr);
+	p = prov_by_name(r.provider);
+	if (p && r.instance && p->ops->terminate(p->drv, node, r.instance, &cls, &err) < 0) {
+		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", node, r.instance,
+		    prov_class_name(cls), err.msg);
 		state_node_clear(&r);
 		return;
 	}
+	if (!p && r.provider && r.instance)
+		ERR("%s: instance %s of provider %s, which is no longer configured: terminate it by hand",
+		    node, r.instance, r.provider);
 	admission_path(node, rec, sizeof(rec));
 	unlink(rec);
 	if (r.want_resume) {
@@ -608,8 +781,8 @@ static void handle_join(int fd)
 	slurm_node(node, r.address, NO_VAL, NULL);
 	{
 		json_object *rec = json_object_new_object();
-		json_object_object_add(rec, "CLOUD_PROVIDER", json_object_new_string("local"));
-		json_object_object_add(rec, "CLOUD_INSTANCE_TYPE", json_object_new_string("local.host"));
+		json_object_object_add(rec, "CLOUD_PROVIDER", json_object_new_string(r.provider ? r.provider : ""));
+		json_object_object_add(rec, "CLOUD_INSTANCE_TYPE", json_object_new_string(r.instance_type ? r.instance_type : ""));
 		json_object_object_add(rec, "CLOUD_INSTANCE_ID", json_object_new_string(r.instance));
 		json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
 		json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
@@ -805,58 +978,162 @@ static int listen_tcp(uint32_t addr, int port)
 	return fd;
 }
 
+/* What burst.conf makes: config, catalog, candidates, nodes, drivers. */
+struct conf_state {
+	struct burst_config *cfg;
+	struct catalog *cat;
+	struct candset *cs;
+	struct bnode *nodes;
+	size_t nnodes;
+	struct aprov *provs;
+	size_t nprovs;
+	size_t **ranked;
+	size_t *nranked;
+	const struct cfg_provider *local;
+	uint32_t net;
+	int prefix;
+};
+
+static void conf_state_free(struct conf_state *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nprovs; i++)
+		if (c->provs[i].ops && c->provs[i].drv)
+			c->provs[i].ops->fini(c->provs[i].drv);
+	free(c->provs);
+	for (i = 0; c->ranked && c->cfg && i < c->cfg->nnodesets; i++)
+		free(c->ranked[i]);
+	free(c->ranked);
+	free(c->nranked);
+	free(c->nodes);
+	candset_free(c->cs);
+	catalog_free(c->cat);
+	config_free(c->cfg);
+	memset(c, 0, sizeof(*c));
+}
+
+static void conf_state_get(struct conf_state *c)
+{
+	c->cfg = A.cfg; c->cat = A.cat; c->cs = A.cs; c->nodes = A.nodes; c->nnodes = A.nnodes;
+	c->provs = A.provs; c->nprovs = A.nprovs; c->ranked = A.ranked; c->nranked = A.nranked;
+	c->local = A.local; c->net = A.net; c->prefix = A.prefix;
+}
+
+static void conf_state_put(const struct conf_state *c)
+{
+	A.cfg = c->cfg; A.cat = c->cat; A.cs = c->cs; A.nodes = c->nodes; A.nnodes = c->nnodes;
+	A.provs = c->provs; A.nprovs = c->nprovs; A.ranked = c->ranked; A.nranked = c->nranked;
+	A.local = c->local; A.net = c->net; A.prefix = c->prefix;
+}
+
+/* Read burst.conf into the agent's globals; on failure they are untouched. */
+static int load_conf(void)
+{
+	struct conf_state old, c;
+	burst_err_t err;
+	size_t i, j, k = 0;
+
+	conf_state_get(&old);
+	memset(&c, 0, sizeof(c));
+	c.cfg = config_load(A.conf_path, &err);
+	if (!c.cfg) {
+		ERR("%s", err.msg);
+		goto fail;
+	}
+	for (i = 0; i < c.cfg->nproviders; i++)
+		if (!strcmp(c.cfg->providers[i].type, "local"))
+			c.local = &c.cfg->providers[i];
+	{
+		unsigned a, b, cc, d;
+		if (!c.local || !c.local->bridge || !c.local->address ||
+		    sscanf(c.local->address, "%u.%u.%u.%u/%d", &a, &b, &cc, &d, &c.prefix) != 5 ||
+		    a > 255 || b > 255 || cc > 255 || d > 255 || c.prefix < 8 || c.prefix > 30) {
+			ERR("%s: the agent listens for node reports on the local provider's bridge: give Provider=local Bridge=NAME Address=ADDR/PREFIX",
+			    A.conf_path);
+			goto fail;
+		}
+		c.net = (a << 24) | (b << 16) | (cc << 8) | d;
+	}
+	c.cat = catalog_load(catalog_default_dir(c.cfg->catalog_dir), &err);
+	if (!c.cat || config_apply_catalog(c.cfg, c.cat, &err) < 0) {
+		ERR("%s", err.msg);
+		goto fail;
+	}
+	c.cs = config_candidates(c.cfg, c.cat, &err);
+	if (!c.cs) {
+		ERR("%s", err.msg);
+		goto fail;
+	}
+	for (i = 0; i < c.cfg->nnodesets; i++)
+		c.nnodes += c.cfg->nodesets[i].nodes.n;
+	c.nodes = xcalloc(c.nnodes ? c.nnodes : 1, sizeof(*c.nodes));
+	for (i = 0; i < c.cfg->nnodesets; i++)
+		for (j = 0; j < c.cfg->nodesets[i].nodes.n; j++, k++) {
+			c.nodes[k].name = c.cfg->nodesets[i].nodes.names[j];
+			c.nodes[k].nodeset = (int)i;
+			c.nodes[k].index = (int)k;
+		}
+	if (10 + c.nnodes >= (1u << (32 - c.prefix)) - 1) {
+		ERR("Address=%s has room for fewer than %zu nodes", c.local->address, c.nnodes);
+		goto fail;
+	}
+	c.provs = xcalloc(c.cfg->nproviders ? c.cfg->nproviders : 1, sizeof(*c.provs));
+	for (i = 0; i < c.cfg->nproviders; i++) {
+		struct aprov *p = &c.provs[c.nprovs];
+		p->cfg = &c.cfg->providers[i];
+		p->ops = provider_ops_find(p->cfg->type);
+		if (!p->ops) {
+			ERR("%s:%d: Provider %s: Type=%s has no driver in this agent (drivers: local)",
+			    p->cfg->where.file, p->cfg->where.line, p->cfg->name, p->cfg->type);
+			goto fail;
+		}
+		p->drv = p->ops->init(p->cfg, c.cfg, &err);
+		if (!p->drv) {
+			ERR("%s", err.msg);
+			goto fail;
+		}
+		p->catalog_id = catalog_find_str(c.cat, p->cfg->catalog);
+		c.nprovs++;
+	}
+	/* the ranking reads the globals: install, rank, and keep */
+	conf_state_put(&c);
+	rank_candidates();
+	conf_state_get(&c);
+	if (old.cfg) {
+		if (old.net != c.net || old.cfg->join_port != c.cfg->join_port ||
+		    strcmp(old.cfg->state_dir, c.cfg->state_dir) || strcmp(old.cfg->socket_path, c.cfg->socket_path))
+			INFO("StateDir, SocketPath, JoinPort and the bridge address take effect at the next restart");
+		c.net = old.net;
+		c.prefix = old.prefix;
+		conf_state_put(&c);
+		conf_state_free(&old);
+	}
+	return 0;
+fail:
+	conf_state_free(&c);
+	conf_state_put(&old);
+	return -1;
+}
+
+static void ensure_nodes(void)
+{
+	burst_err_t err;
+	size_t i;
+
+	for (i = 0; i < A.nnodes; i++)
+		if (state_node_ensure(A.db, A.nodes[i].name, A.cfg->nodesets[A.nodes[i].nodeset].name, &err) < 0)
+			ERR("%s", err.msg);
+}
+
 static int setup(void)
 {
 	burst_err_t err;
-	size_t i, j, k = 0;
 	char dbpath[PATH_MAX];
 	slurm_conf_t *sc = NULL;
 
-	A.cfg = config_load(A.conf_path, &err);
-	if (!A.cfg) {
-		ERR("%s", err.msg);
+	if (load_conf() < 0)
 		return -1;
-	}
-	for (i = 0; i < A.cfg->nproviders; i++)
-		if (!strcmp(A.cfg->providers[i].type, "local"))
-			A.local = &A.cfg->providers[i];
-	if (!A.local || !A.local->bridge || !A.local->address) {
-		ERR("%s: this agent drives the local provider: give Provider=local Bridge=NAME Address=ADDR/PREFIX",
-		    A.conf_path);
-		return -1;
-	}
-	{
-		unsigned a, b, c, d;
-		sscanf(A.local->address, "%u.%u.%u.%u/%d", &a, &b, &c, &d, &A.prefix);
-		A.net = (a << 24) | (b << 16) | (c << 8) | d;
-	}
-	A.cat = catalog_load(catalog_default_dir(A.cfg->catalog_dir), &err);
-	if (!A.cat) {
-		ERR("%s", err.msg);
-		return -1;
-	}
-	if (config_apply_catalog(A.cfg, A.cat, &err) < 0) {
-		ERR("%s", err.msg);
-		return -1;
-	}
-	A.cs = config_candidates(A.cfg, A.cat, &err);
-	if (!A.cs) {
-		ERR("%s", err.msg);
-		return -1;
-	}
-	for (i = 0; i < A.cfg->nnodesets; i++)
-		A.nnodes += A.cfg->nodesets[i].nodes.n;
-	A.nodes = xcalloc(A.nnodes ? A.nnodes : 1, sizeof(*A.nodes));
-	for (i = 0; i < A.cfg->nnodesets; i++)
-		for (j = 0; j < A.cfg->nodesets[i].nodes.n; j++, k++) {
-			A.nodes[k].name = A.cfg->nodesets[i].nodes.names[j];
-			A.nodes[k].nodeset = (int)i;
-			A.nodes[k].index = (int)k;
-		}
-	if (10 + A.nnodes >= (1u << (32 - A.prefix)) - 1) {
-		ERR("Address=%s has room for fewer than %zu nodes", A.local->address, A.nnodes);
-		return -1;
-	}
 	snprintf(A.spool, sizeof(A.spool), "%s/spool", A.cfg->state_dir);
 	snprintf(A.nodes_dir, sizeof(A.nodes_dir), "%s/nodes", A.cfg->state_dir);
 	snprintf(dbpath, sizeof(dbpath), "%s/agent.db", A.cfg->state_dir);
@@ -868,11 +1145,7 @@ static int setup(void)
 		ERR("%s", err.msg);
 		return -1;
 	}
-	for (i = 0; i < A.nnodes; i++)
-		if (state_node_ensure(A.db, A.nodes[i].name, A.cfg->nodesets[A.nodes[i].nodeset].name, &err) < 0) {
-			ERR("%s", err.msg);
-			return -1;
-		}
+	ensure_nodes();
 	slurm_init(NULL);
 	A.slurm_uid = 0;
 	if (A.cfg->munge_socket)
@@ -904,29 +1177,31 @@ static int setup(void)
 /* After a restart: finish what was in flight. */
 static void recover(void)
 {
-	static const char *const live[] = { "launching", "booting", "admitted", NULL };
+	static const char *const live[] = { "booting", "admitted", NULL };
 	burst_err_t err;
 	size_t s, i;
 
+	/* launching: the intent was written; launch_retry repeats it with the
+	 * same attempt, which the driver makes idempotent */
 	for (s = 0; live[s]; s++) {
 		char **names = state_nodes_in(A.db, live[s], &err);
 		for (i = 0; names && names[i]; i++) {
 			struct node_rec r;
-			bool exists = local_exists(names[i]);
-			if (state_node_get(A.db, names[i], &r, &err) != 1)
+			struct aprov *p;
+			int exists;
+			if (state_node_get(A.db, names[i], &r, &err) != 1) {
+				state_node_clear(&r);
 				continue;
-			if (!strcmp(live[s], "launching")) {
-				/* the intent was written; did the launch happen? */
-				if (exists)
-					transition(names[i], "launching", &r, "booting", "found after restart");
-				else
-					transition(names[i], "launching", &r, "requested", "launch not done before restart");
-			} else if (!exists) {
+			}
+			p = prov_by_name(r.provider);
+			exists = p && r.instance ? p->ops->exists(p->drv, names[i], r.instance) : 0;
+			if (exists == 0) {
 				char why[300];
 				snprintf(why, sizeof(why), "instance %s lost", r.instance ? r.instance : "?");
 				fail_node(names[i], live[s], &r, "powered_down", why);
 			} else
-				INFO("%s: %s, instance %s still there", names[i], live[s], r.instance);
+				INFO("%s: %s, instance %s %s", names[i], live[s], r.instance,
+				     exists > 0 ? "still there" : "not known yet (the reconciler will see)");
 			state_node_clear(&r);
 		}
 		state_names_free(names);
@@ -940,10 +1215,8 @@ static void tick(void)
 	size_t i;
 
 	take_spool();
-	names = state_nodes_in(A.db, "requested", &err);
-	for (i = 0; names && names[i]; i++)
-		launch(names[i]);
-	state_names_free(names);
+	launch_requested();
+	launch_retry();
 	names = state_nodes_in(A.db, "rejected", &err);
 	for (i = 0; names && names[i]; i++) {
 		struct node_rec r;
@@ -1013,7 +1286,7 @@ static void release_refused_jobs(void)
 			ERR("job %u: cannot update its admin comment: %s", j->job_id, slurm_strerror(slurm_get_errno()));
 		{
 			char *argv[] = { (char *)"/usr/bin/scontrol", (char *)"release", idbuf, NULL };
-			if (run(argv, out, sizeof(out), errbuf, sizeof(errbuf)) != 0)
+			if (proc_run(argv, out, sizeof(out), errbuf, sizeof(errbuf)) != 0)
 				ERR("job %u: scontrol release failed: %s", j->job_id, errbuf);
 		}
 		memset(&r, 0, sizeof(r));
@@ -1104,7 +1377,12 @@ int main(int argc, char **argv)
 		}
 		if (reloading) {
 			reloading = 0;
-			INFO("SIGHUP: reload is not supported yet in this version; restart the agent");
+			if (load_conf() == 0) {
+				ensure_nodes();
+				INFO("SIGHUP: %s read again: %zu nodes in %zu node sets", A.conf_path, A.nnodes,
+				     A.cfg->nnodesets);
+			} else
+				ERR("SIGHUP: %s has errors (above): the running configuration is kept", A.conf_path);
 		}
 		tick();
 	}
@@ -1113,10 +1391,11 @@ int main(int argc, char **argv)
 	close(A.jsock);
 	unlink(A.cfg->socket_path);
 	state_close(A.db);
-	candset_free(A.cs);
-	catalog_free(A.cat);
-	config_free(A.cfg);
-	free(A.nodes);
+	{
+		struct conf_state c;
+		conf_state_get(&c);
+		conf_state_free(&c);
+	}
 	slurm_fini();
 	return 0;
 }

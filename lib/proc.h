@@ -21,4 +21,12 @@ void proc_reset_signals(void);
  */
 char *proc_environ_get(int pid, const char *name, char *buf, size_t len);
 
+/*
+ * Run argv[0] (a path) with argv, default signal mask, and wait for it. Its
+ * standard output goes into out and its standard error into errbuf (each
+ * truncated to its size, trimmed, always terminated). Returns the exit
+ * status, or -1 if it could not run or died of a signal.
+ */
+int proc_run(char *const argv[], char *out, size_t outlen, char *errbuf, size_t errlen);
+
 #endif

@@ -1,10 +1,13 @@
 /*
  * state.c - SQLite state of the burst agent (see state.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -14,6 +17,7 @@
 struct state_db {
 	sqlite3 *db;
 	char *path;
+	bool immutable;          /* read-only view of a database no agent has open */
 };
 
 static const char schema[] =
@@ -30,12 +34,18 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS requests (name TEXT PRIMARY KEY, time REAL NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS records ("
 	" id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT NOT NULL,"
-	" instance TEXT, provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL);";
+	" instance TEXT, provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS cooldowns ("
+	" key TEXT PRIMARY KEY, until REAL NOT NULL, failures INTEGER NOT NULL, last_error TEXT);";
 
 /* Columns added after the first release: added to an older database on open. */
 static const char *const added_columns[] = {
 	"ALTER TABLE nodes ADD COLUMN want_resume INTEGER NOT NULL DEFAULT 0",
 	"ALTER TABLE nodes ADD COLUMN provenance_id TEXT",
+	"ALTER TABLE nodes ADD COLUMN provider TEXT",
+	"ALTER TABLE nodes ADD COLUMN instance_type TEXT",
+	"ALTER TABLE nodes ADD COLUMN region TEXT",
+	"ALTER TABLE nodes ADD COLUMN retry_at REAL NOT NULL DEFAULT 0",
 	NULL,
 };
 
@@ -130,8 +140,8 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 	memset(out, 0, sizeof(*out));
 	if (sqlite3_prepare_v2(db->db,
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
-			       " job, since, cooldown_until, last_error, want_resume, provenance_id"
-			       " FROM nodes WHERE name=?",
+			       " job, since, cooldown_until, last_error, want_resume, provenance_id,"
+			       " provider, instance_type, region, retry_at FROM nodes WHERE name=?",
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
@@ -151,6 +161,10 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 		out->last_error = col_text(st, 11);
 		out->want_resume = sqlite3_column_int(st, 12) != 0;
 		out->provenance_id = col_text(st, 13);
+		out->provider = col_text(st, 14);
+		out->instance_type = col_text(st, 15);
+		out->region = col_text(st, 16);
+		out->retry_at = sqlite3_column_double(st, 17);
 		rc = 1;
 	} else
 		rc = rc == SQLITE_DONE ? 0 : fail(db, err, "read node");
@@ -168,6 +182,9 @@ void state_node_clear(struct node_rec *r)
 	free(r->token);
 	free(r->last_error);
 	free(r->provenance_id);
+	free(r->provider);
+	free(r->instance_type);
+	free(r->region);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -219,7 +236,8 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 	if (sqlite3_prepare_v2(db->db,
 			       "UPDATE nodes SET state=?, attempt=?, instance=?, address=?, token=?,"
 			       " token_used=?, job=?, since=?, cooldown_until=?, last_error=?,"
-			       " want_resume=?13, provenance_id=?14"
+			       " want_resume=?13, provenance_id=?14, provider=?15, instance_type=?16,"
+			       " region=?17, retry_at=?18"
 			       " WHERE name=?11 AND (?12 IS NULL OR state=?12)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		fail(db, err, "prepare");
@@ -243,6 +261,10 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 		sqlite3_bind_null(st, 12);
 	sqlite3_bind_int(st, 13, r->want_resume);
 	sqlite3_bind_text(st, 14, r->provenance_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 15, r->provider, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 16, r->instance_type, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 17, r->region, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 18, r->retry_at);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -321,6 +343,55 @@ int state_record_add(struct state_db *db, const char *node, const char *instance
 	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert record");
 }
 
+double state_cooldown_until(struct state_db *db, const char *key)
+{
+	sqlite3_stmt *st;
+	double until = 0;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT until FROM cooldowns WHERE key=?", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		until = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return until;
+}
+
+double state_cooldown_hit(struct state_db *db, const char *key, double base, double max,
+			  const char *why, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int failures = 0;
+	double t = now(), len, until;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT failures, until FROM cooldowns WHERE key=?", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	/* repeats while cooling down, or soon after, double the cooldown */
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_double(st, 1) + max > t)
+		failures = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	len = base;
+	for (int i = 0; i < failures && len < max; i++)
+		len *= 2;
+	if (len > max)
+		len = max;
+	until = t + len;
+	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO cooldowns(key, until, failures, last_error)"
+			       " VALUES(?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 2, until);
+	sqlite3_bind_int(st, 3, failures + 1);
+	sqlite3_bind_text(st, 4, why, -1, SQLITE_TRANSIENT);
+	if (sqlite3_step(st) != SQLITE_DONE) {
+		sqlite3_finalize(st);
+		return fail(db, err, "write cooldown");
+	}
+	sqlite3_finalize(st);
+	return until;
+}
+
 int state_request_seen(struct state_db *db, const char *name, burst_err_t *err)
 {
 	sqlite3_stmt *st;
@@ -347,4 +418,269 @@ int state_request_add(struct state_db *db, const char *name, burst_err_t *err)
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert request");
+}
+
+/* ---- read-only views ---- */
+
+/* "file:PATH?immutable=1" with PATH percent-encoded where a URI needs it. */
+static char *immutable_uri(const char *path)
+{
+	struct strbuf sb;
+	const unsigned char *p;
+
+	sb_init(&sb);
+	sb_add(&sb, "file:");
+	for (p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("/-._~", *p))
+			sb_addf(&sb, "%c", *p);
+		else
+			sb_addf(&sb, "%%%02X", *p);
+	}
+	sb_add(&sb, "?immutable=1");
+	return sb_take(&sb);
+}
+
+/*
+ * Connect db read-only (as immutable or not). On success the new
+ * connection replaces the old one; on failure the old one is kept and
+ * *code gets SQLite's primary result code.
+ */
+static int ro_connect(struct state_db *db, bool immutable, int *code, burst_err_t *err)
+{
+	sqlite3 *h = NULL;
+	sqlite3_stmt *st = NULL;
+	char *uri = immutable ? immutable_uri(db->path) : NULL;
+	int rc;
+
+	rc = sqlite3_open_v2(immutable ? uri : db->path, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX |
+			     (immutable ? SQLITE_OPEN_URI : 0), NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_busy_timeout(h, 5000);
+		rc = sqlite3_prepare_v2(h, "SELECT count(*) FROM nodes", -1, &st, NULL);
+		if (rc == SQLITE_OK)
+			rc = sqlite3_step(st) == SQLITE_ROW ? SQLITE_OK : sqlite3_errcode(h);
+		sqlite3_finalize(st);
+	}
+	free(uri);
+	*code = rc & 0xff;
+	if (rc != SQLITE_OK) {
+		const char *msg = h ? sqlite3_errmsg(h) : "out of memory";
+		if (h && strstr(msg, "no such table"))
+			burst_err_set(err, "%s is not a burst-agent state database (%s); check StateDir in burst.conf",
+				      db->path, msg);
+		else
+			burst_err_set(err, "%s: cannot read the agent's state database: %s", db->path, msg);
+		sqlite3_close(h);
+		return -1;
+	}
+	sqlite3_close(db->db);
+	db->db = h;
+	db->immutable = immutable;
+	return 0;
+}
+
+static bool wal_exists(const struct state_db *db)
+{
+	char wal[4096];
+
+	snprintf(wal, sizeof(wal), "%s-wal", db->path);
+	return access(wal, F_OK) == 0;
+}
+
+struct state_db *state_open_readonly(const char *path, bool *missing, burst_err_t *err)
+{
+	struct state_db *db = xcalloc(1, sizeof(*db));
+	struct stat sb;
+	int code;
+
+	if (missing)
+		*missing = false;
+	db->path = xstrdup(path);
+	if (stat(path, &sb) < 0) {
+		if (errno == ENOENT) {
+			burst_err_set(err, "no agent state at %s: has burst-agent run?", path);
+			if (missing)
+				*missing = true;
+		} else
+			burst_err_set(err, "%s: cannot read the agent's state database: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (ro_connect(db, false, &code, err) == 0)
+		return db;
+	/*
+	 * A reader that may not write StateDir cannot make the -shm file of a
+	 * WAL database; with no -wal file no agent has the database open and
+	 * every change is in the main file, so it can be read as immutable.
+	 */
+	if ((code == SQLITE_READONLY || code == SQLITE_CANTOPEN) && !wal_exists(db)) {
+		burst_err_t err2;
+		if (ro_connect(db, true, &code, &err2) == 0)
+			return db;
+	}
+fail:
+	state_close(db);
+	return NULL;
+}
+
+/* An immutable view goes stale when an agent opens the database: reconnect. */
+static void ro_refresh(struct state_db *db)
+{
+	burst_err_t e;
+	int code;
+
+	if (db->immutable && wal_exists(db))
+		ro_connect(db, false, &code, &e);
+}
+
+static void read_node(sqlite3_stmt *st, struct node_rec *out)
+{
+	out->name = col_text(st, 0);
+	out->nodeset = col_text(st, 1);
+	out->state = col_text(st, 2);
+	out->attempt = sqlite3_column_int(st, 3);
+	out->instance = col_text(st, 4);
+	out->address = col_text(st, 5);
+	out->token = col_text(st, 6);
+	out->token_used = sqlite3_column_int(st, 7) != 0;
+	out->job = (long)sqlite3_column_int64(st, 8);
+	out->since = sqlite3_column_double(st, 9);
+	out->cooldown_until = sqlite3_column_double(st, 10);
+	out->last_error = col_text(st, 11);
+	if (sqlite3_column_count(st) > 13) {
+		out->want_resume = sqlite3_column_int(st, 12) != 0;
+		out->provenance_id = col_text(st, 13);
+	}
+}
+
+int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	struct node_rec *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	ro_refresh(db);
+	/* a database of an older agent (not upgraded: we never write) lacks the
+	 * newer columns */
+	if (sqlite3_prepare_v2(db->db,
+			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
+			       " job, since, cooldown_until, last_error, want_resume, provenance_id"
+			       " FROM nodes ORDER BY name",
+			       -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(db->db,
+			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
+			       " job, since, cooldown_until, last_error FROM nodes ORDER BY name",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		memset(&v[cnt], 0, sizeof(v[cnt]));
+		read_node(st, &v[cnt++]);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		state_nodes_free(v, cnt);
+		return fail(db, err, "read nodes");
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+void state_nodes_free(struct node_rec *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++)
+		state_node_clear(&v[i]);
+	free(v);
+}
+
+int state_events(struct state_db *db, const struct event_query *q,
+		 struct event_rec **out, size_t *n, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	struct event_rec *v = NULL;
+	size_t cnt = 0, cap = 0, i;
+	bool newest = q->newest && q->limit;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	ro_refresh(db);
+	/* the newest LIMIT are read newest first, then turned around */
+	if (sqlite3_prepare_v2(db->db, newest ?
+			       "SELECT id, time, node, what, detail FROM events WHERE id > ?1"
+			       " AND (?2 IS NULL OR node = ?2) AND time >= ?3 ORDER BY id DESC LIMIT ?4" :
+			       "SELECT id, time, node, what, detail FROM events WHERE id > ?1"
+			       " AND (?2 IS NULL OR node = ?2) AND time >= ?3 ORDER BY id LIMIT ?4",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_int64(st, 1, q->after_id);
+	if (q->node)
+		sqlite3_bind_text(st, 2, q->node, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 2);
+	sqlite3_bind_double(st, 3, q->since);
+	sqlite3_bind_int64(st, 4, q->limit ? (sqlite3_int64)q->limit : -1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 64;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		v[cnt].id = sqlite3_column_int64(st, 0);
+		v[cnt].time = sqlite3_column_double(st, 1);
+		v[cnt].node = col_text(st, 2);
+		v[cnt].what = col_text(st, 3);
+		v[cnt].detail = col_text(st, 4);
+		cnt++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		state_events_free(v, cnt);
+		return fail(db, err, "read events");
+	}
+	if (newest)
+		for (i = 0; i < cnt / 2; i++) {
+			struct event_rec t = v[i];
+			v[i] = v[cnt - 1 - i];
+			v[cnt - 1 - i] = t;
+		}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+void state_events_free(struct event_rec *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++) {
+		free(v[i].node);
+		free(v[i].what);
+		free(v[i].detail);
+	}
+	free(v);
+}
+
+int state_events_last_id(struct state_db *db, long long *id, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*id = 0;
+	ro_refresh(db);
+	if (sqlite3_prepare_v2(db->db, "SELECT coalesce(max(id), 0) FROM events", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : fail(db, err, "read events");
 }

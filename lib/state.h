@@ -30,6 +30,10 @@ struct node_rec {
 	char *last_error;
 	bool want_resume;        /* Slurm asked for the node while it was terminating */
 	char *provenance_id;     /* sha256 of the node's admitted report (NULL before admission) */
+	char *provider;          /* the configured provider of this attempt's instance */
+	char *instance_type;
+	char *region;            /* may be NULL (local) */
+	double retry_at;         /* launching: when to try the launch again (throttled, transient) */
 };
 
 /* Open (creating if needed) path; caller closes with state_close. */
@@ -67,8 +71,69 @@ int state_record_add(struct state_db *db, const char *node, const char *instance
 		     const char *provenance_id, const char *record, const char *decision,
 		     burst_err_t *err);
 
+/*
+ * Capacity cooldowns of (provider, type, region), kept across restarts:
+ * state_cooldown_until returns the time until which key is cooling down
+ * (0 if not); state_cooldown_hit records a capacity failure, doubling the
+ * cooldown on repeats from base up to max seconds, and returns its end.
+ */
+double state_cooldown_until(struct state_db *db, const char *key);
+double state_cooldown_hit(struct state_db *db, const char *key, double base, double max,
+			  const char *why, burst_err_t *err);
+
 /* Append an event without a transition. */
 int state_event(struct state_db *db, const char *node, const char *what,
 		const char *detail, burst_err_t *err);
+
+/* ---- read-only views (burstctl status, nodes, events) ---- */
+
+/*
+ * Open an existing database read-only: never creates it, never writes,
+ * works beside a running agent (WAL readers do not block the writer) and
+ * when the agent is down, also for a user who cannot write StateDir (then
+ * the file is read as immutable until an agent's -wal file appears).
+ * Returns a handle the caller closes with state_close, or NULL with err; a
+ * missing file gives "no agent state at PATH: has burst-agent run?" and
+ * sets *missing (if missing is not NULL) so the caller can tell.
+ */
+struct state_db *state_open_readonly(const char *path, bool *missing, burst_err_t *err);
+
+/*
+ * Every node's row, ordered by name. On success *out is a new array of *n
+ * records that the caller owns and frees with state_nodes_free (which also
+ * frees each record's strings); *out is NULL when *n is 0. Returns 0 or -1
+ * with err (then *out is NULL and *n 0).
+ */
+int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err);
+void state_nodes_free(struct node_rec *v, size_t n);
+
+/* An event's row. Strings are owned by the array (state_events_free). */
+struct event_rec {
+	long long id;            /* increasing: the order events were written */
+	double time;             /* seconds since the epoch */
+	char *node;              /* may be NULL */
+	char *what;              /* "FROM -> TO" for a transition, else a word */
+	char *detail;            /* may be NULL */
+};
+
+struct event_query {
+	long long after_id;      /* only events with id > after_id (0: from the first) */
+	const char *node;        /* only this node's events (NULL: every node's) */
+	double since;            /* only events written at or after this time (0: any) */
+	size_t limit;            /* at most this many (0: no limit) */
+	bool newest;             /* with limit: the newest limit events, not the oldest */
+};
+
+/*
+ * The events that q selects, oldest first. On success *out is a new array
+ * of *n records that the caller owns and frees with state_events_free;
+ * *out is NULL when *n is 0. Returns 0 or -1 with err.
+ */
+int state_events(struct state_db *db, const struct event_query *q,
+		 struct event_rec **out, size_t *n, burst_err_t *err);
+void state_events_free(struct event_rec *v, size_t n);
+
+/* The id of the newest event (0 if none) into *id. Returns 0 or -1 with err. */
+int state_events_last_id(struct state_db *db, long long *id, burst_err_t *err);
 
 #endif

@@ -52,7 +52,7 @@ static const char *prog = "burstctl bless";
 static int find_verb(int argc, char **argv)
 {
 	static const char *const with_value[] = { "--config", "--catalog-dir", "--provider",
-		"--limit", "--libexecdir", "--state-dir", "--kernel", "--from", NULL };
+		"--limit", "--libexecdir", "--node", "--since", "--state-dir", "--kernel", "--from", NULL };
 	int i;
 	size_t k;
 

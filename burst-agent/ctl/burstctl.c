@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "agentview.h"
 #include "arch.h"
 #include "attest_cmd.h"
 #include "bless_cmd.h"
@@ -47,6 +48,7 @@ struct opts {
 	bool nodes_only;         /* slurm-conf */
 	const char *libexecdir;  /* slurm-conf */
 	int limit;
+	struct agentview_opts av; /* status, nodes, events */
 };
 
 static const char *prog = "burstctl";
@@ -64,6 +66,10 @@ static void usage(FILE *f)
 "  check-config [FILE]      validate burst.conf without touching any cloud\n"
 "  keys                     the contract keys, operators and architectures\n"
 "  slurm-conf               the slurm.conf lines for the node sets and power saving\n"
+"  status                   the burst agent's node sets, active nodes, requests, events\n"
+"  nodes [HOSTLIST]         one line per node of the agent's state\n"
+"  events                   the agent's event log (-f/--follow, --node NODE,\n"
+"                           --since SECONDS, -n COUNT)\n"
 "%s%s"
 "\n"
 "Options:\n"
@@ -74,7 +80,8 @@ static void usage(FILE *f)
 "  -e, --explain            with select/resolve: say which assumption excluded each near miss\n"
 "  -p, --provider P         only instance types of provider P\n"
 "      --catalog            resolve over the whole catalog, not the configured node sets\n"
-"  -n, --limit N            show at most N candidates (default: all)\n"
+"  -n, --limit N            show at most N candidates (default: all); with events\n"
+"                           and status: the newest N events\n"
 "      --nodes-only         with slurm-conf: only the NodeName and PartitionName lines\n"
 "      --libexecdir DIR     with slurm-conf: where the power-save programs are\n"
 "  -j, --json               machine-readable output\n"
@@ -863,6 +870,9 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "node", required_argument, NULL, 'N' },
+		{ "since", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -874,7 +884,7 @@ int main(int argc, char **argv)
 		return ch;
 	if ((ch = bless_cmd_main(argc, argv)) >= 0)     /* bless */
 		return ch;
-	while ((ch = getopt_long(argc, argv, "c:ep:n:jhV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:ep:n:jhVf", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': o.config = optarg; o.config_explicit = true; break;
 		case 'D': o.catalog_dir = optarg; break;
@@ -894,6 +904,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'j': o.json = true; break;
+		case 'f': o.av.follow = true; break;
+		case 'N': o.av.node = optarg; break;
+		case 'S': o.av.since = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		case 'V': printf("burstctl (slurm-burst) %s\n", PACKAGE_VERSION); return EXIT_OK;
 		default:
@@ -928,9 +941,19 @@ int main(int argc, char **argv)
 		return cmd_keys(&o);
 	if (!strcmp(verb, "slurm-conf"))
 		return cmd_slurm_conf(&o, argc, argv);
+	o.av.config = o.config;
+	o.av.json = o.json;
+	o.av.limit = o.limit;
+	if (!strcmp(verb, "status"))
+		return agentview_status(&o.av, argc, argv);
+	if (!strcmp(verb, "nodes"))
+		return agentview_nodes(&o.av, argc, argv);
+	if (!strcmp(verb, "events"))
+		return agentview_events(&o.av, argc, argv);
 	{
 		static const char *const verbs[] = { "select", "resolve", "catalog", "check-config", "keys",
-			"slurm-conf", "attest", "attest-key", "verify", "bless", NULL };
+			"slurm-conf", "attest", "attest-key", "verify",
+			"status", "nodes", "events", "bless", NULL };
 		const char *near = str_suggest(verb, verbs, 0);
 		fprintf(stderr, "%s: unknown verb '%s'%s%s%s (see burstctl --help)\n", prog, verb,
 			near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");

@@ -76,8 +76,8 @@ lab_wait_node burst-1 'idle~' 30; ok $? "after its cooldown the rejected node is
 ! ip netns list | grep -q "^burst-lab$$-burst-1 "; ok $? "... and its instance is gone"
 
 # --- an inline contract routes the same way; srun -N2 across two burst nodes ---
-out=$(srun --cloud-contract='node_vcpus_count>=1,accelerator_count=0' -N2 -w burst-[3-4] hostname 2>"$LAB/err" | sort | tr '\n' ' ')
-ok $? "srun -N2 with an inline contract" "$LAB/err"
+out=$(timeout 90 srun --cloud-contract='node_vcpus_count>=1,accelerator_count=0' -N2 -w burst-[3-4] hostname 2>"$LAB/err" | sort | tr '\n' ' ')
+ok $? "srun -N2 with an inline contract" "$LAB/err" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 [ "$out" = "burst-3 burst-4 " ]; ok $? "... runs on two burst nodes woken together ($out)" "$LAB/err"
 out=$(srun -N2 -w burst-[3-4] printenv CLOUD_INSTANCE_ID CLOUD_PROVENANCE_ID 2>>"$LAB/err" | sort | tr '\n' ' ')
 [[ "$out" =~ ^[0-9a-f]{64}\ [0-9a-f]{64}\ local-lab$$-burst-3-1\ local-lab$$-burst-4-1\ $ ]]
@@ -127,7 +127,8 @@ agent_start; ok $? "the agent starts"
 lab_wait_job "$id" COMPLETED 90; ok $? "the spooled requests are served: the job completes" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 grep -qx "local-lab$$-burst-4-2" "$LAB/down.out"; ok $? "... on a new instance of burst-4 ($(cat "$LAB/down.out" 2>/dev/null))" "$LAB/down.out"
 
+labdir=$LAB
 lab_down
 ! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
-! pgrep -f "slurmd -D -b -f /var/tmp/burst-lab" >/dev/null; ok $? "no slurmd is left"
+! pgrep -f "slurmd -D -b -f $labdir/" >/dev/null; ok $? "no slurmd is left"
 done_testing

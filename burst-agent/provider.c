@@ -1,0 +1,35 @@
+/*
+ * provider.c - the table of provider drivers (provider.h).
+ */
+#include <string.h>
+
+#include "provider.h"
+
+static const struct provider_ops *const drivers[] = {
+	&provider_local,
+	NULL,
+};
+
+const struct provider_ops *provider_ops_find(const char *type)
+{
+	size_t i;
+
+	for (i = 0; type && drivers[i]; i++)
+		if (!strcmp(drivers[i]->type, type))
+			return drivers[i];
+	return NULL;
+}
+
+const char *prov_class_name(enum prov_class c)
+{
+	switch (c) {
+	case PROV_OK: return "ok";
+	case PROV_CAPACITY: return "capacity";
+	case PROV_QUOTA: return "quota";
+	case PROV_THROTTLED: return "throttled";
+	case PROV_TRANSIENT: return "transient";
+	case PROV_PERMANENT: return "permanent";
+	case PROV_AUTH: return "auth";
+	}
+	return "?";
+}

@@ -1,0 +1,85 @@
+/*
+ * provider.h - the interface between the burst agent and a cloud driver
+ * (DESIGN §9). A driver knows its cloud and nothing of Slurm; the agent
+ * knows Slurm and the node life and nothing of any cloud's wire format.
+ *
+ * Every call is synchronous and returns a class for every failure, which
+ * decides what the agent does next: capacity and quota errors move to the
+ * next candidate of the node set's ranked list (and put the failed type and
+ * region on a cooldown), throttled and transient errors are retried later
+ * with the same idempotency key, permanent and auth errors fail the nodes
+ * with a message an admin can act on.
+ */
+#ifndef BURST_PROVIDER_H
+#define BURST_PROVIDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "burst_err.h"
+#include "config.h"
+
+enum prov_class {
+	PROV_OK = 0,
+	PROV_CAPACITY,           /* no capacity for this type here now: try the next candidate */
+	PROV_QUOTA,              /* account limit: try the next candidate */
+	PROV_THROTTLED,          /* slow down, then retry with the same key */
+	PROV_TRANSIENT,          /* 5xx, timeout: retry with the same key */
+	PROV_PERMANENT,          /* bad request, bad image...: fail, tell the admin */
+	PROV_AUTH,               /* credentials refused: fail, tell the admin */
+};
+
+const char *prov_class_name(enum prov_class c);
+
+/* One node of a launch batch. The agent fills the inputs; the driver the outputs. */
+struct prov_node {
+	const char *node;        /* Slurm node name */
+	int attempt;             /* launches of this node so far, this one included */
+	const char *token;       /* its one-time join token */
+	const char *address;     /* where the node must be reachable, if the driver
+				  * assigns addresses itself (local), else NULL */
+	/* out */
+	char instance[128];      /* the instance id, empty if none was launched */
+	enum prov_class cls;     /* this node's outcome */
+	char error[512];         /* why, when cls != PROV_OK */
+};
+
+/* A launch of n nodes of one node set as one (provider, type, region). */
+struct prov_batch {
+	const char *cluster;
+	const char *nodeset;
+	const char *instance_type;
+	const char *region;      /* may be NULL (local) */
+	const char *join_addr;   /* "ADDR:PORT" where nodes report */
+	const char *munge_socket;
+	const char *slurm_conf;
+	struct prov_node *nodes;
+	size_t n;
+};
+
+struct provider;
+
+struct provider_ops {
+	const char *type;        /* "local", "aws", ... */
+	/* Set up the driver for the configured provider. Returns the driver's
+	 * state (freed by fini) or NULL with err. */
+	struct provider *(*init)(const struct cfg_provider *cfg, const struct burst_config *all,
+				 burst_err_t *err);
+	/* Launch every node of b; returns how many were launched (each node
+	 * carries its own outcome). Idempotent for a repeated (node, attempt). */
+	size_t (*launch)(struct provider *p, struct prov_batch *b);
+	/* Terminate a node's instance; 0 when it is gone (or never was), -1 with
+	 * err and its class (retry later) otherwise. */
+	int (*terminate)(struct provider *p, const char *node, const char *instance,
+			 enum prov_class *cls, burst_err_t *err);
+	/* Does the node's instance exist? 1 yes, 0 no, -1 cannot tell now. */
+	int (*exists)(struct provider *p, const char *node, const char *instance);
+	void (*fini)(struct provider *p);
+};
+
+/* The driver for a provider type, or NULL. */
+const struct provider_ops *provider_ops_find(const char *type);
+
+extern const struct provider_ops provider_local;
+
+#endif

@@ -1,0 +1,228 @@
+/*
+ * test_state.c - the read-only views of the agent's state database: what
+ * the agent writes through state_transition is what burstctl reads back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "state.h"
+#include "strutil.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/test_state.XXXXXX";
+static char path[256];
+
+static int move(struct state_db *db, const char *node, const char *from, const char *to,
+		const char *instance, const char *error, const char *detail)
+{
+	struct node_rec r;
+	burst_err_t err;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	r.attempt = 1;
+	r.instance = (char *)instance;
+	r.address = (char *)"10.0.0.7";
+	r.token = (char *)"s3cret-token";
+	r.job = 42;
+	r.last_error = (char *)error;
+	if (!strcmp(to, "admitted"))
+		r.provenance_id = (char *)"sha256:0123abcd";
+	rc = state_transition(db, node, from, &r, to, detail, &err);
+	if (rc < 0)
+		diag("%s", err.msg);
+	return rc;
+}
+
+int main(void)
+{
+	struct state_db *w, *ro;
+	struct node_rec *nodes;
+	struct event_rec *ev;
+	struct event_query q;
+	burst_err_t err;
+	size_t n, i;
+	long long last;
+	bool missing;
+	double t0;
+
+	if (!mkdtemp(dir))
+		return 99;
+	snprintf(path, sizeof(path), "%s/agent.db", dir);
+
+	/* a database that is not there */
+	ro = state_open_readonly(path, &missing, &err);
+	ok(ro == NULL, "a missing database does not open");
+	ok(missing, "... and is reported as missing");
+	has_str(err.msg, "no agent state at ", "... with the message for the admin");
+	has_str(err.msg, path, "... naming the path");
+	ok(access(path, F_OK) != 0, "... and is not created by the read-only open");
+
+	/* the agent's side */
+	w = state_open(path, &err);
+	ok(w != NULL, "state_open creates the database");
+	if (!w)
+		return done_testing();
+	state_node_ensure(w, "burst-2", "cpu", &err);
+	state_node_ensure(w, "burst-1", "cpu", &err);
+	state_node_ensure(w, "gpu-1", "gpu", &err);
+	t0 = (double)time(NULL);
+	ok(move(w, "burst-1", "powered_down", "requested", NULL, NULL, "spool-1") == 1, "transition 1");
+	ok(move(w, "burst-1", "requested", "launching", "i-0001", NULL, "i-0001") == 1, "transition 2");
+	ok(move(w, "gpu-1", "powered_down", "requested", NULL, NULL, NULL) == 1, "transition 3");
+	ok(move(w, "gpu-1", "requested", "launching", NULL, "capacity: no g5 in us-east-1", "ICE") == 1,
+	   "transition 4");
+	ok(move(w, "burst-1", "launching", "booting", "i-0001", NULL, "instance started") == 1, "transition 5");
+
+	/* the reader, while the writer keeps the database open */
+	ro = state_open_readonly(path, &missing, &err);
+	ok(ro != NULL, "state_open_readonly opens the agent's database");
+	if (!ro) {
+		diag("%s", err.msg);
+		return done_testing();
+	}
+	ok(!missing, "... and does not call it missing");
+
+	ok(state_nodes_all(ro, &nodes, &n, &err) == 0, "state_nodes_all");
+	is_num((double)n, 3, "three nodes");
+	if (n == 3) {
+		is_str(nodes[0].name, "burst-1", "ordered by name: burst-1 first");
+		is_str(nodes[1].name, "burst-2", "... burst-2");
+		is_str(nodes[2].name, "gpu-1", "... gpu-1");
+		is_str(nodes[0].state, "booting", "burst-1 is booting");
+		is_str(nodes[0].nodeset, "cpu", "burst-1 is in node set cpu");
+		is_str(nodes[0].instance, "i-0001", "burst-1's instance");
+		is_str(nodes[0].address, "10.0.0.7", "burst-1's address");
+		is_num(nodes[0].attempt, 1, "burst-1's attempt");
+		is_num((double)nodes[0].job, 42, "burst-1's job");
+		ok(nodes[0].since >= t0 - 1 && nodes[0].since <= (double)time(NULL) + 1,
+		   "burst-1's since is the time of its last transition");
+		is_str(nodes[1].state, "powered_down", "burst-2 never moved");
+		ok(nodes[1].instance == NULL, "burst-2 has no instance");
+		is_str(nodes[2].state, "launching", "gpu-1 is launching");
+		is_str(nodes[2].last_error, "capacity: no g5 in us-east-1", "gpu-1's last error");
+	}
+	state_nodes_free(nodes, n);
+
+	/* every event, oldest first */
+	memset(&q, 0, sizeof(q));
+	ok(state_events(ro, &q, &ev, &n, &err) == 0, "state_events (all)");
+	is_num((double)n, 5, "five events");
+	if (n == 5) {
+		is_str(ev[0].what, "powered_down -> requested", "first event");
+		is_str(ev[0].node, "burst-1", "... of burst-1");
+		is_str(ev[0].detail, "spool-1", "... with its detail");
+		is_str(ev[1].what, "requested -> launching", "second event");
+		is_str(ev[1].detail, "i-0001", "... with the instance as detail");
+		ok(ev[2].detail == NULL, "an event without detail has NULL detail");
+		is_str(ev[4].what, "launching -> booting", "last event");
+		for (i = 1; i < n; i++)
+			if (ev[i].id <= ev[i - 1].id)
+				break;
+		ok(i == n, "ids increase");
+		ok(ev[0].time >= t0 - 1, "events carry their time");
+	}
+	/* after id N */
+	if (n == 5) {
+		q.after_id = ev[2].id;
+		state_events_free(ev, n);
+		ok(state_events(ro, &q, &ev, &n, &err) == 0, "state_events after the third id");
+		is_num((double)n, 2, "... gives the last two");
+		if (n == 2)
+			is_str(ev[0].what, "requested -> launching", "... the fourth first");
+	}
+	state_events_free(ev, n);
+
+	/* one node */
+	memset(&q, 0, sizeof(q));
+	q.node = "gpu-1";
+	ok(state_events(ro, &q, &ev, &n, &err) == 0, "state_events for gpu-1");
+	is_num((double)n, 2, "gpu-1 has two events");
+	for (i = 0; i < n; i++)
+		is_str(ev[i].node, "gpu-1", "event %zu is gpu-1's", i);
+	state_events_free(ev, n);
+
+	/* limits: the oldest and the newest */
+	memset(&q, 0, sizeof(q));
+	q.limit = 2;
+	ok(state_events(ro, &q, &ev, &n, &err) == 0 && n == 2, "limit 2 gives two");
+	if (n == 2) {
+		is_str(ev[0].what, "powered_down -> requested", "... the oldest two, oldest first");
+		is_str(ev[1].what, "requested -> launching", "... and the second");
+	}
+	state_events_free(ev, n);
+	q.newest = true;
+	ok(state_events(ro, &q, &ev, &n, &err) == 0 && n == 2, "newest 2 gives two");
+	if (n == 2) {
+		is_str(ev[0].what, "requested -> launching", "... the newest two, oldest first (gpu-1's)");
+		is_str(ev[0].node, "gpu-1", "... the fourth event");
+		is_str(ev[1].what, "launching -> booting", "... then the fifth");
+	}
+	state_events_free(ev, n);
+
+	/* since: none is from the future, all are from the last minute */
+	memset(&q, 0, sizeof(q));
+	q.since = (double)time(NULL) + 3600;
+	ok(state_events(ro, &q, &ev, &n, &err) == 0 && n == 0 && ev == NULL,
+	   "no event since an hour from now");
+	state_events_free(ev, n);
+	q.since = t0 - 60;
+	ok(state_events(ro, &q, &ev, &n, &err) == 0 && n == 5, "all five since a minute ago");
+	state_events_free(ev, n);
+
+	/* the reader sees what the writer writes next (burstctl events --follow) */
+	ok(state_events_last_id(ro, &last, &err) == 0, "state_events_last_id");
+	ok(move(w, "burst-1", "booting", "admitted", "i-0001", NULL, "i-0001") == 1, "transition 6");
+	memset(&q, 0, sizeof(q));
+	q.after_id = last;
+	ok(state_events(ro, &q, &ev, &n, &err) == 0 && n == 1, "the reader sees the new event");
+	if (n == 1) {
+		is_str(ev[0].what, "booting -> admitted", "... booting -> admitted");
+		ok(ev[0].id > last, "... with a newer id");
+	}
+	state_events_free(ev, n);
+	ok(state_nodes_all(ro, &nodes, &n, &err) == 0 && n == 3 && !strcmp(nodes[0].state, "admitted"),
+	   "... and the node's new state");
+	if (n == 3) {
+		is_str(nodes[0].provenance_id, "sha256:0123abcd", "... and its provenance id");
+		ok(nodes[1].provenance_id == NULL, "a node never admitted has no provenance id");
+	}
+	state_nodes_free(nodes, n);
+	state_close(w);
+
+	/* the agent is down: the reader still reads */
+	ok(state_events_last_id(ro, &last, &err) == 0 && last >= 6, "reading after the writer closed");
+	state_close(ro);
+	ro = state_open_readonly(path, &missing, &err);
+	ok(ro != NULL, "opening read-only while no agent runs");
+	ok(ro && state_nodes_all(ro, &nodes, &n, &err) == 0 && n == 3, "... reads the nodes");
+	if (ro)
+		state_nodes_free(nodes, n);
+	state_close(ro);
+
+	/* a file that is not the agent's database */
+	{
+		char other[300];
+		FILE *f;
+		snprintf(other, sizeof(other), "%s/other.db", dir);
+		f = fopen(other, "w");
+		fputs("not a database at all, just some text that is long enough to be a header......\n", f);
+		fclose(f);
+		ro = state_open_readonly(other, &missing, &err);
+		ok(ro == NULL && !missing, "a file that is not a database does not open, and is not missing");
+		has_str(err.msg, other, "... the message names the file");
+		state_close(ro);
+		unlink(other);
+	}
+
+	{
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			diag("could not remove %s", dir);
+	}
+	return done_testing();
+}
