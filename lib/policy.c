@@ -119,9 +119,14 @@ static void reason(struct reasons *r, const char *fmt, ...) __attribute__((forma
 
 static void reason(struct reasons *r, const char *fmt, ...)
 {
-	size_t used = strlen(r->buf);
+	size_t used;
 	va_list ap;
 
+	if (!r->len) {           /* no room for a reason: only count */
+		r->n++;
+		return;
+	}
+	used = strlen(r->buf);
 	if (r->n++ && used + 2 < r->len) {
 		strcpy(r->buf + used, "; ");
 		used += 2;

@@ -73,7 +73,9 @@ void policy_init(struct policy *p);
  * accelerators must include the type's count of its model, the recorded
  * logical CPUs must be at least its vCPUs, and the recorded MemTotal at least
  * its memory less the tolerance. Values the catalog does not know are not
- * checked. Returns 0 admit, 1 reject (why: every reason, "; "-separated,
+ * checked; a record without the taint value is rejected (unless
+ * allowed_taint is ~0), one without the module list only when modules are
+ * required. Returns 0 admit, 1 reject (why: every reason, "; "-separated,
  * each naming what was expected and what was found), -1 when the record is
  * malformed (not an object, or no kernel/cpu/memory/accelerators section;
  * why says which).

@@ -182,6 +182,14 @@ static void test_kernel(void)
 		is_num(check(&p, "h100x8-missing1", "aws:p5.48xlarge", NULL, small, sizeof(small)), 1,
 		       "short buffer");
 		is_num(strlen(small), 15, "truncated to fit");
+		is_num(check(&p, "h100x8-missing1", "aws:p5.48xlarge", NULL, NULL, 0), 1,
+		       "no buffer at all: the verdict still");
+		is_num(check(&p, "a100x8", "aws:p4d.24xlarge", NULL, NULL, 0), 1,
+		       "no buffer: a100x8 is still rejected (efa, blessed)");
+		p.blessed_kernels = NULL;
+		p.nblessed = 0;
+		p.nrequired = 1;
+		is_num(check(&p, "a100x8", "aws:p4d.24xlarge", NULL, NULL, 0), 0, "no buffer: admitted");
 	}
 }
 
