@@ -16,6 +16,7 @@
 
 #include "arch.h"
 #include "config_int.h"
+#include "policy.h"
 #include "strutil.h"
 
 #define MAX_WORDS 128
@@ -187,6 +188,54 @@ static bool parse_bool(const char *v, bool *out)
 	return false;
 }
 
+/*
+ * The admission policy keys, global or on a NodeSet line (obj names which).
+ * Returns false when key is not one of them.
+ */
+static bool parse_policy_key(struct loader *ld, const char *file, int line, const char *obj,
+			     const char *key, const char *val, char ***blessed, size_t *nblessed,
+			     double *tolerance, char ***required, size_t *nrequired,
+			     unsigned long long *taint, bool *taint_set)
+{
+	size_t i;
+
+	if (str_ieq(key, "BlessedKernels")) {
+		char **v;
+		size_t n;
+		v = split_list(val, &n);
+		for (i = 0; i < n; i++)
+			if (!policy_valid_kernel(v[i])) {
+				lerr(ld, file, line, "%sBlessedKernels: '%s' is not RELEASE[:BUILDID] (e.g. 6.1.0-18-amd64 or 6.1.0-18-amd64:9a3c..., the hex GNU build-id of /sys/kernel/notes; burstctl bless --from NODE writes one)",
+				     obj, v[i]);
+				free_list(v, n);
+				return true;
+			}
+		free_list(*blessed, *nblessed);
+		*blessed = v;
+		*nblessed = n;
+	} else if (str_ieq(key, "MemoryTolerance")) {
+		if (policy_parse_tolerance(val, tolerance) < 0)
+			lerr(ld, file, line, "%sMemoryTolerance=%s: give a percentage (5%%) or a fraction (0.05) from 0 to below 1",
+			     obj, val);
+	} else if (str_ieq(key, "RequiredModules")) {
+		free_list(*required, *nrequired);
+		*required = split_list(val, nrequired);
+	} else if (str_ieq(key, "AllowedTaint")) {
+		char bad;
+		if (policy_parse_taint(val, taint, &bad) < 0) {
+			if (bad)
+				lerr(ld, file, line, "%sAllowedTaint=%s: '%c' is not a kernel taint letter (PFSRMBUDAWCIOELKXTNJ, e.g. AllowedTaint=POE)",
+				     obj, val, bad);
+			else
+				lerr(ld, file, line, "%sAllowedTaint=%s: give taint letters (e.g. POE), none, or a number",
+				     obj, val);
+		} else if (taint_set)
+			*taint_set = true;
+	} else
+		return false;
+	return true;
+}
+
 static struct cfg_where where_of(const char *file, int line)
 {
 	struct cfg_where w = { xstrdup(file), line };
@@ -355,6 +404,7 @@ static void free_nodeset(struct cfg_nodeset *ns)
 	free(ns->features);
 	free_list(ns->blessed_kernels, ns->nblessed_kernels);
 	free(ns->acceptance);
+	free_list(ns->required_modules, ns->nrequired_modules);
 	free(ns->where.file);
 }
 
@@ -362,13 +412,17 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 {
 	static const char *const keys[] = { "NodeSet", "Nodes", "Partition", "Providers",
 		"Provider", "Regions", "Region", "InstanceTypes", "Constraint", "Features",
-		"BlessedKernels", "Weight", "Acceptance", NULL };
+		"BlessedKernels", "Weight", "Acceptance", "MemoryTolerance", "RequiredModules",
+		"AllowedTaint", NULL };
+	char pobj[300];
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_nodeset ns;
 	int k, before = ld->nerr;
 	size_t i;
 
 	memset(&ns, 0, sizeof(ns));
+	ns.memory_tolerance = NAN;
+	snprintf(pobj, sizeof(pobj), "NodeSet %s: ", w[0].val);
 	if (!valid_name(w[0].val)) {
 		lerr(ld, file, line, "NodeSet name '%s' must be letters, digits, '_', '.' or '-'", w[0].val);
 		return;
@@ -425,9 +479,10 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 				     ns.name, val);
 			else
 				ns.acceptance = xstrdup(val);
-		} else if (str_ieq(key, "BlessedKernels")) {
-			free_list(ns.blessed_kernels, ns.nblessed_kernels);
-			ns.blessed_kernels = split_list(val, &ns.nblessed_kernels);
+		} else if (parse_policy_key(ld, file, line, pobj, key, val, &ns.blessed_kernels,
+					    &ns.nblessed_kernels, &ns.memory_tolerance, &ns.required_modules,
+					    &ns.nrequired_modules, &ns.allowed_taint, &ns.allowed_taint_set)) {
+			;
 		} else if (str_ieq(key, "Weight")) {
 			char *end;
 			long v = strtol(val, &end, 10);
@@ -595,7 +650,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
 		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
 		"StateDir", "SocketPath", "JoinPort", "BootTimeout", "RejectCooldown",
-		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", NULL };
+		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
+		"MemoryTolerance", "RequiredModules", "AllowedTaint", NULL };
 	struct word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -671,12 +727,19 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "JoinPort") || str_ieq(w[0].key, "BootTimeout") ||
 		 str_ieq(w[0].key, "RejectCooldown") || str_ieq(w[0].key, "PrologSlurmctld") ||
 		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket") ||
-		 str_ieq(w[0].key, "Acceptance")) {
+		 str_ieq(w[0].key, "Acceptance") ||
+		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
+		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint")) {
 		int k;
 		/* global settings: one or more per line */
 		for (k = 0; k < n; k++) {
 			if (!w[k].key) {
 				lerr(ld, file, line, "expected Key=Value, found '%s'", w[k].val);
+			} else if (parse_policy_key(ld, file, line, "", w[k].key, w[k].val,
+						    &cfg->blessed_kernels, &cfg->nblessed_kernels,
+						    &cfg->memory_tolerance, &cfg->required_modules,
+						    &cfg->nrequired_modules, &cfg->allowed_taint, NULL)) {
+				;
 			} else if (str_ieq(w[k].key, "ClusterName")) {
 				free(cfg->cluster_name);
 				cfg->cluster_name = xstrdup(w[k].val);
@@ -791,6 +854,8 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	cfg->join_port = 6830;
 	cfg->boot_timeout = 300;
 	cfg->reject_cooldown = 60;
+	cfg->memory_tolerance = POLICY_DEFAULT_MEMORY_TOLERANCE;
+	cfg->allowed_taint = POLICY_DEFAULT_TAINT;
 	load_file(&ld, path, 0, NULL, 0);
 	if (ld.nerr == 0) {
 		/* references between objects */
@@ -893,6 +958,8 @@ void config_free(struct burst_config *cfg)
 	free(cfg->munge_socket);
 	free(cfg->acceptance);
 	free(cfg->log_file);
+	free_list(cfg->blessed_kernels, cfg->nblessed_kernels);
+	free_list(cfg->required_modules, cfg->nrequired_modules);
 	free(cfg);
 }
 
@@ -1213,4 +1280,31 @@ const char *config_suggest_contract(const struct burst_config *cfg, const char *
 	near = str_suggest(name, names, cfg->ncontracts);
 	free(names);
 	return near;
+}
+
+void config_policy(const struct burst_config *cfg, const struct cfg_nodeset *ns,
+		   struct policy *out)
+{
+	policy_init(out);
+	out->blessed_kernels = cfg->blessed_kernels;
+	out->nblessed = cfg->nblessed_kernels;
+	out->memory_tolerance = cfg->memory_tolerance;
+	out->required_modules = cfg->required_modules;
+	out->nrequired = cfg->nrequired_modules;
+	out->allowed_taint = cfg->allowed_taint;
+	if (!ns)
+		return;
+	if (ns->blessed_kernels) {
+		out->blessed_kernels = ns->blessed_kernels;
+		out->nblessed = ns->nblessed_kernels;
+		out->any_kernel = ns->nblessed_kernels == 0;
+	}
+	if (!isnan(ns->memory_tolerance))
+		out->memory_tolerance = ns->memory_tolerance;
+	if (ns->required_modules) {
+		out->required_modules = ns->required_modules;
+		out->nrequired = ns->nrequired_modules;
+	}
+	if (ns->allowed_taint_set)
+		out->allowed_taint = ns->allowed_taint;
 }

@@ -66,6 +66,12 @@ struct cfg_nodeset {
 	int weight;              /* Weight= Slurm node weight (0: not set) */
 	char *acceptance;        /* Acceptance= this node set's acceptance.conf (NULL: the global one) */
 	struct cfg_where where;
+	/* admission policy overrides (config_policy): unset is NAN, NULL, false */
+	double memory_tolerance;     /* MemoryTolerance= */
+	char **required_modules;     /* RequiredModules=a,b */
+	size_t nrequired_modules;
+	unsigned long long allowed_taint; /* AllowedTaint= (when allowed_taint_set) */
+	bool allowed_taint_set;
 };
 
 struct burst_config {
@@ -92,6 +98,14 @@ struct burst_config {
 	/* catalog overrides, applied by config_apply_catalog */
 	struct cfg_override *overrides;
 	size_t noverrides;
+	/* the global admission policy (config_policy); NodeSet lines override it
+	 * (a NodeSet's empty BlessedKernels= admits any kernel, the file's too) */
+	char **blessed_kernels;      /* BlessedKernels= (NULL: not set, any kernel) */
+	size_t nblessed_kernels;
+	double memory_tolerance;     /* MemoryTolerance= (default 0.05) */
+	char **required_modules;     /* RequiredModules= */
+	size_t nrequired_modules;
+	unsigned long long allowed_taint; /* AllowedTaint= (default POLICY_DEFAULT_TAINT: P, O, E) */
 };
 
 /*
@@ -124,6 +138,18 @@ struct candset *config_candidates(const struct burst_config *cfg,
  */
 int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		 burst_err_t *err);
+
+struct policy;
+/*
+ * The effective admission policy of node set ns (NULL: the global one): the
+ * node set's BlessedKernels=, MemoryTolerance=, RequiredModules= and
+ * AllowedTaint= where it sets them, else the global ones. out's lists point
+ * into cfg (nothing allocated; valid while cfg is); its blessed_extra is
+ * left empty for the caller (policy_load_blessed_file of
+ * StateDir/blessed-kernels).
+ */
+void config_policy(const struct burst_config *cfg, const struct cfg_nodeset *ns,
+		   struct policy *out);
 
 /* The named contract (case-sensitive, as Slurm feature names are). */
 const struct cfg_contract *config_find_contract(const struct burst_config *cfg,

@@ -33,6 +33,7 @@
 
 #include "accept.h"
 #include "node_provenance.h"
+#include "node_health.h"
 
 #define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
 #define REPLY_TIMEOUT_S 120
@@ -361,6 +362,8 @@ int main(int argc, char **argv)
 		return accept_main(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "provenance"))
 		return node_provenance(argc - 1, argv + 1);
-	fprintf(stderr, "usage: burst-node join|accept|provenance ... (see burst-node(8))\n");
+	if (argc >= 2 && !strcmp(argv[1], "health"))
+		return node_health(argc - 1, argv + 1);
+	fprintf(stderr, "usage: burst-node join|accept|provenance|health ... (see burst-node(8))\n");
 	return 2;
 }

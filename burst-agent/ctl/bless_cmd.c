@@ -1,0 +1,408 @@
+/*
+ * bless_cmd.c - burstctl bless: which kernels the admission policy admits.
+ *
+ *   burstctl bless --kernel RELEASE[:BUILDID]
+ *       add the kernel to StateDir/blessed-kernels (atomically; no duplicate)
+ *   burstctl bless --from NODE
+ *       add the kernel (release and build-id) of NODE's latest admitted
+ *       record in the agent's database, StateDir/agent.db (read-only)
+ *   burstctl bless --list
+ *       every blessed kernel: burst.conf's BlessedKernels= (global and per
+ *       node set) and the file's
+ *
+ * StateDir is burst.conf's (--config, $BURST_CONF, else the default path if
+ * present), or --state-dir.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <sqlite3.h>
+
+#include "bless_cmd.h"
+#include "config.h"
+#include "policy.h"
+#include "strutil.h"
+
+#define EXIT_OK 0
+#define EXIT_NONE 1
+#define EXIT_USAGE 2
+
+#define BLESSED_FILE "blessed-kernels"
+
+const char bless_cmd_usage[] =
+"  bless --kernel RELEASE[:BUILDID] | --from NODE | --list\n"
+"                           bless a kernel for admission (StateDir/blessed-kernels):\n"
+"                           as given, or the one NODE's admitted record names\n";
+
+static const char *prog = "burstctl bless";
+
+/* The index of the verb in argv (the first word that is not an option or
+ * an option's value), or -1. */
+static int find_verb(int argc, char **argv)
+{
+	static const char *const with_value[] = { "--config", "--catalog-dir", "--provider",
+		"--limit", "--libexecdir", "--node", "--since", "--state-dir", "--kernel", "--from", NULL };
+	int i;
+	size_t k;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			return i + 1 < argc ? i + 1 : -1;
+		if (a[0] != '-' || !a[1])
+			return i;
+		if (a[1] == '-') {
+			for (k = 0; with_value[k]; k++)
+				if (!strcmp(a, with_value[k]))
+					i++;
+			continue;
+		}
+		/* short options with a value: -c FILE, -p P, -n N (possibly clustered) */
+		for (a++; *a; a++)
+			if (strchr("cpn", *a)) {
+				if (!a[1])
+					i++;
+				break;
+			}
+	}
+	return -1;
+}
+
+/* The state directory: --state-dir, else burst.conf's StateDir. Returns an
+ * allocated string, or NULL after a message. *cfg_out gets the config (or
+ * NULL when there is no burst.conf). */
+static char *state_dir(const char *config, const char *explicit_dir, struct burst_config **cfg_out)
+{
+	const char *path = config;
+	burst_err_t err;
+
+	*cfg_out = NULL;
+	if (!path) {
+		const char *env = getenv("BURST_CONF");
+		path = env && *env ? env : access("/etc/slurm/burst.conf", R_OK) == 0 ?
+		       "/etc/slurm/burst.conf" : NULL;
+	}
+	if (path) {
+		*cfg_out = config_load(path, &err);
+		if (!*cfg_out) {
+			fprintf(stderr, "%s\n%s: %s has errors (fix them, then run burstctl check-config)\n",
+				err.msg, prog, path);
+			return NULL;
+		}
+	}
+	if (explicit_dir)
+		return xstrdup(explicit_dir);
+	return xstrdup(*cfg_out ? (*cfg_out)->state_dir : BURST_DEFAULT_STATE_DIR);
+}
+
+/* The whole of an existing file (NULL and *missing when there is none). */
+static char *slurp(const char *path, bool *missing)
+{
+	FILE *f = fopen(path, "r");
+	struct strbuf sb;
+	char buf[4096];
+	size_t n;
+
+	*missing = false;
+	if (!f) {
+		*missing = errno == ENOENT;
+		return NULL;
+	}
+	sb_init(&sb);
+	sb_add(&sb, "");
+	while ((n = fread(buf, 1, sizeof(buf) - 1, f)) > 0) {
+		buf[n] = '\0';
+		sb_add(&sb, buf);
+	}
+	if (ferror(f)) {
+		fclose(f);
+		sb_free(&sb);
+		return NULL;
+	}
+	fclose(f);
+	return sb_take(&sb);
+}
+
+/*
+ * Append entry to dir/blessed-kernels unless it is there: under an exclusive
+ * lock (dir/blessed-kernels.lock), write a temporary file with the old
+ * contents and the new line, fsync, chmod 0644, rename over the file, fsync
+ * the directory. Returns EXIT_OK (also when already blessed) or EXIT_USAGE.
+ */
+static int bless_entry(const char *dir, const char *entry, const char *note, bool configured)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], lock[PATH_MAX];
+	char **list = NULL, *old = NULL;
+	size_t n = 0, i;
+	burst_err_t err;
+	bool missing;
+	int lfd = -1, fd = -1, dfd, rc = EXIT_USAGE;
+	FILE *f = NULL;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, BLESSED_FILE) >= (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, BLESSED_FILE) >= (int)sizeof(tmp) ||
+	    snprintf(lock, sizeof(lock), "%s/%s.lock", dir, BLESSED_FILE) >= (int)sizeof(lock)) {
+		fprintf(stderr, "%s: state directory path too long: %s\n", prog, dir);
+		return EXIT_USAGE;
+	}
+	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lfd < 0 || flock(lfd, LOCK_EX) < 0) {
+		fprintf(stderr, "%s: cannot lock %s: %s (is StateDir=%s right, and are you root?)\n",
+			prog, lock, strerror(errno), dir);
+		goto out;
+	}
+	if (policy_load_blessed_file(path, &list, &n, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (!strcasecmp(list[i], entry)) {
+			printf("%s is already blessed (%s)\n", entry, path);
+			rc = EXIT_OK;
+			goto out;
+		}
+	old = slurp(path, &missing);
+	if (!old && !missing) {
+		fprintf(stderr, "%s: cannot read %s: %s\n", prog, path, strerror(errno));
+		goto out;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		fprintf(stderr, "%s: cannot create a file in %s: %s\n", prog, dir, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		goto out;
+	}
+	if (old)
+		fputs(old, f);
+	else
+		fputs("# Kernels admitted by slurm-burst besides burst.conf's BlessedKernels=:\n"
+		      "# RELEASE[:BUILDID], one per line. Written by burstctl bless.\n", f);
+	if (old && *old && old[strlen(old) - 1] != '\n')
+		fputc('\n', f);
+	fprintf(f, "%s%s%s\n", entry, note ? "  # " : "", note ? note : "");
+	if (fflush(f) != 0 || fsync(fileno(f)) < 0 || fchmod(fileno(f), 0644) < 0) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", prog, tmp, strerror(errno));
+		fclose(f);
+		unlink(tmp);
+		goto out;
+	}
+	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+		fprintf(stderr, "%s: cannot replace %s: %s\n", prog, path, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	printf("blessed %s (%s)\n", entry, path);
+	if (!n && !configured)
+		printf("note: no kernel was blessed before, so any kernel was admitted; from now on only "
+		       "blessed kernels are (a node set with an empty BlessedKernels= still admits any)\n");
+	rc = EXIT_OK;
+out:
+	if (lfd >= 0)
+		close(lfd);
+	free(old);
+	policy_free_list(list, n);
+	return rc;
+}
+
+/* The kernel of node's latest admitted record in dir/agent.db as
+ * RELEASE[:BUILDID] (allocated), or NULL after a message. */
+static char *kernel_of(const char *dir, const char *node)
+{
+	char path[PATH_MAX];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	json_object *rec = NULL, *k;
+	char *out = NULL;
+	const char *release, *build_id;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/agent.db", dir);
+	if (access(path, R_OK) < 0) {
+		fprintf(stderr, "%s: cannot read the agent's database %s: %s\n", prog, path, strerror(errno));
+		return NULL;
+	}
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT record FROM records WHERE node=? AND decision='admitted'"
+			       " ORDER BY id DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, db ? sqlite3_errmsg(db) : "cannot open");
+		goto out;
+	}
+	sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		fprintf(stderr, "%s: %s has no admitted record of node %s (burstctl bless --kernel RELEASE[:BUILDID] blesses one by hand)\n",
+			prog, path, node);
+		goto out;
+	}
+	if (rc != SQLITE_ROW) {
+		fprintf(stderr, "%s: %s: %s\n", prog, path, sqlite3_errmsg(db));
+		goto out;
+	}
+	rec = json_tokener_parse((const char *)sqlite3_column_text(st, 0));
+	if (!rec || !json_object_object_get_ex(rec, "kernel", &k) ||
+	    !json_object_is_type(k, json_type_object)) {
+		fprintf(stderr, "%s: %s: the latest admitted record of %s has no kernel section\n",
+			prog, path, node);
+		goto out;
+	}
+	{
+		json_object *v;
+		release = json_object_object_get_ex(k, "release", &v) && json_object_is_type(v, json_type_string) ?
+			  json_object_get_string(v) : NULL;
+		build_id = json_object_object_get_ex(k, "build_id", &v) && json_object_is_type(v, json_type_string) ?
+			   json_object_get_string(v) : NULL;
+	}
+	if (!release) {
+		fprintf(stderr, "%s: the latest admitted record of %s names no kernel release\n", prog, node);
+		goto out;
+	}
+	if (!build_id)
+		fprintf(stderr, "%s: warning: the record of %s has no kernel build-id; blessing release %s alone\n",
+			prog, node, release);
+	{
+		struct strbuf sb;
+		sb_init(&sb);
+		sb_addf(&sb, "%s%s%s", release, build_id ? ":" : "", build_id ? build_id : "");
+		out = sb_take(&sb);
+	}
+	if (!policy_valid_kernel(out)) {
+		fprintf(stderr, "%s: the record of %s names a kernel that is not RELEASE[:BUILDID]: %s\n",
+			prog, node, out);
+		free(out);
+		out = NULL;
+	}
+out:
+	json_object_put(rec);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return out;
+}
+
+static int list(const struct burst_config *cfg, const char *dir)
+{
+	char path[PATH_MAX], **file = NULL;
+	size_t n = 0, i, j;
+	burst_err_t err;
+
+	if (cfg) {
+		for (i = 0; i < cfg->nblessed_kernels; i++)
+			printf("%s\t%s (global BlessedKernels=)\n", cfg->blessed_kernels[i], cfg->path);
+		for (i = 0; i < cfg->nnodesets; i++)
+			for (j = 0; j < cfg->nodesets[i].nblessed_kernels; j++)
+				printf("%s\t%s:%d (NodeSet %s)\n", cfg->nodesets[i].blessed_kernels[j],
+				       cfg->nodesets[i].where.file, cfg->nodesets[i].where.line,
+				       cfg->nodesets[i].name);
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, BLESSED_FILE);
+	if (policy_load_blessed_file(path, &file, &n, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < n; i++)
+		printf("%s\t%s\n", file[i], path);
+	policy_free_list(file, n);
+	return EXIT_OK;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: burstctl [-c burst.conf] bless [--state-dir DIR] --kernel RELEASE[:BUILDID] | --from NODE | --list\n");
+}
+
+int bless_cmd_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "list", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL, *sdir = NULL, *kernel = NULL, *from = NULL;
+	struct burst_config *cfg = NULL;
+	char *dir = NULL, *entry = NULL, note[300];
+	int v = find_verb(argc, argv), ch, actions, rc = EXIT_USAGE;
+	bool do_list = false;
+
+	if (v < 0 || strcmp(argv[v], "bless"))
+		return -1;
+	/* the verb goes: getopt permutes the rest */
+	memmove(argv + v, argv + v + 1, (size_t)(argc - v - 1) * sizeof(*argv));
+	argc--;
+	argv[argc] = NULL;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': config = optarg; break;
+		case 'S': sdir = optarg; break;
+		case 'k': kernel = optarg; break;
+		case 'f': from = optarg; break;
+		case 'l': do_list = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	actions = !!kernel + !!from + do_list;
+	if (optind < argc || actions != 1) {
+		if (optind < argc)
+			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		else
+			fprintf(stderr, "%s: give one of --kernel, --from, --list\n", prog);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (kernel && !policy_valid_kernel(kernel)) {
+		fprintf(stderr, "%s: '%s' is not RELEASE[:BUILDID] (e.g. 6.1.0-18-amd64 or 6.1.0-18-amd64:9a3c..., the hex GNU build-id)\n",
+			prog, kernel);
+		return EXIT_USAGE;
+	}
+	dir = state_dir(config, sdir, &cfg);
+	if (!dir)
+		goto out;
+	if (do_list) {
+		rc = list(cfg, dir);
+		goto out;
+	}
+	if (from) {
+		entry = kernel_of(dir, from);
+		if (!entry) {
+			rc = EXIT_NONE;
+			goto out;
+		}
+		snprintf(note, sizeof(note), "from %.200s", from);
+	}
+	{
+		bool configured = cfg && cfg->nblessed_kernels;
+		size_t i;
+		for (i = 0; cfg && i < cfg->nnodesets; i++)
+			if (cfg->nodesets[i].nblessed_kernels)
+				configured = true;
+		rc = bless_entry(dir, entry ? entry : kernel, from ? note : NULL, configured);
+	}
+out:
+	free(entry);
+	free(dir);
+	config_free(cfg);
+	return rc;
+}

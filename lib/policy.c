@@ -1,0 +1,494 @@
+/*
+ * policy.c - the admission policy on recorded facts (see policy.h).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "policy.h"
+#include "provenance.h"
+#include "strutil.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+void policy_init(struct policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->memory_tolerance = POLICY_DEFAULT_MEMORY_TOLERANCE;
+	p->allowed_taint = POLICY_DEFAULT_TAINT;
+}
+
+bool policy_kernel_matches(const char *entry, const char *release, const char *build_id)
+{
+	const char *colon = strchr(entry, ':');
+	size_t rl = colon ? (size_t)(colon - entry) : strlen(entry);
+
+	if (!release || strlen(release) != rl || strncmp(release, entry, rl))
+		return false;
+	if (colon && (!build_id || strcasecmp(colon + 1, build_id)))
+		return false;
+	return true;
+}
+
+bool policy_valid_kernel(const char *entry)
+{
+	const char *colon = strchr(entry, ':'), *p;
+
+	if (!*entry || entry == colon)
+		return false;
+	for (p = entry; *p && p != colon; p++)
+		if (isspace((unsigned char)*p) || *p == '#' || *p == ',' || !isprint((unsigned char)*p))
+			return false;
+	if (colon) {
+		if (!colon[1])
+			return false;
+		for (p = colon + 1; *p; p++)
+			if (!isxdigit((unsigned char)*p))
+				return false;
+	}
+	return true;
+}
+
+int policy_parse_tolerance(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !isfinite(v))
+		return -1;
+	if (*end == '%') {
+		v /= 100.0;
+		end++;
+	}
+	if (*end || v < 0 || v >= 1)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int policy_parse_taint(const char *s, unsigned long long *out, char *bad)
+{
+	static const char letters[] = "PFSRMBUDAWCIOELKXTNJ";
+	unsigned long long m = 0;
+	const char *p;
+
+	*bad = 0;
+	if (!*s)
+		return -1;
+	if (str_ieq(s, "none")) {
+		*out = 0;
+		return 0;
+	}
+	if (isdigit((unsigned char)s[0])) {
+		char *end;
+		errno = 0;
+		m = strtoull(s, &end, 0);
+		if (errno || *end)
+			return -1;
+		*out = m;
+		return 0;
+	}
+	for (p = s; *p; p++) {
+		const char *l = strchr(letters, *p);
+		if (!l) {
+			*bad = *p;
+			return -1;
+		}
+		m |= 1ULL << (l - letters);
+	}
+	*out = m;
+	return 0;
+}
+
+/* ---- the check ---- */
+
+struct reasons {
+	char *buf;
+	size_t len;
+	int n;
+};
+
+static void reason(struct reasons *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void reason(struct reasons *r, const char *fmt, ...)
+{
+	size_t used;
+	va_list ap;
+
+	if (!r->len) {           /* no room for a reason: only count */
+		r->n++;
+		return;
+	}
+	used = strlen(r->buf);
+	if (r->n++ && used + 2 < r->len) {
+		strcpy(r->buf + used, "; ");
+		used += 2;
+	}
+	if (used + 1 >= r->len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->buf + used, r->len - used, fmt, ap);
+	va_end(ap);
+}
+
+static json_object *section(json_object *rec, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(rec, key, &v) || !json_object_is_type(v, json_type_object))
+		return NULL;
+	return v;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* An integer member, or -1 when absent, null or not a number. */
+static long long jint(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) ||
+	    !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+		return -1;
+	return json_object_get_int64(v);
+}
+
+static void check_kernel(const struct policy *p, json_object *k, struct reasons *r)
+{
+	const char *release = jstr(k, "release"), *build_id = jstr(k, "build_id");
+	size_t i;
+
+	if (p->any_kernel || (!p->nblessed && !p->nblessed_extra))
+		return;
+	for (i = 0; i < p->nblessed; i++)
+		if (policy_kernel_matches(p->blessed_kernels[i], release, build_id))
+			return;
+	for (i = 0; i < p->nblessed_extra; i++)
+		if (policy_kernel_matches(p->blessed_extra[i], release, build_id))
+			return;
+	reason(r, "kernel %s (build-id %s) is not blessed (bless it with burstctl bless, or see BlessedKernels=)",
+	       release ? release : "unknown", build_id ? build_id : "unknown");
+}
+
+static void check_taint(const struct policy *p, json_object *k, struct reasons *r)
+{
+	json_object *t;
+	long long v;
+	char bad[40], allowed[40];
+
+	if (!json_object_object_get_ex(k, "taint", &t) || !t) {
+		if (p->allowed_taint != ~0ULL)
+			reason(r, "kernel taint unknown (no /proc/sys/kernel/tainted in the record)");
+		return;
+	}
+	v = jint(t, "value");
+	if (v < 0) {
+		reason(r, "kernel taint unreadable in the record");
+		return;
+	}
+	if ((unsigned long long)v & ~p->allowed_taint) {
+		provenance_taint_flags((unsigned long long)v & ~p->allowed_taint, bad);
+		provenance_taint_flags(p->allowed_taint, allowed);
+		reason(r, "kernel tainted with %s (taint %lld; AllowedTaint=%s)", bad, v,
+		       allowed[0] ? allowed : "none");
+	}
+}
+
+static void check_modules(const struct policy *p, json_object *k, struct reasons *r)
+{
+	json_object *mods;
+	size_t i, j, n;
+
+	if (!p->nrequired)
+		return;
+	if (!json_object_object_get_ex(k, "modules", &mods) || !json_object_is_type(mods, json_type_array)) {
+		reason(r, "kernel modules unknown (no /proc/modules in the record); required: %s",
+		       p->required_modules[0]);
+		return;
+	}
+	n = json_object_array_length(mods);
+	for (i = 0; i < p->nrequired; i++) {
+		for (j = 0; j < n; j++) {
+			const char *m = json_object_get_string(json_object_array_get_idx(mods, j));
+			if (m && !strcmp(m, p->required_modules[i]))
+				break;
+		}
+		if (j == n)
+			reason(r, "kernel module %s is required but not loaded", p->required_modules[i]);
+	}
+}
+
+/* Does the recorded model name satisfy the catalog's ("A100" takes "A100-40GB")? */
+static bool model_matches(const char *recorded, const char *promised)
+{
+	size_t n = strlen(promised);
+
+	return !strcasecmp(recorded, promised) ||
+	       (!strncasecmp(recorded, promised, n) && recorded[n] == '-');
+}
+
+static void check_hardware(const struct catalog *cat, const struct cat_type *type,
+			   double tolerance, json_object *rec, struct reasons *r)
+{
+	const char *tname = catalog_str(cat, type->name);
+	json_object *acc = section(rec, "accelerators"), *cpu = section(rec, "cpu");
+	json_object *mem = section(rec, "memory"), *models;
+	double want;
+
+	want = type->num[KEY_ACC_COUNT];
+	if (!isnan(want) && want > 0) {
+		const char *model = type->sid[KEY_ACC_MODEL] >= 0 &&
+				    type->sid[KEY_ACC_MODEL] != cat->none_id ?
+				    catalog_str(cat, type->sid[KEY_ACC_MODEL]) : NULL;
+		long long found = 0;
+		struct strbuf other;
+
+		sb_init(&other);
+		sb_add(&other, "");
+		if (json_object_object_get_ex(acc, "models", &models) &&
+		    json_object_is_type(models, json_type_object)) {
+			json_object_object_foreach(models, name, cnt) {
+				long long c = json_object_get_int64(cnt);
+				if (!model || model_matches(name, model))
+					found += c;
+				else
+					sb_addf(&other, "%s%lld x %s", other.len ? ", " : "", c, name);
+			}
+		}
+		if (found < (long long)want) {
+			if (other.len)
+				reason(r, "%.0f x %s expected for %s, %lld found (also %s)", want,
+				       model ? model : "accelerator", tname, found, other.s);
+			else
+				reason(r, "%.0f x %s expected for %s, %lld found (missing %lld)", want,
+				       model ? model : "accelerator", tname, found, (long long)want - found);
+		}
+		sb_free(&other);
+	}
+	want = type->num[KEY_VCPUS];
+	if (!isnan(want) && want > 0) {
+		long long threads = jint(cpu, "threads");
+		if (threads < 0)
+			reason(r, "%.0f vCPUs expected for %s, the record has no CPU count", want, tname);
+		else if (threads < (long long)want)
+			reason(r, "%.0f vCPUs expected for %s, %lld found", want, tname, threads);
+	}
+	want = type->num[KEY_MEMORY];
+	if (!isnan(want) && want > 0) {
+		long long total = jint(mem, "total_bytes");
+		double floor_ = want * (1.0 - tolerance);
+		if (total < 0)
+			reason(r, "%.1f GiB memory expected for %s, the record has no MemTotal", want / GIB, tname);
+		else if ((double)total < floor_)
+			reason(r, "%.1f GiB memory expected for %s, %.1f GiB found (at least %.1f GiB with MemoryTolerance=%g%%)",
+			       want / GIB, tname, (double)total / GIB, floor_ / GIB, tolerance * 100);
+	}
+}
+
+int policy_check(const struct policy *p, const struct catalog *cat, const struct cat_type *type,
+		 json_object *record, char *why, size_t whylen)
+{
+	static const char *const sections[] = { "kernel", "cpu", "memory", "accelerators", NULL };
+	struct reasons r = { why, whylen, 0 };
+	json_object *k;
+	size_t i;
+
+	if (whylen)
+		why[0] = '\0';
+	if (!record || !json_object_is_type(record, json_type_object)) {
+		snprintf(why, whylen, "the record is not a JSON object");
+		return -1;
+	}
+	for (i = 0; sections[i]; i++)
+		if (!section(record, sections[i])) {
+			snprintf(why, whylen, "the record has no %s section (not a slurm-burst provenance record?)",
+				 sections[i]);
+			return -1;
+		}
+	k = section(record, "kernel");
+	check_kernel(p, k, &r);
+	check_taint(p, k, &r);
+	check_modules(p, k, &r);
+	if (type && cat)
+		check_hardware(cat, type, p->memory_tolerance, record, &r);
+	return r.n ? 1 : 0;
+}
+
+/* ---- the blessed-kernels file ---- */
+
+void policy_free_list(char **list, size_t n)
+{
+	size_t i;
+
+	if (!list)
+		return;
+	for (i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+}
+
+int policy_load_blessed_file(const char *path, char ***list, size_t *n, burst_err_t *err)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, **v = NULL;
+	size_t cap = 0, nv = 0, i;
+	int lineno = 0, rc = -1;
+
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		burst_err_set(err, "%s: cannot read the blessed kernels: %s", path, strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		char *s;
+		lineno++;
+		s = strchr(line, '#');
+		if (s)
+			*s = '\0';
+		s = str_trim(line);
+		if (!*s)
+			continue;
+		if (!policy_valid_kernel(s)) {
+			burst_err_set(err, "%s:%d: '%s' is not RELEASE[:BUILDID] (e.g. 6.1.0-18-amd64:3f2a...; "
+				      "fix or remove the line, or use burstctl bless)", path, lineno, s);
+			goto out;
+		}
+		v = xrealloc(v, (nv + 1) * sizeof(*v));
+		v[nv++] = xstrdup(s);
+	}
+	if (ferror(f)) {
+		burst_err_set(err, "%s: read error", path);
+		goto out;
+	}
+	*list = xrealloc(*list, (*n + nv + 1) * sizeof(**list));
+	for (i = 0; i < nv; i++)
+		(*list)[(*n)++] = v[i];
+	(*list)[*n] = NULL;
+	nv = 0;
+	rc = 0;
+out:
+	policy_free_list(v, nv);
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/* ---- health: the node now against its admitted record ---- */
+
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcasecmp(a, b));
+}
+
+/* Does the device list of rec hold one with this PCI address? */
+static bool has_device(json_object *acc, const char *addr)
+{
+	json_object *devs;
+	size_t i;
+
+	if (!json_object_object_get_ex(acc, "devices", &devs) || !json_object_is_type(devs, json_type_array))
+		return false;
+	for (i = 0; i < json_object_array_length(devs); i++) {
+		const char *a = jstr(json_object_array_get_idx(devs, i), "pci_address");
+		if (a && !strcmp(a, addr))
+			return true;
+	}
+	return false;
+}
+
+static void compare_accelerators(json_object *was, json_object *is, struct reasons *r)
+{
+	json_object *wm, *im, *devs;
+
+	if (!json_object_object_get_ex(was, "models", &wm) || !json_object_is_type(wm, json_type_object))
+		return;
+	if (!json_object_object_get_ex(is, "models", &im) || !json_object_is_type(im, json_type_object))
+		im = NULL;
+	json_object_object_foreach(wm, model, cnt) {
+		long long want = json_object_get_int64(cnt), have = 0;
+		json_object *c;
+		struct strbuf gone;
+		size_t i;
+
+		if (im && json_object_object_get_ex(im, model, &c))
+			have = json_object_get_int64(c);
+		if (have >= want)
+			continue;
+		sb_init(&gone);
+		sb_add(&gone, "");
+		if (json_object_object_get_ex(was, "devices", &devs) && json_object_is_type(devs, json_type_array))
+			for (i = 0; i < json_object_array_length(devs); i++) {
+				json_object *d = json_object_array_get_idx(devs, i);
+				const char *m = jstr(d, "model"), *a = jstr(d, "pci_address");
+				if (m && a && !strcmp(m, model) && !has_device(is, a))
+					sb_addf(&gone, "%s%s", gone.len ? " " : "", a);
+			}
+		if (gone.len)
+			reason(r, "accelerators: %lld x %s admitted, %lld now (missing %s)", want, model, have, gone.s);
+		else
+			reason(r, "accelerators: %lld x %s admitted, %lld now", want, model, have);
+		sb_free(&gone);
+	}
+}
+
+int policy_compare(json_object *admitted, json_object *now, double tolerance, char *why,
+		   size_t whylen)
+{
+	static const char *const sections[] = { "kernel", "memory", "accelerators", NULL };
+	struct reasons r = { why, whylen, 0 };
+	json_object *wk, *ik, *wmem, *imem;
+	const char *a, *b;
+	long long wt, it;
+	size_t i;
+
+	if (whylen)
+		why[0] = '\0';
+	for (i = 0; sections[i]; i++) {
+		if (!admitted || !section(admitted, sections[i])) {
+			snprintf(why, whylen, "the admitted record has no %s section", sections[i]);
+			return -1;
+		}
+		if (!now || !section(now, sections[i])) {
+			snprintf(why, whylen, "the node's record now has no %s section", sections[i]);
+			return -1;
+		}
+	}
+	wk = section(admitted, "kernel");
+	ik = section(now, "kernel");
+	a = jstr(wk, "release");
+	b = jstr(ik, "release");
+	if (!same_str(a, b))
+		reason(&r, "kernel release %s admitted, %s now", a ? a : "unknown", b ? b : "unknown");
+	else {
+		a = jstr(wk, "build_id");
+		b = jstr(ik, "build_id");
+		if (!same_str(a, b))
+			reason(&r, "kernel build-id %s admitted, %s now", a ? a : "unknown", b ? b : "unknown");
+	}
+	compare_accelerators(section(admitted, "accelerators"), section(now, "accelerators"), &r);
+	wmem = section(admitted, "memory");
+	imem = section(now, "memory");
+	wt = jint(wmem, "total_bytes");
+	it = jint(imem, "total_bytes");
+	if (wt > 0 && it < 0)
+		reason(&r, "memory %.1f GiB admitted, unknown now", wt / GIB);
+	else if (wt > 0 && (double)it < (double)wt * (1.0 - tolerance))
+		reason(&r, "memory %.1f GiB admitted, %.1f GiB now (MemoryTolerance=%g%%)", wt / GIB, it / GIB,
+		       tolerance * 100);
+	return r.n ? 1 : 0;
+}
