@@ -41,6 +41,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "hostlist.h"
+#include "policy.h"
 #include "proc.h"
 #include "provider.h"
 #include "resolver.h"
@@ -604,30 +605,45 @@ static void cooldowns(void)
 	state_names_free(names);
 }
 
-/* Is the reported kernel one the node set admits? NULL if so, else why not. */
-static const char *kernel_policy(const struct cfg_nodeset *ns, const char *release,
-				 const char *build_id, char *why, size_t len)
+/*
+ * The admission policy (lib/policy.h) on the node's recorded facts: blessed
+ * kernels (burst.conf and StateDir/blessed-kernels), taint, modules, and
+ * the hardware the catalog promises for the type it was launched as. NULL
+ * if the node passes, else why not.
+ */
+static const char *admission_policy(const struct cfg_nodeset *ns, const struct node_rec *r,
+				    json_object *rec, char *why, size_t len)
 {
-	size_t i;
+	struct policy p;
+	char **extra = NULL, path[PATH_MAX + 32], tname[512];
+	size_t nextra = 0;
+	burst_err_t err;
+	const struct aprov *pv = prov_by_name(r->provider);
+	const struct cat_type *type;
+	int rc;
 
-	if (!ns->nblessed_kernels)
-		return NULL;
-	for (i = 0; i < ns->nblessed_kernels; i++) {
-		const char *b = ns->blessed_kernels[i], *colon = strchr(b, ':');
-		size_t rl = colon ? (size_t)(colon - b) : strlen(b);
-		if (!release || strlen(release) != rl || strncmp(release, b, rl))
-			continue;
-		if (colon && (!build_id || strcasecmp(colon + 1, build_id)))
-			continue;
-		return NULL;
+	snprintf(tname, sizeof(tname), "%s:%s", pv ? pv->cfg->catalog : "?", r->instance_type ? r->instance_type : "?");
+	type = catalog_find_type(A.cat, tname);
+	if (!type) {
+		snprintf(why, len, "instance type %s is not in the catalog", tname);
+		return why;
 	}
-	snprintf(why, len, "kernel %s (build-id %s) is not blessed for node set %s (BlessedKernels=",
-		 release ? release : "unknown", build_id && *build_id ? build_id : "unknown", ns->name);
-	for (i = 0; i < ns->nblessed_kernels; i++) {
-		size_t l = strlen(why);
-		snprintf(why + l, len - l, "%s%s", i ? "," : "", ns->blessed_kernels[i]);
+	config_policy(A.cfg, ns, &p);
+	snprintf(path, sizeof(path), "%s/blessed-kernels", A.cfg->state_dir);
+	if (policy_load_blessed_file(path, &extra, &nextra, &err) < 0)
+		ERR("%s (it blesses nothing more)", err.msg);
+	p.blessed_extra = extra;
+	p.nblessed_extra = nextra;
+	rc = policy_check(&p, A.cat, type, rec, why, len);
+	policy_free_list(extra, nextra);
+	if (rc == 0)
+		return NULL;
+	{
+		/* say which node set's policy and which type the facts were held against */
+		char *copy = xstrdup(rc < 0 && !why[0] ? "malformed record" : why);
+		snprintf(why, len, "node set %s, %s: %s", ns->name, tname, copy);
+		free(copy);
 	}
-	strncat(why, ")", len - strlen(why) - 1);
 	return why;
 }
 
@@ -761,7 +777,7 @@ static void handle_join(int fd)
 {
 	char why[1200], digest[65], *buf, *payload = NULL;
 	size_t got = 0;
-	json_object *req = NULL, *pay = NULL, *jrec = NULL, *jk = NULL;
+	json_object *req = NULL, *pay = NULL, *jrec = NULL;
 	struct node_rec r;
 	burst_err_t err;
 	const char *node = NULL, *instance = NULL, *token = NULL, *cred, *text, *bad = NULL;
@@ -828,12 +844,11 @@ static void handle_join(int fd)
 	free(r.provenance_id);
 	r.provenance_id = xstrdup(digest);
 	ns = nodeset_of(node);
-	json_object_object_get_ex(jrec, "kernel", &jk);
 	if (jstr(jrec, "error")) {
 		snprintf(why, sizeof(why), "the node could not collect its provenance: %.1000s", jstr(jrec, "error"));
 		bad = why;
 	} else if (!(bad = acceptance_policy(jrec, why, sizeof(why))))
-		bad = kernel_policy(ns, jstr(jk, "release"), jstr(jk, "build_id"), why, sizeof(why));
+		bad = admission_policy(ns, &r, jrec, why, sizeof(why));
 	{
 		json_object *tm, *v;
 		if (json_object_object_get_ex(req, "timing", &tm)) {
