@@ -34,6 +34,7 @@
 
 #include "acceptance.h"
 #include "accept_cmd.h"
+#include "verb.h"
 #include "hostlist.h"
 #include "strutil.h"
 
@@ -71,44 +72,9 @@ struct accept_opts {
 /* ---- finding the verb ---- */
 
 /* burstctl's global options that take a value, and ours */
-static bool takes_value(const char *name, size_t len)
-{
-	static const char *const names[] = { "config", "catalog-dir", "provider", "limit",
-		"libexecdir", "nodes", "partition", "conf", "tap", "junit", "json-file", "timeout",
-		"mpi-acceptance", NULL };
-	size_t i;
-
-	for (i = 0; names[i]; i++)
-		if (strlen(names[i]) == len && !strncmp(names[i], name, len))
-			return true;
-	return false;
-}
-
-static int find_verb(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--"))
-			return i + 1 < argc ? i + 1 : -1;
-		if (a[0] != '-' || a[1] == '\0')
-			return i;
-		if (a[1] == '-') {
-			if (!strchr(a, '=') && takes_value(a + 2, strlen(a + 2)))
-				i++;
-			continue;
-		}
-		for (a++; *a; a++) {
-			if (strchr("cpnNw", *a)) {
-				if (a[1] == '\0')
-					i++;
-				break;
-			}
-		}
-	}
-	return -1;
-}
+static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
+	"libexecdir", "nodes", "partition", "conf", "tap", "junit", "json-file", "timeout",
+	"mpi-acceptance", NULL };
 
 /* ---- host names ---- */
 
@@ -579,7 +545,7 @@ int accept_cmd_main(int argc, char **argv)
 	char **av = NULL, *expr = NULL, *itype = NULL, *probe_out = NULL, why[1024];
 	const char *bad, *program;
 	size_t i, ntests = 0, nres = 0, count = 0;
-	int vi = find_verb(argc, argv), ac = 0, ch, rc = EXIT_USAGE;
+	int vi = ctl_find_verb(argc, argv, "cpnNw", valued), ac = 0, ch, rc = EXIT_USAGE;
 	double probe_time = 0;
 	burst_err_t err;
 	bool failed = false;

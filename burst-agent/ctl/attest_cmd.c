@@ -25,6 +25,7 @@
 
 #include "attest.h"
 #include "attest_cmd.h"
+#include "verb.h"
 #include "strutil.h"
 
 #define EXIT_OK 0
@@ -50,47 +51,10 @@ struct aopts {
 
 static const char *prog = "burstctl";
 
-/* Options of burstctl's main that take a value (to find the verb behind them). */
-static bool takes_value(const char *longname, size_t len)
-{
-	static const char *const names[] = { "config", "catalog-dir", "provider", "limit",
-		"libexecdir", "key", "node", "instance", "provenance-id", "results", "verifier",
-		"policy", "decision", "acceptance-conf", "url", "output", NULL };
-	size_t i;
-
-	for (i = 0; names[i]; i++)
-		if (strlen(names[i]) == len && !strncmp(names[i], longname, len))
-			return true;
-	return false;
-}
-
-/* The index of the verb in argv, or -1. */
-static int find_verb(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--"))
-			return i + 1 < argc ? i + 1 : -1;
-		if (a[0] != '-' || a[1] == '\0')
-			return i;
-		if (a[1] == '-') {
-			if (!strchr(a, '=') && takes_value(a + 2, strlen(a + 2)))
-				i++;
-			continue;
-		}
-		/* a cluster of short options: -c FILE, -jc FILE, -cFILE, -o FILE */
-		for (a++; *a; a++) {
-			if (strchr("cpno", *a)) {
-				if (a[1] == '\0')
-					i++;
-				break;
-			}
-		}
-	}
-	return -1;
-}
+/* Options of burstctl's main that take a value, and ours (to find the verb behind them). */
+static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
+	"libexecdir", "key", "node", "instance", "provenance-id", "results", "verifier",
+	"policy", "decision", "acceptance-conf", "url", "output", NULL };
 
 /* The whole of path ("-": standard input), NUL-terminated. NULL + message. */
 static char *slurp(const char *path, size_t *len_out)
@@ -529,7 +493,7 @@ int attest_cmd_main(int argc, char **argv)
 	struct aopts o;
 	const char *verb;
 	char **av;
-	int vi = find_verb(argc, argv), ac = 0, i, ch, rc;
+	int vi = ctl_find_verb(argc, argv, "cpno", valued), ac = 0, i, ch, rc;
 
 	if (vi < 0)
 		return -1;

@@ -30,6 +30,7 @@
 #include <sqlite3.h>
 
 #include "bless_cmd.h"
+#include "verb.h"
 #include "config.h"
 #include "policy.h"
 #include "strutil.h"
@@ -47,37 +48,9 @@ const char bless_cmd_usage[] =
 
 static const char *prog = "burstctl bless";
 
-/* The index of the verb in argv (the first word that is not an option or
- * an option's value), or -1. */
-static int find_verb(int argc, char **argv)
-{
-	static const char *const with_value[] = { "--config", "--catalog-dir", "--provider",
-		"--limit", "--libexecdir", "--node", "--since", "--state-dir", "--kernel", "--from", NULL };
-	int i;
-	size_t k;
-
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--"))
-			return i + 1 < argc ? i + 1 : -1;
-		if (a[0] != '-' || !a[1])
-			return i;
-		if (a[1] == '-') {
-			for (k = 0; with_value[k]; k++)
-				if (!strcmp(a, with_value[k]))
-					i++;
-			continue;
-		}
-		/* short options with a value: -c FILE, -p P, -n N (possibly clustered) */
-		for (a++; *a; a++)
-			if (strchr("cpn", *a)) {
-				if (!a[1])
-					i++;
-				break;
-			}
-	}
-	return -1;
-}
+/* burstctl's global options that take a value, and ours */
+static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
+	"libexecdir", "node", "since", "state-dir", "kernel", "from", NULL };
 
 /* The state directory: --state-dir, else burst.conf's StateDir. Returns an
  * allocated string, or NULL after a message. *cfg_out gets the config (or
@@ -342,7 +315,7 @@ int bless_cmd_main(int argc, char **argv)
 	const char *config = NULL, *sdir = NULL, *kernel = NULL, *from = NULL;
 	struct burst_config *cfg = NULL;
 	char *dir = NULL, *entry = NULL, note[300];
-	int v = find_verb(argc, argv), ch, actions, rc = EXIT_USAGE;
+	int v = ctl_find_verb(argc, argv, "cpn", valued), ch, actions, rc = EXIT_USAGE;
 	bool do_list = false;
 
 	if (v < 0 || strcmp(argv[v], "bless"))

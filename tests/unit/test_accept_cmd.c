@@ -136,10 +136,10 @@ static void test_verb(void)
 	char *a3[] = { (char *)"burstctl", (char *)"select", (char *)"accept", NULL };
 	char *a4[] = { (char *)"burstctl", (char *)"-j", NULL };
 
-	is_num(find_verb(4, a1), 3, "-c takes a value: the verb is the second 'accept'");
-	is_num(find_verb(4, a2), 3, "--config takes a value");
-	is_num(find_verb(3, a3), 1, "select is the verb");
-	is_num(find_verb(2, a4), -1, "no verb");
+	is_num(ctl_find_verb(4, a1, "cpnNw", valued), 3, "-c takes a value: the verb is the second 'accept'");
+	is_num(ctl_find_verb(4, a2, "cpnNw", valued), 3, "--config takes a value");
+	is_num(ctl_find_verb(3, a3, "cpnNw", valued), 1, "select is the verb");
+	is_num(ctl_find_verb(2, a4, "cpnNw", valued), -1, "no verb");
 	is_num(accept_cmd_main(3, a3), -1, "another verb: not ours, -1");
 }
 
