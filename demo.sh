@@ -45,22 +45,12 @@ SuspendTimeout=5
 SuspendTime=5
 JobSubmitPlugins=lua"
 lab_pre_ctld() {
-	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
-	cat >"$LAB/etc/burst.conf" <<CONF
-# the demo's burst.conf: the local provider, whose one instance type
-# (local.host) describes this machine as detected when the agent starts
-ClusterName=lab$$
-StateDir=$LAB/burst
-CatalogDir=$src/share/catalog
-JoinPort=$((LAB_PORT_CTLD + 300))
-Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+	# the demo's burst.conf: the local provider, whose one instance type
+	# (local.host) describes this machine as detected when the agent starts
+	lab_burst_conf <<CONF
 Contract=cpu-local node_vcpus_count>=1 accelerator_count=0 processor_isa=$(uname -m | sed 's/arm64/aarch64/')
 NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
 CONF
-	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
-		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
 }
 
 t0=$(date +%s.%N)
@@ -70,12 +60,7 @@ say() { stamp; echo "$*"; }
 say "starting a private Slurm cluster (munged, slurmctld) and the burst agent"
 lab_up || { echo "demo: the cluster did not start" >&2; exit 1; }
 cd "$LAB"
-SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-	BURST_NODE="$build/burst-agent/node/burst-node" \
-	"$build/burst-agent/burst-agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
-lab_record burst-agent $!
-for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
-[ -S "$LAB/burst/agent.sock" ] || { echo "demo: the agent did not start:" >&2; cat "$LAB/log/agent.log" >&2; exit 1; }
+lab_agent_start || { echo "demo: the agent did not start:" >&2; cat "$LAB/log/agent.log" >&2; exit 1; }
 
 echo
 echo "\$ burstctl resolve cpu-local --explain"

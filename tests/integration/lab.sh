@@ -224,3 +224,43 @@ lab_wait_node() {   # NODE REGEX SECONDS
 	lab_log "node $1 is '$st', not '$2' after $3 s"
 	return 1
 }
+
+# ---- slurm-burst in the lab (src and build must be set) ----
+
+# lab_burst_conf: burst.conf for the agent's local provider on the lab's
+# bridge, with the lines on stdin (contracts, node sets, settings) after the
+# common ones; then the node and partition lines from 'burstctl slurm-conf'
+# into slurm.conf (the first partition is the default), the SPANK plugin in
+# plugstack.conf and job_submit.lua beside slurm.conf. For lab_pre_ctld.
+lab_burst_conf() {
+	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua" || return 1
+	{
+		echo "ClusterName=lab$$"
+		echo "StateDir=$LAB/burst"
+		echo "CatalogDir=$src/share/catalog"
+		echo "JoinPort=$((LAB_PORT_CTLD + 300))"
+		echo "Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24"
+		cat
+	} >"$LAB/etc/burst.conf"
+	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
+		| sed '0,/^PartitionName=/s/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
+	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
+		>"$LAB/etc/plugstack.conf"
+}
+
+# lab_agent_start [BURST_NODE]: start burst-agent on the lab's burst.conf
+# (its log: $LAB/log/agent.log), record it, wait for its socket; AGENT_PID.
+lab_agent_start() {
+	local i
+	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+		BURST_NODE="${1:-$build/burst-agent/node/burst-node}" \
+		"$build/burst-agent/burst-agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
+	AGENT_PID=$!
+	lab_record burst-agent "$AGENT_PID"
+	for ((i = 0; i < 50; i++)); do
+		[ -S "$LAB/burst/agent.sock" ] && return 0
+		sleep 0.1
+	done
+	lab_log "burst-agent did not open its socket"
+	return 1
+}

@@ -24,7 +24,6 @@ SuspendTimeout=5
 SuspendTime=60
 JobSubmitPlugins=lua"
 lab_pre_ctld() {
-	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
 	sh "$src/tests/acceptance/make-busybox-image.sh" "$LAB/images/busybox" "inside-the-image-$$" >/dev/null || return 1
 	cat >"$LAB/etc/acceptance.conf" <<CONF
 Runtime=charliecloud Template="ch-run {image} -- {command}" ImageDir=$LAB/images
@@ -35,31 +34,18 @@ CONF
 	{ cat "$LAB/etc/acceptance.conf"
 	  echo 'Test=gpu-present Kind=hardware Command="ls /dev/nvidia0" Sanity="nvidia0" Timeout=10'; } \
 		>"$LAB/etc/acceptance-fail.conf"
-	cat >"$LAB/etc/burst.conf" <<CONF
-ClusterName=lab$$
-StateDir=$LAB/burst
-CatalogDir=$src/share/catalog
-JoinPort=$((LAB_PORT_CTLD + 300))
+	lab_burst_conf <<CONF || return 1
 RejectCooldown=5
 Acceptance=$LAB/etc/acceptance.conf
-Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
 Contract=here node_vcpus_count>=1 accelerator_count=0
 NodeSet=flaky Nodes=burst-1 Partition=burst InstanceTypes=local.host Weight=1 Acceptance=$LAB/etc/acceptance-fail.conf
 NodeSet=local Nodes=burst-[2-3] Partition=burst InstanceTypes=local.host Weight=10
 CONF
-	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
-		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
 }
 lab_up || bail "the lab did not start"
 cd "$LAB" || bail "no lab directory"
 TAP_DIAG="$LAB/log/agent.log"
-SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-	BURST_NODE="$build/burst-agent/node/burst-node" \
-	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
-lab_record burst-agent $!
-for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
+lab_agent_start
 
 id=$(sbatch --parsable --cloud-contract=here -o "$LAB/job.out" --wrap 'echo $CLOUD_PROVENANCE_ID; hostname' 2>"$LAB/err")
 ok $? "sbatch --cloud-contract=here" "$LAB/err"

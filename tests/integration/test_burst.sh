@@ -22,7 +22,6 @@ SuspendTimeout=10
 SuspendTime=5
 JobSubmitPlugins=lua"
 lab_pre_ctld() {
-	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
 	# the site's own PrologSlurmctld, chained by ours: it logs, and fails
 	# jobs named site-says-no
 	cat >"$LAB/etc/site-prolog" <<PROLOG
@@ -31,29 +30,15 @@ echo "\$SLURM_JOB_ID \$SLURM_JOB_NAME" >>$LAB/site-prolog.log
 [ "\$SLURM_JOB_NAME" != site-says-no ]
 PROLOG
 	chmod 755 "$LAB/etc/site-prolog"
-	cat >"$LAB/etc/burst.conf" <<CONF
-ClusterName=lab$$
-StateDir=$LAB/burst
-CatalogDir=$src/share/catalog
+	lab_burst_conf <<CONF
 PrologSlurmctld=$LAB/etc/site-prolog
-JoinPort=$((LAB_PORT_CTLD + 300))
-Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
 Contract=here node_vcpus_count>=1 accelerator_count=0
 NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
 CONF
-	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
-		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
 }
 lab_up || bail "the lab did not start"
 cd "$LAB" || bail "no lab directory"
-SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-	BURST_NODE="$build/burst-agent/node/burst-node" \
-	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
-lab_record burst-agent $!
-for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
-[ -S "$LAB/burst/agent.sock" ]; ok $? "the agent is up" "$LAB/log/agent.log"
+lab_agent_start; ok $? "the agent is up" "$LAB/log/agent.log"
 
 id=$(sbatch --parsable --cloud-contract=here -o "$LAB/job.out" \
 	--wrap 'hostname; env | grep ^CLOUD_ | sort; ls /tmp | wc -l' 2>"$LAB/err")

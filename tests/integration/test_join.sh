@@ -24,20 +24,10 @@ SuspendTimeout=5
 SuspendTime=60
 JobSubmitPlugins=lua"
 lab_pre_ctld() {
-	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
-	cat >"$LAB/etc/burst.conf" <<CONF
-ClusterName=lab$$
-StateDir=$LAB/burst
-CatalogDir=$src/share/catalog
-JoinPort=$((LAB_PORT_CTLD + 300))
-Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+	lab_burst_conf <<CONF || return 1
 Contract=here node_vcpus_count>=1 accelerator_count=0
 NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
 CONF
-	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
-		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
 	# the instance's burst-node: records its arguments, then waits for a go
 	cat >"$LAB/etc/burst-node-held" <<HELD
 #!/bin/sh
@@ -60,11 +50,7 @@ munged --key-file="$LAB/munge2/munge.key" --socket="$LAB/munge2/munge.sock" \
 lab_wait_file "$LAB/munge2/munged.pid" 5 && lab_record munged "$(cat "$LAB/munge2/munged.pid")"
 ok $? "a second munged with another key runs"
 
-SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-	BURST_NODE="$LAB/etc/burst-node-held" \
-	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
-lab_record burst-agent $!
-for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
+lab_agent_start "$LAB/etc/burst-node-held"
 
 id=$(sbatch --parsable --cloud-contract=here -w burst-1 -o "$LAB/job.out" --wrap 'echo $CLOUD_PROVENANCE_ID' 2>"$LAB/err")
 ok $? "a job for burst-1 is submitted" "$LAB/err"

@@ -25,39 +25,20 @@ SuspendTimeout=5
 SuspendTime=30
 JobSubmitPlugins=lua"
 lab_pre_ctld() {
-	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
 	# node set "stale" is chosen first (lower weight) but blesses a kernel
 	# no node runs: its node is rejected at join
-	cat >"$LAB/etc/burst.conf" <<CONF
-ClusterName=lab$$
-StateDir=$LAB/burst
-CatalogDir=$src/share/catalog
-JoinPort=$((LAB_PORT_CTLD + 300))
+	lab_burst_conf <<CONF || return 1
 RejectCooldown=4
-Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
 Contract=here node_vcpus_count>=1 accelerator_count=0
 NodeSet=stale Nodes=burst-1 Partition=burst InstanceTypes=local.host Weight=1 BlessedKernels=0.0.0-not-this-kernel
 NodeSet=local Nodes=burst-[2-5] Partition=burst InstanceTypes=local.host Weight=10
 CONF
-	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
-		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
 }
 lab_up || bail "the lab did not start"
 cd "$LAB" || bail "no lab directory"
 TAP_DIAG="$LAB/log/agent.log"
 
-agent_start() {
-	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-		BURST_NODE="$build/burst-agent/node/burst-node" \
-		"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
-	AGENT_PID=$!
-	lab_record burst-agent $AGENT_PID
-	for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && return 0; sleep 0.1; done
-	return 1
-}
-agent_start; ok $? "the agent is up"
+lab_agent_start; ok $? "the agent is up"
 
 # --- a node rejected at join: never registers; the job runs elsewhere ---
 # (burst-[3-5] are kept for what follows)
@@ -108,7 +89,7 @@ for i in $(seq 300); do grep -q 'burst-5: requested -> launching' "$LAB/log/agen
 grep -q 'burst-5: requested -> launching' "$LAB/log/agent.log" && kill -9 "$AGENT_PID"
 ok $? "the agent is killed (SIGKILL) while burst-5 is launching"
 sleep 1
-agent_start; ok $? "the agent starts again"
+lab_agent_start; ok $? "the agent starts again"
 lab_wait_job "$id" COMPLETED 90; ok $? "the job still runs" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 n=$(grep -c 'burst-5: requested -> launching' "$LAB/log/agent.log")
 grep -qx "local-lab$$-burst-5-1" "$LAB/kill.out" && [ "$n" = 1 ]
@@ -122,7 +103,7 @@ lab_wait_node burst-4 'idle~' 20; ok $? "with the agent down, Slurm powers burst
 id=$(sbatch --parsable --cloud-contract=here -w burst-4 -o "$LAB/down.out" --wrap 'echo $CLOUD_INSTANCE_ID' 2>"$LAB/err")
 for i in $(seq 100); do ls "$LAB/burst/spool/"*resume.json >/dev/null 2>&1 && break; sleep 0.1; done
 ls "$LAB/burst/spool/"*resume.json >/dev/null 2>&1; ok $? "... and burst-resume spools the job's request"
-agent_start; ok $? "the agent starts"
+lab_agent_start; ok $? "the agent starts"
 lab_wait_job "$id" COMPLETED 90; ok $? "the spooled requests are served: the job completes" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 grep -qx "local-lab$$-burst-4-2" "$LAB/down.out"; ok $? "... on a new instance of burst-4 ($(cat "$LAB/down.out" 2>/dev/null))" "$LAB/down.out"
 

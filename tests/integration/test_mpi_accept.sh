@@ -30,29 +30,15 @@ SuspendTimeout=10
 SuspendTime=120
 JobSubmitPlugins=lua"
 lab_pre_ctld() {
-	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
-	cat >"$LAB/etc/burst.conf" <<CONF
-ClusterName=lab$$
-StateDir=$LAB/burst
-CatalogDir=$src/share/catalog
-JoinPort=$((LAB_PORT_CTLD + 300))
-Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+	lab_burst_conf <<CONF || return 1
 Contract=here node_vcpus_count>=1 accelerator_count=0
 NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
 CONF
-	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
-		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
 }
 lab_up || bail "the lab did not start"
 cd "$LAB" || bail "no lab directory"
 TAP_DIAG="$LAB/log/agent.log"
-SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-	BURST_NODE="$build/burst-agent/node/burst-node" \
-	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
-lab_record burst-agent $!
-for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
+lab_agent_start
 [ -S "$LAB/burst/agent.sock" ]; ok $? "the agent is up"
 
 # where every node sees it: the lab (a node's /tmp is its own)
