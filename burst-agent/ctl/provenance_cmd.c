@@ -727,6 +727,18 @@ static int job_from_slurm(const char *id, struct job_node **jn, size_t *n)
 		fprintf(stderr, "%s: --job takes a numeric job id, not '%s'\n", prog, id);
 		return EXIT_USAGE;
 	}
+	/* libslurm retries a missing slurm.conf for a minute, then exits: say it now */
+	{
+		const char *sc = getenv("SLURM_CONF");
+		if (sc && *sc ? access(sc, R_OK) != 0 :
+		    access("/etc/slurm/slurm.conf", R_OK) != 0 &&
+		    access("/run/slurm/conf/slurm.conf", R_OK) != 0) {
+			fprintf(stderr, "%s: --job needs Slurm's configuration: cannot read %s; set "
+				"SLURM_CONF to the cluster's slurm.conf\n", prog,
+				sc && *sc ? sc : "/etc/slurm/slurm.conf");
+			return EXIT_USAGE;
+		}
+	}
 	slurm_init(NULL);
 	if (slurm_load_job(&msg, (uint32_t)jobid, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
 		int e = slurm_get_errno();
