@@ -622,10 +622,12 @@ static int show_job(struct ctx *c, const char *label, const struct job_node *jn,
 				       "(not a burst node?)\n", jn[i].node, when);
 			} else {
 				struct strbuf sb;
-				char *itype = instance_type_of(c, &v[0], rec);
+				char *itype = instance_type_of(c, &v[0], rec), part[40] = "";
 				sb_init(&sb);
-				printf("%s: instance %s (%s), provenance %s, admitted %s\n", jn[i].node,
-				       or_dash(v[0].instance), or_dash(itype), v[0].provenance_id,
+				if (jn[i].job_id)
+					snprintf(part, sizeof(part), " (job %ld)", jn[i].job_id);
+				printf("%s%s: instance %s (%s), provenance %s, admitted %s\n", jn[i].node,
+				       part, or_dash(v[0].instance), or_dash(itype), v[0].provenance_id,
 				       (fmt_time(v[0].time, when, sizeof(when)), when));
 				printf("  %-15s%s (build-id %s)\n", "kernel:", or_dash(jstr(rec, "kernel.release")),
 				       or_dash(jstr(rec, "kernel.build_id")));
@@ -718,13 +720,23 @@ static int job_from_slurm(const char *id, struct job_node **jn, size_t *n)
 	char *end;
 	unsigned long jobid;
 	uint32_t i;
-	size_t pending = 0;
+	size_t pending = 0, tasks = 0;
+	unsigned long task = 0;
+	bool is_task;
 	int rc = EXIT_USAGE;
 
 	errno = 0;
 	jobid = strtoul(id, &end, 10);
-	if (errno || *end || end == id || jobid == 0 || jobid > UINT32_MAX) {
-		fprintf(stderr, "%s: --job takes a numeric job id, not '%s'\n", prog, id);
+	is_task = *end == '_';
+	if (is_task) {   /* JOBID_TASK: a task of a job array */
+		char *task_end;
+		if (end[1] < '0' || end[1] > '9' ||
+		    (task = strtoul(end + 1, &task_end, 10), *task_end) || task >= UINT32_MAX)
+			is_task = false, end = end + 1;
+	}
+	if (errno || (*end && !is_task) || end == id || jobid == 0 || jobid > UINT32_MAX) {
+		fprintf(stderr, "%s: --job takes a job id (JOBID, or JOBID_TASK for a task of a "
+			"job array), not '%s'\n", prog, id);
 		return EXIT_USAGE;
 	}
 	/* libslurm retries a missing slurm.conf for a minute, then exits: say it now */
@@ -754,8 +766,12 @@ static int job_from_slurm(const char *id, struct job_node **jn, size_t *n)
 				"running, and SLURM_CONF right?)\n", prog, jobid, slurm_strerror(e));
 		goto out;
 	}
+	/* JOBID of an array gives every task; JOBID_TASK the one task */
 	for (i = 0; i < msg->record_count; i++) {
 		slurm_job_info_t *j = &msg->job_array[i];
+		if (is_task && (j->array_job_id != jobid || j->array_task_id != task))
+			continue;
+		tasks++;
 		if ((j->job_state & JOB_STATE_BASE) == JOB_PENDING || !j->nodes || !*j->nodes ||
 		    j->start_time == 0) {
 			pending++;
@@ -764,8 +780,14 @@ static int job_from_slurm(const char *id, struct job_node **jn, size_t *n)
 		if (job_nodes_add(j->nodes, (double)j->start_time, (long)j->job_id, jn, n) < 0)
 			goto out;
 	}
+	if (is_task && tasks == 0) {
+		fprintf(stderr, "%s: Slurm knows no task %lu of job array %lu (see squeue -r -j %lu)\n",
+			prog, task, jobid, jobid);
+		rc = EXIT_NOTFOUND;
+		goto out;
+	}
 	if (*n == 0) {
-		fprintf(stderr, "%s: job %lu has not started on any node yet%s\n", prog, jobid,
+		fprintf(stderr, "%s: job %s has not started on any node yet%s\n", prog, id,
 			pending ? " (it is pending)" : "");
 		rc = EXIT_NOTFOUND;
 		goto out;

@@ -180,8 +180,12 @@ SLURM_CONF="$tmp/no-slurm.conf" run 2 -c "$conf" provenance --job 42
 ok $? "--job without a readable slurm.conf exits 2 at once"
 has "cannot read $tmp/no-slurm.conf; set SLURM_CONF" err
 ok $? "... and says which file"
-run 2 -c "$conf" provenance --job 4x2
-ok $? "--job with a job id that is no number exits 2"
+for bad in 4x2 42_ 42_x 42_1x _1; do
+	run 2 -c "$conf" provenance --job "$bad"
+	ok $? "--job $bad (no job id) exits 2"
+done
+has "--job takes a job id (JOBID, or JOBID_TASK" err
+ok $? "... saying what a job id is"
 run 2 -c "$conf" provenance --job-nodes gpu-1
 ok $? "--job-nodes without --job-start exits 2"
 run 2 -c "$conf" provenance --job-nodes 'gpu-[1-' --job-start $T0
