@@ -684,3 +684,70 @@ int state_events_last_id(struct state_db *db, long long *id, burst_err_t *err)
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : fail(db, err, "read events");
 }
+
+int state_records(struct state_db *db, const struct record_query *q,
+		  struct record_rec **out, size_t *n, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	struct record_rec *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	ro_refresh(db);
+	/* ?4: the newest only: no later matching record of the same node */
+	if (sqlite3_prepare_v2(db->db,
+			       "SELECT r.id, r.time, r.node, r.instance, r.provenance_id, r.decision, r.record"
+			       " FROM records r WHERE (?1 IS NULL OR r.node = ?1)"
+			       " AND (?2 <= 0 OR r.time <= ?2) AND (?3 = 0 OR r.decision = 'admitted')"
+			       " AND (?4 = 0 OR NOT EXISTS (SELECT 1 FROM records s WHERE s.node = r.node"
+			       "  AND (?2 <= 0 OR s.time <= ?2) AND (?3 = 0 OR s.decision = 'admitted')"
+			       "  AND (s.time > r.time OR (s.time = r.time AND s.id > r.id))))"
+			       " ORDER BY r.node, r.time, r.id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	if (q->node)
+		sqlite3_bind_text(st, 1, q->node, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, 1);
+	sqlite3_bind_double(st, 2, q->until);
+	sqlite3_bind_int(st, 3, q->admitted_only);
+	sqlite3_bind_int(st, 4, q->newest_only);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		v[cnt].id = sqlite3_column_int64(st, 0);
+		v[cnt].time = sqlite3_column_double(st, 1);
+		v[cnt].node = col_text(st, 2);
+		v[cnt].instance = col_text(st, 3);
+		v[cnt].provenance_id = col_text(st, 4);
+		v[cnt].decision = col_text(st, 5);
+		v[cnt].record = col_text(st, 6);
+		cnt++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		state_records_free(v, cnt);
+		return fail(db, err, "read records");
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+void state_records_free(struct record_rec *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v && i < n; i++) {
+		free(v[i].node);
+		free(v[i].instance);
+		free(v[i].provenance_id);
+		free(v[i].decision);
+		free(v[i].record);
+	}
+	free(v);
+}

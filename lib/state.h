@@ -136,4 +136,32 @@ void state_events_free(struct event_rec *v, size_t n);
 /* The id of the newest event (0 if none) into *id. Returns 0 or -1 with err. */
 int state_events_last_id(struct state_db *db, long long *id, burst_err_t *err);
 
+/* A provenance record's row (a node's join report and the agent's decision).
+ * Strings are owned by the array (state_records_free). */
+struct record_rec {
+	long long id;            /* increasing: the order records were written */
+	double time;             /* when the agent stored it, seconds since the epoch */
+	char *node;
+	char *instance;          /* may be NULL */
+	char *provenance_id;     /* sha256 of record */
+	char *decision;          /* "admitted", or the reason the node was rejected */
+	char *record;            /* the provenance JSON as the node sent it */
+};
+
+struct record_query {
+	const char *node;        /* only this node's records (NULL: every node's) */
+	double until;            /* only records written at or before this time (0: any) */
+	bool admitted_only;      /* only records whose decision is "admitted" */
+	bool newest_only;        /* only the newest matching record of each node */
+};
+
+/*
+ * The records that q selects, ordered by node, then oldest first. On success
+ * *out is a new array of *n records that the caller owns and frees with
+ * state_records_free; *out is NULL when *n is 0. Returns 0 or -1 with err.
+ */
+int state_records(struct state_db *db, const struct record_query *q,
+		  struct record_rec **out, size_t *n, burst_err_t *err);
+void state_records_free(struct record_rec *v, size_t n);
+
 #endif

@@ -9,7 +9,8 @@
  *   burstctl attest-key --key KEY
  *       the public key (PEM) of KEY, made first if absent
  *   burstctl verify FILE [--key PUBKEY.pem] [--json]
- *       check an envelope: exit 0 verified, 1 not, 2 usage or input error
+ *       check an envelope, or a JSON array of envelopes (all must verify):
+ *       exit 0 verified, 1 not, 2 usage or input error
  */
 #include <errno.h>
 #include <getopt.h>
@@ -400,6 +401,78 @@ static void describe_statement(json_object *st)
 	}
 }
 
+/*
+ * Verify one envelope (text) with pub: 0 verified (then *st is the statement,
+ * caller puts it, and keyid is set), or -1 with err.
+ */
+static int verify_one(const char *text, EVP_PKEY *pub, json_object **st,
+		      char keyid[ATTEST_KEYID_LEN + 1], burst_err_t *err)
+{
+	char *payload = NULL;
+
+	*st = NULL;
+	if (attest_envelope_verify(text, pub, &payload, keyid, err) < 0)
+		return -1;
+	*st = json_tokener_parse(payload);
+	free(payload);
+	return 0;
+}
+
+/*
+ * A JSON array of envelopes (what burstctl provenance --attestation writes):
+ * every one must verify. Returns the exit code.
+ */
+static int verify_array(const struct aopts *o, const char *file, json_object *arr, EVP_PKEY *pub)
+{
+	size_t n = json_object_array_length(arr), i, bad = 0;
+	json_object *top = NULL, *list = NULL;
+
+	if (n == 0) {
+		fprintf(stderr, "%s: %s: an empty array: no envelope to verify\n", prog, file);
+		return EXIT_USAGE;
+	}
+	if (o->json) {
+		top = json_object_new_object();
+		list = json_object_new_array();
+		json_object_object_add(top, "file", json_object_new_string(file));
+	}
+	for (i = 0; i < n; i++) {
+		const char *text = json_object_to_json_string_ext(json_object_array_get_idx(arr, i),
+								  JSON_C_TO_STRING_PLAIN);
+		char keyid[ATTEST_KEYID_LEN + 1];
+		json_object *st = NULL;
+		burst_err_t err;
+		bool ok = verify_one(text, pub, &st, keyid, &err) == 0;
+
+		bad += !ok;
+		if (list) {
+			json_object *e = json_object_new_object();
+			json_object_object_add(e, "index", json_object_new_int64((int64_t)i));
+			json_object_object_add(e, "verified", json_object_new_boolean(ok));
+			if (ok) {
+				json_object_object_add(e, "keyid", json_object_new_string(keyid));
+				json_object_object_add(e, "statement", json_object_get(st));
+			} else
+				json_object_object_add(e, "error", json_object_new_string(err.msg));
+			json_object_array_add(list, e);
+		} else if (ok) {
+			printf("%sverified:      %s[%zu] is signed by key %s\n", i ? "\n" : "", file, i, keyid);
+			describe_statement(st);
+		} else
+			fprintf(stderr, "%s: %s[%zu]: verification FAILED: %s\n", prog, file, i, err.msg);
+		json_object_put(st);
+	}
+	if (top) {
+		json_object_object_add(top, "verified", json_object_new_boolean(bad == 0));
+		json_object_object_add(top, "envelopes", list);
+		printf("%s\n", json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY |
+							     JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(top);
+	} else if (bad)
+		fprintf(stderr, "%s: %s: %zu of %zu envelopes FAILED verification\n", prog, file, bad, n);
+	return bad ? EXIT_FAILED : EXIT_OK;
+}
+
 static int cmd_verify(const struct aopts *o, int argc, char **argv)
 {
 	const char *keypath = o->key;
@@ -410,7 +483,8 @@ static int cmd_verify(const struct aopts *o, int argc, char **argv)
 	int rc = EXIT_USAGE;
 
 	if (argc != 1) {
-		fprintf(stderr, "%s: usage: burstctl verify FILE [--key PUBKEY.pem] [--json]\n", prog);
+		fprintf(stderr, "%s: usage: burstctl verify FILE [--key PUBKEY.pem] [--json] (FILE: "
+			"an envelope, or a JSON array of envelopes)\n", prog);
 		return EXIT_USAGE;
 	}
 	if (o->attest_only) {
@@ -430,6 +504,14 @@ static int cmd_verify(const struct aopts *o, int argc, char **argv)
 	text = slurp(argv[0], NULL);
 	if (!text)
 		goto out;
+	/* an array of envelopes: each must verify */
+	st = json_tokener_parse(text);
+	if (st && json_object_is_type(st, json_type_array)) {
+		rc = verify_array(o, argv[0], st, pub);
+		goto out;
+	}
+	json_object_put(st);
+	st = NULL;
 	if (attest_envelope_verify(text, pub, &payload, keyid, &err) == 0) {
 		st = json_tokener_parse(payload);
 		rc = EXIT_OK;

@@ -19,6 +19,7 @@
 #include "accept_cmd.h"
 #include "attest_cmd.h"
 #include "bless_cmd.h"
+#include "provenance_cmd.h"
 #include "catalog.h"
 #include "config.h"
 #include "contract.h"
@@ -71,7 +72,7 @@ static void usage(FILE *f)
 "  nodes [HOSTLIST]         one line per node of the agent's state\n"
 "  events                   the agent's event log (-f/--follow, --node NODE,\n"
 "                           --since SECONDS, -n COUNT)\n"
-"%s%s%s"
+"%s%s%s%s"
 "\n"
 "Options:\n"
 "  -c, --config FILE        burst.conf (default: $BURST_CONF, else %s if present)\n"
@@ -93,7 +94,7 @@ static void usage(FILE *f)
 "  'accelerator_count>=2,accelerator_architecture>=ampere'\n"
 "  'node_vcpus_count>=64 node_memory_size>=256G network_performance>=100G rank=price'\n"
 "Exit codes: 0 ok, 1 no match, 2 usage or input error. See burstctl(8).\n",
-		attest_cmd_usage, accept_cmd_usage, bless_cmd_usage, DEFAULT_CONF);
+		attest_cmd_usage, accept_cmd_usage, bless_cmd_usage, provenance_cmd_usage, DEFAULT_CONF);
 }
 
 /* ---- shared loading ---- */
@@ -890,6 +891,8 @@ int main(int argc, char **argv)
 		return ch;
 	if ((ch = bless_cmd_main(argc, argv)) >= 0)     /* bless */
 		return ch;
+	if ((ch = provenance_cmd_main(argc, argv)) >= 0)   /* provenance */
+		return ch;
 	while ((ch = getopt_long(argc, argv, "c:ep:n:jhVf", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': o.config = optarg; o.config_explicit = true; break;
@@ -959,7 +962,7 @@ int main(int argc, char **argv)
 	{
 		static const char *const verbs[] = { "select", "resolve", "catalog", "check-config", "keys",
 			"slurm-conf", "attest", "attest-key", "verify", "accept",
-			"status", "nodes", "events", "bless", NULL };
+			"status", "nodes", "events", "bless", "provenance", NULL };
 		const char *near = str_suggest(verb, verbs, 0);
 		fprintf(stderr, "%s: unknown verb '%s'%s%s%s (see burstctl --help)\n", prog, verb,
 			near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
