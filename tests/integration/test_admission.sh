@@ -84,6 +84,19 @@ ok $? "acceptance ran before slurmd started (report $t_report, slurmd $t_slurmd)
 grep 'report of instance' "$LAB/log/agent.log" | sed 's/^/# /'
 [ -s "$LAB/burst/nodes/burst-2/provenance.json" ]; ok $? "the node keeps the record it was admitted with (for burst-node health)"
 
+# what the job ran on, from burstctl (the agent's records, Slurm's job)
+burstctl="$build/burst-agent/ctl/burstctl"
+"$burstctl" --config "$LAB/etc/burst.conf" provenance --job "$id" >"$LAB/prov.out" 2>&1
+ok $? "burstctl provenance --job $id" "$LAB/prov.out"
+sed 's/^/# /' "$LAB/prov.out" | head -40
+grep -q "burst-2" "$LAB/prov.out" && grep -q "$(head -1 "$LAB/job.out")" "$LAB/prov.out" &&
+	grep -q "$(uname -r)" "$LAB/prov.out" && grep -q 'container-marker' "$LAB/prov.out" &&
+	! grep -q 'burst-1' "$LAB/prov.out"
+ok $? "... shows burst-2, its provenance id, kernel and the container test it passed, not the rejected node" "$LAB/prov.out"
+"$burstctl" --config "$LAB/etc/burst.conf" provenance --job "$id" --attestation -o "$LAB/att.json" >/dev/null 2>"$LAB/att.err" &&
+	"$burstctl" verify "$LAB/att.json" --key "$LAB/burst/attest.key" >"$LAB/verify.out" 2>&1
+ok $? "its signed attestation (in-toto, DSSE) verifies" "$LAB/att.err" "$LAB/verify.out"
+
 lab_wait_node burst-1 'idle~' 30; ok $? "the rejected node is idle~ again after its cooldown"
 lab_down
 ! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
