@@ -107,6 +107,20 @@ lab_agent_start; ok $? "the agent starts"
 lab_wait_job "$id" COMPLETED 90; ok $? "the spooled requests are served: the job completes" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 grep -qx "local-lab$$-burst-4-2" "$LAB/down.out"; ok $? "... on a new instance of burst-4 ($(cat "$LAB/down.out" 2>/dev/null))" "$LAB/down.out"
 
+# --- SIGHUP: burst.conf is read again; a broken one is refused, the running one kept ---
+cp "$LAB/etc/burst.conf" "$LAB/etc/burst.conf.good"
+echo "NodeSet=broken Nodes=burst-9 Partition=burst InstanceTypes=local.host Wieght=3" >>"$LAB/etc/burst.conf"
+kill -HUP "$AGENT_PID"
+for i in $(seq 50); do grep -q 'SIGHUP: .* has errors' "$LAB/log/agent.log" && break; sleep 0.1; done
+grep -q "did you mean 'Weight'" "$LAB/log/agent.log" && grep -q 'SIGHUP: .* has errors (above): the running configuration is kept' "$LAB/log/agent.log" &&
+	lab_pid_alive "$AGENT_PID"
+ok $? "SIGHUP with a broken burst.conf: the error is logged, the agent keeps running on the old one"
+sed 's/^NodeSet=local Nodes=burst-\[2-5\]/NodeSet=local Nodes=burst-[2-6]/' "$LAB/etc/burst.conf.good" >"$LAB/etc/burst.conf"
+kill -HUP "$AGENT_PID"
+for i in $(seq 50); do grep -q 'SIGHUP: .* read again: 6 nodes' "$LAB/log/agent.log" && break; sleep 0.1; done
+grep -q 'SIGHUP: .* read again: 6 nodes in 2 node sets' "$LAB/log/agent.log" && lab_pid_alive "$AGENT_PID"
+ok $? "SIGHUP with a fixed burst.conf: read again, the new node burst-6 is known"
+
 labdir=$LAB
 lab_down
 ! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
