@@ -13,11 +13,21 @@
 lab_log() { echo "lab: $*" >&2; }
 
 lab_pick_net() {
-	# one /24 per lab, from the pid, so that two labs never share a bridge
-	local n=$(( ($$ % 200) + 20 ))
+	# one /24, bridge and port pair per lab, starting from the pid and
+	# skipping what another lab (or anything else) on this machine uses
+	local k n port used
+	used=$(ss -Hltn 2>/dev/null | awk '{ sub(/.*:/, "", $4); print $4 }')
+	for ((k = 0; k < 200; k++)); do
+		n=$(( (($$ + k) % 200) + 20 ))
+		port=$(( 17000 + (($$ + k) % 400) * 2 ))
+		ip link show "brb$n" >/dev/null 2>&1 && continue
+		ip -4 addr show 2>/dev/null | grep -q "inet 10\.211\.$n\." && continue
+		echo "$used" | grep -qx "$port\|$((port + 1))\|$((port + 300))" && continue
+		break
+	done
 	LAB_NET="10.211.$n"
 	LAB_BR="brb$n"
-	LAB_PORT_CTLD=$(( 17000 + ($$ % 400) * 2 ))
+	LAB_PORT_CTLD=$port
 	LAB_PORT_SLURMD=$(( LAB_PORT_CTLD + 1 ))
 }
 
