@@ -28,7 +28,6 @@ if [ ! -f "$dir/Makefile" ]; then
 fi
 make -C "$dir" -s -j"$(nproc)" >/dev/null 2>&1 || make -C "$dir" -j"$(nproc)"
 burstctl="$dir/burst-agent/ctl/burstctl"
-ps="$dir/plugins/power_save"
 src=$top build=$dir
 
 set +e
@@ -36,14 +35,7 @@ set +e
 . "$top/tests/integration/lab.sh"
 
 SLURM_CONF_NODES="# nodes: below"
-SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
-PrologSlurmctld=$ps/burst-prolog-slurmctld
-ResumeTimeout=60
-SuspendTimeout=5
-SuspendTime=5
-JobSubmitPlugins=lua"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 5 5)
 lab_pre_ctld() {
 	# the demo's burst.conf: the local provider, whose one instance type
 	# (local.host) describes this machine as detected when the agent starts

@@ -274,3 +274,20 @@ lab_agent_start() {
 	lab_log "burst-agent did not open its socket"
 	return 1
 }
+
+# lab_burst_slurm_conf RESUME_TIMEOUT SUSPEND_TIMEOUT SUSPEND_TIME: the
+# slurm.conf lines of slurm-burst's power saving and job routing (for
+# SLURM_CONF_EXTRA), with the build's programs.
+lab_burst_slurm_conf() {
+	local ps="$build/plugins/power_save"
+	cat <<CONF
+ResumeProgram=$ps/burst-resume
+SuspendProgram=$ps/burst-suspend
+ResumeFailProgram=$ps/burst-resume-fail
+PrologSlurmctld=$ps/burst-prolog-slurmctld
+ResumeTimeout=$1
+SuspendTimeout=$2
+SuspendTime=$3
+JobSubmitPlugins=lua
+CONF
+}

@@ -9,20 +9,12 @@ src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
-ps="$build/plugins/power_save"
 agent="$build/burst-agent/burst-agent"
 [ -x "$agent" ] || bail "no $agent (build first)"
 command -v ch-run >/dev/null || bail "ch-run not found: install charliecloud-runtime"
 
 SLURM_CONF_NODES="# nodes: below"
-SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
-PrologSlurmctld=$ps/burst-prolog-slurmctld
-ResumeTimeout=90
-SuspendTimeout=5
-SuspendTime=60
-JobSubmitPlugins=lua"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 90 5 60)
 lab_pre_ctld() {
 	sh "$src/tests/acceptance/make-busybox-image.sh" "$LAB/images/busybox" "inside-the-image-$$" >/dev/null || return 1
 	cat >"$LAB/etc/acceptance.conf" <<CONF

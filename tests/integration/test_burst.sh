@@ -8,19 +8,11 @@ src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
-ps="$build/plugins/power_save"
 agent="$build/burst-agent/burst-agent"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 SLURM_CONF_NODES="# nodes: below"
-SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
-PrologSlurmctld=$ps/burst-prolog-slurmctld
-ResumeTimeout=60
-SuspendTimeout=10
-SuspendTime=5
-JobSubmitPlugins=lua"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 10 5)
 lab_pre_ctld() {
 	# the site's own PrologSlurmctld, chained by ours: it logs, and fails
 	# jobs named site-says-no

@@ -10,19 +10,12 @@ src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
-ps="$build/plugins/power_save"
 agent="$build/burst-agent/burst-agent"
 node_bin="$build/burst-agent/node/burst-node"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 SLURM_CONF_NODES="# nodes: below"
-SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
-ResumeTimeout=120
-SuspendTimeout=5
-SuspendTime=60
-JobSubmitPlugins=lua"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 120 5 60 | grep -v "^PrologSlurmctld=")
 lab_pre_ctld() {
 	lab_burst_conf <<CONF || return 1
 Contract=here node_vcpus_count>=1 accelerator_count=0

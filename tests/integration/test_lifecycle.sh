@@ -11,19 +11,11 @@ src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
-ps="$build/plugins/power_save"
 agent="$build/burst-agent/burst-agent"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 SLURM_CONF_NODES="# nodes: below"
-SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
-PrologSlurmctld=$ps/burst-prolog-slurmctld
-ResumeTimeout=60
-SuspendTimeout=5
-SuspendTime=30
-JobSubmitPlugins=lua"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 5 30)
 lab_pre_ctld() {
 	# node set "stale" is chosen first (lower weight) but blesses a kernel
 	# no node runs: its node is rejected at join

@@ -11,7 +11,6 @@ src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
-ps="$build/plugins/power_save"
 agent="$build/burst-agent/burst-agent"
 burstctl="$build/burst-agent/ctl/burstctl"
 [ -x "$agent" ] || bail "no $agent (build first)"
@@ -21,14 +20,7 @@ command -v xmllint >/dev/null || bail "no xmllint: apt-get install libxml2-utils
 
 SLURM_CONF_NODES="# nodes: below"
 # SuspendTime well beyond the test: the nodes stay up between the runs
-SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
-PrologSlurmctld=$ps/burst-prolog-slurmctld
-ResumeTimeout=60
-SuspendTimeout=10
-SuspendTime=120
-JobSubmitPlugins=lua"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 10 120)
 lab_pre_ctld() {
 	lab_burst_conf <<CONF || return 1
 Contract=here node_vcpus_count>=1 accelerator_count=0
