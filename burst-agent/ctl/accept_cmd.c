@@ -34,6 +34,7 @@
 
 #include "acceptance.h"
 #include "accept_cmd.h"
+#include "proc.h"
 #include "verb.h"
 #include "hostlist.h"
 #include "strutil.h"
@@ -180,128 +181,27 @@ static char *hostlist_compress(char **names, size_t n)
 
 /* ---- running a step ---- */
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void keep(struct strbuf *out, size_t *dropped, const char *buf, size_t n)
-{
-	size_t room = out->len < OUTPUT_CAP ? OUTPUT_CAP - out->len : 0;
-	size_t take = n < room ? n : room;
-
-	if (take)
-		sb_addf(out, "%.*s", (int)take, buf);
-	*dropped += n - take;
-}
-
 /*
  * Run argv (argv[0] looked up in PATH) in its own process group, stdin from
  * /dev/null, stdout and stderr captured together. Sets *output (allocated)
- * and *duration; returns NULL when it exited 0, else why not (static or
- * into why[]).
+ * and *duration; returns NULL when it exited 0, else why not (into why[]).
  */
 static const char *run_argv(char *const *argv, int timeout, char **output, double *duration,
 			    char *why, size_t whylen)
 {
-	struct strbuf out;
-	size_t dropped = 0;
-	int pfd[2] = { -1, -1 }, status = 0;
-	double start = now_s(), deadline = start + timeout, killed_at = 0;
-	bool timed_out = false, reaped = false, eof = false;
-	const char *res = NULL;
-	pid_t pid;
+	struct proc_capture pc;
+	burst_err_t err;
 
-	sb_init(&out);
-	sb_add(&out, "");
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		snprintf(why, whylen, "cannot make a pipe: %s", strerror(errno));
-		res = why;
-		goto out;
+	/* srun cancels its step on SIGTERM */
+	if (proc_capture(argv, timeout, KILL_GRACE_S, OUTPUT_CAP, &pc, &err) < 0) {
+		snprintf(why, whylen, "%.1000s", err.msg);
+		*output = xstrdup("");
+		*duration = 0;
+		return why;
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		snprintf(why, whylen, "cannot fork: %s", strerror(errno));
-		res = why;
-		goto out;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-		sigset_t none;
-
-		setpgid(0, 0);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		execvp(argv[0], argv);
-		fprintf(stderr, "burstctl accept: cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	close(pfd[1]);
-	pfd[1] = -1;
-	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-	while (!reaped || !eof) {
-		struct pollfd pf = { pfd[0], POLLIN, 0 };
-		double t = now_s();
-
-		if (!timed_out && t >= deadline) {
-			timed_out = true;
-			killed_at = t;
-			/* srun cancels its step on SIGTERM */
-			kill(-pid, SIGTERM);
-		}
-		if (timed_out && killed_at && t >= killed_at + KILL_GRACE_S) {
-			kill(-pid, SIGKILL);
-			killed_at = 0;
-		}
-		if (!eof) {
-			if (poll(&pf, 1, 100) > 0) {
-				char buf[8192];
-				ssize_t n = read(pfd[0], buf, sizeof(buf));
-				if (n > 0)
-					keep(&out, &dropped, buf, (size_t)n);
-				else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-					eof = true;
-			}
-		} else {
-			usleep(10000);
-		}
-		if (!reaped && waitpid(pid, &status, WNOHANG) == pid)
-			reaped = true;
-		if (reaped && !eof && now_s() > (timed_out ? killed_at + 2 * KILL_GRACE_S : deadline) + 2)
-			eof = true;     /* a stray holder of the pipe: stop waiting */
-	}
-	if (dropped)
-		sb_addf(&out, "\n[... %zu more bytes of output not kept]\n", dropped);
-	if (timed_out) {
-		snprintf(why, whylen, "timed out after %d s", timeout);
-		res = why;
-	} else if (WIFSIGNALED(status)) {
-		snprintf(why, whylen, "%s was killed by signal %d (%s)", argv[0], WTERMSIG(status),
-			 strsignal(WTERMSIG(status)));
-		res = why;
-	} else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-		snprintf(why, whylen, "%s exited with status %d%s", argv[0], WEXITSTATUS(status),
-			 WEXITSTATUS(status) == 127 ? " (command not found?)" : "");
-		res = why;
-	}
-out:
-	*duration = now_s() - start;
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	*output = sb_take(&out);
-	return res;
+	*output = pc.output;
+	*duration = pc.duration;
+	return proc_capture_failure(&pc, argv[0], timeout, why, whylen);
 }
 
 /* srun's argument vector: srun [--mpi=pmix] -N n -n n --ntasks-per-node=1 [-w H] [-p P] /bin/sh -c CMD */

@@ -28,6 +28,7 @@
 
 #include "acceptance.h"
 #include "burst_err.h"
+#include "proc.h"
 #include "strutil.h"
 
 #include "accept.h"
@@ -35,137 +36,29 @@
 #define OUTPUT_CAP (64 * 1024)    /* bytes of a test's output kept */
 #define KILL_GRACE_MS 1000        /* SIGTERM, then SIGKILL after this */
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Keep up to OUTPUT_CAP bytes; count what is dropped. */
-static void keep(struct strbuf *out, size_t *dropped, const char *buf, size_t n)
-{
-	size_t room = out->len < OUTPUT_CAP ? OUTPUT_CAP - out->len : 0;
-	size_t take = n < room ? n : room;
-
-	if (take)
-		sb_addf(out, "%.*s", (int)take, buf);
-	*dropped += n - take;
-}
-
 /*
- * Run line with /bin/sh in a new process group; fills res (output, duration,
- * and failure on timeout, abnormal exit or nonzero status).
+ * Run line with /bin/sh in a process group of its own; fills res (output,
+ * duration, and failure on timeout, abnormal exit or nonzero status).
  */
 static void run_one(const char *line, int timeout, struct acceptance_result *res)
 {
-	struct strbuf out;
-	size_t dropped = 0;
-	int pfd[2] = { -1, -1 }, status = 0;
-	double start = now_s(), deadline = start + timeout, killed_at = 0;
-	bool timed_out = false, reaped = false, eof = false;
-	int nap_us = 1000;      /* after EOF: wait for the exit, 1 ms doubling to 100 ms */
-	pid_t pid;
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)line, NULL };
+	struct proc_capture pc;
+	burst_err_t err;
+	char why[256];
 
-	sb_init(&out);
-	sb_add(&out, "");
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		acceptance_result_fail(res, ACCEPTANCE_FAIL, "cannot make a pipe: %s", strerror(errno));
-		goto out;
+	/* ch-run refuses to start as root without USER */
+	if (!getenv("USER"))
+		setenv("USER", getuid() == 0 ? "root" : "nobody", 1);
+	if (proc_capture(argv, timeout, KILL_GRACE_MS / 1000.0, OUTPUT_CAP, &pc, &err) < 0) {
+		acceptance_result_fail(res, ACCEPTANCE_FAIL, "%s", err.msg);
+		res->output = xstrdup("");
+		return;
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		acceptance_result_fail(res, ACCEPTANCE_FAIL, "cannot fork: %s", strerror(errno));
-		goto out;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-		sigset_t none;
-
-		setpgid(0, 0);
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		/* ch-run refuses to start as root without USER */
-		if (!getenv("USER"))
-			setenv("USER", getuid() == 0 ? "root" : "nobody", 1);
-		execl("/bin/sh", "sh", "-c", line, (char *)NULL);
-		fprintf(stderr, "burst-node accept: cannot run /bin/sh: %s\n", strerror(errno));
-		_exit(127);
-	}
-	setpgid(pid, pid);      /* both sides, so the kill below never misses */
-	close(pfd[1]);
-	pfd[1] = -1;
-	fcntl(pfd[0], F_SETFL, O_NONBLOCK);
-
-	while (!reaped || !eof) {
-		struct pollfd pf = { pfd[0], POLLIN, 0 };
-		double t = now_s();
-		int wait_ms = 100;
-
-		if (!timed_out && !reaped && t >= deadline) {
-			timed_out = true;
-			killed_at = t;
-			kill(pid, SIGTERM);
-		}
-		if (timed_out && !reaped && killed_at && t >= killed_at + KILL_GRACE_MS / 1000.0) {
-			kill(-pid, SIGKILL);
-			killed_at = 0;
-		}
-		if (!eof && poll(&pf, 1, wait_ms) > 0) {
-			char buf[8192];
-			ssize_t n = read(pfd[0], buf, sizeof(buf));
-			if (n > 0)
-				keep(&out, &dropped, buf, (size_t)n);
-			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-				eof = true;
-		} else if (eof) {
-			usleep((useconds_t)nap_us);
-			if (nap_us < wait_ms * 1000)
-				nap_us *= 2;
-		}
-		if (!reaped) {
-			pid_t w = waitpid(pid, &status, WNOHANG);
-			if (w == pid) {
-				reaped = true;
-				/* whatever the test left behind goes with it (and lets the pipe close) */
-				kill(-pid, SIGKILL);
-			}
-		}
-		if (reaped && !eof) {
-			/* drain what is buffered; do not wait for stray holders of the pipe */
-			char buf[8192];
-			ssize_t n;
-			while ((n = read(pfd[0], buf, sizeof(buf))) > 0)
-				keep(&out, &dropped, buf, (size_t)n);
-			if (n == 0 || now_s() > deadline + 2)
-				eof = true;
-		}
-	}
-	res->duration = now_s() - start;
-	if (dropped)
-		sb_addf(&out, "\n[... %zu more bytes of output not kept]\n", dropped);
-	if (timed_out)
-		acceptance_result_fail(res, ACCEPTANCE_FAIL, "timed out after %d s", timeout);
-	else if (WIFSIGNALED(status))
-		acceptance_result_fail(res, ACCEPTANCE_FAIL, "killed by signal %d (%s)",
-				       WTERMSIG(status), strsignal(WTERMSIG(status)));
-	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
-		acceptance_result_fail(res, ACCEPTANCE_FAIL, "the command exited with status %d%s",
-				       WEXITSTATUS(status),
-				       WEXITSTATUS(status) == 127 ? " (command not found?)" : "");
-out:
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	res->output = sb_take(&out);
+	res->duration = pc.duration;
+	res->output = pc.output;
+	if (proc_capture_failure(&pc, "the command", timeout, why, sizeof(why)))
+		acceptance_result_fail(res, ACCEPTANCE_FAIL, "%s", why);
 }
 
 static int write_file(const char *path, const char *what, const struct acceptance_result *r,
