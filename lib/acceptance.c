@@ -14,16 +14,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "confwords.h"
 #include "strutil.h"
 
 #define MAX_WORDS 64
 #define MAX_LINE_LEN 65536
 #define MAX_ERRORS 50
-
-struct word {
-	char *key;     /* NULL when the word has no '=' */
-	char *val;
-};
 
 struct parser {
 	struct acceptance_conf *conf;
@@ -93,64 +89,6 @@ static void strip_comment(char *s)
 	}
 }
 
-/*
- * Split line (in place) into Key=Value words. Double quotes keep blanks; in
- * them \" is a quote and \\ a backslash; other backslashes stay (regexes).
- * Returns the count, or -1 on an unterminated quote (*bad: its column).
- */
-static int split_words(char *line, struct word *w, int max, size_t *bad)
-{
-	char *p = line;
-	int n = 0;
-
-	for (;;) {
-		char *start, *out;
-		bool q = false;
-		size_t col;
-
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!*p)
-			break;
-		if (n == max)
-			return n;
-		col = (size_t)(p - line) + 1;
-		start = out = p;
-		w[n].key = NULL;
-		w[n].val = NULL;
-		while (*p && (q || !isspace((unsigned char)*p))) {
-			if (q && *p == '\\' && (p[1] == '"' || p[1] == '\\')) {
-				*out++ = p[1];
-				p += 2;
-				continue;
-			}
-			if (*p == '"') {
-				q = !q;
-				p++;
-				continue;
-			}
-			if (*p == '=' && !w[n].key && !q) {
-				*out++ = '\0';
-				w[n].key = start;
-				w[n].val = out;
-				p++;
-				continue;
-			}
-			*out++ = *p++;
-		}
-		if (q) {
-			*bad = col;
-			return -1;
-		}
-		if (*p)
-			p++;
-		*out = '\0';
-		if (!w[n].key)
-			w[n].val = start;
-		n++;
-	}
-	return n;
-}
 
 static bool valid_name(const char *s)
 {
@@ -274,7 +212,7 @@ out:
 	return ok;
 }
 
-static void parse_test(struct parser *p, struct word *w, int n)
+static void parse_test(struct parser *p, struct conf_word *w, int n)
 {
 	struct acceptance_test t;
 	bool have_kind = false, kind_given = false;
@@ -453,7 +391,7 @@ static void parse_test(struct parser *p, struct word *w, int n)
 	p->conf->tests[p->conf->ntests++] = t;
 }
 
-static void parse_runtime(struct parser *p, struct word *w, int n)
+static void parse_runtime(struct parser *p, struct conf_word *w, int n)
 {
 	struct acceptance_runtime rt = { NULL, NULL, NULL };
 	size_t i;
@@ -505,12 +443,12 @@ static void parse_runtime(struct parser *p, struct word *w, int n)
 
 static void parse_line(struct parser *p, char *text)
 {
-	struct word w[MAX_WORDS];
+	struct conf_word w[MAX_WORDS];
 	size_t bad = 0;
 	int n;
 
 	strip_comment(text);
-	n = split_words(text, w, MAX_WORDS, &bad);
+	n = conf_split_words(text, w, MAX_WORDS, true, &bad);
 	if (n < 0) {
 		perr(p, "unterminated quote in the word starting at column %zu", bad);
 		return;
@@ -603,21 +541,8 @@ struct acceptance_conf *acceptance_parse(const char *text, const char *name, bur
 const char *acceptance_default_path(const char *explicit_path)
 {
 	static char buf[PATH_MAX];
-	const char *env;
 
-	if (explicit_path && *explicit_path)
-		return explicit_path;
-	env = getenv("BURST_ACCEPTANCE_CONF");
-	if (env && *env)
-		return env;
-	env = getenv("SLURM_CONF");
-	if (env && *env && strlen(env) < sizeof(buf) - 32) {
-		char *dup = xstrdup(env);
-		snprintf(buf, sizeof(buf), "%s/acceptance.conf", dirname(dup));
-		free(dup);
-		return buf;
-	}
-	return "/etc/slurm/acceptance.conf";
+	return conf_default_path(explicit_path, "BURST_ACCEPTANCE_CONF", "acceptance.conf", buf, sizeof(buf));
 }
 
 struct acceptance_conf *acceptance_load(const char *path, burst_err_t *err)

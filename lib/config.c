@@ -17,18 +17,13 @@
 #include "arch.h"
 #include "config_int.h"
 #include "policy.h"
+#include "confwords.h"
 #include "strutil.h"
 
 #define MAX_WORDS 128
 #define MAX_INCLUDE_DEPTH 8
 #define MAX_NODES_PER_SET 65536
 #define MAX_LINE_LEN 65536
-
-struct word {
-	char *key;               /* before '=' (NULL for a bare word) */
-	char *val;               /* after '=', unquoted */
-	size_t col;              /* 1-based column in the line */
-};
 
 struct loader {
 	struct burst_config *cfg;
@@ -74,56 +69,6 @@ static void strip_comment(char *s)
 	}
 }
 
-/* Split into words; returns the count, or -1 with *bad set on an unterminated quote. */
-static int split_words(char *line, struct word *w, int max, size_t *bad)
-{
-	char *p = line;
-	int n = 0;
-
-	for (;;) {
-		char *start, *out;
-		bool q = false;
-
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!*p)
-			break;
-		if (n == max)
-			return n;
-		start = out = p;
-		w[n].col = (size_t)(p - line) + 1;
-		w[n].key = NULL;
-		w[n].val = NULL;
-		while (*p && (q || !isspace((unsigned char)*p))) {
-			if (*p == '"') {
-				q = !q;
-				p++;
-				continue;
-			}
-			if (*p == '=' && !w[n].key && !q) {
-				*out++ = '\0';
-				w[n].key = start;
-				w[n].val = out;
-				p++;
-				continue;
-			}
-			*out++ = *p++;
-		}
-		if (q) {
-			*bad = w[n].col;
-			return -1;
-		}
-		if (*p)
-			p++;
-		*out = '\0';
-		if (!w[n].key) {
-			w[n].key = NULL;
-			w[n].val = start;
-		}
-		n++;
-	}
-	return n;
-}
 
 static char **split_list(const char *s, size_t *n)
 {
@@ -245,28 +190,15 @@ static struct cfg_where where_of(const char *file, int line)
 const char *config_default_path(const char *explicit_path)
 {
 	static char buf[PATH_MAX];
-	const char *env;
 
-	if (explicit_path && *explicit_path)
-		return explicit_path;
-	env = getenv("BURST_CONF");
-	if (env && *env)
-		return env;
-	env = getenv("SLURM_CONF");
-	if (env && *env && strlen(env) < sizeof(buf) - 16) {
-		char *dup = xstrdup(env);
-		snprintf(buf, sizeof(buf), "%s/burst.conf", dirname(dup));
-		free(dup);
-		return buf;
-	}
-	return "/etc/slurm/burst.conf";
+	return conf_default_path(explicit_path, "BURST_CONF", "burst.conf", buf, sizeof(buf));
 }
 
 /* ---- objects ---- */
 
 static const char *const provider_types[] = { "local", "aws", "openstack", "gcp", "azure", NULL };
 
-static void parse_provider(struct loader *ld, const char *file, int line, struct word *w, int n)
+static void parse_provider(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
 	static const char *const keys[] = { "Provider", "Type", "Catalog", "Regions", "Region",
 		"CredentialsFile", "Endpoint", "Bridge", "Address", NULL };
@@ -408,7 +340,7 @@ static void free_nodeset(struct cfg_nodeset *ns)
 	free(ns->where.file);
 }
 
-static void parse_nodeset(struct loader *ld, const char *file, int line, struct word *w, int n)
+static void parse_nodeset(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
 	static const char *const keys[] = { "NodeSet", "Nodes", "Partition", "Providers",
 		"Provider", "Regions", "Region", "InstanceTypes", "Constraint", "Features",
@@ -530,7 +462,7 @@ static void free_override(struct cfg_override *o)
 	free(o->where.file);
 }
 
-static void parse_price(struct loader *ld, const char *file, int line, struct word *w, int n)
+static void parse_price(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
 	static const char *const keys[] = { "Price", "Provider", "Region", "OnDemand", "Spot", NULL };
 	struct cfg_override o;
@@ -574,7 +506,7 @@ static void parse_price(struct loader *ld, const char *file, int line, struct wo
 	add_override(ld->cfg, &o);
 }
 
-static void parse_itype(struct loader *ld, const char *file, int line, struct word *w, int n)
+static void parse_itype(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
 	struct cfg_override o;
 	int k, before = ld->nerr;
@@ -652,7 +584,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		"StateDir", "SocketPath", "JoinPort", "BootTimeout", "RejectCooldown",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", NULL };
-	struct word w[MAX_WORDS];
+	struct conf_word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
 	int n;
@@ -674,7 +606,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		}
 	}
 	copy = xstrdup(text);
-	n = split_words(copy, w, MAX_WORDS, &bad);
+	n = conf_split_words(copy, w, MAX_WORDS, false, &bad);
 	if (n < 0) {
 		lerr(ld, file, line, "unterminated quote starting near column %zu", bad);
 		goto out;
