@@ -842,7 +842,15 @@ static void handle_join(int fd)
 		reply_json(fd, false, "state changed", NULL);
 		goto out;
 	}
-	/* the address before slurmd starts */
+	/* the address before slurmd starts (a cloud instance's: where it reported from) */
+	if (!r.address) {
+		struct sockaddr_in sa;
+		socklen_t sl = sizeof(sa);
+		char peer[INET_ADDRSTRLEN];
+		if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET &&
+		    inet_ntop(AF_INET, &sa.sin_addr, peer, sizeof(peer)))
+			r.address = xstrdup(peer);
+	}
 	slurm_node(node, r.address, NO_VAL, NULL);
 	{
 		json_object *rec = json_object_new_object();

@@ -27,6 +27,8 @@ Control (JSON):
         {"error": ..., "echo_token": true}  the message repeats X-Amz-Security-Token
       RULE, used for every request whose parameters match:
         {"match": {"InstanceType": "g5.48xlarge"}, "error": CODE, "status": 500}
+        with "times": N only for the first N such requests; with "commit": true
+        the work is done before the error is answered
   GET /_requests  every EC2 request so far: {"action", "params", "has_auth",
                   "security_token"}
   GET /_imds      {"fetches": how many times the role's credentials were read}
@@ -76,10 +78,10 @@ def instance_xml(i):
             "<instanceState><code>%d</code><name>%s</name></instanceState>"
             "<instanceType>%s</instanceType><launchTime>%s</launchTime>"
             "<privateIpAddress>%s</privateIpAddress><clientToken>%s</clientToken>"
-            "<tagSet>%s</tagSet></item>"
+            "<amiLaunchIndex>%d</amiLaunchIndex><tagSet>%s</tagSet></item>"
             % (i["id"], escape(i["image"]),
                {"pending": 0, "running": 16, "terminated": 48}[i["state"]], i["state"],
-               escape(i["type"]), i["launch"], i["ip"], escape(i["token"]), tags))
+               escape(i["type"]), i["launch"], i["ip"], escape(i["token"]), i["index"], tags))
 
 
 def run_xml(res, request_id):
@@ -170,13 +172,13 @@ def do_run(p, limit):
                      p.get("TagSpecification.1.Tag.%d.Value" % k, "")))
         k += 1
     res = {"id": "r-%017x" % (len(state["reservations"]) + 1), "instances": []}
-    for _ in range(n):
+    for index in range(n):
         num = len(state["instances"]) + 1
         inst = {"id": "i-%017x" % num, "image": p.get("ImageId", ""),
                 "type": p.get("InstanceType", ""), "state": "pending",
                 "launch": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
                 "ip": "10.9.%d.%d" % (num // 250, num % 250 + 1), "token": token,
-                "tags": list(tags), "reservation": res["id"]}
+                "tags": list(tags), "reservation": res["id"], "index": index}
         state["instances"].append(inst)
         res["instances"].append(inst)
     state["reservations"][res["id"]] = res
@@ -325,12 +327,16 @@ class Handler(BaseHTTPRequestHandler):
                 "content_type": self.headers.get("Content-Type"),
                 "security_token": self.headers.get("X-Amz-Security-Token")})
             step = state["queue"].pop(0) if state["queue"] else {}
-            rule = next((r for r in state["rules"]
-                         if all(p.get(k) == v for k, v in r["match"].items())), None)
+            rule = next((r for r in state["rules"] if r.get("times", 1) > 0
+                         and all(p.get(k) == v for k, v in r["match"].items())), None)
+            if rule and "times" in rule:
+                rule["times"] -= 1
         if step.get("sleep"):
             time.sleep(step["sleep"])
         with lock:
             if rule:
+                if rule.get("commit"):
+                    ec2(p, {})
                 return self.answer(rule.get("status", 400), error_xml(
                     rule["error"], rule.get("message", rule["error"]), rid()))
             if "body" in step:
