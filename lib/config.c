@@ -227,6 +227,13 @@ static int parse_provider_aws(struct loader *ld, const char *file, int line, str
 		&p->iam_instance_profile, &p->profile, &p->ca_file, &p->join_address };
 	size_t i;
 
+	if (str_ieq(w->key, "MinCount")) {
+		if (!str_ieq(w->val, "1") && !str_ieq(w->val, "all"))
+			lerr(ld, file, line, "Provider %s: MinCount=%s: want 1 (launch what capacity allows) or all (the whole batch or nothing)",
+			     p->name, w->val);
+		p->min_count_all = str_ieq(w->val, "all");
+		return 1;
+	}
 	if (str_ieq(w->key, "SecurityGroups")) {
 		free_list(p->security_groups, p->nsecurity_groups);
 		p->security_groups = split_list(w->val, &p->nsecurity_groups);
@@ -254,7 +261,8 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 {
 	static const char *const keys[] = { "Provider", "Type", "Catalog", "Regions", "Region",
 		"CredentialsFile", "Endpoint", "Bridge", "Address", "ImageId", "LaunchTemplate",
-		"SubnetId", "SecurityGroups", "IamInstanceProfile", "Profile", "CaFile", "JoinAddress", NULL };
+		"SubnetId", "SecurityGroups", "IamInstanceProfile", "Profile", "CaFile", "JoinAddress",
+		"MinCount", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_provider p;
 	size_t i;

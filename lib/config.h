@@ -50,6 +50,7 @@ struct cfg_provider {
 	char *profile;           /* Profile= the credentials profile */
 	char *ca_file;           /* CaFile= CA bundle for an https Endpoint */
 	char *join_address;      /* JoinAddress=ADDR:PORT where instances reach the agent's join port */
+	bool min_count_all;      /* MinCount=all: a batch launches whole or not at all (default 1) */
 };
 
 struct cfg_contract {

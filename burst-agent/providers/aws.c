@@ -4,7 +4,7 @@
  * the instance role (lib/aws_creds.h).
  *
  * A launch batch (n nodes of one node set as one type in one region) is one
- * RunInstances with MinCount=1, MaxCount=n (split only when the user data
+ * RunInstances with MinCount=1 (MinCount=all: n), MaxCount=n (split only when the user data
  * would pass EC2's 16 KiB limit), an idempotency key (ClientToken) derived
  * from the cluster, the node set and each node's (name, attempt), tags
  * burst:cluster, burst:nodeset, burst:batch=<token> and Name, and user data:
@@ -45,6 +45,7 @@ struct provider {
 	char **sgs;
 	size_t nsgs;
 	char *default_region;
+	bool min_count_all;
 	struct region_client *rc;
 	size_t nrc;
 };
@@ -97,6 +98,7 @@ static struct provider *aws_init(const struct cfg_provider *cfg, const struct bu
 	for (i = 0; i < p->nsgs; i++)
 		p->sgs[i] = xstrdup(cfg->security_groups[i]);
 	p->default_region = dup_or_null(cfg->nregions ? cfg->regions[0] : NULL);
+	p->min_count_all = cfg->min_count_all;
 	return p;
 }
 
@@ -366,8 +368,8 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 			rp.launch_template_name = p->launch_template;
 	}
 	rp.instance_type = b->instance_type;
-	rp.min_count = 1;
 	rp.max_count = (int)(to - from);
+	rp.min_count = p->min_count_all ? rp.max_count : 1;
 	rp.subnet_id = p->subnet_id;
 	rp.security_group_ids = (const char *const *)p->sgs;
 	rp.nsecurity_groups = p->nsgs;

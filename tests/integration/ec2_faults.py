@@ -23,6 +23,7 @@ Control (JSON):
         {"status": 500, "body": "text"}               a raw answer
         {"commit": true, "error": ..., "status": 500} do the work, then fail
         {"limit": N}         RunInstances launches at most N (partial launch)
+        {"reverse": true}    RunInstances lists its instances last launch index first
         {"sleep": SECONDS}   answer late (then normally)
         {"error": ..., "echo_token": true}  the message repeats X-Amz-Security-Token
       RULE, used for every request whose parameters match:
@@ -84,12 +85,13 @@ def instance_xml(i):
                escape(i["type"]), i["launch"], i["ip"], escape(i["token"]), i["index"], tags))
 
 
-def run_xml(res, request_id):
+def run_xml(res, request_id, reverse=False):
+    insts = list(reversed(res["instances"])) if reverse else res["instances"]
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<RunInstancesResponse xmlns="%s">'
             "<requestId>%s</requestId><reservationId>%s</reservationId>"
             "<ownerId>123456789012</ownerId><groupSet/><instancesSet>%s</instancesSet>"
             "</RunInstancesResponse>"
-            % (NS, request_id, res["id"], "".join(instance_xml(i) for i in res["instances"])))
+            % (NS, request_id, res["id"], "".join(instance_xml(i) for i in insts)))
 
 
 def describe_xml(instances, next_token, request_id):
@@ -150,7 +152,7 @@ def indexed(params, prefix):
     return out
 
 
-def do_run(p, limit):
+def do_run(p, limit, reverse=False):
     token = p.get("ClientToken", "")
     key = {k: v for k, v in p.items() if k not in ("Action", "Version")}
     if token and token in state["tokens"]:
@@ -159,7 +161,7 @@ def do_run(p, limit):
             return 400, error_xml("IdempotentParameterMismatch",
                                   "Arguments on this idempotent request are inconsistent "
                                   "with arguments used in previous request(s).", rid())
-        return 200, run_xml(res, rid())
+        return 200, run_xml(res, rid(), reverse)
     n = int(p.get("MaxCount", "1"))
     if limit is not None:
         n = min(n, limit)
@@ -184,7 +186,7 @@ def do_run(p, limit):
     state["reservations"][res["id"]] = res
     if token:
         state["tokens"][token] = (key, res)
-    return 200, run_xml(res, rid())
+    return 200, run_xml(res, rid(), reverse)
 
 
 def matches(inst, filters, ids):
@@ -223,7 +225,7 @@ def do_describe(p):
 def ec2(p, step):
     action = p.get("Action", "")
     if action == "RunInstances":
-        return do_run(p, step.get("limit"))
+        return do_run(p, step.get("limit"), step.get("reverse", False))
     if action == "DescribeInstances":
         return do_describe(p)
     if action == "TerminateInstances":
