@@ -19,9 +19,11 @@
  * Instances fewer than asked (a partial launch): the nodes without one get
  * PROV_CAPACITY, so the agent moves them to the next candidate.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../provider.h"
 #include "ec2.h"
@@ -36,7 +38,18 @@ struct region_client {
 	struct ec2_client *c;
 };
 
+/* A batch as launched: its token and its nodes in launch index order. */
+struct jbatch {
+	char token[47];
+	size_t n;
+	char **nodes;
+	int *attempts;
+};
+
 struct provider {
+	char *journal;           /* StateDir/aws-PROVIDER.batches: one line per RunInstances */
+	struct jbatch *jb;
+	size_t njb;
 	char *name;
 	char *cluster;
 	char *endpoint, *ca_file;
@@ -70,6 +83,121 @@ static enum prov_class prov_of_ec2(enum ec2_class c)
 	return PROV_TRANSIENT;
 }
 
+/*
+ * The batch journal. The agent retries a launch node by node (after a
+ * transient error, or a restart while a batch was in flight), so a node's
+ * retry does not repeat its batch's ClientToken. Each batch is written here
+ * (TOKEN NODE:ATTEMPT...) before its RunInstances; a launch of a (node,
+ * attempt) found here first adopts that node's instance of the earlier
+ * batch (found by its burst:batch tag, at the node's launch index).
+ */
+static void journal_push(struct provider *p, const char *token, char **nodes, int *attempts, size_t n)
+{
+	struct jbatch *j;
+
+	p->jb = xrealloc(p->jb, (p->njb + 1) * sizeof(*p->jb));
+	j = &p->jb[p->njb++];
+	snprintf(j->token, sizeof(j->token), "%s", token);
+	j->n = n;
+	j->nodes = nodes;
+	j->attempts = attempts;
+}
+
+static void journal_load(struct provider *p)
+{
+	FILE *f = fopen(p->journal, "r");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *tok = strtok_r(line, " \n", &save), *w;
+		char **nodes = NULL;
+		int *attempts = NULL;
+		size_t n = 0;
+
+		if (!tok || strlen(tok) != 46)
+			continue;
+		while ((w = strtok_r(NULL, " \n", &save))) {
+			char *colon = strrchr(w, ':');
+			if (!colon)
+				continue;
+			*colon = '\0';
+			nodes = xrealloc(nodes, (n + 1) * sizeof(char *));
+			attempts = xrealloc(attempts, (n + 1) * sizeof(int));
+			nodes[n] = xstrdup(w);
+			attempts[n] = atoi(colon + 1);
+			n++;
+		}
+		journal_push(p, tok, nodes, attempts, n);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* The earlier batch holding (node, attempt), and the node's index in it. */
+static const struct jbatch *journal_find(const struct provider *p, const char *node, int attempt, size_t *idx)
+{
+	size_t i, k;
+
+	for (i = p->njb; i-- > 0;)
+		for (k = 0; k < p->jb[i].n; k++)
+			if (p->jb[i].attempts[k] == attempt && !strcmp(p->jb[i].nodes[k], node)) {
+				*idx = k;
+				return &p->jb[i];
+			}
+	return NULL;
+}
+
+/* Record nodes [from, to) of b as batch token (before its RunInstances). */
+static void journal_add(struct provider *p, const char *token, const struct prov_batch *b,
+			size_t from, size_t to)
+{
+	struct strbuf s;
+	char **nodes;
+	int *attempts;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < p->njb; i++)
+		if (!strcmp(p->jb[i].token, token))
+			return;
+	nodes = xcalloc(to - from + 1, sizeof(char *));
+	attempts = xcalloc(to - from + 1, sizeof(int));
+	sb_init(&s);
+	sb_add(&s, token);
+	for (i = from; i < to; i++) {
+		nodes[i - from] = xstrdup(b->nodes[i].node);
+		attempts[i - from] = b->nodes[i].attempt;
+		sb_addf(&s, " %s:%d", b->nodes[i].node, b->nodes[i].attempt);
+	}
+	sb_add(&s, "\n");
+	journal_push(p, token, nodes, attempts, to - from);
+	/* if it cannot be written, EC2's ClientToken still covers a repeat of the whole batch */
+	fd = open(p->journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (write(fd, s.s, s.len) == (ssize_t)s.len)
+			(void)fdatasync(fd);
+		close(fd);
+	}
+	sb_free(&s);
+}
+
+static void journal_free(struct provider *p)
+{
+	size_t i, k;
+
+	for (i = 0; i < p->njb; i++) {
+		for (k = 0; k < p->jb[i].n; k++)
+			free(p->jb[i].nodes[k]);
+		free(p->jb[i].nodes);
+		free(p->jb[i].attempts);
+	}
+	free(p->jb);
+	free(p->journal);
+}
+
 static struct provider *aws_init(const struct cfg_provider *cfg, const struct burst_config *all,
 				 burst_err_t *err)
 {
@@ -99,6 +227,12 @@ static struct provider *aws_init(const struct cfg_provider *cfg, const struct bu
 		p->sgs[i] = xstrdup(cfg->security_groups[i]);
 	p->default_region = dup_or_null(cfg->nregions ? cfg->regions[0] : NULL);
 	p->min_count_all = cfg->min_count_all;
+	{
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/aws-%s.batches", all->state_dir ? all->state_dir : ".", cfg->name);
+		p->journal = xstrdup(path);
+	}
+	journal_load(p);
 	return p;
 }
 
@@ -382,6 +516,7 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 	rp.tags = tags;
 	rp.ntags = 4;
 	rp.client_token = token;
+	journal_add(p, token, b, from, to);
 	ec = ec2_run_instances(c, &rp, &l, &err);
 	sb_free(&ud);
 	if (ec != EC2_OK) {
@@ -418,6 +553,73 @@ static size_t chunk_end(const struct provider *p, const struct prov_batch *b, co
 	return to;
 }
 
+/*
+ * Nodes of b launched by an earlier batch (the journal): adopt their
+ * instances. Returns how many were adopted (their cls is PROV_OK; *done[i]
+ * set), or -1 (nodes failed with the class) when EC2 cannot be asked.
+ */
+static long adopt_journaled(struct provider *p, struct ec2_client *c, struct prov_batch *b, char *done)
+{
+	const char *states[] = { "pending", "running", "stopping", "stopped" };
+	long adopted = 0;
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		const struct jbatch *j;
+		struct ec2_instances l = { 0 };
+		struct ec2_describe_params dp;
+		struct ec2_filter f[2];
+		const char *tokv[1];
+		burst_err_t err;
+		enum ec2_class ec;
+		size_t idx, k, m;
+		bool by_index = true;
+
+		if (done[i] || !(j = journal_find(p, b->nodes[i].node, b->nodes[i].attempt, &idx)))
+			continue;
+		tokv[0] = j->token;
+		memset(&dp, 0, sizeof(dp));
+		f[0].name = "tag:burst:batch";
+		f[0].values = tokv;
+		f[0].nvalues = 1;
+		f[1].name = "instance-state-name";
+		f[1].values = states;
+		f[1].nvalues = 4;
+		dp.filters = f;
+		dp.nfilters = 2;
+		ec = ec2_describe_instances(c, &dp, &l, &err);
+		if (ec != EC2_OK) {
+			char msg[1200];
+			snprintf(msg, sizeof(msg), "aws DescribeInstances (batch %s) before launching %s again: %.700s",
+				 j->token, b->nodes[i].node, ec2_detail(err.msg));
+			fail_nodes(b, 0, b->n, prov_of_ec2(ec), msg);
+			return -1;
+		}
+		for (k = 0; k < l.n; k++)
+			if (l.v[k].launch_index < 0 || (size_t)l.v[k].launch_index >= j->n)
+				by_index = false;
+		/* every node of that batch that is in this one too */
+		for (k = 0; k < l.n && k < j->n; k++) {
+			size_t at = by_index ? (size_t)l.v[k].launch_index : k;
+			for (m = 0; m < b->n; m++)
+				if (!done[m] && b->nodes[m].attempt == j->attempts[at] &&
+				    !strcmp(b->nodes[m].node, j->nodes[at])) {
+					snprintf(b->nodes[m].instance, sizeof(b->nodes[m].instance), "%s", l.v[k].id ? l.v[k].id : "");
+					b->nodes[m].cls = PROV_OK;
+					b->nodes[m].error[0] = '\0';
+					done[m] = 1;
+					adopted++;
+				}
+		}
+		ec2_instances_free(&l);
+		/* looked up once: not found there means never launched */
+		for (m = 0; m < b->n; m++)
+			if (!done[m] && journal_find(p, b->nodes[m].node, b->nodes[m].attempt, &k) == j)
+				done[m] = 2;
+	}
+	return adopted;
+}
+
 static size_t aws_launch(struct provider *p, struct prov_batch *b)
 {
 	enum prov_class cls = PROV_OK;
@@ -425,7 +627,10 @@ static size_t aws_launch(struct provider *p, struct prov_batch *b)
 	burst_err_t err;
 	const char *region = b->region ? b->region : p->default_region;
 	const char *join = p->join_address ? p->join_address : b->join_addr;
-	size_t from = 0, got = 0;
+	size_t from = 0, got = 0, i, k;
+	struct prov_batch rest;
+	char *done;
+	long adopted;
 
 	if (!b->n)
 		return 0;
@@ -437,12 +642,30 @@ static size_t aws_launch(struct provider *p, struct prov_batch *b)
 		fail_nodes(b, 0, b->n, cls, msg);
 		return 0;
 	}
-	while (from < b->n) {
-		size_t to = chunk_end(p, b, join, from);
-		got += launch_chunk(p, c, b, region, join, from, to);
+	done = xcalloc(b->n, 1);
+	adopted = adopt_journaled(p, c, b, done);
+	if (adopted < 0) {
+		free(done);
+		return 0;
+	}
+	/* the others, in their order, as one batch */
+	rest = *b;
+	rest.nodes = xcalloc(b->n, sizeof(*rest.nodes));
+	rest.n = 0;
+	for (i = 0; i < b->n; i++)
+		if (done[i] != 1)
+			rest.nodes[rest.n++] = b->nodes[i];
+	while (from < rest.n) {
+		size_t to = chunk_end(p, &rest, join, from);
+		got += launch_chunk(p, c, &rest, region, join, from, to);
 		from = to;
 	}
-	return got;
+	for (i = 0, k = 0; i < b->n; i++)
+		if (done[i] != 1)
+			b->nodes[i] = rest.nodes[k++];
+	free(rest.nodes);
+	free(done);
+	return got + (size_t)adopted;
 }
 
 /* Instance ids say nothing of their region: ask each region's client. */
@@ -544,6 +767,7 @@ static void aws_fini(struct provider *p)
 	free(p->iam_profile);
 	free(p->join_address);
 	free(p->default_region);
+	journal_free(p);
 	free(p);
 }
 

@@ -50,6 +50,7 @@ StateDir=$work/state
 Provider=moto Type=aws Regions=us-east-1 Endpoint=$ep ImageId=$ami JoinAddress=10.0.0.5:6830 MinCount=all
 Provider=fake Type=aws Regions=us-east-1 Endpoint=$fep ImageId=ami-fake LaunchTemplate=burst-nodes IamInstanceProfile=arn:aws:iam::123456789012:instance-profile/burst
 CONF
+mkdir -p "$work/state"
 drv() { "$cli" "$work/burst.conf" "$@" >"$work/out" 2>&1; }
 col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$work/out"; }
 moto_ids() {   # instances of a batch token (or all with burst:cluster=drv), not terminated
@@ -73,6 +74,11 @@ i2=$(col n2 2)
 drv moto launch --type t3.micro n1:1:tok-one n2:1:tok-two n3:1:tok-three
 [ "$(awk '{print $1, $2}' "$work/out")" = "$first" ] && [ "$(moto_ids | wc -w)" = 3 ]
 ok $? "the same batch again (a restart) adopts the same instances, launches none" "$work/out"
+drv moto launch --type t3.micro n3:1:tok-three
+[ "$(col n3 2)" = "$(awk '$1 == "n3" {print $2}' <<<"$first")" ] && [ "$(moto_ids | wc -w)" = 3 ]
+ok $? "a node of the batch retried alone (the agent retries node by node) adopts its instance ($(col n3 2))" "$work/out"
+grep -q "^burst-[0-9a-f]\{40\} n1:1 n2:1 n3:1$" "$work/state/aws-moto.batches"
+ok $? "the batch was journaled before its RunInstances" "$work/state/aws-moto.batches"
 drv moto launch --type t3.micro n1:2:tok-one2
 n1b=$(col n1 2)
 [ "$n1b" != "-" ] && ! grep -q "$n1b" <<<"$first" && [ "$(moto_ids | wc -w)" = 4 ]
