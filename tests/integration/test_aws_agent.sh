@@ -151,7 +151,7 @@ tok=$(j 'd["tags"].get("burst:batch", "")')
 	[[ "$tok" =~ ^burst-[0-9a-f]{40}$ ]] && [ "$(j 'd["token"]')" = "$tok" ] && [ -n "$(j 'd["tags"].get("Name", "")')" ]
 ok $? "tagged burst:cluster, burst:nodeset, burst:batch (= its ClientToken $tok) and Name" "$LAB/i1.json"
 j 'd["userdata"]' >"$LAB/ud1.sh"
-jtok=$(sqlite3 "$LAB/burst/agent.db" "select token from nodes where name='burst-1'" 2>/dev/null)
+jtok=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select token from nodes where name=?", ("burst-1",)).fetchone()[0])' "$LAB/burst/agent.db" 2>/dev/null)
 [ -n "$jtok" ] && grep -q "0) NODE='burst-1' TOKEN='$jtok'" "$LAB/ud1.sh" && grep -q "JOIN='$LAB_NET.1:$jp'" "$LAB/ud1.sh"
 ok $? "its user data holds the node's name, its join token and the JoinAddress" "$LAB/ud1.sh"
 ! grep -q "$sk" "$LAB/log/agent.log"; ok $? "no secret in the agent's log"
