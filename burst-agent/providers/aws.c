@@ -58,6 +58,7 @@ struct provider {
 	char **sgs;
 	size_t nsgs;
 	char *default_region;
+	char **regions;          /* Regions= (NULL-terminated) */
 	bool min_count_all;
 	struct region_client *rc;
 	size_t nrc;
@@ -226,6 +227,9 @@ static struct provider *aws_init(const struct cfg_provider *cfg, const struct bu
 	for (i = 0; i < p->nsgs; i++)
 		p->sgs[i] = xstrdup(cfg->security_groups[i]);
 	p->default_region = dup_or_null(cfg->nregions ? cfg->regions[0] : NULL);
+	p->regions = xcalloc(cfg->nregions + 1, sizeof(char *));
+	for (i = 0; i < cfg->nregions; i++)
+		p->regions[i] = xstrdup(cfg->regions[i]);
 	p->min_count_all = cfg->min_count_all;
 	{
 		char path[4096];
@@ -668,10 +672,18 @@ static size_t aws_launch(struct provider *p, struct prov_batch *b)
 	return got + (size_t)adopted;
 }
 
-/* Instance ids say nothing of their region: ask each region's client. */
-static struct ec2_client *any_client(struct provider *p, enum prov_class *cls, burst_err_t *err)
+/* Instance ids say nothing of their region: a client for each configured
+ * region (and any other launched in), so that all can be asked. */
+static int all_clients(struct provider *p, enum prov_class *cls, burst_err_t *err)
 {
-	return client_for(p, p->nrc ? p->rc[0].region : NULL, cls, err);
+	size_t i;
+
+	for (i = 0; p->regions[i]; i++)
+		if (!client_for(p, p->regions[i], cls, err))
+			return -1;
+	if (!p->nrc && !client_for(p, NULL, cls, err))
+		return -1;
+	return 0;
 }
 
 static int aws_terminate(struct provider *p, const char *node, const char *instance,
@@ -686,7 +698,7 @@ static int aws_terminate(struct provider *p, const char *node, const char *insta
 	if (!instance || !*instance)
 		return 0;
 	ids[0] = instance;
-	if (!p->nrc && !any_client(p, cls, err))
+	if (all_clients(p, cls, err) < 0)
 		return -1;
 	/* the instance lives in one of the regions we launched in */
 	for (i = 0; i < p->nrc; i++) {
@@ -721,7 +733,7 @@ static int aws_exists(struct provider *p, const char *node, const char *instance
 	(void)node;
 	if (!instance || !*instance)
 		return 0;
-	if (!p->nrc && !any_client(p, &cls, &err))
+	if (all_clients(p, &cls, &err) < 0)
 		return -1;
 	ids[0] = instance;
 	memset(&dp, 0, sizeof(dp));
@@ -767,6 +779,9 @@ static void aws_fini(struct provider *p)
 	free(p->iam_profile);
 	free(p->join_address);
 	free(p->default_region);
+	for (i = 0; p->regions[i]; i++)
+		free(p->regions[i]);
+	free(p->regions);
 	journal_free(p);
 	free(p);
 }
