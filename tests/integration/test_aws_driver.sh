@@ -48,6 +48,7 @@ ClusterName=drv
 StateDir=$work/state
 # moto launches MinCount instances (EC2: up to MaxCount): MinCount=all
 Provider=moto Type=aws Regions=us-east-1 Endpoint=$ep ImageId=$ami JoinAddress=10.0.0.5:6830 MinCount=all
+Provider=moto2 Type=aws Regions=us-east-1,us-west-2 Endpoint=$ep ImageId=$ami
 Provider=fake Type=aws Regions=us-east-1 Endpoint=$fep ImageId=ami-fake LaunchTemplate=burst-nodes IamInstanceProfile=arn:aws:iam::123456789012:instance-profile/burst
 CONF
 mkdir -p "$work/state"
@@ -111,6 +112,14 @@ drv moto terminate n2 "$i2"; ok $? "terminate again is fine" "$work/out"
 drv moto terminate n9 i-0123456789abcdef0; ok $? "terminate of an unknown instance (gone) is fine" "$work/out"
 drv moto exists n9 i-0123456789abcdef0; [ "$(cat "$work/out")" = -1 ]
 ok $? "exists: an instance EC2 does not know yet is -1 (cannot tell)" "$work/out"
+
+# a second region: terminate (a new process, as after a restart) finds it there
+drv moto2 launch --type t3.micro --region us-west-2 w1:1:tok-w
+iw=$(col w1 2)
+[ "$(col w1 3)" = ok ]; ok $? "a launch in us-west-2 ($iw)" "$work/out"
+drv moto2 exists w1 "$iw"; [ "$(cat "$work/out")" = 1 ]; ok $? "exists finds it in the second region" "$work/out"
+drv moto2 terminate w1 "$iw"; ok $? "terminate" "$work/out"
+drv moto2 exists w1 "$iw"; [ "$(cat "$work/out")" = 0 ]; ok $? "... and it is terminated there" "$work/out"
 
 # --- the fault endpoint ---
 script() { curl -s -X POST -d "$1" "$fep/_script" >/dev/null; }
