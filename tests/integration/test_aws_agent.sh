@@ -95,6 +95,7 @@ CONF
 }
 lab_up || { aux_down; bail "the lab did not start"; }
 trap 'lab_down; aux_down' EXIT
+trap 'lab_down; aux_down; exit 130' INT TERM
 cd "$LAB" || bail "no lab directory"
 TAP_DIAG="$LAB/log/agent.log"
 ok 0 "burstctl check-config accepts the aws providers"
