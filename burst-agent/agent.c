@@ -871,7 +871,15 @@ static void handle_join(int fd)
 		reply_json(fd, false, "state changed", NULL);
 		goto out;
 	}
-	/* the address before slurmd starts */
+	/* the address before slurmd starts (a cloud instance's: where it reported from) */
+	if (!r.address) {
+		struct sockaddr_in sa;
+		socklen_t sl = sizeof(sa);
+		char peer[INET_ADDRSTRLEN];
+		if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET &&
+		    inet_ntop(AF_INET, &sa.sin_addr, peer, sizeof(peer)))
+			r.address = xstrdup(peer);
+	}
 	slurm_node(node, r.address, NO_VAL, NULL);
 	{
 		json_object *rec = json_object_new_object();
@@ -1178,7 +1186,7 @@ static int load_conf(void)
 		p->cfg = &c.cfg->providers[i];
 		p->ops = provider_ops_find(p->cfg->type);
 		if (!p->ops) {
-			ERR("%s:%d: Provider %s: Type=%s has no driver in this agent (drivers: local)",
+			ERR("%s:%d: Provider %s: Type=%s has no driver in this agent (drivers: local, aws)",
 			    p->cfg->where.file, p->cfg->where.line, p->cfg->name, p->cfg->type);
 			goto fail;
 		}

@@ -7,6 +7,7 @@
 
 static const struct provider_ops *const drivers[] = {
 	&provider_local,
+	&provider_aws,
 	NULL,
 };
 

@@ -83,5 +83,6 @@ struct provider_ops {
 const struct provider_ops *provider_ops_find(const char *type);
 
 extern const struct provider_ops provider_local;
+extern const struct provider_ops provider_aws;
 
 #endif

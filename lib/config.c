@@ -198,10 +198,52 @@ const char *config_default_path(const char *explicit_path)
 
 static const char *const provider_types[] = { "local", "aws", "openstack", "gcp", "azure", NULL };
 
+/* The aws provider's keys; 1 when w was one of them. */
+static int parse_provider_aws(struct loader *ld, const char *file, int line, struct cfg_provider *p,
+			      const struct conf_word *w)
+{
+	static const char *const skeys[] = { "ImageId", "LaunchTemplate", "SubnetId",
+		"IamInstanceProfile", "Profile", "CaFile", "JoinAddress", NULL };
+	char **const dst[] = { &p->image_id, &p->launch_template, &p->subnet_id,
+		&p->iam_instance_profile, &p->profile, &p->ca_file, &p->join_address };
+	size_t i;
+
+	if (str_ieq(w->key, "MinCount")) {
+		if (!str_ieq(w->val, "1") && !str_ieq(w->val, "all"))
+			lerr(ld, file, line, "Provider %s: MinCount=%s: want 1 (launch what capacity allows) or all (the whole batch or nothing)",
+			     p->name, w->val);
+		p->min_count_all = str_ieq(w->val, "all");
+		return 1;
+	}
+	if (str_ieq(w->key, "SecurityGroups")) {
+		free_list(p->security_groups, p->nsecurity_groups);
+		p->security_groups = split_list(w->val, &p->nsecurity_groups);
+		return 1;
+	}
+	for (i = 0; skeys[i]; i++)
+		if (str_ieq(w->key, skeys[i]))
+			break;
+	if (!skeys[i])
+		return 0;
+	if (!strcmp(skeys[i], "JoinAddress")) {
+		const char *colon = strrchr(w->val, ':');
+		char *end = NULL;
+		long port = colon ? strtol(colon + 1, &end, 10) : 0;
+		if (!colon || colon == w->val || !end || *end || port < 1 || port > 65535)
+			lerr(ld, file, line, "Provider %s: JoinAddress=%s is not ADDRESS:PORT such as 10.0.0.5:6830",
+			     p->name, w->val);
+	}
+	free(*dst[i]);
+	*dst[i] = xstrdup(w->val);
+	return 1;
+}
+
 static void parse_provider(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
 	static const char *const keys[] = { "Provider", "Type", "Catalog", "Regions", "Region",
-		"CredentialsFile", "Endpoint", "Bridge", "Address", NULL };
+		"CredentialsFile", "Endpoint", "Bridge", "Address", "ImageId", "LaunchTemplate",
+		"SubnetId", "SecurityGroups", "IamInstanceProfile", "Profile", "CaFile", "JoinAddress",
+		"MinCount", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_provider p;
 	size_t i;
@@ -247,6 +289,8 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 			free(p.address);
 			p.address = xstrdup(w[k].val);
 		}
+		else if (parse_provider_aws(ld, file, line, &p, &w[k]))
+			;
 		else
 			unknown_key(ld, file, line, "Provider", w[k].key, keys);
 	}
@@ -867,6 +911,14 @@ void config_free(struct burst_config *cfg)
 		free(p->bridge);
 		free(p->address);
 		free(p->where.file);
+		free(p->image_id);
+		free(p->launch_template);
+		free(p->subnet_id);
+		free_list(p->security_groups, p->nsecurity_groups);
+		free(p->iam_instance_profile);
+		free(p->profile);
+		free(p->ca_file);
+		free(p->join_address);
 	}
 	free(cfg->providers);
 	for (i = 0; i < cfg->ncontracts; i++) {
@@ -1122,6 +1174,11 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 	for (i = 0; i < cfg->nproviders; i++) {
 		const struct cfg_provider *p = &cfg->providers[i];
 		struct stat st;
+		if (!strcmp(p->type, "aws") && !p->image_id && !p->launch_template) {
+			burst_err_append(err, "%s:%d: Provider %s (aws) needs ImageId=ami-... or LaunchTemplate=lt-...|NAME: the image its instances boot",
+					 p->where.file, p->where.line, p->name);
+			problems++;
+		}
 		if (!p->credentials)
 			continue;
 		if (stat(p->credentials, &st) < 0) {

@@ -40,6 +40,17 @@ struct cfg_provider {
 	char *bridge;            /* local: Bridge= the agent's bridge */
 	char *address;           /* local: Address= the bridge's ADDR/PREFIX; nodes get the rest */
 	struct cfg_where where;
+	/* aws (all may be NULL) */
+	char *image_id;          /* ImageId= the AMI */
+	char *launch_template;   /* LaunchTemplate= lt-... id or a name */
+	char *subnet_id;         /* SubnetId= */
+	char **security_groups;  /* SecurityGroups=sg-a,sg-b (NULL-terminated; may be empty) */
+	size_t nsecurity_groups;
+	char *iam_instance_profile; /* IamInstanceProfile= a name or an ARN */
+	char *profile;           /* Profile= the credentials profile */
+	char *ca_file;           /* CaFile= CA bundle for an https Endpoint */
+	char *join_address;      /* JoinAddress=ADDR:PORT where instances reach the agent's join port */
+	bool min_count_all;      /* MinCount=all: a batch launches whole or not at all (default 1) */
 };
 
 struct cfg_contract {

@@ -297,6 +297,13 @@ static void parse_instance_set(const xmlNode *set, struct ec2_instances *out)
 		in->launch_time = child_text(it, "launchTime");
 		in->client_token = child_text(it, "clientToken");
 		in->image_id = child_text(it, "imageId");
+		{
+			char *li = child_text(it, "amiLaunchIndex");
+			char *end = NULL;
+			long v = li && *li ? strtol(li, &end, 10) : -1;
+			in->launch_index = li && *li && end && !*end && v >= 0 && v < 1000000 ? (int)v : -1;
+			free(li);
+		}
 		if (in->private_ip && !*in->private_ip) {
 			free(in->private_ip);
 			in->private_ip = NULL;

@@ -113,6 +113,7 @@ struct ec2_instance {
 	char *image_id;
 	struct ec2_tag *tags;  /* strings owned by the instance */
 	size_t ntags;
+	int launch_index;      /* amiLaunchIndex within its RunInstances, -1 when not given */
 };
 
 struct ec2_instances {

@@ -137,7 +137,7 @@ ok $? "... naming file:line, the word and the nearest key"
 has "bad.conf:2: Contract x: bad contract at character" err
 ok $? "... and the contract error with its line"
 cat >"$tmp/unsat.conf" <<'CONF'
-Provider=aws
+Provider=aws ImageId=ami-0123456789abcdef0
 Contract=big accelerator_count>=16 accelerator_architecture=hopper
 NodeSet=small Nodes=burst-[1-2] InstanceTypes=g5.12xlarge,g5.xlarg
 CONF
@@ -147,6 +147,11 @@ has "unsat.conf:2: Contract big is satisfied by no instance type of any NodeSet"
 ok $? "... reported with file:line"
 has "instance type g5.xlarg is in no catalog of its providers; did you mean 'g5.xlarge'?" err
 ok $? "an unknown instance type is reported with the nearest"
+printf 'Provider=aws Regions=us-east-1 SubnetId=subnet-1\nNodeSet=n Nodes=b-[1-2] InstanceTypes=t3.micro\n' >"$tmp/noimage.conf"
+run 2 check-config "$tmp/noimage.conf"
+ok $? "an aws provider without an image is a problem"
+has "noimage.conf:1: Provider aws (aws) needs ImageId=ami-... or LaunchTemplate=lt-...|NAME" err
+ok $? "... saying what to add"
 
 # --- catalog directory selection ---
 BURST_CATALOG_DIR="$src/tests/fixtures/catalog-small" "$B" catalog list >"$tmp/out" 2>&1

@@ -23,10 +23,13 @@ Control (JSON):
         {"status": 500, "body": "text"}               a raw answer
         {"commit": true, "error": ..., "status": 500} do the work, then fail
         {"limit": N}         RunInstances launches at most N (partial launch)
+        {"reverse": true}    RunInstances lists its instances last launch index first
         {"sleep": SECONDS}   answer late (then normally)
         {"error": ..., "echo_token": true}  the message repeats X-Amz-Security-Token
       RULE, used for every request whose parameters match:
         {"match": {"InstanceType": "g5.48xlarge"}, "error": CODE, "status": 500}
+        with "times": N only for the first N such requests; with "commit": true
+        the work is done before the error is answered
   GET /_requests  every EC2 request so far: {"action", "params", "has_auth",
                   "security_token"}
   GET /_imds      {"fetches": how many times the role's credentials were read}
@@ -76,18 +79,19 @@ def instance_xml(i):
             "<instanceState><code>%d</code><name>%s</name></instanceState>"
             "<instanceType>%s</instanceType><launchTime>%s</launchTime>"
             "<privateIpAddress>%s</privateIpAddress><clientToken>%s</clientToken>"
-            "<tagSet>%s</tagSet></item>"
+            "<amiLaunchIndex>%d</amiLaunchIndex><tagSet>%s</tagSet></item>"
             % (i["id"], escape(i["image"]),
                {"pending": 0, "running": 16, "terminated": 48}[i["state"]], i["state"],
-               escape(i["type"]), i["launch"], i["ip"], escape(i["token"]), tags))
+               escape(i["type"]), i["launch"], i["ip"], escape(i["token"]), i["index"], tags))
 
 
-def run_xml(res, request_id):
+def run_xml(res, request_id, reverse=False):
+    insts = list(reversed(res["instances"])) if reverse else res["instances"]
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<RunInstancesResponse xmlns="%s">'
             "<requestId>%s</requestId><reservationId>%s</reservationId>"
             "<ownerId>123456789012</ownerId><groupSet/><instancesSet>%s</instancesSet>"
             "</RunInstancesResponse>"
-            % (NS, request_id, res["id"], "".join(instance_xml(i) for i in res["instances"])))
+            % (NS, request_id, res["id"], "".join(instance_xml(i) for i in insts)))
 
 
 def describe_xml(instances, next_token, request_id):
@@ -148,7 +152,7 @@ def indexed(params, prefix):
     return out
 
 
-def do_run(p, limit):
+def do_run(p, limit, reverse=False):
     token = p.get("ClientToken", "")
     key = {k: v for k, v in p.items() if k not in ("Action", "Version")}
     if token and token in state["tokens"]:
@@ -157,7 +161,7 @@ def do_run(p, limit):
             return 400, error_xml("IdempotentParameterMismatch",
                                   "Arguments on this idempotent request are inconsistent "
                                   "with arguments used in previous request(s).", rid())
-        return 200, run_xml(res, rid())
+        return 200, run_xml(res, rid(), reverse)
     n = int(p.get("MaxCount", "1"))
     if limit is not None:
         n = min(n, limit)
@@ -170,19 +174,19 @@ def do_run(p, limit):
                      p.get("TagSpecification.1.Tag.%d.Value" % k, "")))
         k += 1
     res = {"id": "r-%017x" % (len(state["reservations"]) + 1), "instances": []}
-    for _ in range(n):
+    for index in range(n):
         num = len(state["instances"]) + 1
         inst = {"id": "i-%017x" % num, "image": p.get("ImageId", ""),
                 "type": p.get("InstanceType", ""), "state": "pending",
                 "launch": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
                 "ip": "10.9.%d.%d" % (num // 250, num % 250 + 1), "token": token,
-                "tags": list(tags), "reservation": res["id"]}
+                "tags": list(tags), "reservation": res["id"], "index": index}
         state["instances"].append(inst)
         res["instances"].append(inst)
     state["reservations"][res["id"]] = res
     if token:
         state["tokens"][token] = (key, res)
-    return 200, run_xml(res, rid())
+    return 200, run_xml(res, rid(), reverse)
 
 
 def matches(inst, filters, ids):
@@ -221,7 +225,7 @@ def do_describe(p):
 def ec2(p, step):
     action = p.get("Action", "")
     if action == "RunInstances":
-        return do_run(p, step.get("limit"))
+        return do_run(p, step.get("limit"), step.get("reverse", False))
     if action == "DescribeInstances":
         return do_describe(p)
     if action == "TerminateInstances":
@@ -325,12 +329,16 @@ class Handler(BaseHTTPRequestHandler):
                 "content_type": self.headers.get("Content-Type"),
                 "security_token": self.headers.get("X-Amz-Security-Token")})
             step = state["queue"].pop(0) if state["queue"] else {}
-            rule = next((r for r in state["rules"]
-                         if all(p.get(k) == v for k, v in r["match"].items())), None)
+            rule = next((r for r in state["rules"] if r.get("times", 1) > 0
+                         and all(p.get(k) == v for k, v in r["match"].items())), None)
+            if rule and "times" in rule:
+                rule["times"] -= 1
         if step.get("sleep"):
             time.sleep(step["sleep"])
         with lock:
             if rule:
+                if rule.get("commit"):
+                    ec2(p, {})
                 return self.answer(rule.get("status", 400), error_xml(
                     rule["error"], rule.get("message", rule["error"]), rid()))
             if "body" in step:

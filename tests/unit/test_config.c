@@ -92,7 +92,8 @@ int main(void)
 		   "StateDir=/var/lib/burst-test\n"
 		   "JoinPort=7000 BootTimeout=90 RejectCooldown=0 PrologSlurmctld=/etc/slurm/site-prolog LogFile=syslog\n"
 		   "provider=alpha TYPE=local Catalog=alpha Regions=r1,r2\n"
-		   "Provider=aws Regions=us-east-1\n"
+		   "Provider=aws Regions=us-east-1 ImageId=ami-1 LaunchTemplate=lt-2 SubnetId=subnet-3 SecurityGroups=sg-a,sg-b"
+		   " IamInstanceProfile=arn:aws:iam::1:instance-profile/p Profile=burst CaFile=/etc/ca.pem JoinAddress=10.0.0.5:6830 MinCount=all\n"
 		   "Contract=gpu4 accelerator_count=4 accelerator_architecture=ampere\n"
 		   "Contract=cheap  max_price=1 # price cap\n"
 		   "NODESET=g4 Nodes=burst-[1-4] Providers=alpha Constraint=\"accelerator_count=4 node_vcpus_count>=8\"\n"
@@ -118,6 +119,17 @@ int main(void)
 		is_str(cfg->providers[0].regions[1], "r2", "second region");
 		is_str(cfg->providers[1].type, "aws", "Type defaults to the name");
 		is_str(cfg->providers[1].catalog, "aws", "Catalog defaults to the type");
+		is_str(cfg->providers[1].image_id, "ami-1", "ImageId");
+		is_str(cfg->providers[1].launch_template, "lt-2", "LaunchTemplate");
+		is_str(cfg->providers[1].subnet_id, "subnet-3", "SubnetId");
+		ok(cfg->providers[1].nsecurity_groups == 2 && !strcmp(cfg->providers[1].security_groups[1], "sg-b"),
+		   "SecurityGroups list");
+		is_str(cfg->providers[1].iam_instance_profile, "arn:aws:iam::1:instance-profile/p", "IamInstanceProfile");
+		is_str(cfg->providers[1].profile, "burst", "Profile");
+		is_str(cfg->providers[1].ca_file, "/etc/ca.pem", "CaFile");
+		is_str(cfg->providers[1].join_address, "10.0.0.5:6830", "JoinAddress");
+		ok(cfg->providers[1].min_count_all, "MinCount=all");
+		ok(!cfg->providers[0].min_count_all && !cfg->providers[0].image_id, "the aws keys default to unset");
 		ok(cfg->ncontracts == 3, "three contracts, one of them included");
 		is_str(cfg->contracts[1].c->text, "max_price=1", "contract text without comment or blanks");
 		is_str(cfg->contracts[2].name, "extra", "the included contract");
@@ -193,6 +205,10 @@ int main(void)
 	/* ---- errors: each names file:line and the word ---- */
 	refused("misspelled.conf", "Provider=aws Regoins=us-east-1\n",
 		"@/misspelled.conf:1: unknown Provider key 'Regoins'; did you mean 'Regions'?");
+	refused("joinaddr.conf", "Provider=aws ImageId=ami-1\nProvider=b Type=aws ImageId=ami-1 JoinAddress=10.0.0.5\n",
+		"@/joinaddr.conf:2: Provider b: JoinAddress=10.0.0.5 is not ADDRESS:PORT such as 10.0.0.5:6830");
+	refused("mincount.conf", "Provider=aws ImageId=ami-1 MinCount=2\n",
+		"@/mincount.conf:1: Provider aws: MinCount=2: want 1 (launch what capacity allows) or all");
 	refused("ptype.conf", "Provider=x Type=awz\n",
 		"@/ptype.conf:1: unknown provider type 'awz'; did you mean 'aws'?");
 	refused("badunit.conf", "\n\nContract=big node_memory_size>=16X\n",

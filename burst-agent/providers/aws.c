@@ -1,0 +1,796 @@
+/*
+ * aws.c - the aws provider: EC2 instances through the EC2 Query API
+ * (lib/ec2.h), credentials from CredentialsFile=/Profile=/the environment/
+ * the instance role (lib/aws_creds.h).
+ *
+ * A launch batch (n nodes of one node set as one type in one region) is one
+ * RunInstances with MinCount=1 (MinCount=all: n), MaxCount=n (split only when the user data
+ * would pass EC2's 16 KiB limit), an idempotency key (ClientToken) derived
+ * from the cluster, the node set and each node's (name, attempt), tags
+ * burst:cluster, burst:nodeset, burst:batch=<token> and Name, and user data:
+ * a shell script that reads the instance's launch index and id from IMDSv2,
+ * picks its node name and join token from a table indexed by launch index
+ * (node i of the batch is launch index i) and runs burst-node join and then
+ * slurmd. Before RunInstances the batch is looked up by its burst:batch tag,
+ * and what exists is adopted: that covers a crash between RunInstances and
+ * the agent recording the answer, also on endpoints (moto) that do not
+ * honour ClientToken.
+ *
+ * Instances fewer than asked (a partial launch): the nodes without one get
+ * PROV_CAPACITY, so the agent moves them to the next candidate.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../provider.h"
+#include "ec2.h"
+#include "sigv4.h"
+#include "strutil.h"
+
+/* EC2 takes at most 16 KiB of user data (before base64); keep a margin. */
+#define AWS_USER_DATA_MAX 15360
+
+struct region_client {
+	char *region;
+	struct ec2_client *c;
+};
+
+/* A batch as launched: its token and its nodes in launch index order. */
+struct jbatch {
+	char token[47];
+	size_t n;
+	char **nodes;
+	int *attempts;
+};
+
+struct provider {
+	char *journal;           /* StateDir/aws-PROVIDER.batches: one line per RunInstances */
+	struct jbatch *jb;
+	size_t njb;
+	char *name;
+	char *cluster;
+	char *endpoint, *ca_file;
+	char *credentials, *profile;
+	char *image_id, *launch_template, *subnet_id, *iam_profile, *join_address;
+	char **sgs;
+	size_t nsgs;
+	char *default_region;
+	char **regions;          /* Regions= (NULL-terminated) */
+	bool min_count_all;
+	struct region_client *rc;
+	size_t nrc;
+};
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static enum prov_class prov_of_ec2(enum ec2_class c)
+{
+	switch (c) {
+	case EC2_OK: return PROV_OK;
+	case EC2_CAPACITY: return PROV_CAPACITY;
+	case EC2_QUOTA: return PROV_QUOTA;
+	case EC2_THROTTLED: return PROV_THROTTLED;
+	case EC2_TRANSIENT: return PROV_TRANSIENT;
+	case EC2_PERMANENT: return PROV_PERMANENT;
+	case EC2_AUTH: return PROV_AUTH;
+	case EC2_NOT_FOUND: return PROV_TRANSIENT;   /* eventual consistency: later */
+	}
+	return PROV_TRANSIENT;
+}
+
+/*
+ * The batch journal. The agent retries a launch node by node (after a
+ * transient error, or a restart while a batch was in flight), so a node's
+ * retry does not repeat its batch's ClientToken. Each batch is written here
+ * (TOKEN NODE:ATTEMPT...) before its RunInstances; a launch of a (node,
+ * attempt) found here first adopts that node's instance of the earlier
+ * batch (found by its burst:batch tag, at the node's launch index).
+ */
+static void journal_push(struct provider *p, const char *token, char **nodes, int *attempts, size_t n)
+{
+	struct jbatch *j;
+
+	p->jb = xrealloc(p->jb, (p->njb + 1) * sizeof(*p->jb));
+	j = &p->jb[p->njb++];
+	snprintf(j->token, sizeof(j->token), "%s", token);
+	j->n = n;
+	j->nodes = nodes;
+	j->attempts = attempts;
+}
+
+static void journal_load(struct provider *p)
+{
+	FILE *f = fopen(p->journal, "r");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *tok = strtok_r(line, " \n", &save), *w;
+		char **nodes = NULL;
+		int *attempts = NULL;
+		size_t n = 0;
+
+		if (!tok || strlen(tok) != 46)
+			continue;
+		while ((w = strtok_r(NULL, " \n", &save))) {
+			char *colon = strrchr(w, ':');
+			if (!colon)
+				continue;
+			*colon = '\0';
+			nodes = xrealloc(nodes, (n + 1) * sizeof(char *));
+			attempts = xrealloc(attempts, (n + 1) * sizeof(int));
+			nodes[n] = xstrdup(w);
+			attempts[n] = atoi(colon + 1);
+			n++;
+		}
+		journal_push(p, tok, nodes, attempts, n);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* The earlier batch holding (node, attempt), and the node's index in it. */
+static const struct jbatch *journal_find(const struct provider *p, const char *node, int attempt, size_t *idx)
+{
+	size_t i, k;
+
+	for (i = p->njb; i-- > 0;)
+		for (k = 0; k < p->jb[i].n; k++)
+			if (p->jb[i].attempts[k] == attempt && !strcmp(p->jb[i].nodes[k], node)) {
+				*idx = k;
+				return &p->jb[i];
+			}
+	return NULL;
+}
+
+/* Record nodes [from, to) of b as batch token (before its RunInstances). */
+static void journal_add(struct provider *p, const char *token, const struct prov_batch *b,
+			size_t from, size_t to)
+{
+	struct strbuf s;
+	char **nodes;
+	int *attempts;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < p->njb; i++)
+		if (!strcmp(p->jb[i].token, token))
+			return;
+	nodes = xcalloc(to - from + 1, sizeof(char *));
+	attempts = xcalloc(to - from + 1, sizeof(int));
+	sb_init(&s);
+	sb_add(&s, token);
+	for (i = from; i < to; i++) {
+		nodes[i - from] = xstrdup(b->nodes[i].node);
+		attempts[i - from] = b->nodes[i].attempt;
+		sb_addf(&s, " %s:%d", b->nodes[i].node, b->nodes[i].attempt);
+	}
+	sb_add(&s, "\n");
+	journal_push(p, token, nodes, attempts, to - from);
+	/* if it cannot be written, EC2's ClientToken still covers a repeat of the whole batch */
+	fd = open(p->journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		if (write(fd, s.s, s.len) == (ssize_t)s.len)
+			(void)fdatasync(fd);
+		close(fd);
+	}
+	sb_free(&s);
+}
+
+static void journal_free(struct provider *p)
+{
+	size_t i, k;
+
+	for (i = 0; i < p->njb; i++) {
+		for (k = 0; k < p->jb[i].n; k++)
+			free(p->jb[i].nodes[k]);
+		free(p->jb[i].nodes);
+		free(p->jb[i].attempts);
+	}
+	free(p->jb);
+	free(p->journal);
+}
+
+static struct provider *aws_init(const struct cfg_provider *cfg, const struct burst_config *all,
+				 burst_err_t *err)
+{
+	struct provider *p;
+	size_t i;
+
+	if (!cfg->image_id && !cfg->launch_template) {
+		burst_err_set(err, "%s:%d: Provider=%s (aws) needs ImageId=ami-... or LaunchTemplate=lt-...|NAME",
+			      cfg->where.file, cfg->where.line, cfg->name);
+		return NULL;
+	}
+	p = xcalloc(1, sizeof(*p));
+	p->name = xstrdup(cfg->name);
+	p->cluster = xstrdup(all->cluster_name);
+	p->endpoint = dup_or_null(cfg->endpoint);
+	p->ca_file = dup_or_null(cfg->ca_file);
+	p->credentials = dup_or_null(cfg->credentials);
+	p->profile = dup_or_null(cfg->profile);
+	p->image_id = dup_or_null(cfg->image_id);
+	p->launch_template = dup_or_null(cfg->launch_template);
+	p->subnet_id = dup_or_null(cfg->subnet_id);
+	p->iam_profile = dup_or_null(cfg->iam_instance_profile);
+	p->join_address = dup_or_null(cfg->join_address);
+	p->nsgs = cfg->nsecurity_groups;
+	p->sgs = xcalloc(p->nsgs + 1, sizeof(char *));
+	for (i = 0; i < p->nsgs; i++)
+		p->sgs[i] = xstrdup(cfg->security_groups[i]);
+	p->default_region = dup_or_null(cfg->nregions ? cfg->regions[0] : NULL);
+	p->regions = xcalloc(cfg->nregions + 1, sizeof(char *));
+	for (i = 0; i < cfg->nregions; i++)
+		p->regions[i] = xstrdup(cfg->regions[i]);
+	p->min_count_all = cfg->min_count_all;
+	{
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/aws-%s.batches", all->state_dir ? all->state_dir : ".", cfg->name);
+		p->journal = xstrdup(path);
+	}
+	journal_load(p);
+	return p;
+}
+
+/* The region's client, made on first use; NULL with err (and *cls). */
+static struct ec2_client *client_for(struct provider *p, const char *region, enum prov_class *cls,
+				     burst_err_t *err)
+{
+	struct ec2_client_opts o;
+	struct aws_creds_opts co;
+	struct ec2_client *c;
+	size_t i;
+
+	if (!region)
+		region = p->default_region;
+	if (!region) {
+		*cls = PROV_PERMANENT;
+		burst_err_set(err, "provider %s has no region: set Regions= on its Provider= line", p->name);
+		return NULL;
+	}
+	for (i = 0; i < p->nrc; i++)
+		if (!strcmp(p->rc[i].region, region))
+			return p->rc[i].c;
+	memset(&o, 0, sizeof(o));
+	memset(&co, 0, sizeof(co));
+	co.credentials_file = p->credentials;
+	co.profile = p->profile;
+	o.region = region;
+	o.endpoint = p->endpoint;
+	o.ca_file = p->ca_file;
+	o.creds_opts = &co;
+	c = ec2_client_new(&o, err);
+	if (!c) {
+		/* no credentials (or a bad endpoint): nothing an instant retry fixes */
+		*cls = PROV_AUTH;
+		return NULL;
+	}
+	p->rc = xrealloc(p->rc, (p->nrc + 1) * sizeof(*p->rc));
+	p->rc[p->nrc].region = xstrdup(region);
+	p->rc[p->nrc].c = c;
+	p->nrc++;
+	return c;
+}
+
+/* "burst-" + the first 40 hex digits of sha256(cluster, node set, (name, attempt)...). */
+static void batch_token(const struct prov_batch *b, size_t from, size_t to, char out[47])
+{
+	struct strbuf s;
+	char hex[65];
+	size_t i;
+
+	sb_init(&s);
+	sb_addf(&s, "%s\n%s\n", b->cluster ? b->cluster : "", b->nodeset ? b->nodeset : "");
+	for (i = from; i < to; i++)
+		sb_addf(&s, "%s:%d\n", b->nodes[i].node, b->nodes[i].attempt);
+	sigv4_sha256_hex(s.s, s.len, hex);
+	sb_free(&s);
+	snprintf(out, 47, "burst-%.40s", hex);
+}
+
+/* Single-quote s for sh. */
+static void sh_quote(struct strbuf *s, const char *v)
+{
+	sb_add(s, "'");
+	for (; *v; v++) {
+		if (*v == '\'')
+			sb_add(s, "'\\''");
+		else
+			sb_addf(s, "%c", *v);
+	}
+	sb_add(s, "'");
+}
+
+static void ud_case_line(struct strbuf *s, size_t idx, const struct prov_node *pn)
+{
+	sb_addf(s, "%zu) NODE=", idx);
+	sh_quote(s, pn->node);
+	sb_add(s, " TOKEN=");
+	sh_quote(s, pn->token ? pn->token : "");
+	sb_add(s, " ;;\n");
+}
+
+/*
+ * The user data of nodes [from, to) of b: a shell script for cloud-init.
+ * BURST_INSTANCE_ID / BURST_LAUNCH_INDEX (instead of asking IMDSv2),
+ * BURST_NODE_BIN, BURST_STATE_DIR, BURST_MUNGE_SOCKET and SLURMD_CONF may
+ * be set by whoever runs it (an image's own wrapper, the tests).
+ */
+static void user_data(const struct provider *p, const struct prov_batch *b, const char *join,
+		      size_t from, size_t to, struct strbuf *s)
+{
+	size_t i;
+
+	sb_add(s, "#!/bin/sh\n"
+		"# slurm-burst: join this instance to the cluster (written by burst-agent)\n"
+		"set -u\n"
+		"JOIN=");
+	sh_quote(s, join);
+	sb_add(s, "\nPROVIDER=");
+	sh_quote(s, b->provider ? b->provider : p->name);
+	sb_add(s, "\nTYPE=");
+	sh_quote(s, b->instance_type ? b->instance_type : "");
+	sb_add(s, "\nREGION=");
+	sh_quote(s, b->region ? b->region : p->default_region ? p->default_region : "");
+	sb_add(s, "\nACCEPTANCE=");
+	sh_quote(s, b->acceptance ? b->acceptance : "");
+	sb_add(s, "\n"
+		"imds() {\n"
+		"\tcurl -fsS --retry 5 -H \"X-aws-ec2-metadata-token: $IMDS_TOKEN\" \"http://169.254.169.254/latest/meta-data/$1\"\n"
+		"}\n"
+		"if [ -z \"${BURST_INSTANCE_ID:-}\" ] || [ -z \"${BURST_LAUNCH_INDEX:-}\" ]; then\n"
+		"\tIMDS_TOKEN=$(curl -fsS --retry 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' http://169.254.169.254/latest/api/token) || exit 1\n"
+		"\tBURST_INSTANCE_ID=$(imds instance-id) || exit 1\n"
+		"\tBURST_LAUNCH_INDEX=$(imds ami-launch-index) || exit 1\n"
+		"fi\n"
+		"case \"$BURST_LAUNCH_INDEX\" in\n");
+	for (i = from; i < to; i++)
+		ud_case_line(s, i - from, &b->nodes[i]);
+	sb_add(s, "*) echo \"burst: no node for launch index $BURST_LAUNCH_INDEX\" >&2; exit 1 ;;\n"
+		"esac\n"
+		"hostname \"$NODE\" 2>/dev/null || true\n"
+		"STATE=${BURST_STATE_DIR:-/var/lib/slurm-burst}/nodes/$NODE\n"
+		"mkdir -p \"$STATE\" || exit 1\n"
+		"set -- --agent \"$JOIN\" --node \"$NODE\" --instance \"$BURST_INSTANCE_ID\" --token \"$TOKEN\" \\\n"
+		"\t--record \"$STATE/admission.env\" --provider \"$PROVIDER\" --instance-type \"$TYPE\"\n"
+		"[ -n \"$REGION\" ] && set -- \"$@\" --region \"$REGION\"\n"
+		"[ -n \"$ACCEPTANCE\" ] && set -- \"$@\" --acceptance \"$ACCEPTANCE\"\n"
+		"[ -n \"${BURST_MUNGE_SOCKET:-}\" ] && set -- \"$@\" --munge-socket \"$BURST_MUNGE_SOCKET\"\n"
+		"set -- \"$@\" -- slurmd -D -b\n"
+		"[ -n \"${SLURMD_CONF:-}\" ] && set -- \"$@\" -f \"$SLURMD_CONF\"\n"
+		"exec \"${BURST_NODE_BIN:-burst-node}\" join \"$@\" -N \"$NODE\"\n");
+}
+
+/* An ec2 message without its "ec2 ACTION in REGION (...): " prefix (ours says it). */
+static const char *ec2_detail(const char *m)
+{
+	const char *colon = strncmp(m, "ec2 ", 4) ? NULL : strstr(m, ": ");
+	return colon ? colon + 2 : m;
+}
+
+/* The admin's view of nodes [from, to): "burst-1" or "burst-1..burst-4 (4 nodes)". */
+static void nodes_desc(const struct prov_batch *b, size_t from, size_t to, char *buf, size_t len)
+{
+	if (to - from == 1)
+		snprintf(buf, len, "%s", b->nodes[from].node);
+	else
+		snprintf(buf, len, "%s..%s (%zu nodes)", b->nodes[from].node, b->nodes[to - 1].node, to - from);
+}
+
+static void fail_nodes(struct prov_batch *b, size_t from, size_t to, enum prov_class cls, const char *msg)
+{
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		b->nodes[i].cls = cls;
+		b->nodes[i].instance[0] = '\0';
+		size_t l = strlen(msg);
+		if (l >= sizeof(b->nodes[i].error))
+			l = sizeof(b->nodes[i].error) - 1;
+		memcpy(b->nodes[i].error, msg, l);
+		b->nodes[i].error[l] = '\0';
+	}
+}
+
+/*
+ * Give nodes [from, to) the instances of l: by amiLaunchIndex when every
+ * instance has a distinct one in range, else in the order EC2 listed them.
+ * Returns how many nodes got one; the others fail with PROV_CAPACITY.
+ */
+static size_t assign(struct prov_batch *b, size_t from, size_t to, const struct ec2_instances *l,
+		     const char *what)
+{
+	size_t n = to - from, i, got = 0;
+	bool by_index = l->n <= n;
+	char *seen = xcalloc(n ? n : 1, 1);
+
+	for (i = 0; i < l->n && by_index; i++) {
+		int li = l->v[i].launch_index;
+		if (li < 0 || (size_t)li >= n || seen[li])
+			by_index = false;
+		else
+			seen[li] = 1;
+	}
+	for (i = from; i < to; i++)
+		b->nodes[i].instance[0] = '\0';
+	for (i = 0; i < l->n && i < n; i++) {
+		size_t k = from + (by_index ? (size_t)l->v[i].launch_index : i);
+		snprintf(b->nodes[k].instance, sizeof(b->nodes[k].instance), "%s", l->v[i].id ? l->v[i].id : "");
+	}
+	for (i = from; i < to; i++) {
+		struct prov_node *pn = &b->nodes[i];
+		if (pn->instance[0]) {
+			pn->cls = PROV_OK;
+			pn->error[0] = '\0';
+			got++;
+		} else {
+			pn->cls = PROV_CAPACITY;
+			snprintf(pn->error, sizeof(pn->error), "%s: partial launch: %zu of %zu instances",
+				 what, l->n < n ? l->n : n, n);
+		}
+	}
+	free(seen);
+	return got;
+}
+
+/* One RunInstances (after looking for an earlier one) for nodes [from, to). */
+static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov_batch *b,
+			   const char *region, const char *join, size_t from, size_t to)
+{
+	struct ec2_instances l = { 0 };
+	struct ec2_run_params rp;
+	struct ec2_describe_params dp;
+	struct ec2_filter f[2];
+	struct ec2_tag tags[4];
+	struct strbuf ud;
+	burst_err_t err;
+	enum ec2_class ec;
+	char token[47], who[256], what[512], name[600], msg[1400];
+	const char *tokv[1], *states[] = { "pending", "running", "stopping", "stopped" };
+	size_t got = 0;
+
+	batch_token(b, from, to, token);
+	nodes_desc(b, from, to, who, sizeof(who));
+	snprintf(what, sizeof(what), "aws RunInstances %s in %s for %s",
+		 b->instance_type ? b->instance_type : "(template's type)", region, who);
+
+	/* 1. adopt what an earlier attempt with this key launched */
+	tokv[0] = token;
+	memset(&dp, 0, sizeof(dp));
+	f[0].name = "tag:burst:batch";
+	f[0].values = tokv;
+	f[0].nvalues = 1;
+	f[1].name = "instance-state-name";
+	f[1].values = states;
+	f[1].nvalues = 4;
+	dp.filters = f;
+	dp.nfilters = 2;
+	ec = ec2_describe_instances(c, &dp, &l, &err);
+	if (ec != EC2_OK) {
+		snprintf(msg, sizeof(msg), "aws DescribeInstances (batch %s) before %s: %.700s", token, what, ec2_detail(err.msg));
+		fail_nodes(b, from, to, prov_of_ec2(ec), msg);
+		goto out;
+	}
+	if (l.n) {
+		got = assign(b, from, to, &l, what);
+		goto out;
+	}
+	ec2_instances_free(&l);
+
+	/* 2. launch */
+	sb_init(&ud);
+	user_data(p, b, join, from, to, &ud);
+	snprintf(name, sizeof(name), "%s-%s", b->cluster ? b->cluster : "burst", who);
+	tags[0].key = "burst:cluster";
+	tags[0].value = b->cluster ? b->cluster : "";
+	tags[1].key = "burst:nodeset";
+	tags[1].value = b->nodeset ? b->nodeset : "";
+	tags[2].key = "burst:batch";
+	tags[2].value = token;
+	tags[3].key = "Name";
+	tags[3].value = name;
+	memset(&rp, 0, sizeof(rp));
+	rp.image_id = p->image_id;
+	if (p->launch_template) {
+		if (!strncmp(p->launch_template, "lt-", 3))
+			rp.launch_template_id = p->launch_template;
+		else
+			rp.launch_template_name = p->launch_template;
+	}
+	rp.instance_type = b->instance_type;
+	rp.max_count = (int)(to - from);
+	rp.min_count = p->min_count_all ? rp.max_count : 1;
+	rp.subnet_id = p->subnet_id;
+	rp.security_group_ids = (const char *const *)p->sgs;
+	rp.nsecurity_groups = p->nsgs;
+	if (p->iam_profile && !strncmp(p->iam_profile, "arn:", 4))
+		rp.iam_instance_profile_arn = p->iam_profile;
+	else
+		rp.iam_instance_profile_name = p->iam_profile;
+	rp.user_data = ud.s;
+	rp.user_data_len = ud.len;
+	rp.tags = tags;
+	rp.ntags = 4;
+	rp.client_token = token;
+	journal_add(p, token, b, from, to);
+	ec = ec2_run_instances(c, &rp, &l, &err);
+	sb_free(&ud);
+	if (ec != EC2_OK) {
+		snprintf(msg, sizeof(msg), "%s: %.800s", what, ec2_detail(err.msg));
+		fail_nodes(b, from, to, prov_of_ec2(ec), msg);
+		goto out;
+	}
+	got = assign(b, from, to, &l, what);
+out:
+	ec2_instances_free(&l);
+	return got;
+}
+
+/* How many nodes from 'from' fit in one user data. */
+static size_t chunk_end(const struct provider *p, const struct prov_batch *b, const char *join,
+			size_t from)
+{
+	struct strbuf s;
+	size_t to = from + 1, base;
+
+	sb_init(&s);
+	user_data(p, b, join, from, from, &s);
+	base = s.len;
+	sb_free(&s);
+	while (to < b->n) {
+		sb_init(&s);
+		ud_case_line(&s, to - from, &b->nodes[to]);
+		base += s.len;
+		sb_free(&s);
+		if (base > AWS_USER_DATA_MAX)
+			break;
+		to++;
+	}
+	return to;
+}
+
+/*
+ * Nodes of b launched by an earlier batch (the journal): adopt their
+ * instances. Returns how many were adopted (their cls is PROV_OK; *done[i]
+ * set), or -1 (nodes failed with the class) when EC2 cannot be asked.
+ */
+static long adopt_journaled(struct provider *p, struct ec2_client *c, struct prov_batch *b, char *done)
+{
+	const char *states[] = { "pending", "running", "stopping", "stopped" };
+	long adopted = 0;
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		const struct jbatch *j;
+		struct ec2_instances l = { 0 };
+		struct ec2_describe_params dp;
+		struct ec2_filter f[2];
+		const char *tokv[1];
+		burst_err_t err;
+		enum ec2_class ec;
+		size_t idx, k, m;
+		bool by_index = true;
+
+		if (done[i] || !(j = journal_find(p, b->nodes[i].node, b->nodes[i].attempt, &idx)))
+			continue;
+		tokv[0] = j->token;
+		memset(&dp, 0, sizeof(dp));
+		f[0].name = "tag:burst:batch";
+		f[0].values = tokv;
+		f[0].nvalues = 1;
+		f[1].name = "instance-state-name";
+		f[1].values = states;
+		f[1].nvalues = 4;
+		dp.filters = f;
+		dp.nfilters = 2;
+		ec = ec2_describe_instances(c, &dp, &l, &err);
+		if (ec != EC2_OK) {
+			char msg[1200];
+			snprintf(msg, sizeof(msg), "aws DescribeInstances (batch %s) before launching %s again: %.700s",
+				 j->token, b->nodes[i].node, ec2_detail(err.msg));
+			fail_nodes(b, 0, b->n, prov_of_ec2(ec), msg);
+			return -1;
+		}
+		for (k = 0; k < l.n; k++)
+			if (l.v[k].launch_index < 0 || (size_t)l.v[k].launch_index >= j->n)
+				by_index = false;
+		/* every node of that batch that is in this one too */
+		for (k = 0; k < l.n && k < j->n; k++) {
+			size_t at = by_index ? (size_t)l.v[k].launch_index : k;
+			for (m = 0; m < b->n; m++)
+				if (!done[m] && b->nodes[m].attempt == j->attempts[at] &&
+				    !strcmp(b->nodes[m].node, j->nodes[at])) {
+					snprintf(b->nodes[m].instance, sizeof(b->nodes[m].instance), "%s", l.v[k].id ? l.v[k].id : "");
+					b->nodes[m].cls = PROV_OK;
+					b->nodes[m].error[0] = '\0';
+					done[m] = 1;
+					adopted++;
+				}
+		}
+		ec2_instances_free(&l);
+		/* looked up once: not found there means never launched */
+		for (m = 0; m < b->n; m++)
+			if (!done[m] && journal_find(p, b->nodes[m].node, b->nodes[m].attempt, &k) == j)
+				done[m] = 2;
+	}
+	return adopted;
+}
+
+static size_t aws_launch(struct provider *p, struct prov_batch *b)
+{
+	enum prov_class cls = PROV_OK;
+	struct ec2_client *c;
+	burst_err_t err;
+	const char *region = b->region ? b->region : p->default_region;
+	const char *join = p->join_address ? p->join_address : b->join_addr;
+	size_t from = 0, got = 0, i, k;
+	struct prov_batch rest;
+	char *done;
+	long adopted;
+
+	if (!b->n)
+		return 0;
+	c = client_for(p, region, &cls, &err);
+	if (!c) {
+		char msg[1200];
+		snprintf(msg, sizeof(msg), "aws RunInstances %.100s in %.100s: %.900s",
+			 b->instance_type ? b->instance_type : "?", region ? region : "?", err.msg);
+		fail_nodes(b, 0, b->n, cls, msg);
+		return 0;
+	}
+	done = xcalloc(b->n, 1);
+	adopted = adopt_journaled(p, c, b, done);
+	if (adopted < 0) {
+		free(done);
+		return 0;
+	}
+	/* the others, in their order, as one batch */
+	rest = *b;
+	rest.nodes = xcalloc(b->n, sizeof(*rest.nodes));
+	rest.n = 0;
+	for (i = 0; i < b->n; i++)
+		if (done[i] != 1)
+			rest.nodes[rest.n++] = b->nodes[i];
+	while (from < rest.n) {
+		size_t to = chunk_end(p, &rest, join, from);
+		got += launch_chunk(p, c, &rest, region, join, from, to);
+		from = to;
+	}
+	for (i = 0, k = 0; i < b->n; i++)
+		if (done[i] != 1)
+			b->nodes[i] = rest.nodes[k++];
+	free(rest.nodes);
+	free(done);
+	return got + (size_t)adopted;
+}
+
+/* Instance ids say nothing of their region: a client for each configured
+ * region (and any other launched in), so that all can be asked. */
+static int all_clients(struct provider *p, enum prov_class *cls, burst_err_t *err)
+{
+	size_t i;
+
+	for (i = 0; p->regions[i]; i++)
+		if (!client_for(p, p->regions[i], cls, err))
+			return -1;
+	if (!p->nrc && !client_for(p, NULL, cls, err))
+		return -1;
+	return 0;
+}
+
+static int aws_terminate(struct provider *p, const char *node, const char *instance,
+			 enum prov_class *cls, burst_err_t *err)
+{
+	struct ec2_client *c;
+	enum ec2_class ec = EC2_NOT_FOUND;
+	const char *ids[1];
+	size_t i;
+
+	*cls = PROV_OK;
+	if (!instance || !*instance)
+		return 0;
+	ids[0] = instance;
+	if (all_clients(p, cls, err) < 0)
+		return -1;
+	/* the instance lives in one of the regions we launched in */
+	for (i = 0; i < p->nrc; i++) {
+		c = p->rc[i].c;
+		ec = ec2_terminate_instances(c, ids, 1, err);
+		if (ec != EC2_NOT_FOUND)
+			break;
+	}
+	if (ec == EC2_OK || ec == EC2_NOT_FOUND) {
+		burst_err_clear(err);
+		return 0;
+	}
+	*cls = prov_of_ec2(ec);
+	{
+		char m[sizeof(err->msg)];
+		snprintf(m, sizeof(m), "aws TerminateInstances %.128s (%.128s): %.3000s", instance, node, err->msg);
+		burst_err_set(err, "%s", m);
+	}
+	return -1;
+}
+
+static int aws_exists(struct provider *p, const char *node, const char *instance)
+{
+	struct ec2_describe_params dp;
+	struct ec2_instances l = { 0 };
+	enum prov_class cls;
+	burst_err_t err;
+	const char *ids[1];
+	int res = -1;
+	size_t i;
+
+	(void)node;
+	if (!instance || !*instance)
+		return 0;
+	if (all_clients(p, &cls, &err) < 0)
+		return -1;
+	ids[0] = instance;
+	memset(&dp, 0, sizeof(dp));
+	dp.instance_ids = ids;
+	dp.nids = 1;
+	for (i = 0; i < p->nrc; i++) {
+		enum ec2_class ec = ec2_describe_instances(p->rc[i].c, &dp, &l, &err);
+		if (ec == EC2_OK && l.n) {
+			const char *st = l.v[0].state ? l.v[0].state : "";
+			res = strcmp(st, "terminated") && strcmp(st, "shutting-down") ? 1 : 0;
+			ec2_instances_free(&l);
+			break;
+		}
+		ec2_instances_free(&l);
+		/* NOT_FOUND right after a launch is eventual consistency: cannot tell */
+	}
+	return res;
+}
+
+static void aws_fini(struct provider *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nrc; i++) {
+		ec2_client_free(p->rc[i].c);
+		free(p->rc[i].region);
+	}
+	free(p->rc);
+	for (i = 0; i < p->nsgs; i++)
+		free(p->sgs[i]);
+	free(p->sgs);
+	free(p->name);
+	free(p->cluster);
+	free(p->endpoint);
+	free(p->ca_file);
+	free(p->credentials);
+	free(p->profile);
+	free(p->image_id);
+	free(p->launch_template);
+	free(p->subnet_id);
+	free(p->iam_profile);
+	free(p->join_address);
+	free(p->default_region);
+	for (i = 0; p->regions[i]; i++)
+		free(p->regions[i]);
+	free(p->regions);
+	journal_free(p);
+	free(p);
+}
+
+const struct provider_ops provider_aws = {
+	.type = "aws",
+	.init = aws_init,
+	.launch = aws_launch,
+	.terminate = aws_terminate,
+	.exists = aws_exists,
+	.fini = aws_fini,
+};

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# test_aws_agent.sh - the agent's aws provider on a real Slurm: a job bursts
+# into an EC2 instance launched through moto_server (signatures checked),
+# tagged and carrying user data with the node's name and join token; the
+# user data is run as cloud-init would (in a network namespace on the lab's
+# bridge), burst-node joins, slurmd starts, the job runs with
+# CLOUD_PROVIDER=aws; after SuspendTime the instance is terminated. A wrong
+# secret fails the node with the auth error (no secret logged) and the node
+# is powered down after RejectCooldown. Against the fault-injecting endpoint:
+# no capacity for the first type -> the second type is launched, one
+# successful RunInstances per (node, attempt), the same ClientToken on a
+# retried 500.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+ps="$build/plugins/power_save"
+agent="$build/burst-agent/burst-agent"
+burstctl="$build/burst-agent/ctl/burstctl"
+inst="$src/burst-agent/providers/burst-local-instance"
+[ -x "$agent" ] || bail "no $agent (build first)"
+python3 -c 'import moto.server, boto3' 2>/dev/null || bail "python3 has no moto/boto3 (pip install 'moto[server]')"
+
+aux=$(mktemp -d /tmp/test_aws_agent.XXXXXX)
+moto_pid= fake_pid=
+aux_down() {
+	[ -n "$moto_pid" ] && kill "$moto_pid" 2>/dev/null && wait "$moto_pid" 2>/dev/null
+	[ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
+	rm -rf "$aux"
+}
+
+# --- moto_server with signature checking, and the fault-injecting endpoint ---
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m moto.server -H 127.0.0.1 -p "$port" >"$aux/moto.log" 2>&1 &
+moto_pid=$!
+ep="http://127.0.0.1:$port"
+for _ in $(seq 100); do curl -s -o /dev/null "$ep/moto-api/" && break; sleep 0.2; done
+python3 "$src/tests/integration/ec2_moto_setup.py" setup "$ep" >"$aux/setup.json" 2>"$aux/setup.err" \
+	|| { cat "$aux/setup.err" >&2; aux_down; bail "moto setup failed"; }
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
+ak=$(jget "$aux/setup.json" 'd["access_key"]')
+sk=$(jget "$aux/setup.json" 'd["secret_key"]')
+ami=$(jget "$aux/setup.json" 'd["ami"]')
+python3 "$src/tests/integration/ec2_faults.py" "$aux/fake.port" 2>"$aux/fake.log" &
+fake_pid=$!
+for _ in $(seq 100); do [ -s "$aux/fake.port" ] && break; sleep 0.1; done
+fep="http://127.0.0.1:$(cat "$aux/fake.port")"
+# the fake: no capacity for t3.micro; t3.small's first RunInstances launches
+# but answers 500 (the client retries it with the same ClientToken)
+curl -s -X POST -d '{"rules": [
+	{"match": {"Action": "RunInstances", "InstanceType": "t3.micro"}, "error": "InsufficientInstanceCapacity", "message": "no t3.micro here", "status": 500},
+	{"match": {"Action": "RunInstances", "InstanceType": "t3.small"}, "error": "InternalError", "status": 500, "commit": true, "times": 1}]}' \
+	"$fep/_script" >/dev/null
+
+umask 077
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$ak" "$sk" >"$aux/creds"
+badsecret="Wr0ngSecretForTheTest$$xyz"
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$ak" "$badsecret" >"$aux/badcreds"
+umask 022
+chmod 755 "$aux"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
+SuspendProgram=$ps/burst-suspend
+ResumeFailProgram=$ps/burst-resume-fail
+PrologSlurmctld=$ps/burst-prolog-slurmctld
+ResumeTimeout=90
+SuspendTimeout=10
+SuspendTime=8
+JobSubmitPlugins=lua"
+lab_pre_ctld() {
+	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
+	jp=$((LAB_PORT_CTLD + 300))
+	cat >"$LAB/etc/burst.conf" <<CONF
+ClusterName=lab$$
+StateDir=$LAB/burst
+CatalogDir=$src/share/catalog
+JoinPort=$jp
+RejectCooldown=5
+Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
+Provider=awsfake Type=aws Regions=us-east-1 Endpoint=$fep CredentialsFile=$aux/creds ImageId=ami-fake JoinAddress=$LAB_NET.1:$jp SecurityGroups=sg-1,sg-2 SubnetId=subnet-9
+Provider=awsbad Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/badcreds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
+Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
+NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=aws InstanceTypes=t3.small,t3.micro
+NodeSet=fake Nodes=burst-[3-4] Partition=burst Providers=awsfake InstanceTypes=t3.micro,t3.small
+NodeSet=bad Nodes=burst-5 Partition=burst Providers=awsbad InstanceTypes=t3.micro
+CONF
+	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
+	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
+		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
+	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
+		>"$LAB/etc/plugstack.conf"
+}
+lab_up || { aux_down; bail "the lab did not start"; }
+trap 'lab_down; aux_down' EXIT
+trap 'lab_down; aux_down; exit 130' INT TERM
+cd "$LAB" || bail "no lab directory"
+TAP_DIAG="$LAB/log/agent.log"
+ok 0 "burstctl check-config accepts the aws providers"
+
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+	BURST_NODE="$build/burst-agent/node/burst-node" \
+	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
+lab_record burst-agent $!
+for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
+[ -S "$LAB/burst/agent.sock" ]; ok $? "the agent is up" "$LAB/log/agent.log"
+
+export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
+unset AWS_SESSION_TOKEN AWS_PROFILE
+# describe INSTANCE -> JSON {state, type, tags, userdata (decoded), sgs}
+describe() {
+	python3 - "$1" "$2" <<'PY'
+import base64, json, sys, boto3
+ep, iid = sys.argv[1], sys.argv[2]
+ec2 = boto3.client("ec2", endpoint_url=ep, region_name="us-east-1")
+i = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
+ud = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData").get("UserData", {}).get("Value", "")
+print(json.dumps({"state": i["State"]["Name"], "type": i["InstanceType"],
+                  "tags": {t["Key"]: t["Value"] for t in i.get("Tags", [])},
+                  "image": i["ImageId"], "token": i.get("ClientToken", ""),
+                  "userdata": base64.b64decode(ud).decode() if ud else ""}))
+PY
+}
+instance_of() {   # NODE: the instance of its last launch, from the agent's log
+	grep -o "$1: launching -> booting: i-[0-9a-f]*" "$LAB/log/agent.log" | tail -1 | awk '{print $NF}'
+}
+wait_log() {   # REGEX SECONDS
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		grep -q "$1" "$LAB/log/agent.log" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# --- 1. a job bursts into an EC2 instance (moto) ---
+id=$(sbatch --parsable --cloud-contract=small -w burst-1 -o "$LAB/job.out" \
+	--wrap 'hostname; echo "P=$CLOUD_PROVIDER T=$CLOUD_INSTANCE_TYPE I=$CLOUD_INSTANCE_ID"' 2>"$LAB/err")
+ok $? "sbatch --cloud-contract=small -w burst-1" "$LAB/err"
+wait_log 'burst-1: launching -> booting: i-' 30
+ok $? "the agent launched burst-1 through the aws provider" "$LAB/log/agent.log"
+iid=$(instance_of burst-1)
+describe "$ep" "$iid" >"$LAB/i1.json" 2>"$LAB/i1.err"
+ok $? "moto knows instance $iid" "$LAB/i1.err"
+j() { jget "$LAB/i1.json" "$1"; }
+[ "$(j 'd["type"]')" = t3.micro ] && [ "$(j 'd["image"]')" = "$ami" ]
+ok $? "it is a t3.micro (the cheaper type) of image $ami ($(j 'd["type"]'))"
+tok=$(j 'd["tags"].get("burst:batch", "")')
+[ "$(j 'd["tags"].get("burst:cluster")')" = "lab$$" ] && [ "$(j 'd["tags"].get("burst:nodeset")')" = cloud ] &&
+	[[ "$tok" =~ ^burst-[0-9a-f]{40}$ ]] && [ "$(j 'd["token"]')" = "$tok" ] && [ -n "$(j 'd["tags"].get("Name", "")')" ]
+ok $? "tagged burst:cluster, burst:nodeset, burst:batch (= its ClientToken $tok) and Name" "$LAB/i1.json"
+j 'd["userdata"]' >"$LAB/ud1.sh"
+jtok=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select token from nodes where name=?", ("burst-1",)).fetchone()[0])' "$LAB/burst/agent.db" 2>/dev/null)
+[ -n "$jtok" ] && grep -q "0) NODE='burst-1' TOKEN='$jtok'" "$LAB/ud1.sh" && grep -q "JOIN='$LAB_NET.1:$jp'" "$LAB/ud1.sh"
+ok $? "its user data holds the node's name, its join token and the JoinAddress" "$LAB/ud1.sh"
+! grep -q "$sk" "$LAB/log/agent.log"; ok $? "no secret in the agent's log"
+
+# cloud-init, emulated: the user data runs in a namespace on the lab's bridge,
+# with the launch index and instance id IMDSv2 would give
+emu() {   # NODE INDEX INSTANCE USERDATA ADDRESS
+	mkdir -p "$LAB/emu/$1"
+	"$inst" start "burst-lab$$-emu-$1" "$1" "$5/24" "$LAB_BR" "$LAB/emu/$1" -- \
+		env BURST_LAUNCH_INDEX="$2" BURST_INSTANCE_ID="$3" \
+		BURST_NODE_BIN="$build/burst-agent/node/burst-node" BURST_STATE_DIR="$LAB/burst" \
+		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
+		sh "$4" >/dev/null
+}
+emu burst-1 0 "$iid" "$LAB/ud1.sh" "$LAB_NET.201"
+ok $? "the instance's user data runs (emulated cloud-init)" "$LAB/emu/burst-1/node.log"
+lab_wait_job "$id" COMPLETED 90
+ok $? "burst-node joined, slurmd started, the job completed" "$LAB/emu/burst-1/node.log" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+grep -qx "P=aws T=t3.micro I=$iid" "$LAB/job.out"
+ok $? "the job saw CLOUD_PROVIDER=aws CLOUD_INSTANCE_TYPE=t3.micro and its instance ($(tail -1 "$LAB/job.out" 2>/dev/null))" "$LAB/job.out"
+grep -qx burst-1 "$LAB/job.out"; ok $? "... on burst-1" "$LAB/job.out"
+for i in $(seq 300); do
+	[ "$(describe "$ep" "$iid" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = terminated ] && break
+	sleep 0.2
+done
+st=$(describe "$ep" "$iid" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')
+[ "$st" = terminated ]; ok $? "after SuspendTime the agent terminated $iid (moto: $st)" "$LAB/log/agent.log"
+"$inst" stop "burst-lab$$-emu-burst-1"
+lab_wait_node burst-1 'idle~' 30; ok $? "burst-1 is powered down ($(lab_node_state burst-1))"
+
+# --- 2. a wrong secret: the node fails with the auth error, no secret logged ---
+id=$(sbatch --parsable --cloud-contract=small -w burst-5 -o /dev/null --wrap 'true' 2>"$LAB/err")
+ok $? "sbatch -w burst-5 (its provider's credentials hold a wrong secret)" "$LAB/err"
+wait_log 'burst-5: launching -> terminating: .*(auth)' 30
+ok $? "the launch failed as an auth error" "$LAB/log/agent.log"
+grep 'burst-5: launching -> terminating' "$LAB/log/agent.log" | tail -1 | sed 's/^/# /'
+lab_wait_node burst-5 'down.*' 20
+reason=$(scontrol show node burst-5 | grep -o 'Reason=.*')
+[[ "$reason" == *"burst: launch of burst-5 as t3.micro failed (auth): aws "*"RunInstances t3.micro in us-east-1 for burst-5: "[A-Z]* ]]
+ok $? "burst-5 is DOWN, the reason names the call and the auth error ($reason)"
+scancel "$id"
+! grep -q "$badsecret" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"; ok $? "the wrong secret is in no log"
+lab_wait_node burst-5 'idle~' 30; ok $? "after RejectCooldown burst-5 is powered down again ($(lab_node_state burst-5))"
+
+# --- 3. the fault endpoint: capacity -> the next type; a retried 500 ---
+id=$(sbatch --parsable --cloud-contract=small -w burst-3 -o /dev/null --wrap 'true' 2>"$LAB/err")
+ok $? "sbatch -w burst-3 (provider awsfake)" "$LAB/err"
+wait_log 'burst-3: launching -> booting: i-' 60
+ok $? "burst-3 was launched" "$LAB/log/agent.log"
+grep -q 'burst-3: launching -> requested: awsfake/t3.micro@us-east-1 capacity: aws RunInstances t3.micro in us-east-1 for burst-3: InsufficientInstanceCapacity: no t3.micro here' "$LAB/log/agent.log"
+ok $? "t3.micro had no capacity: the agent moved on" "$LAB/log/agent.log"
+curl -s "$fep/_requests" >"$LAB/req.json"
+python3 - "$LAB/req.json" <<'PY' >"$LAB/req.out"
+import json, sys
+reqs = [r for r in json.load(open(sys.argv[1])) if r["action"] == "RunInstances"]
+for r in reqs:
+    p = r["params"]
+    print(p["InstanceType"], p["ClientToken"], p["MaxCount"], p.get("SecurityGroupId.1"),
+          p.get("SecurityGroupId.2"), p.get("SubnetId"), p.get("MetadataOptions.HttpTokens"))
+PY
+sed 's/^/# /' "$LAB/req.out"
+micro=$(grep -c '^t3.micro ' "$LAB/req.out")
+small=$(grep -c '^t3.small ' "$LAB/req.out")
+stoks=$(grep '^t3.small ' "$LAB/req.out" | awk '{print $2}' | sort -u | wc -l)
+mtok=$(grep '^t3.micro ' "$LAB/req.out" | awk '{print $2}' | sort -u)
+stok=$(grep '^t3.small ' "$LAB/req.out" | awk '{print $2}' | sort -u)
+[ "$small" -ge 2 ] && [ "$stoks" = 1 ]
+ok $? "the t3.small RunInstances answered 500 was retried with the same ClientToken ($small requests, $stoks token)"
+[ -n "$mtok" ] && [ "$mtok" != "$stok" ]
+ok $? "the next attempt (other type) has another ClientToken"
+! grep -v ' 1 sg-1 sg-2 subnet-9 required$' "$LAB/req.out" | grep -q .
+ok $? "every RunInstances: MaxCount 1, SecurityGroups, SubnetId, IMDSv2 required (HttpTokens)"
+iid3=$(instance_of burst-3)
+n3=$(python3 -c 'import json,sys; print(len([r for r in json.load(open(sys.argv[1])) if r["action"] == "RunInstances"]))' "$LAB/req.json")
+cnt=$(curl -s -X POST -d '{}' "$fep/_script" >/dev/null; python3 - "$fep" <<'PY'
+import sys, urllib.request, urllib.parse
+body = urllib.parse.urlencode({"Action": "DescribeInstances", "Filter.1.Name": "tag:burst:nodeset", "Filter.1.Value.1": "fake"}).encode()
+req = urllib.request.Request(sys.argv[1] + "/", data=body, headers={"Authorization": "AWS4-HMAC-SHA256 Credential=x"})
+print(urllib.request.urlopen(req).read().decode().count("<instanceId>"))
+PY
+)
+[ "$cnt" = 1 ]; ok $? "exactly one instance was launched for burst-3 ($iid3; $cnt instances, $n3 RunInstances)"
+scancel "$id" 2>/dev/null
+
+labdir=$LAB
+lab_down
+! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+aux_down
+done_testing

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# test_aws_driver.sh - the agent's aws provider driver (providers/aws.c),
+# without Slurm: against moto_server (signatures checked) a batch is one
+# RunInstances whose repetition (a restart) adopts the same instances, a
+# new attempt launches new ones, the user data starts burst-node join with
+# the node of its launch index, terminate and exists; against the fault
+# endpoint: a partial launch, instances mapped by amiLaunchIndex, error
+# classes, and a big batch split to keep each user data under 16 KiB.
+# No root needed. Needs the python3 first on PATH to have moto and boto3.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+cli="$build/tests/unit/aws_driver_cli"
+[ -x "$cli" ] || bail "no $cli (make check builds it)"
+python3 -c 'import moto.server, boto3' 2>/dev/null || bail "python3 has no moto/boto3 (pip install 'moto[server]')"
+
+work=$(mktemp -d /tmp/test_aws_driver.XXXXXX)
+moto_pid= fake_pid=
+cleanup() {
+	[ -n "$moto_pid" ] && kill "$moto_pid" 2>/dev/null && wait "$moto_pid" 2>/dev/null
+	[ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+TAP_DIAG="$work/out $work/moto.log"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m moto.server -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
+moto_pid=$!
+ep="http://127.0.0.1:$port"
+for _ in $(seq 100); do curl -s -o /dev/null "$ep/moto-api/" && break; sleep 0.2; done
+python3 "$src/tests/integration/ec2_moto_setup.py" setup "$ep" >"$work/setup.json" 2>"$work/setup.err" \
+	|| { cat "$work/setup.err" >&2; bail "moto setup failed"; }
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
+export AWS_ACCESS_KEY_ID=$(jget "$work/setup.json" 'd["access_key"]')
+export AWS_SECRET_ACCESS_KEY=$(jget "$work/setup.json" 'd["secret_key"]')
+unset AWS_SESSION_TOKEN AWS_PROFILE
+export AWS_SHARED_CREDENTIALS_FILE=/nonexistent AWS_CONFIG_FILE=/nonexistent
+ami=$(jget "$work/setup.json" 'd["ami"]')
+python3 "$src/tests/integration/ec2_faults.py" "$work/fake.port" 2>"$work/fake.log" &
+fake_pid=$!
+for _ in $(seq 100); do [ -s "$work/fake.port" ] && break; sleep 0.1; done
+fep="http://127.0.0.1:$(cat "$work/fake.port")"
+
+cat >"$work/burst.conf" <<CONF
+ClusterName=drv
+StateDir=$work/state
+# moto launches MinCount instances (EC2: up to MaxCount): MinCount=all
+Provider=moto Type=aws Regions=us-east-1 Endpoint=$ep ImageId=$ami JoinAddress=10.0.0.5:6830 MinCount=all
+Provider=moto2 Type=aws Regions=us-east-1,us-west-2 Endpoint=$ep ImageId=$ami
+Provider=fake Type=aws Regions=us-east-1 Endpoint=$fep ImageId=ami-fake LaunchTemplate=burst-nodes IamInstanceProfile=arn:aws:iam::123456789012:instance-profile/burst
+CONF
+mkdir -p "$work/state"
+drv() { "$cli" "$work/burst.conf" "$@" >"$work/out" 2>&1; }
+col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$work/out"; }
+moto_ids() {   # instances of a batch token (or all with burst:cluster=drv), not terminated
+	python3 - "$ep" "${1:-}" <<'PY'
+import sys, boto3
+ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
+f = [{"Name": "instance-state-name", "Values": ["pending", "running"]}]
+f.append({"Name": "tag:burst:batch", "Values": [sys.argv[2]]} if sys.argv[2] else {"Name": "tag:burst:cluster", "Values": ["drv"]})
+print(" ".join(sorted(i["InstanceId"] for r in ec2.describe_instances(Filters=f)["Reservations"] for i in r["Instances"])))
+PY
+}
+
+# --- moto ---
+drv moto launch --type t3.micro n1:1:tok-one n2:1:tok-two n3:1:tok-three
+ok $? "a batch of 3 is launched"
+[ "$(grep -c ' i-[0-9a-f]* ok$' "$work/out")" = 3 ] && [ "$(awk '{print $2}' "$work/out" | sort -u | wc -l)" = 3 ]
+ok $? "each node has its own instance" "$work/out"
+first=$(awk '{print $1, $2}' "$work/out")
+i2=$(col n2 2)
+[ "$(moto_ids | wc -w)" = 3 ]; ok $? "moto runs 3 instances"
+drv moto launch --type t3.micro n1:1:tok-one n2:1:tok-two n3:1:tok-three
+[ "$(awk '{print $1, $2}' "$work/out")" = "$first" ] && [ "$(moto_ids | wc -w)" = 3 ]
+ok $? "the same batch again (a restart) adopts the same instances, launches none" "$work/out"
+drv moto launch --type t3.micro n3:1:tok-three
+[ "$(col n3 2)" = "$(awk '$1 == "n3" {print $2}' <<<"$first")" ] && [ "$(moto_ids | wc -w)" = 3 ]
+ok $? "a node of the batch retried alone (the agent retries node by node) adopts its instance ($(col n3 2))" "$work/out"
+grep -q "^burst-[0-9a-f]\{40\} n1:1 n2:1 n3:1$" "$work/state/aws-moto.batches"
+ok $? "the batch was journaled before its RunInstances" "$work/state/aws-moto.batches"
+drv moto launch --type t3.micro n1:2:tok-one2
+n1b=$(col n1 2)
+[ "$n1b" != "-" ] && ! grep -q "$n1b" <<<"$first" && [ "$(moto_ids | wc -w)" = 4 ]
+ok $? "a new attempt of n1 launches a new instance ($n1b)" "$work/out"
+
+python3 - "$ep" "$i2" >"$work/ud.sh" <<'PY'
+import base64, sys, boto3
+ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
+print(base64.b64decode(ec2.describe_instance_attribute(InstanceId=sys.argv[2], Attribute="userData")["UserData"]["Value"]).decode(), end="")
+PY
+head -1 "$work/ud.sh" | grep -qx '#!/bin/sh'; ok $? "the user data is a shell script" "$work/ud.sh"
+printf '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n' >"$work/fake-node"
+chmod +x "$work/fake-node"
+BURST_LAUNCH_INDEX=1 BURST_INSTANCE_ID="$i2" BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
+	sh "$work/ud.sh" >"$work/args" 2>&1
+printf '%s\n' join --agent 10.0.0.5:6830 --node n2 --instance "$i2" --token tok-two \
+	--record "$work/state/nodes/n2/admission.env" --provider moto --instance-type t3.micro \
+	--region us-east-1 -- slurmd -D -b -N n2 >"$work/want"
+diff -u "$work/want" "$work/args" >"$work/diff"
+ok $? "launch index 1 runs burst-node join as n2 with its token, instance and JoinAddress" "$work/diff"
+BURST_LAUNCH_INDEX=7 BURST_INSTANCE_ID=i-x BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
+	sh "$work/ud.sh" >"$work/args" 2>&1
+[ $? -ne 0 ] && grep -q 'no node for launch index 7' "$work/args"
+ok $? "an unknown launch index stops the script" "$work/args"
+
+drv moto exists n2 "$i2"; [ "$(cat "$work/out")" = 1 ]; ok $? "exists: a running instance is 1" "$work/out"
+drv moto terminate n2 "$i2"; ok $? "terminate" "$work/out"
+drv moto exists n2 "$i2"; [ "$(cat "$work/out")" = 0 ]; ok $? "exists: a terminated instance is 0" "$work/out"
+drv moto terminate n2 "$i2"; ok $? "terminate again is fine" "$work/out"
+drv moto terminate n9 i-0123456789abcdef0; ok $? "terminate of an unknown instance (gone) is fine" "$work/out"
+drv moto exists n9 i-0123456789abcdef0; [ "$(cat "$work/out")" = -1 ]
+ok $? "exists: an instance EC2 does not know yet is -1 (cannot tell)" "$work/out"
+
+# a second region: terminate (a new process, as after a restart) finds it there
+drv moto2 launch --type t3.micro --region us-west-2 w1:1:tok-w
+iw=$(col w1 2)
+[ "$(col w1 3)" = ok ]; ok $? "a launch in us-west-2 ($iw)" "$work/out"
+drv moto2 exists w1 "$iw"; [ "$(cat "$work/out")" = 1 ]; ok $? "exists finds it in the second region" "$work/out"
+drv moto2 terminate w1 "$iw"; ok $? "terminate" "$work/out"
+drv moto2 exists w1 "$iw"; [ "$(cat "$work/out")" = 0 ]; ok $? "... and it is terminated there" "$work/out"
+
+# --- the fault endpoint ---
+script() { curl -s -X POST -d "$1" "$fep/_script" >/dev/null; }
+reqs() { curl -s "$fep/_requests"; }
+script '{"queue": [{}, {"limit": 2}]}'
+drv fake launch --type t3.micro p1:1:a p2:1:b p3:1:c
+[ "$(col p1 3)" = ok ] && [ "$(col p2 3)" = ok ] && [ "$(col p3 3)" = capacity ] && [ "$(col p3 2)" = - ]
+ok $? "a partial launch: the nodes without an instance are capacity failures" "$work/out"
+grep -q '^p3 - capacity aws RunInstances t3.micro in us-east-1 for p1..p3 (3 nodes): partial launch: 2 of 3 instances$' "$work/out"
+ok $? "... saying so" "$work/out"
+
+curl -s -X POST "$fep/_reset" >/dev/null
+script '{"queue": [{}, {"reverse": true}]}'
+drv fake launch --type t3.micro q1:1:a q2:1:b q3:1:c
+[ "$(col q1 2) $(col q2 2) $(col q3 2)" = "i-00000000000000001 i-00000000000000002 i-00000000000000003" ]
+ok $? "instances are mapped to nodes by amiLaunchIndex, not by the order of the answer" "$work/out"
+reqs >"$work/req.json"
+[ "$(jget "$work/req.json" '[r["params"].get(k) for r in d if r["action"] == "RunInstances" for k in ("LaunchTemplate.LaunchTemplateName", "ImageId", "IamInstanceProfile.Arn", "MinCount", "MaxCount")]')" = "['burst-nodes', 'ami-fake', 'arn:aws:iam::123456789012:instance-profile/burst', '1', '3']" ]
+ok $? "RunInstances carries the launch template by name, the image, the profile ARN, MinCount 1 MaxCount 3" "$work/req.json"
+
+for c in "InsufficientInstanceCapacity capacity" "InstanceLimitExceeded quota" "InvalidAMIID.NotFound permanent" "UnauthorizedOperation auth"; do
+	set -- $c
+	curl -s -X POST "$fep/_reset" >/dev/null
+	script "{\"rules\": [{\"match\": {\"Action\": \"RunInstances\"}, \"error\": \"$1\", \"message\": \"m-$1\", \"status\": 400}]}"
+	drv fake launch --type t3.micro r1:1:a
+	[ "$(col r1 3)" = "$2" ] && grep -q "for r1: $1: m-$1 (request id req-" "$work/out"
+	ok $? "$1 is $2 ($(cat "$work/out"))" "$work/out"
+done
+
+curl -s -X POST "$fep/_reset" >/dev/null
+nodes=$(for i in $(seq 300); do echo "big-$i:1:0123456789abcdef0123456789abcdef"; done)
+drv fake launch --type t3.micro $nodes
+[ "$(grep -c ' ok$' "$work/out")" = 300 ] && [ "$(awk '{print $2}' "$work/out" | sort -u | wc -l)" = 300 ]
+ok $? "a batch of 300 nodes: each has its own instance" "$work/out"
+reqs >"$work/req.json"
+python3 - "$work/req.json" >"$work/big" <<'PY'
+import base64, json, sys
+runs = [r["params"] for r in json.load(open(sys.argv[1])) if r["action"] == "RunInstances"]
+sizes = [len(base64.b64decode(p["UserData"])) for p in runs]
+print(len(runs), max(sizes), sum(int(p["MaxCount"]) for p in runs), len(set(p["ClientToken"] for p in runs)))
+PY
+read -r nruns maxud total ntok <"$work/big"
+[ "$nruns" -gt 1 ] && [ "$maxud" -le 16384 ] && [ "$total" = 300 ] && [ "$ntok" = "$nruns" ]
+ok $? "... in $nruns RunInstances (largest user data $maxud bytes <= 16 KiB, $total nodes, $ntok tokens)" "$work/big"
+
+done_testing

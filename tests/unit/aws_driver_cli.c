@@ -1,0 +1,138 @@
+/*
+ * aws_driver_cli.c - drives the agent's aws provider driver
+ * (burst-agent/providers/aws.c) from the shell, for
+ * tests/integration/test_aws_driver.sh.
+ *
+ *   aws_driver_cli CONF PROVIDER launch --type T [--region R] [--nodeset NS]
+ *                  [--join ADDR:PORT] NODE:ATTEMPT:TOKEN...
+ *       prints one line per node: NODE INSTANCE|- CLASS [ERROR]
+ *       and exits 0 (the outcomes are in the lines)
+ *   aws_driver_cli CONF PROVIDER terminate NODE INSTANCE
+ *       prints "ok" (exit 0), or CLASS MESSAGE (exit 1)
+ *   aws_driver_cli CONF PROVIDER exists NODE INSTANCE
+ *       prints 1, 0 or -1
+ * Exits 100 on bad usage, 2 when the configuration or the driver fails.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../burst-agent/provider.h"
+#include "config.h"
+#include "strutil.h"
+
+static int usage(const char *why)
+{
+	fprintf(stderr, "aws_driver_cli: %s (see tests/unit/aws_driver_cli.c)\n", why);
+	return 100;
+}
+
+static int do_launch(const struct provider_ops *ops, struct provider *p, const char *cluster,
+		     const char *pname, int argc, char **argv)
+{
+	struct prov_batch b;
+	struct prov_node *nodes = xcalloc((size_t)argc + 1, sizeof(*nodes));
+	char **own = xcalloc((size_t)argc + 1, sizeof(char *));
+	size_t n = 0, i, nown = 0;
+	int k;
+
+	memset(&b, 0, sizeof(b));
+	b.cluster = cluster;
+	b.provider = pname;
+	b.nodeset = "ns";
+	b.join_addr = "127.0.0.1:6830";
+	b.munge_socket = "/run/munge/munge.socket.2";
+	b.slurm_conf = "/etc/slurm/slurm.conf";
+	for (k = 0; k < argc; k++) {
+		if (!strcmp(argv[k], "--type") && k + 1 < argc)
+			b.instance_type = argv[++k];
+		else if (!strcmp(argv[k], "--region") && k + 1 < argc)
+			b.region = argv[++k];
+		else if (!strcmp(argv[k], "--nodeset") && k + 1 < argc)
+			b.nodeset = argv[++k];
+		else if (!strcmp(argv[k], "--join") && k + 1 < argc)
+			b.join_addr = argv[++k];
+		else if (!strcmp(argv[k], "--acceptance") && k + 1 < argc)
+			b.acceptance = argv[++k];
+		else {
+			char *s = xstrdup(argv[k]), *c1 = strchr(s, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+			own[nown++] = s;
+			if (!c1 || !c2) {
+				for (i = 0; i < nown; i++)
+					free(own[i]);
+				free(own);
+				free(nodes);
+				return usage("a node is NODE:ATTEMPT:TOKEN");
+			}
+			*c1 = *c2 = '\0';
+			nodes[n].node = s;
+			nodes[n].attempt = atoi(c1 + 1);
+			nodes[n].token = c2 + 1;
+			n++;
+		}
+	}
+	b.nodes = nodes;
+	b.n = n;
+	ops->launch(p, &b);
+	for (i = 0; i < n; i++)
+		printf("%s %s %s%s%s\n", nodes[i].node, nodes[i].instance[0] ? nodes[i].instance : "-",
+		       prov_class_name(nodes[i].cls), nodes[i].cls ? " " : "", nodes[i].cls ? nodes[i].error : "");
+	for (i = 0; i < nown; i++)
+		free(own[i]);
+	free(own);
+	free(nodes);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct burst_config *cfg;
+	const struct cfg_provider *pc = NULL;
+	const struct provider_ops *ops;
+	struct provider *p;
+	burst_err_t err;
+	enum prov_class cls;
+	int rc = 2;
+	size_t i;
+
+	if (argc < 4)
+		return usage("usage: CONF PROVIDER launch|terminate|exists ...");
+	cfg = config_load(argv[1], &err);
+	if (!cfg) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 2;
+	}
+	for (i = 0; i < cfg->nproviders; i++)
+		if (!strcmp(cfg->providers[i].name, argv[2]))
+			pc = &cfg->providers[i];
+	ops = pc ? provider_ops_find(pc->type) : NULL;
+	if (!ops) {
+		fprintf(stderr, "no provider %s with a driver\n", argv[2]);
+		config_free(cfg);
+		return 2;
+	}
+	p = ops->init(pc, cfg, &err);
+	if (!p) {
+		fprintf(stderr, "%s\n", err.msg);
+		config_free(cfg);
+		return 2;
+	}
+	if (!strcmp(argv[3], "launch"))
+		rc = do_launch(ops, p, cfg->cluster_name, pc->name, argc - 4, argv + 4);
+	else if (!strcmp(argv[3], "terminate") && argc == 6) {
+		if (ops->terminate(p, argv[4], argv[5], &cls, &err) == 0) {
+			printf("ok\n");
+			rc = 0;
+		} else {
+			printf("%s %s\n", prov_class_name(cls), err.msg);
+			rc = 1;
+		}
+	} else if (!strcmp(argv[3], "exists") && argc == 6) {
+		printf("%d\n", ops->exists(p, argv[4], argv[5]));
+		rc = 0;
+	} else
+		rc = usage("unknown command");
+	ops->fini(p);
+	config_free(cfg);
+	return rc;
+}
