@@ -52,12 +52,14 @@
 
 #define TICK_MS 250
 #define MAX_REPORT (1 << 20)    /* a join report: record and credential */
+#define REGISTER_TIMEOUT_S 20     /* admitted to registered in Slurm */
 #define DEFAULT_MUNGE_SOCKET "/run/munge/munge.socket.2"   /* munged's own default */
 
 struct bnode {
 	const char *name;
 	int nodeset;
 	int index;               /* global index: the node's address */
+	bool registered;         /* its slurmd was seen responding since its admission */
 };
 
 struct aprov;
@@ -88,6 +90,7 @@ struct agent {
 
 static volatile sig_atomic_t stopping, reloading;
 static void release_refused_jobs(void);
+static void registration_check(void);
 static struct agent A;
 
 static void logmsg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -127,7 +130,7 @@ static double now(void)
 
 /* ---- helpers ---- */
 
-static const struct bnode *node_find(const char *name)
+static struct bnode *node_find(const char *name)
 {
 	size_t i;
 	for (i = 0; i < A.nnodes; i++)
@@ -458,12 +461,13 @@ static void launch_requested(void)
 		bool picked = false;
 
 		for (i = 0; names[i]; i++) {
-			const struct bnode *ni = node_find(names[i]);
+			struct bnode *ni = node_find(names[i]);
 			struct node_rec r;
 			char token[64];
 
 			if (!ni || ni->nodeset != (int)nsi)
 				continue;
+			ni->registered = false;
 			if (!picked) {
 				ci = next_candidate((int)nsi, tried, sizeof(tried));
 				picked = true;
@@ -1337,6 +1341,7 @@ static void tick(void)
 		terminate(names[i]);
 	state_names_free(names);
 	cooldowns();
+	registration_check();
 	release_refused_jobs();
 	names = state_nodes_in(A.db, "booting", &err);
 	for (i = 0; names && names[i]; i++) {
@@ -1347,6 +1352,54 @@ static void tick(void)
 				 r.instance ? r.instance : "?", A.cfg->boot_timeout);
 			fail_node(names[i], "booting", &r, "terminating", why);
 		}
+		state_node_clear(&r);
+	}
+	state_names_free(names);
+}
+
+/*
+ * An admitted node whose slurmd has not registered with slurmctld within
+ * RegisterTimeout is launched again, as a new instance, while Slurm still
+ * waits for it (its ResumeTimeout is longer): rarely, a slurmd started
+ * right after its node was resumed is never taken in by slurmctld 22.05,
+ * and the job would wait for ResumeTimeout and then be requeued.
+ */
+static void registration_check(void)
+{
+	static double last;
+	burst_err_t err;
+	char **names;
+	size_t i;
+
+	if (now() - last < 2.0)
+		return;
+	last = now();
+	names = state_nodes_in(A.db, "admitted", &err);
+	for (i = 0; names && names[i]; i++) {
+		struct bnode *ni = node_find(names[i]);
+		node_info_msg_t *m = NULL;
+		struct node_rec r;
+		uint32_t st;
+
+		memset(&r, 0, sizeof(r));
+		if (!ni || ni->registered || state_node_get(A.db, names[i], &r, &err) != 1 ||
+		    now() - r.since < REGISTER_TIMEOUT_S ||
+		    slurm_load_node_single(&m, (char *)names[i], SHOW_ALL) != SLURM_SUCCESS || !m->record_count) {
+			slurm_free_node_info_msg(m);
+			state_node_clear(&r);
+			continue;
+		}
+		st = m->node_array[0].node_state;
+		if (!(st & (NODE_STATE_POWERING_UP | NODE_STATE_NO_RESPOND | NODE_STATE_POWERED_DOWN)))
+			ni->registered = true;
+		else if (st & NODE_STATE_POWERING_UP) {
+			char why[300];
+			snprintf(why, sizeof(why), "slurmd of %s did not register within %d s: launching it again",
+				 r.instance ? r.instance : "?", REGISTER_TIMEOUT_S);
+			r.want_resume = true;
+			transition(names[i], "admitted", &r, "terminating", why);
+		}
+		slurm_free_node_info_msg(m);
 		state_node_clear(&r);
 	}
 	state_names_free(names);

@@ -59,7 +59,13 @@ grep -q "$n: terminating -> powered_down" "$LAB/log/agent.log"; ok $? "the agent
 # a second burst of the same node works (attempt 2, a new token)
 id=$(sbatch --parsable --cloud-contract=here -w "$n" -o "$LAB/job2.out" --wrap 'env | grep ^CLOUD_INSTANCE_ID')
 lab_wait_job "$id" COMPLETED 90; ok $? "the node bursts again" "$LAB/log/agent.log"
-grep -q "^CLOUD_INSTANCE_ID=local-lab$$-$n-2$" "$LAB/job2.out"; ok $? "... as a new instance (attempt 2)" "$LAB/job2.out"
+# attempt 2; or later, if the agent launched it again because its slurmd
+# was not taken in by slurmctld (and said so)
+inst=$(sed -n 's/^CLOUD_INSTANCE_ID=//p' "$LAB/job2.out")
+att=${inst##*-}
+[[ "$inst" == "local-lab$$-$n-"* ]] && { [ "$att" = 2 ] ||
+	{ [ "$att" -gt 2 ] && grep -q "$n: admitted -> terminating: slurmd of .* did not register within" "$LAB/log/agent.log"; }; }
+ok $? "... as a new instance ($inst)" "$LAB/job2.out"
 
 # the site's PrologSlurmctld says no: the job does not run
 id=$(sbatch --parsable --cloud-contract=here -J site-says-no -o "$LAB/job3.out" --wrap 'echo ran')
