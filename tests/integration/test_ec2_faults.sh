@@ -108,10 +108,13 @@ has() { case $(j 'd["error"]') in *"$1"*) return 0 ;; esac; return 1; }
 has "gave up after 4 attempts"
 ok $? "the message says the budget ran out"
 reset
-ctl _script '{"queue": [{"error": "RequestLimitExceeded", "status": 503}, {"error": "RequestLimitExceeded", "status": 503}, {"error": "RequestLimitExceeded", "status": 503}]}'
-"$cli" --endpoint "$ep/" --base-ms 400 --cap-ms 400 --max-attempts 10 --max-total-ms 300 \
+# 15 throttles queued, 20 attempts allowed: only the 300 ms budget can stop
+# it (full jitter sleeps 0-400 ms a retry: 14 sleeps under 300 ms in all
+# would take odds of about 1e-20)
+ctl _script "$(python3 -c 'import json; print(json.dumps({"queue": [{"error": "RequestLimitExceeded", "status": 503}] * 15}))')"
+"$cli" --endpoint "$ep/" --base-ms 400 --cap-ms 400 --max-attempts 20 --max-total-ms 300 \
 	describe >"$work/out.json"
-[ "$(j 'd["class"]')" = THROTTLED ] && [ "$(j 'd["api_calls"] < 10 and d["budget_exhausted"] == 1')" = True ]
+[ "$(j 'd["class"]')" = THROTTLED ] && [ "$(j 'd["api_calls"] < 15 and d["budget_exhausted"] == 1')" = True ]
 ok $? "the time budget stops retries too ($(j 'd["api_calls"]') calls)"
 
 # 4. a 500 after the launch happened: the retry with the same ClientToken
