@@ -291,3 +291,10 @@ SuspendTime=$3
 JobSubmitPlugins=lua
 CONF
 }
+
+# lab_relaunched NODE: the agent launched NODE again because slurmctld did
+# not take its slurmd in (burst-agent's registration check); a test that
+# counts instances accepts one more then.
+lab_relaunched() {
+	grep -q "$1: admitted -> terminating: slurmd of .* did not register within" "$LAB/log/agent.log"
+}

@@ -60,7 +60,8 @@ print(eval(sys.argv[3]))' "$LAB/burst/agent.db" "$1" "$2"
 [ "$(rec burst-2 'pid')" = "$(head -1 "$LAB/job.out")" ]
 ok $? "... its provenance id is the job's CLOUD_PROVENANCE_ID"
 [ "$(rec burst-2 'r["kernel"]["release"]')" = "$(uname -r)" ] &&
-	[ "$(rec burst-2 'r["identity"]["instance_id"]')" = "local-lab$$-burst-2-1" ] &&
+	{ [ "$(rec burst-2 'r["identity"]["instance_id"]')" = "local-lab$$-burst-2-1" ] ||
+	  { lab_relaunched burst-2 && [[ "$(rec burst-2 'r["identity"]["instance_id"]')" == "local-lab$$-burst-2-"[2-9] ]]; }; } &&
 	[ "$(rec burst-2 'r["identity"]["instance_type"]')" = local.host ]
 ok $? "... it records the kernel and the instance"
 [ "$(rec burst-2 '[(t["name"], t["passed"]) for t in r["acceptance"]]')" = "[('kernel-sane', True), ('container-marker', True)]" ]
