@@ -16,6 +16,7 @@
 
 #include "arch.h"
 #include "catalog.h"
+#include "confwords.h"
 #include "strutil.h"
 
 #define MAX_LINE 4096
@@ -587,32 +588,6 @@ void catalog_free(struct catalog *cat)
 const char *catalog_default_dir(const char *explicit_dir)
 {
 	static char buf[PATH_MAX];
-	const char *env;
 
-	if (explicit_dir && *explicit_dir)
-		return explicit_dir;
-	env = getenv("BURST_CATALOG_DIR");
-	if (env && *env)
-		return env;
-#if defined(BURST_ABS_BUILDDIR) && defined(BURST_ABS_SRCDIR)
-	{
-		char exe[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		size_t bl = strlen(BURST_ABS_BUILDDIR);
-
-		if (n > 0) {
-			exe[n] = '\0';
-			if (strncmp(exe, BURST_ABS_BUILDDIR, bl) == 0 && exe[bl] == '/') {
-				snprintf(buf, sizeof(buf), "%s/share/catalog", BURST_ABS_SRCDIR);
-				if (access(buf, R_OK) == 0)
-					return buf;
-			}
-		}
-	}
-#endif
-#ifdef BURST_PKGDATADIR
-	return BURST_PKGDATADIR "/catalog";
-#else
-	return "/usr/share/slurm-burst/catalog";
-#endif
+	return share_default_path(explicit_dir, "BURST_CATALOG_DIR", "catalog", buf, sizeof(buf));
 }

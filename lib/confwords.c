@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "confwords.h"
 #include "strutil.h"
@@ -82,5 +83,39 @@ const char *conf_default_path(const char *explicit_path, const char *env_name, c
 		return buf;
 	}
 	snprintf(buf, len, "/etc/slurm/%s", name);
+	return buf;
+}
+
+const char *share_default_path(const char *explicit_path, const char *env_name, const char *rel,
+			       char *buf, size_t len)
+{
+	const char *env;
+
+	if (explicit_path && *explicit_path)
+		return explicit_path;
+	env = getenv(env_name);
+	if (env && *env)
+		return env;
+#if defined(BURST_ABS_BUILDDIR) && defined(BURST_ABS_SRCDIR)
+	{
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		size_t bl = strlen(BURST_ABS_BUILDDIR);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			if (strncmp(exe, BURST_ABS_BUILDDIR, bl) == 0 && exe[bl] == '/') {
+				snprintf(buf, len, "%s/share/%s", BURST_ABS_SRCDIR, rel);
+				if (access(buf, R_OK) == 0)
+					return buf;
+			}
+		}
+	}
+#endif
+#ifdef BURST_PKGDATADIR
+	snprintf(buf, len, "%s/%s", BURST_PKGDATADIR, rel);
+#else
+	snprintf(buf, len, "/usr/share/slurm-burst/%s", rel);
+#endif
 	return buf;
 }

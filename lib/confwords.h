@@ -31,4 +31,14 @@ int conf_split_words(char *line, struct conf_word *w, int max, bool escapes, siz
 const char *conf_default_path(const char *explicit_path, const char *env_name, const char *name,
 			      char *buf, size_t len);
 
+/*
+ * Where shipped data (rel, relative to share/ in the source tree and to
+ * the package data directory once installed) is by default: explicit if
+ * given, else $env_name, else the source tree's when the running program is
+ * in the build tree, else the installed one. Returns the argument, the
+ * environment's value, or buf (len bytes) holding the path.
+ */
+const char *share_default_path(const char *explicit_path, const char *env_name, const char *rel,
+			       char *buf, size_t len);
+
 #endif

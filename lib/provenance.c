@@ -21,6 +21,7 @@
 
 #include <openssl/evp.h>
 
+#include "confwords.h"
 #include "provenance.h"
 #include "strutil.h"
 
@@ -1098,29 +1099,8 @@ static json_object *prov_software(const char *root, bool live)
 static const char *prov_default_table(const char *explicit_path)
 {
 	static char buf[PATH_MAX];
-	const char *env = getenv("BURST_PCI_TABLE");
 
-	if (explicit_path && *explicit_path)
-		return explicit_path;
-	if (env && *env)
-		return env;
-#if defined(BURST_ABS_BUILDDIR) && defined(BURST_ABS_SRCDIR)
-	{
-		char exe[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		size_t bl = strlen(BURST_ABS_BUILDDIR);
-
-		if (n > 0) {
-			exe[n] = '\0';
-			if (strncmp(exe, BURST_ABS_BUILDDIR, bl) == 0 && exe[bl] == '/') {
-				snprintf(buf, sizeof(buf), "%s/share/pci/accelerators.csv", BURST_ABS_SRCDIR);
-				if (access(buf, R_OK) == 0)
-					return buf;
-			}
-		}
-	}
-#endif
-	return BURST_PKGDATADIR "/pci/accelerators.csv";
+	return share_default_path(explicit_path, "BURST_PCI_TABLE", "pci/accelerators.csv", buf, sizeof(buf));
 }
 
 int provenance_collect(const char *sysroot, const struct prov_opts *o, json_object **out,
