@@ -23,15 +23,20 @@ static int push(struct hostlist *hl, const char *name, size_t max, burst_err_t *
 	return 0;
 }
 
-/* Expand one item (no top-level commas): prefix[ranges]rest. */
+/*
+ * Expand one item (no top-level commas): prefix[ranges]rest, where rest runs
+ * up to end. rest and end point into full, so that an error can name the
+ * character.
+ */
 static int expand_item(const char *full, const char *prefix, size_t plen, const char *rest,
-		       struct hostlist *hl, size_t max, burst_err_t *err)
+		       const char *end_of_item, struct hostlist *hl, size_t max, burst_err_t *err)
 {
-	const char *open = strchr(rest, '['), *close, *r;
+	size_t rlen = (size_t)(end_of_item - rest);
+	const char *open = memchr(rest, '[', rlen), *close, *r;
 	char buf[512];
 
 	if (!open) {
-		int n = snprintf(buf, sizeof(buf), "%.*s%s", (int)plen, prefix, rest);
+		int n = snprintf(buf, sizeof(buf), "%.*s%.*s", (int)plen, prefix, (int)rlen, rest);
 		if (n < 0 || (size_t)n >= sizeof(buf)) {
 			burst_err_set(err, "host name too long in '%s'", full);
 			return -1;
@@ -46,7 +51,7 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 		}
 		return push(hl, buf, max, err);
 	}
-	close = strchr(open, ']');
+	close = memchr(open, ']', (size_t)(end_of_item - open));
 	if (!close) {
 		burst_err_set(err, "missing ']' in host list '%s' at character %zu", full,
 			      (size_t)(open - full) + 1);
@@ -72,7 +77,8 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 		if (*r == '-') {
 			r++;
 			if (!isdigit((unsigned char)*r)) {
-				burst_err_set(err, "expected a number after '-' in host list '%s'", full);
+				burst_err_set(err, "expected a number after '-' in host list '%s' at character %zu",
+					      full, (size_t)(r - full) + 1);
 				return -1;
 			}
 			hi = strtoul(r, &end, 10);
@@ -89,7 +95,8 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 		if (*r == ',')
 			r++;
 		else if (r != close) {
-			burst_err_set(err, "unexpected '%c' in host range of '%s'", *r, full);
+			burst_err_set(err, "unexpected '%c' in host range of '%s' at character %zu", *r,
+				      full, (size_t)(r - full) + 1);
 			return -1;
 		}
 		for (v = lo; v <= hi; v++) {
@@ -99,7 +106,7 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 				burst_err_set(err, "host name too long in '%s'", full);
 				return -1;
 			}
-			if (expand_item(full, pre, (size_t)n, close + 1, hl, max, err) < 0)
+			if (expand_item(full, pre, (size_t)n, close + 1, end_of_item, hl, max, err) < 0)
 				return -1;
 		}
 	}
@@ -118,8 +125,6 @@ int hostlist_expand(const char *expr, struct hostlist *hl, size_t max_hosts,
 	while (*p) {
 		const char *q = p;
 		int depth = 0;
-		char *item;
-		int rc;
 
 		while (*q && (depth || *q != ',')) {
 			if (*q == '[') depth++;
@@ -130,10 +135,7 @@ int hostlist_expand(const char *expr, struct hostlist *hl, size_t max_hosts,
 			}
 			q++;
 		}
-		item = xstrndup(p, (size_t)(q - p));
-		rc = expand_item(expr, "", 0, item, hl, max_hosts, err);
-		free(item);
-		if (rc < 0)
+		if (expand_item(expr, "", 0, p, q, hl, max_hosts, err) < 0)
 			return -1;
 		p = *q ? q + 1 : q;
 	}

@@ -42,15 +42,21 @@ static const struct {
 static const struct {
 	const char *expr, *frag;
 } bad[] = {
-	{ "burst-[1-4", "missing ']'" },
+	{ "burst-[1-4", "missing ']' in host list 'burst-[1-4' at character 7" },
+	{ "x[", "missing ']' in host list 'x[' at character 2" },
+	{ "a,x[", "at character 4" },
 	{ "burst-[4-1]", "range 4-1 goes backwards" },
-	{ "burst-[a-b]", "expected a number" },
-	{ "burst-[1-]", "expected a number after '-'" },
+	{ "burst-[a-b]", "expected a number in host range of 'burst-[a-b]' at character 8" },
+	{ "a,x[1-2]y[q]", "expected a number in host range of 'a,x[1-2]y[q]' at character 11" },
+	{ "burst-[1-]", "expected a number after '-' in host list 'burst-[1-]' at character 10" },
+	{ "r[1-2]n[1-", "missing ']' in host list 'r[1-2]n[1-' at character 8" },
+	{ "r[1-2]n[1-x],b", "expected a number after '-' in host list 'r[1-2]n[1-x],b' at character 11" },
+	{ "n[1],m[2", "missing ']' in host list 'n[1],m[2' at character 7" },
 	{ "burst-1]", "unbalanced ']'" },
 	{ "", "empty host list" },
 	{ "a,,b", "empty host name" },
 	{ "n[1-100]", "more than 10 names" },
-	{ "n[1-2;3]", "unexpected ';'" },
+	{ "n[1-2;3]", "unexpected ';' in host range of 'n[1-2;3]' at character 6" },
 };
 
 int main(void)
