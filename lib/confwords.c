@@ -72,7 +72,7 @@ const char *conf_default_path(const char *explicit_path, const char *env_name, c
 
 	if (explicit_path && *explicit_path)
 		return explicit_path;
-	env = getenv(env_name);
+	env = env_name ? getenv(env_name) : NULL;
 	if (env && *env)
 		return env;
 	env = getenv("SLURM_CONF");

@@ -24,7 +24,8 @@ int conf_split_words(char *line, struct conf_word *w, int max, bool escapes, siz
 
 /*
  * Where a configuration file is by default: explicit if given, else
- * $env_name, else name beside slurm.conf ($SLURM_CONF's directory), else
+ * $env_name (env_name may be NULL: no such variable), else name beside
+ * slurm.conf ($SLURM_CONF's directory), else
  * /etc/slurm/name. Returns the argument, the environment's value, or buf
  * (len bytes) holding the path.
  */

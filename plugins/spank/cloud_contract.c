@@ -36,13 +36,13 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "confwords.h"
 #include "decide.h"
 #include "strutil.h"
 
 SPANK_PLUGIN(cloud_contract, 1);
 
 #define PREFIX "cloud_contract: "
-#define DEFAULT_CONF "/etc/slurm/burst.conf"
 
 static char *conf_path;
 static char *catalog_dir;
@@ -72,13 +72,25 @@ static void reset(void)
 	decided = false;
 }
 
+/*
+ * burst.conf: the conf= argument, else beside slurm.conf. Slurm's commands
+ * and slurmd's prolog both carry SLURM_CONF when slurm.conf is not in its
+ * default place; no BURST_CONF here, since a job's environment must not
+ * choose the file the prolog's admission check reads (DESIGN §10).
+ */
+static const char *burst_conf_path(char *buf, size_t len)
+{
+	return conf_default_path(conf_path, NULL, "burst.conf", buf, len);
+}
+
 /* Resolve the contract now, so that a bad one fails the submission. */
 static int decide(const char *arg)
 {
 	struct burst_config *cfg;
 	struct catalog *cat;
 	burst_err_t err;
-	const char *path = conf_path ? conf_path : DEFAULT_CONF;
+	char buf[4096];
+	const char *path = burst_conf_path(buf, sizeof(buf));
 	int rc = -1;
 
 	cfg = config_load(path, &err);
@@ -340,7 +352,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	burst_err_t err;
 	const char *node = getenv("SLURMD_NODENAME");
 	const char *path;
-	char why[2048];
+	char buf[4096], why[2048];
 	uint32_t job = 0;
 	int rc = 0;
 
@@ -349,7 +361,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	/* the job prolog runs in a process of its own: its arguments again */
 	if (!conf_path && parse_args(ac, av) < 0)
 		return -1;
-	path = conf_path ? conf_path : DEFAULT_CONF;
+	path = burst_conf_path(buf, sizeof(buf));
 	spank_get_item(sp, S_JOB_ID, &job);
 	cfg = config_load(path, &err);
 	if (!cfg) {

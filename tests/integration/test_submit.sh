@@ -105,6 +105,20 @@ ok $? "... default partition, no burst comment" "$LAB/job"
 sbatch --help 2>&1 | grep -q -- '--cloud-contract=NAME|EXPR'
 ok $? "sbatch --help lists --cloud-contract"
 
+# without conf=, burst.conf is the one beside slurm.conf ($SLURM_CONF)
+echo "required $plugin catalog_dir=$src/tests/fixtures/catalog-small" >"$LAB/etc/plugstack.conf"
+sbatch --cloud-contract=gpu4-amper "$LAB/job.sh" >"$out" 2>"$err"
+grep -q "no contract named 'gpu4-amper'; did you mean 'gpu4-ampere'?" "$err"
+ok $? "without conf=, the plugin reads the burst.conf beside \$SLURM_CONF" "$err"
+sbatch --parsable --cloud-contract=gpu4-ampere "$LAB/job.sh" >"$out" 2>"$err"
+ok $? "... and a good contract is accepted" "$err"
+mv "$LAB/etc/burst.conf" "$LAB/etc/burst.conf.away"
+sbatch --cloud-contract=gpu4-ampere "$LAB/job.sh" >"$out" 2>"$err"
+ok $((! $?)) "... and with no burst.conf there, sbatch fails" "$err"
+grep -q "cannot use $LAB/etc/burst.conf" "$err"
+ok $? "... naming the file it looked for" "$err"
+mv "$LAB/etc/burst.conf.away" "$LAB/etc/burst.conf"
+
 # a plugstack argument the plugin does not know is an error
 echo "required $plugin conf=$LAB/etc/burst.conf frobnicate=1" >"$LAB/etc/plugstack.conf"
 sbatch --cloud-contract=gpu-any "$LAB/job.sh" >"$out" 2>"$err"
