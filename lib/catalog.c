@@ -22,6 +22,16 @@
 #define MAX_LINE 4096
 #define MAX_COLS 32
 
+/* A new generation for cat: unique across the process, so that a cache
+ * keyed on (catalog, gen) never mistakes a new catalog at a reused address
+ * for the one it was made for. */
+static void bump_gen(struct catalog *cat)
+{
+	static unsigned long gens;
+
+	cat->gen = __atomic_add_fetch(&gens, 1, __ATOMIC_RELAXED);
+}
+
 /* ---- string interning (case-insensitive) ---- */
 
 static unsigned long hash_ci(const char *s)
@@ -76,6 +86,7 @@ int catalog_intern(struct catalog *cat, const char *s)
 		cat->strs = xrealloc(cat->strs, cat->capstrs * sizeof(char *));
 	}
 	cat->strs[cat->nstrs++] = xstrdup(s);
+	bump_gen(cat);
 	if (cat->nstrs * 2 > cat->hashcap)
 		rehash(cat, cat->hashcap ? cat->hashcap * 2 : 1024);
 	else {
@@ -124,6 +135,7 @@ struct cat_type *catalog_add_type(struct catalog *cat, const char *provider,
 	t->sid[KEY_PROVIDER] = t->provider;
 	t->sid[KEY_MACHINETYPE] = t->name;
 	t->source = source;
+	bump_gen(cat);
 	return t;
 }
 
@@ -156,6 +168,7 @@ int catalog_set_price(struct catalog *cat, struct cat_type *t, const char *regio
 	int rid = catalog_intern(cat, region);
 	size_t i;
 
+	bump_gen(cat);
 	for (i = 0; i < t->nprices; i++)
 		if (t->prices[i].region == rid) {
 			t->prices[i].ondemand = ondemand;
@@ -480,6 +493,7 @@ void catalog_index(struct catalog *cat)
 {
 	size_t i, k;
 
+	bump_gen(cat);
 	cat->nmodels = 0;
 	for (i = 0; i < cat->ntypes; i++) {
 		int id = cat->types[i].sid[KEY_ACC_MODEL];

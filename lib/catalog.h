@@ -57,6 +57,10 @@ struct catalog {
 	 * made by catalog_index */
 	int *models;
 	size_t nmodels;
+	/* changes (process-wide unique, increasing) whenever the catalog does:
+	 * catalog_intern of a new string, catalog_add_type, catalog_set_price,
+	 * catalog_index; caches of derived data (the resolver's index) compare it */
+	unsigned long gen;
 };
 
 /*
@@ -94,7 +98,8 @@ struct cat_type *catalog_add_type(struct catalog *cat, const char *provider,
 				  const char *name, const char *source);
 
 /* Rebuild the indexes (accelerator models) after types were added or
- * changed; catalog_load calls it, and so must whoever edits types. */
+ * changed, and bump gen; catalog_load calls it, and so must whoever edits
+ * types (a type's num[] or sid[] written directly). */
 void catalog_index(struct catalog *cat);
 
 /* Record a source string and return a pointer owned by the catalog. */

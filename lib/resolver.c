@@ -2,6 +2,7 @@
  * resolver.c - match contracts against candidates, rank, explain.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 #include "arch.h"
 #include "resolver.h"
 #include "strutil.h"
+
+static void drop_index(struct candset *cs);
 
 /* ---- candidate sets ---- */
 
@@ -29,6 +32,7 @@ void candset_add(struct candset *cs, const struct cat_type *t, int region,
 	cd->spot = spot;
 	cd->nodeset = nodeset;
 	cs->sorted = false;
+	drop_index(cs);
 }
 
 struct candset *candset_from_catalog(const struct catalog *cat,
@@ -60,6 +64,7 @@ struct candset *candset_from_catalog(const struct catalog *cat,
 
 void candset_clear(struct candset *cs)
 {
+	drop_index(cs);
 	free(cs->c);
 	free(cs->by_price[0]);
 	free(cs->by_price[1]);
@@ -100,6 +105,7 @@ struct bound {
 	int fam, rank;       /* KIND_ARCH: its family and rank */
 	int *ids;            /* KIND_STRING: catalog ids the values stand for */
 	size_t nids;
+	bool indexed;        /* resolver_run: the index applied it exactly */
 };
 
 static void add_id(struct bound *b, int id)
@@ -213,6 +219,39 @@ static double cand_price(const struct candidate *cd, bool spot)
 	return spot ? cd->spot : cd->ondemand;
 }
 
+/* Does an accelerator architecture (arch index, ARCH_NONE or unknown)
+ * satisfy b? */
+static inline bool arch_ok(int id, const struct bound *b)
+{
+	const struct arch_info *have;
+	size_t k;
+
+	if (id == CATALOG_UNKNOWN)
+		return false;
+	if (id == ARCH_NONE)
+		return b->op == OP_NE;
+	switch (b->op) {
+	case OP_EQ: return id == b->arch;
+	case OP_NE: return id != b->arch;
+	case OP_IN:
+		for (k = 0; k < b->a->nvals; k++)
+			if (b->a->arch[k] == id)
+				return true;
+		return false;
+	default:
+		have = arch_at((size_t)id);
+		if (have->family_id != b->fam)
+			return false;
+		switch (b->op) {
+		case OP_LT: return have->rank < b->rank;
+		case OP_LE: return have->rank <= b->rank;
+		case OP_GT: return have->rank > b->rank;
+		case OP_GE: return have->rank >= b->rank;
+		default: return false;
+		}
+	}
+}
+
 /* The heart of matching: does cd satisfy b? Unknown values never do. */
 static inline __attribute__((always_inline))
 bool pass(const struct candidate *cd, const struct bound *b, bool spot)
@@ -243,36 +282,8 @@ bool pass(const struct candidate *cd, const struct bound *b, bool spot)
 			return false;
 		return b->op == OP_NE ? !has_id(b, id) : has_id(b, id);
 	}
-	case KIND_ARCH: {
-		int id = t->sid[KEY_ACC_ARCH];
-		const struct arch_info *have;
-		size_t k;
-
-		if (id == CATALOG_UNKNOWN)
-			return false;
-		if (id == ARCH_NONE)
-			return b->op == OP_NE;
-		switch (b->op) {
-		case OP_EQ: return id == b->arch;
-		case OP_NE: return id != b->arch;
-		case OP_IN:
-			for (k = 0; k < b->a->nvals; k++)
-				if (b->a->arch[k] == id)
-					return true;
-			return false;
-		default:
-			have = arch_at((size_t)id);
-			if (have->family_id != b->fam)
-				return false;
-			switch (b->op) {
-			case OP_LT: return have->rank < b->rank;
-			case OP_LE: return have->rank <= b->rank;
-			case OP_GT: return have->rank > b->rank;
-			case OP_GE: return have->rank >= b->rank;
-			default: return false;
-			}
-		}
-	}
+	case KIND_ARCH:
+		return arch_ok(t->sid[KEY_ACC_ARCH], b);
 	case KIND_BOOL:
 	case KIND_RANK:
 		return true;
@@ -486,6 +497,7 @@ void candset_sort(const struct catalog *cat, struct candset *cs)
 	double *price;
 	size_t i, s;
 
+	drop_index(cs);
 	if (cs->n > 1)
 		qsort_r(cs->c, cs->n, sizeof(*cs->c), cmp_cand_qsort, (void *)cat);
 	price = xmalloc((cs->n ? cs->n : 1) * sizeof(double));
@@ -631,9 +643,9 @@ static int cmp_miss(const void *pa, const void *pb)
 	return (x->cand > y->cand) - (x->cand < y->cand);
 }
 
-int resolver_run(const struct catalog *cat, const struct candset *cs,
-		 const struct contract *c, int flags, struct resolution *out,
-		 burst_err_t *err)
+int resolver_run_reference(const struct catalog *cat, const struct candset *cs,
+			   const struct contract *c, int flags, struct resolution *out,
+			   burst_err_t *err)
 {
 	struct strbuf notes;
 	struct bound *b;
@@ -760,4 +772,566 @@ void resolution_free(struct resolution *r)
 	free(r->miss);
 	free(r->notes);
 	memset(r, 0, sizeof(*r));
+}
+
+/* ---- the index of a candidate set: resolver_run's fast path ---- */
+
+/* A feature with at most this many distinct values among the candidates
+ * gets bitsets; one with more (machine type, price) is checked candidate by
+ * candidate on the survivors of the others. */
+#define IDX_MAXVALS 128
+/* The slot of the spot price among the indexed features (after KEY_PRICE,
+ * which is the on-demand one). */
+#define SLOT_SPOT KEY_NFEATURES
+#define NSLOTS (KEY_NFEATURES + 1)
+
+/* The bitsets (of w words, bit i for candidate i) of one feature. */
+struct keyidx {
+	bool on;                 /* indexed: the fields below are filled in */
+	size_t nvals;
+	double *vals;            /* KIND_NUMBER: the distinct known values, ascending */
+	int *ids;                /* otherwise: the distinct values (ids), ascending */
+	uint64_t *known;         /* candidates whose value is known */
+	/* nvals + 1 bitsets. KIND_NUMBER: set k holds the candidates with a
+	 * value >= vals[k], set nvals is empty. Otherwise set k holds those
+	 * whose value is ids[k]. */
+	uint64_t *sets;
+};
+
+struct rindex {
+	const struct catalog *cat;
+	unsigned long gen;       /* cat->gen when made */
+	bool built;              /* false: the set was resolved once, nothing built */
+	size_t n, w;             /* candidates; words per bitset */
+	uint64_t *all;
+	struct keyidx key[NSLOTS];
+	/* per price (0 on-demand, 1 spot): each candidate's position in
+	 * cs->by_price; and the candidates by (excess over no bounds, price,
+	 * index), with each one's position in that order */
+	size_t *price_pos[2];
+	size_t *fit_order[2], *fit_pos[2];
+};
+
+static void index_free(struct rindex *ix)
+{
+	size_t k, s;
+
+	if (!ix)
+		return;
+	for (k = 0; k < NSLOTS; k++) {
+		free(ix->key[k].vals);
+		free(ix->key[k].ids);
+		free(ix->key[k].known);
+		free(ix->key[k].sets);
+	}
+	for (s = 0; s < 2; s++) {
+		free(ix->price_pos[s]);
+		free(ix->fit_order[s]);
+		free(ix->fit_pos[s]);
+	}
+	free(ix->all);
+	free(ix);
+}
+
+static void drop_index(struct candset *cs)
+{
+	index_free(cs->index);
+	cs->index = NULL;
+}
+
+static inline void bit_set(uint64_t *bs, size_t i)
+{
+	bs[i / 64] |= (uint64_t)1 << (i % 64);
+}
+
+static inline bool bit_get(const uint64_t *bs, size_t i)
+{
+	return bs[i / 64] >> (i % 64) & 1;
+}
+
+/* The value of a feature slot for a candidate, as pass() reads it. */
+static double slot_num(const struct candidate *cd, size_t slot)
+{
+	if (slot == SLOT_SPOT)
+		return cd->spot;
+	if (slot == KEY_PRICE)
+		return cd->ondemand;
+	return cd->type->num[slot];
+}
+
+static int slot_id(const struct candidate *cd, size_t slot)
+{
+	return slot == KEY_REGION ? cd->region : cd->type->sid[slot];
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+	double x = *(const double *)pa, y = *(const double *)pb;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_int(const void *pa, const void *pb)
+{
+	int x = *(const int *)pa, y = *(const int *)pb;
+
+	return (x > y) - (x < y);
+}
+
+/* The first k with vals[k] >= x (or > x when above), nvals if none. */
+static size_t lower_idx(const double *vals, size_t nvals, double x, bool above)
+{
+	size_t lo = 0, hi = nvals;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (above ? vals[mid] > x : vals[mid] >= x)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* The k with ids[k] == id, or -1. */
+static long find_id(const int *ids, size_t nids, int id)
+{
+	size_t lo = 0, hi = nids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ids[mid] == id)
+			return (long)mid;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static void index_number(struct rindex *ix, const struct candset *cs, size_t slot)
+{
+	struct keyidx *ki = &ix->key[slot];
+	size_t i, k, nv = 0, w = ix->w;
+	double *v = xmalloc(cs->n * sizeof(double));
+
+	for (i = 0; i < cs->n; i++) {
+		double x = slot_num(&cs->c[i], slot);
+		if (!isnan(x))
+			v[nv++] = x;
+	}
+	qsort(v, nv, sizeof(double), cmp_double);
+	for (i = 0, k = 0; i < nv; i++)
+		if (k == 0 || v[i] != v[k - 1])
+			v[k++] = v[i];
+	if (k > IDX_MAXVALS) {
+		free(v);
+		return;
+	}
+	ki->vals = v;
+	ki->nvals = k;
+	ki->known = xcalloc(w, sizeof(uint64_t));
+	ki->sets = xcalloc((k + 1) * w, sizeof(uint64_t));
+	for (i = 0; i < cs->n; i++) {
+		double x = slot_num(&cs->c[i], slot);
+		if (isnan(x))
+			continue;
+		bit_set(ki->known, i);
+		bit_set(ki->sets + lower_idx(ki->vals, ki->nvals, x, false) * w, i);
+	}
+	/* from "== vals[k]" to ">= vals[k]" */
+	for (k = ki->nvals; k-- > 0;)
+		for (i = 0; i < w; i++)
+			ki->sets[k * w + i] |= ki->sets[(k + 1) * w + i];
+	ki->on = true;
+}
+
+static void index_ids(struct rindex *ix, const struct candset *cs, size_t slot)
+{
+	struct keyidx *ki = &ix->key[slot];
+	size_t i, k, nv, w = ix->w;
+	int *v = xmalloc(cs->n * sizeof(int));
+
+	for (i = 0; i < cs->n; i++)
+		v[i] = slot_id(&cs->c[i], slot);
+	qsort(v, cs->n, sizeof(int), cmp_int);
+	for (i = 0, nv = 0; i < cs->n; i++)
+		if (nv == 0 || v[i] != v[nv - 1])
+			v[nv++] = v[i];
+	if (nv > IDX_MAXVALS) {
+		free(v);
+		return;
+	}
+	ki->ids = v;
+	ki->nvals = nv;
+	ki->known = xcalloc(w, sizeof(uint64_t));
+	ki->sets = xcalloc((nv + 1) * w, sizeof(uint64_t));
+	for (i = 0; i < cs->n; i++) {
+		int id = slot_id(&cs->c[i], slot);
+		if (id >= 0)
+			bit_set(ki->known, i);
+		k = (size_t)find_id(ki->ids, ki->nvals, id);
+		bit_set(ki->sets + k * w, i);
+	}
+	ki->on = true;
+}
+
+static void index_build(struct rindex *ix, const struct catalog *cat, const struct candset *cs)
+{
+	static const double nolb[NDIMS];
+	size_t i, k, s, n = cs->n, w = (cs->n + 63) / 64;
+	struct rkey *keys;
+
+	(void)cat;
+	ix->n = n;
+	ix->w = w;
+	ix->all = xcalloc(w ? w : 1, sizeof(uint64_t));
+	for (i = 0; i < n; i++)
+		bit_set(ix->all, i);
+	for (k = 0; k < NSLOTS; k++) {
+		enum key_kind kind = k == SLOT_SPOT ? KIND_NUMBER : key_info((enum key_id)k)->kind;
+		if (kind == KIND_NUMBER)
+			index_number(ix, cs, k);
+		else if (kind == KIND_STRING || kind == KIND_ARCH)
+			index_ids(ix, cs, k);
+	}
+	keys = xmalloc((n ? n : 1) * sizeof(*keys));
+	for (s = 0; s < 2; s++) {
+		ix->price_pos[s] = xmalloc((n ? n : 1) * sizeof(size_t));
+		for (i = 0; i < n; i++)
+			ix->price_pos[s][cs->by_price[s][i]] = i;
+		for (i = 0; i < n; i++) {
+			double p = cand_price(&cs->c[i], s);
+			keys[i].k1 = excess_over(cs->c[i].type, nolb);
+			keys[i].k2 = isnan(p) ? INFINITY : p;
+			keys[i].cand = i;
+		}
+		sort_rkeys(keys, n);
+		ix->fit_order[s] = xmalloc((n ? n : 1) * sizeof(size_t));
+		ix->fit_pos[s] = xmalloc((n ? n : 1) * sizeof(size_t));
+		for (i = 0; i < n; i++) {
+			ix->fit_order[s][i] = keys[i].cand;
+			ix->fit_pos[s][keys[i].cand] = i;
+		}
+	}
+	free(keys);
+	ix->built = true;
+}
+
+void resolver_index(const struct catalog *cat, struct candset *cs)
+{
+	if (!cs->sorted || cs->n == 0)
+		return;
+	if (cs->index && cs->index->cat == cat && cs->index->gen == cat->gen && cs->index->built)
+		return;
+	drop_index(cs);
+	cs->index = xcalloc(1, sizeof(*cs->index));
+	cs->index->cat = cat;
+	cs->index->gen = cat->gen;
+	index_build(cs->index, cat, cs);
+}
+
+/* surv &= the candidates whose number v satisfies "v op x" (x not NaN). */
+static void narrow_cmp(const struct keyidx *ki, size_t w, enum contract_op op, double x,
+		       uint64_t *surv)
+{
+	const uint64_t *lo = ki->sets + lower_idx(ki->vals, ki->nvals, x, false) * w;
+	const uint64_t *hi = ki->sets + lower_idx(ki->vals, ki->nvals, x, true) * w;
+	size_t i;
+
+	for (i = 0; i < w; i++) {
+		switch (op) {
+		case OP_GE: surv[i] &= lo[i]; break;
+		case OP_GT: surv[i] &= hi[i]; break;
+		case OP_LE: surv[i] &= ki->known[i] & ~hi[i]; break;
+		case OP_LT: surv[i] &= ki->known[i] & ~lo[i]; break;
+		case OP_EQ: surv[i] &= lo[i] & ~hi[i]; break;
+		case OP_NE: surv[i] &= ki->known[i] & ~(lo[i] & ~hi[i]); break;
+		case OP_IN: break;
+		}
+	}
+}
+
+/*
+ * Narrow surv to the candidates that satisfy b, when the index can say
+ * exactly which do (tmp: scratch of w words). False when it cannot: b is
+ * then checked candidate by candidate.
+ */
+static bool narrow(const struct rindex *ix, const struct bound *b, bool spot,
+		   uint64_t *surv, uint64_t *tmp)
+{
+	const struct keyidx *ki;
+	size_t slot, w = ix->w, i, k;
+
+	if (b->kind == KIND_BOOL || b->kind == KIND_RANK)
+		return true;             /* pass() says yes to every candidate */
+	if ((size_t)b->key >= KEY_NFEATURES)
+		return false;
+	slot = b->key == KEY_PRICE && spot ? SLOT_SPOT : (size_t)b->key;
+	ki = &ix->key[slot];
+	if (!ki->on)
+		return false;
+	switch (b->kind) {
+	case KIND_NUMBER:
+		if (b->op != OP_IN) {
+			if (isnan(b->v))
+				return false;
+			narrow_cmp(ki, w, b->op, b->v, surv);
+			return true;
+		}
+		/* the union of "= x" over the values; NaN equals nothing */
+		memset(tmp, 0, w * sizeof(uint64_t));
+		for (k = 0; k < b->a->nvals; k++) {
+			double x = b->a->num[k];
+			const uint64_t *lo, *hi;
+			if (isnan(x))
+				continue;
+			lo = ki->sets + lower_idx(ki->vals, ki->nvals, x, false) * w;
+			hi = ki->sets + lower_idx(ki->vals, ki->nvals, x, true) * w;
+			for (i = 0; i < w; i++)
+				tmp[i] |= lo[i] & ~hi[i];
+		}
+		for (i = 0; i < w; i++)
+			surv[i] &= tmp[i];
+		return true;
+	case KIND_STRING:
+		/* the candidates whose value is one of b's ids */
+		memset(tmp, 0, w * sizeof(uint64_t));
+		for (k = 0; k < b->nids; k++) {
+			long at = find_id(ki->ids, ki->nvals, b->ids[k]);
+			const uint64_t *set;
+			if (at < 0)
+				continue;
+			set = ki->sets + (size_t)at * w;
+			for (i = 0; i < w; i++)
+				tmp[i] |= set[i];
+		}
+		if (b->op == OP_NE)
+			for (i = 0; i < w; i++)
+				surv[i] &= ki->known[i] & ~tmp[i];
+		else
+			for (i = 0; i < w; i++)
+				surv[i] &= tmp[i];
+		return true;
+	case KIND_ARCH:
+		/* few values: the union of those that satisfy b */
+		memset(tmp, 0, w * sizeof(uint64_t));
+		for (k = 0; k < ki->nvals; k++) {
+			const uint64_t *set = ki->sets + k * w;
+			if (!arch_ok(ki->ids[k], b))
+				continue;
+			for (i = 0; i < w; i++)
+				tmp[i] |= set[i];
+		}
+		for (i = 0; i < w; i++)
+			surv[i] &= tmp[i];
+		return true;
+	case KIND_BOOL:
+	case KIND_RANK:
+		break;
+	}
+	return false;
+}
+
+/*
+ * Sort keys that are in order already but for a few (rounding in the
+ * excess): insertion sort, one comparison per key when in order; should
+ * they be far from it, the general sort.
+ */
+static void sort_nearly(struct rkey *k, size_t n)
+{
+	size_t i, j, moves = 0, limit = 4 * n + 64;
+
+	for (i = 1; i < n; i++) {
+		struct rkey x;
+
+		if (!rkey_less(&k[i], &k[i - 1]))
+			continue;
+		x = k[i];
+		for (j = i; j > 0 && rkey_less(&x, &k[j - 1]); j--)
+			k[j] = k[j - 1];
+		k[j] = x;
+		moves += i - j;
+		if (moves > limit) {
+			sort_rkeys(k, n);
+			return;
+		}
+	}
+}
+
+static size_t count_failed(const struct candidate *cd, const struct bound *b, size_t nas,
+			   bool spot)
+{
+	size_t k, nf = 0;
+
+	for (k = 0; k < nas; k++)
+		if (!pass(cd, &b[k], spot))
+			nf++;
+	return nf;
+}
+
+/* resolver_run with a built index. */
+static int run_indexed(const struct catalog *cat, const struct candset *cs,
+		       const struct rindex *ix, const struct contract *c, int flags,
+		       struct resolution *out)
+{
+	uint64_t stackbits[3 * 32], *bits, *surv, *tmp, *ord;
+	struct strbuf notes;
+	struct bound *b;
+	struct rkey *keys = NULL;
+	double lb[NDIMS];
+	const size_t *pos, *order;
+	size_t i, j, k, wi, n = 0, w = ix->w;
+	bool explain = flags & RESOLVE_EXPLAIN, spot = c->spot, all_indexed = true;
+
+	memset(out, 0, sizeof(*out));
+	sb_init(&notes);
+	b = bind(cat, c, explain ? &notes : NULL);
+	for (k = 0; k < NDIMS; k++)
+		lb[k] = lower_bound(c, dims[k].key);
+	bits = w <= 32 ? stackbits : xmalloc(3 * w * sizeof(uint64_t));
+	surv = bits;
+	tmp = bits + w;
+	ord = bits + 2 * w;
+
+	/* the candidates that satisfy every assumption the index can decide */
+	memcpy(surv, ix->all, w * sizeof(uint64_t));
+	for (k = 0; k < c->nas; k++)
+		if (!(b[k].indexed = narrow(ix, &b[k], spot, surv, tmp)))
+			all_indexed = false;
+
+	/*
+	 * The others, checked on those survivors; each match is marked at its
+	 * place in an order that ranks it: cheapest first for rank=price,
+	 * least excess over no bounds for rank=fit (the excess over the
+	 * contract's bounds is that minus a constant, but for rounding).
+	 */
+	pos = c->rank == RANK_PRICE ? ix->price_pos[spot] : ix->fit_pos[spot];
+	order = c->rank == RANK_PRICE ? cs->by_price[spot] : ix->fit_order[spot];
+	memset(ord, 0, w * sizeof(uint64_t));
+	for (wi = 0; wi < w; wi++) {
+		uint64_t word = surv[wi];
+
+		while (word) {
+			i = wi * 64 + (size_t)__builtin_ctzll(word);
+			word &= word - 1;
+			if (!all_indexed) {
+				for (k = 0; k < c->nas; k++)
+					if (!b[k].indexed && !pass(&cs->c[i], &b[k], spot))
+						break;
+				if (k < c->nas) {
+					surv[wi] &= ~((uint64_t)1 << (i % 64));
+					continue;
+				}
+			}
+			bit_set(ord, pos[i]);
+			n++;
+		}
+	}
+	if (n)
+		keys = xmalloc(n * sizeof(*keys));
+	for (wi = 0, j = 0; wi < w; wi++) {
+		uint64_t word = ord[wi];
+
+		while (word) {
+			const struct candidate *cd;
+			double price, excess, p;
+
+			i = order[wi * 64 + (size_t)__builtin_ctzll(word)];
+			word &= word - 1;
+			cd = &cs->c[i];
+			price = cand_price(cd, spot);
+			excess = excess_over(cd->type, lb);
+			p = isnan(price) ? INFINITY : price;
+			keys[j].k1 = c->rank == RANK_PRICE ? p : excess;
+			keys[j].k2 = c->rank == RANK_PRICE ? excess : p;
+			keys[j].cand = i;
+			j++;
+		}
+	}
+	if (c->rank == RANK_PRICE) {
+		/* in price order already: sort each run of equal price */
+		for (i = 0; i < n; i = j) {
+			for (j = i + 1; j < n && keys[j].k1 == keys[i].k1; j++)
+				;
+			if (j - i > 1)
+				sort_rkeys(keys + i, j - i);
+		}
+	} else
+		sort_nearly(keys, n);
+	if (n) {
+		out->m = xmalloc(n * sizeof(*out->m));
+		for (i = 0; i < n; i++) {
+			out->m[i].cand = keys[i].cand;
+			out->m[i].price = cand_price(&cs->c[keys[i].cand], spot);
+			out->m[i].excess = c->rank == RANK_PRICE ? keys[i].k2 : keys[i].k1;
+		}
+		out->n = n;
+		if (flags & (RESOLVE_EXPLAIN | RESOLVE_WHY))
+			out->why = explain_winner(cat, cs, out, c->rank);
+	}
+	free(keys);
+
+	if (explain) {
+		/* the near misses: those failing the fewest assumptions, in name
+		 * order, at most RESOLVE_MAX_MISSES */
+		size_t minfail = (size_t)-1;
+
+		for (i = 0; i < cs->n; i++) {
+			size_t nf;
+			if (bit_get(surv, i))
+				continue;
+			nf = count_failed(&cs->c[i], b, c->nas, spot);
+			if (nf < minfail)
+				minfail = nf;
+		}
+		for (i = 0; i < cs->n && minfail != (size_t)-1 && out->nmiss < RESOLVE_MAX_MISSES; i++) {
+			struct strbuf why;
+			char reason[512];
+
+			if (bit_get(surv, i) || count_failed(&cs->c[i], b, c->nas, spot) != minfail)
+				continue;
+			sb_init(&why);
+			for (k = 0; k < c->nas; k++)
+				if (!test(cat, &cs->c[i], &b[k], spot, reason, sizeof(reason)))
+					sb_addf(&why, "%s%s", why.len ? "; " : "", reason);
+			if (!out->miss)
+				out->miss = xmalloc(RESOLVE_MAX_MISSES * sizeof(*out->miss));
+			out->miss[out->nmiss].cand = i;
+			out->miss[out->nmiss].nfailed = minfail;
+			out->miss[out->nmiss].reason = sb_take(&why);
+			out->nmiss++;
+		}
+	}
+	if (bits != stackbits)
+		free(bits);
+	if (notes.len)
+		out->notes = sb_take(&notes);
+	sb_free(&notes);
+	unbind(b, c->nas);
+	return 0;
+}
+
+int resolver_run(const struct catalog *cat, const struct candset *cs,
+		 const struct contract *c, int flags, struct resolution *out,
+		 burst_err_t *err)
+{
+	/* the index is a cache that resolver.h allows this to write */
+	struct candset *mcs = (struct candset *)cs;
+
+	if (!cs->sorted || cs->n == 0)
+		return resolver_run_reference(cat, cs, c, flags, out, err);
+	if (!cs->index || cs->index->cat != cat || cs->index->gen != cat->gen) {
+		/* first resolve against this catalog generation: remember it, and
+		 * resolve without an index (a one-off resolve would not repay it) */
+		drop_index(mcs);
+		mcs->index = xcalloc(1, sizeof(*mcs->index));
+		mcs->index->cat = cat;
+		mcs->index->gen = cat->gen;
+		return resolver_run_reference(cat, cs, c, flags, out, err);
+	}
+	if (!cs->index->built)
+		index_build(mcs->index, cat, cs);
+	return run_indexed(cat, cs, cs->index, c, flags, out);
 }

@@ -31,6 +31,10 @@ struct candset {
 	/* candset_sort also makes the price orders: candidate indexes by
 	 * (on-demand price, index) and (spot price, index), unknown last */
 	size_t *by_price[2];
+	/* resolver_run's index of this set (private to resolver.c): made at
+	 * the second resolve against the same catalog generation, dropped by
+	 * candset_add, candset_sort and candset_clear */
+	struct rindex *index;
 };
 
 /*
@@ -82,10 +86,32 @@ struct resolution {
  * Resolve c over cs (which must be sorted). Returns 0 (even with no match:
  * out->n == 0) or -1 with err set. out is filled in and must be freed with
  * resolution_free.
+ *
+ * From the second resolve over the same cs and catalog generation
+ * (cat->gen) on, resolver_run uses an index of cs that it builds then and
+ * keeps in cs->index: bitsets per feature value and threshold, so that most
+ * assumptions become ANDs of bitsets, and orders that rank survivors
+ * without sorting all candidates. The index is a cache inside an object
+ * passed as const: it is rebuilt when the catalog changes (every catalog_*
+ * function that changes it bumps cat->gen; whoever edits types directly
+ * must call catalog_index) and dropped when cs changes.
+ *
+ * Thread safety: resolver_run may write cs->index, so concurrent calls on
+ * one cs race, unless resolver_index(cat, cs) was called first and neither
+ * the catalog nor cs changes after: then resolver_run only reads cs.
+ * Results are identical to resolver_run_reference's, byte for byte.
  */
 int resolver_run(const struct catalog *cat, const struct candset *cs,
 		 const struct contract *c, int flags, struct resolution *out,
 		 burst_err_t *err);
+/* The straightforward implementation: every candidate, every assumption.
+ * Same contract and output as resolver_run; kept to check it against
+ * (tests/unit/test_resolver_diff.c, bench/resolve). Never writes cs. */
+int resolver_run_reference(const struct catalog *cat, const struct candset *cs,
+			   const struct contract *c, int flags, struct resolution *out,
+			   burst_err_t *err);
+/* Build resolver_run's index of cs now (cs must be sorted); see above. */
+void resolver_index(const struct catalog *cat, struct candset *cs);
 void resolution_free(struct resolution *r);
 
 /* Does candidate cd satisfy assumption a? (exported for tests and the
