@@ -787,6 +787,7 @@ void resolution_free(struct resolution *r)
 
 /* The bitsets (of w words, bit i for candidate i) of one feature. */
 struct keyidx {
+	bool tried;              /* made, or found to have too many values */
 	bool on;                 /* indexed: the fields below are filled in */
 	size_t nvals;
 	double *vals;            /* KIND_NUMBER: the distinct known values, ascending */
@@ -804,10 +805,12 @@ struct rindex {
 	bool built;              /* false: the set was resolved once, nothing built */
 	size_t n, w;             /* candidates; words per bitset */
 	uint64_t *all;
+	/* made when a contract first needs them (all by resolver_index) */
 	struct keyidx key[NSLOTS];
 	/* per price (0 on-demand, 1 spot): each candidate's position in
 	 * cs->by_price; and the candidates by (excess over no bounds, price,
-	 * index), with each one's position in that order */
+	 * index), with each one's position in that order (made at the first
+	 * rank=fit) */
 	size_t *price_pos[2];
 	size_t *fit_order[2], *fit_pos[2];
 };
@@ -864,20 +867,6 @@ static int slot_id(const struct candidate *cd, size_t slot)
 	return slot == KEY_REGION ? cd->region : cd->type->sid[slot];
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-	double x = *(const double *)pa, y = *(const double *)pb;
-
-	return (x > y) - (x < y);
-}
-
-static int cmp_int(const void *pa, const void *pb)
-{
-	int x = *(const int *)pa, y = *(const int *)pb;
-
-	return (x > y) - (x < y);
-}
-
 /* The first k with vals[k] >= x (or > x when above), nvals if none. */
 static size_t lower_idx(const double *vals, size_t nvals, double x, bool above)
 {
@@ -910,97 +899,171 @@ static long find_id(const int *ids, size_t nids, int id)
 	return -1;
 }
 
+/*
+ * The distinct values of a feature met so far, numbered in order of first
+ * sight: open addressing over the values' bits.
+ */
+#define VH_CAP 512               /* a power of two, > 2 * IDX_MAXVALS */
+struct vhash {
+	uint64_t key[VH_CAP];
+	int val[VH_CAP];         /* -1: empty */
+	size_t n;
+};
+
+static void vhash_init(struct vhash *h)
+{
+	memset(h->val, 0xff, sizeof(h->val));
+	h->n = 0;
+}
+
+/* The number of key, numbered now if new; -1 when that would make more
+ * than IDX_MAXVALS. */
+static int vhash_number(struct vhash *h, uint64_t key)
+{
+	size_t at = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 55) & (VH_CAP - 1);
+
+	while (h->val[at] >= 0) {
+		if (h->key[at] == key)
+			return h->val[at];
+		at = (at + 1) & (VH_CAP - 1);
+	}
+	if (h->n == IDX_MAXVALS)
+		return -1;
+	h->key[at] = key;
+	h->val[at] = (int)h->n;
+	return (int)h->n++;
+}
+
+/*
+ * Fill in ki from each candidate's value number (num[i], -1 for unknown):
+ * rank[v] is where value v goes in ascending order; ge: make the sets
+ * cumulative (value >= vals[k]).
+ */
+static void index_sets(struct rindex *ix, struct keyidx *ki, const int *num, const size_t *rank,
+		       size_t n, bool ge)
+{
+	size_t i, k, w = ix->w;
+
+	ki->known = xcalloc(w, sizeof(uint64_t));
+	ki->sets = xcalloc((ki->nvals + 1) * w, sizeof(uint64_t));
+	for (i = 0; i < n; i++) {
+		if (num[i] < 0)
+			continue;
+		bit_set(ki->known, i);
+		bit_set(ki->sets + rank[num[i]] * w, i);
+	}
+	if (ge)
+		for (k = ki->nvals; k-- > 0;)
+			for (i = 0; i < w; i++)
+				ki->sets[k * w + i] |= ki->sets[(k + 1) * w + i];
+	ki->on = true;
+}
+
 static void index_number(struct rindex *ix, const struct candset *cs, size_t slot)
 {
 	struct keyidx *ki = &ix->key[slot];
-	size_t i, k, nv = 0, w = ix->w;
-	double *v = xmalloc(cs->n * sizeof(double));
+	struct vhash h;
+	double first[IDX_MAXVALS];
+	size_t rank[IDX_MAXVALS], order[IDX_MAXVALS], i, j, nv;
+	int *num = xmalloc(cs->n * sizeof(int));
 
+	vhash_init(&h);
 	for (i = 0; i < cs->n; i++) {
-		double x = slot_num(&cs->c[i], slot);
-		if (!isnan(x))
-			v[nv++] = x;
-	}
-	qsort(v, nv, sizeof(double), cmp_double);
-	for (i = 0, k = 0; i < nv; i++)
-		if (k == 0 || v[i] != v[k - 1])
-			v[k++] = v[i];
-	if (k > IDX_MAXVALS) {
-		free(v);
-		return;
-	}
-	ki->vals = v;
-	ki->nvals = k;
-	ki->known = xcalloc(w, sizeof(uint64_t));
-	ki->sets = xcalloc((k + 1) * w, sizeof(uint64_t));
-	for (i = 0; i < cs->n; i++) {
-		double x = slot_num(&cs->c[i], slot);
+		double x = slot_num(&cs->c[i], slot) + 0.0;   /* -0.0 == 0.0: one value */
+		uint64_t bits;
+
+		num[i] = -1;
 		if (isnan(x))
 			continue;
-		bit_set(ki->known, i);
-		bit_set(ki->sets + lower_idx(ki->vals, ki->nvals, x, false) * w, i);
+		memcpy(&bits, &x, sizeof(bits));
+		if ((num[i] = vhash_number(&h, bits)) < 0)
+			goto out;                      /* too many values */
+		if ((size_t)num[i] == h.n - 1)
+			first[num[i]] = x;
 	}
-	/* from "== vals[k]" to ">= vals[k]" */
-	for (k = ki->nvals; k-- > 0;)
-		for (i = 0; i < w; i++)
-			ki->sets[k * w + i] |= ki->sets[(k + 1) * w + i];
-	ki->on = true;
+	/* the values in ascending order: few, insertion sort */
+	nv = h.n;
+	for (i = 0; i < nv; i++) {
+		for (j = i; j > 0 && first[order[j - 1]] > first[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	ki->nvals = nv;
+	ki->vals = xmalloc((nv ? nv : 1) * sizeof(double));
+	for (i = 0; i < nv; i++) {
+		ki->vals[i] = first[order[i]];
+		rank[order[i]] = i;
+	}
+	index_sets(ix, ki, num, rank, cs->n, true);
+out:
+	free(num);
 }
 
 static void index_ids(struct rindex *ix, const struct candset *cs, size_t slot)
 {
 	struct keyidx *ki = &ix->key[slot];
-	size_t i, k, nv, w = ix->w;
-	int *v = xmalloc(cs->n * sizeof(int));
+	struct vhash h;
+	int first[IDX_MAXVALS];
+	size_t rank[IDX_MAXVALS], order[IDX_MAXVALS], i, j, nv;
+	int *num = xmalloc(cs->n * sizeof(int));
 
-	for (i = 0; i < cs->n; i++)
-		v[i] = slot_id(&cs->c[i], slot);
-	qsort(v, cs->n, sizeof(int), cmp_int);
-	for (i = 0, nv = 0; i < cs->n; i++)
-		if (nv == 0 || v[i] != v[nv - 1])
-			v[nv++] = v[i];
-	if (nv > IDX_MAXVALS) {
-		free(v);
-		return;
-	}
-	ki->ids = v;
-	ki->nvals = nv;
-	ki->known = xcalloc(w, sizeof(uint64_t));
-	ki->sets = xcalloc((nv + 1) * w, sizeof(uint64_t));
+	vhash_init(&h);
 	for (i = 0; i < cs->n; i++) {
 		int id = slot_id(&cs->c[i], slot);
-		if (id >= 0)
-			bit_set(ki->known, i);
-		k = (size_t)find_id(ki->ids, ki->nvals, id);
-		bit_set(ki->sets + k * w, i);
+
+		if ((num[i] = vhash_number(&h, (uint64_t)(uint32_t)id)) < 0)
+			goto out;                      /* too many values */
+		if ((size_t)num[i] == h.n - 1)
+			first[num[i]] = id;
 	}
-	ki->on = true;
+	nv = h.n;
+	for (i = 0; i < nv; i++) {
+		for (j = i; j > 0 && first[order[j - 1]] > first[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	ki->nvals = nv;
+	ki->ids = xmalloc((nv ? nv : 1) * sizeof(int));
+	for (i = 0; i < nv; i++) {
+		ki->ids[i] = first[order[i]];
+		rank[order[i]] = i;
+	}
+	/* every value has a set, unknown ones too (arch_ok says no to them);
+	 * known (which != uses) is a string id */
+	index_sets(ix, ki, num, rank, cs->n, false);
+	for (i = 0; i < cs->n; i++)
+		if (ki->ids[rank[num[i]]] < 0)
+			ki->known[i / 64] &= ~((uint64_t)1 << (i % 64));
+out:
+	free(num);
 }
 
-static void index_build(struct rindex *ix, const struct catalog *cat, const struct candset *cs)
+/* The bitsets of one feature slot, unless made already. */
+static void index_slot(struct rindex *ix, const struct candset *cs, size_t slot)
+{
+	enum key_kind kind;
+
+	if (ix->key[slot].tried)
+		return;
+	ix->key[slot].tried = true;
+	kind = slot == SLOT_SPOT ? KIND_NUMBER : key_info((enum key_id)slot)->kind;
+	if (kind == KIND_NUMBER)
+		index_number(ix, cs, slot);
+	else if (kind == KIND_STRING || kind == KIND_ARCH)
+		index_ids(ix, cs, slot);
+}
+
+/* The orders of rank=fit, unless made already. */
+static void index_fit(struct rindex *ix, const struct candset *cs)
 {
 	static const double nolb[NDIMS];
-	size_t i, k, s, n = cs->n, w = (cs->n + 63) / 64;
+	size_t i, s, n = cs->n;
 	struct rkey *keys;
 
-	(void)cat;
-	ix->n = n;
-	ix->w = w;
-	ix->all = xcalloc(w ? w : 1, sizeof(uint64_t));
-	for (i = 0; i < n; i++)
-		bit_set(ix->all, i);
-	for (k = 0; k < NSLOTS; k++) {
-		enum key_kind kind = k == SLOT_SPOT ? KIND_NUMBER : key_info((enum key_id)k)->kind;
-		if (kind == KIND_NUMBER)
-			index_number(ix, cs, k);
-		else if (kind == KIND_STRING || kind == KIND_ARCH)
-			index_ids(ix, cs, k);
-	}
-	keys = xmalloc((n ? n : 1) * sizeof(*keys));
+	if (ix->fit_order[0])
+		return;
+	keys = xmalloc(n * sizeof(*keys));
 	for (s = 0; s < 2; s++) {
-		ix->price_pos[s] = xmalloc((n ? n : 1) * sizeof(size_t));
-		for (i = 0; i < n; i++)
-			ix->price_pos[s][cs->by_price[s][i]] = i;
 		for (i = 0; i < n; i++) {
 			double p = cand_price(&cs->c[i], s);
 			keys[i].k1 = excess_over(cs->c[i].type, nolb);
@@ -1008,14 +1071,31 @@ static void index_build(struct rindex *ix, const struct catalog *cat, const stru
 			keys[i].cand = i;
 		}
 		sort_rkeys(keys, n);
-		ix->fit_order[s] = xmalloc((n ? n : 1) * sizeof(size_t));
-		ix->fit_pos[s] = xmalloc((n ? n : 1) * sizeof(size_t));
+		ix->fit_order[s] = xmalloc(n * sizeof(size_t));
+		ix->fit_pos[s] = xmalloc(n * sizeof(size_t));
 		for (i = 0; i < n; i++) {
 			ix->fit_order[s][i] = keys[i].cand;
 			ix->fit_pos[s][keys[i].cand] = i;
 		}
 	}
 	free(keys);
+}
+
+/* What every resolve needs (cs->n > 0). */
+static void index_build(struct rindex *ix, const struct candset *cs)
+{
+	size_t i, s, n = cs->n;
+
+	ix->n = n;
+	ix->w = (n + 63) / 64;
+	ix->all = xcalloc(ix->w, sizeof(uint64_t));
+	for (i = 0; i < n; i++)
+		bit_set(ix->all, i);
+	for (s = 0; s < 2; s++) {
+		ix->price_pos[s] = xmalloc(n * sizeof(size_t));
+		for (i = 0; i < n; i++)
+			ix->price_pos[s][cs->by_price[s][i]] = i;
+	}
 	ix->built = true;
 }
 
@@ -1023,13 +1103,19 @@ void resolver_index(const struct catalog *cat, struct candset *cs)
 {
 	if (!cs->sorted || cs->n == 0)
 		return;
-	if (cs->index && cs->index->cat == cat && cs->index->gen == cat->gen && cs->index->built)
-		return;
-	drop_index(cs);
-	cs->index = xcalloc(1, sizeof(*cs->index));
-	cs->index->cat = cat;
-	cs->index->gen = cat->gen;
-	index_build(cs->index, cat, cs);
+	size_t k;
+
+	if (!cs->index || cs->index->cat != cat || cs->index->gen != cat->gen) {
+		drop_index(cs);
+		cs->index = xcalloc(1, sizeof(*cs->index));
+		cs->index->cat = cat;
+		cs->index->gen = cat->gen;
+	}
+	if (!cs->index->built)
+		index_build(cs->index, cs);
+	for (k = 0; k < NSLOTS; k++)
+		index_slot(cs->index, cs, k);
+	index_fit(cs->index, cs);
 }
 
 /* surv &= the candidates whose number v satisfies "v op x" (x not NaN). */
@@ -1058,8 +1144,8 @@ static void narrow_cmp(const struct keyidx *ki, size_t w, enum contract_op op, d
  * exactly which do (tmp: scratch of w words). False when it cannot: b is
  * then checked candidate by candidate.
  */
-static bool narrow(const struct rindex *ix, const struct bound *b, bool spot,
-		   uint64_t *surv, uint64_t *tmp)
+static bool narrow(struct rindex *ix, const struct candset *cs, const struct bound *b,
+		   bool spot, uint64_t *surv, uint64_t *tmp)
 {
 	const struct keyidx *ki;
 	size_t slot, w = ix->w, i, k;
@@ -1069,6 +1155,7 @@ static bool narrow(const struct rindex *ix, const struct bound *b, bool spot,
 	if ((size_t)b->key >= KEY_NFEATURES)
 		return false;
 	slot = b->key == KEY_PRICE && spot ? SLOT_SPOT : (size_t)b->key;
+	index_slot(ix, cs, slot);
 	ki = &ix->key[slot];
 	if (!ki->on)
 		return false;
@@ -1171,9 +1258,9 @@ static size_t count_failed(const struct candidate *cd, const struct bound *b, si
 	return nf;
 }
 
-/* resolver_run with a built index. */
+/* resolver_run with a built index (which it completes as c needs). */
 static int run_indexed(const struct catalog *cat, const struct candset *cs,
-		       const struct rindex *ix, const struct contract *c, int flags,
+		       struct rindex *ix, const struct contract *c, int flags,
 		       struct resolution *out)
 {
 	uint64_t stackbits[3 * 32], *bits, *surv, *tmp, *ord;
@@ -1198,7 +1285,7 @@ static int run_indexed(const struct catalog *cat, const struct candset *cs,
 	/* the candidates that satisfy every assumption the index can decide */
 	memcpy(surv, ix->all, w * sizeof(uint64_t));
 	for (k = 0; k < c->nas; k++)
-		if (!(b[k].indexed = narrow(ix, &b[k], spot, surv, tmp)))
+		if (!(b[k].indexed = narrow(ix, cs, &b[k], spot, surv, tmp)))
 			all_indexed = false;
 
 	/*
@@ -1207,6 +1294,8 @@ static int run_indexed(const struct catalog *cat, const struct candset *cs,
 	 * least excess over no bounds for rank=fit (the excess over the
 	 * contract's bounds is that minus a constant, but for rounding).
 	 */
+	if (c->rank != RANK_PRICE)
+		index_fit(ix, cs);
 	pos = c->rank == RANK_PRICE ? ix->price_pos[spot] : ix->fit_pos[spot];
 	order = c->rank == RANK_PRICE ? cs->by_price[spot] : ix->fit_order[spot];
 	memset(ord, 0, w * sizeof(uint64_t));
@@ -1332,6 +1421,6 @@ int resolver_run(const struct catalog *cat, const struct candset *cs,
 		return resolver_run_reference(cat, cs, c, flags, out, err);
 	}
 	if (!cs->index->built)
-		index_build(mcs->index, cat, cs);
-	return run_indexed(cat, cs, cs->index, c, flags, out);
+		index_build(mcs->index, cs);
+	return run_indexed(cat, cs, mcs->index, c, flags, out);
 }
