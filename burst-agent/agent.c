@@ -128,6 +128,14 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* For durations: seconds on a clock that does not jump. */
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* ---- helpers ---- */
 
 static struct bnode *node_find(const char *name)
@@ -349,7 +357,8 @@ static void launch_batch(char **names, size_t n)
 	struct aprov *p;
 	burst_err_t err;
 	char joinaddr[64];
-	size_t i, m = 0;
+	size_t i, m = 0, launched = 0;
+	double t0, t1;
 
 	for (i = 0; i < n; i++) {
 		if (state_node_get(A.db, names[i], &recs[m], &err) != 1 || strcmp(recs[m].state, "launching")) {
@@ -383,6 +392,7 @@ static void launch_batch(char **names, size_t n)
 	b.slurm_conf = A.slurm_conf;
 	b.nodes = pn;
 	b.n = m;
+	t0 = mono();
 	if (!p) {
 		for (i = 0; i < m; i++) {
 			pn[i].cls = PROV_PERMANENT;
@@ -391,6 +401,7 @@ static void launch_batch(char **names, size_t n)
 		}
 	} else
 		p->ops->launch(p->drv, &b);
+	t1 = mono();
 	for (i = 0; i < m; i++) {
 		struct node_rec *r = &recs[i];
 		char why[1200], key[512];
@@ -401,6 +412,7 @@ static void launch_batch(char **names, size_t n)
 			r->instance = xstrdup(pn[i].instance);
 			r->retry_at = 0;
 			transition(r->name, "launching", r, "booting", pn[i].instance);
+			launched++;
 			break;
 		case PROV_CAPACITY:
 		case PROV_QUOTA:
@@ -430,6 +442,9 @@ static void launch_batch(char **names, size_t n)
 			break;
 		}
 	}
+	/* what bench/launch-scale reads to tell the agent's time from its provider's */
+	INFO("launch of %zu node%s through %s: %zu launched; %.3f s in the provider, %.3f s recording",
+	     m, m == 1 ? "" : "s", b.provider ? b.provider : "?", launched, t1 - t0, mono() - t1);
 out:
 	for (i = 0; i < n; i++)
 		state_node_clear(&recs[i]);
@@ -456,6 +471,7 @@ static void launch_requested(void)
 	for (nsi = 0; nsi < A.cfg->nnodesets; nsi++) {
 		char **batch = xcalloc(A.cfg->nodesets[nsi].nodes.n + 1, sizeof(char *));
 		size_t nb = 0;
+		double t0 = mono();
 		char tried[2048] = "";
 		ssize_t ci = -1;
 		bool picked = false;
@@ -526,8 +542,11 @@ static void launch_requested(void)
 			}
 			state_node_clear(&r);
 		}
-		if (nb)
+		if (nb) {
+			INFO("node set %s: %zu launch intent%s recorded in %.3f s", A.cfg->nodesets[nsi].name,
+			     nb, nb == 1 ? "" : "s", mono() - t0);
 			launch_batch(batch, nb);
+		}
 		free(batch);
 	}
 	state_names_free(names);
@@ -938,6 +957,7 @@ static void take_request(const char *file)
 	burst_err_t err;
 	const char *op;
 	size_t i;
+	double t0;
 
 	snprintf(path, sizeof(path), "%s/%s", A.spool, file);
 	if (state_request_seen(A.db, file, &err) == 1) {
@@ -957,6 +977,7 @@ static void take_request(const char *file)
 		return;
 	}
 	op = json_object_get_string(jop);
+	t0 = mono();
 	for (i = 0; i < hl.n; i++) {
 		const char *node = hl.names[i];
 		struct node_rec r;
@@ -990,6 +1011,7 @@ static void take_request(const char *file)
 		state_node_clear(&r);
 	}
 	state_request_add(A.db, file, &err);
+	INFO("spool: %s: %s of %zu node%s taken in %.3f s", file, op, hl.n, hl.n == 1 ? "" : "s", mono() - t0);
 	unlink(path);
 	json_object_put(req);
 	hostlist_free(&hl);
