@@ -86,6 +86,8 @@ struct agent {
 	FILE *log;               /* NULL: stderr */
 	bool syslog;             /* log to syslog (LOG_DAEMON) instead */
 	const char *log_path;    /* -L, else burst.conf LogFile= */
+	char **pending;          /* log lines of a batch's transitions, said once it commits */
+	size_t npending;
 };
 
 static volatile sig_atomic_t stopping, reloading;
@@ -125,6 +127,14 @@ static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* For durations: seconds on a clock that does not jump. */
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -192,8 +202,65 @@ static int transition(const char *node, const char *from, struct node_rec *r, co
 
 	if (rc < 0)
 		ERR("%s: %s", node, err.msg);
-	else if (rc > 0)
+	else if (rc > 0 && state_in_batch(A.db)) {
+		/* the log says a transition once it is durable */
+		struct strbuf sb;
+		sb_init(&sb);
+		sb_addf(&sb, "%s: %s -> %s%s%s", node, from ? from : "*", to, detail ? ": " : "", detail ? detail : "");
+		A.pending = xrealloc(A.pending, (A.npending + 1) * sizeof(char *));
+		A.pending[A.npending++] = sb_take(&sb);
+	} else if (rc > 0)
 		INFO("%s: %s -> %s%s%s", node, from ? from : "*", to, detail ? ": " : "", detail ? detail : "");
+	return rc;
+}
+
+/*
+ * The transitions of many nodes in one transaction (one sync), for a
+ * spool request, a node set's launch intents and a launch's outcome.
+ * Nothing a transition leads to may be done before batch_commit returns 0
+ * (fail_node commits first, with batch_sync); after -1 none of the batch's
+ * transitions happened.
+ */
+static void batch_begin(void)
+{
+	burst_err_t err;
+
+	if (state_begin(A.db, &err) < 0)
+		ERR("%s (the transitions that follow are written one by one)", err.msg);
+}
+
+static int batch_commit(void)
+{
+	burst_err_t err;
+	size_t i;
+	int rc = 0;
+
+	if (!state_in_batch(A.db))
+		return 0;
+	if (state_commit(A.db, &err) < 0) {
+		ERR("%s: %zu transition%s not written", err.msg, A.npending, A.npending == 1 ? "" : "s");
+		rc = -1;
+	}
+	for (i = 0; i < A.npending; i++) {
+		if (!rc)
+			INFO("%s", A.pending[i]);
+		free(A.pending[i]);
+	}
+	free(A.pending);
+	A.pending = NULL;
+	A.npending = 0;
+	return rc;
+}
+
+/* Make what the open batch holds durable now, and go on batching. */
+static int batch_sync(void)
+{
+	int rc;
+
+	if (!state_in_batch(A.db))
+		return 0;
+	rc = batch_commit();
+	batch_begin();
 	return rc;
 }
 
@@ -295,7 +362,8 @@ static void fail_node(const char *node, const char *from, struct node_rec *r, co
 	r->last_error = xstrdup(why);
 	r->cooldown_until = now() + A.cfg->reject_cooldown;
 	r->want_resume = false;
-	if (transition(node, from, r, to, why) != 1)
+	/* in a batch, the transition is committed before Slurm hears of it */
+	if (transition(node, from, r, to, why) != 1 || batch_sync() < 0)
 		return;
 	snprintf(reason, sizeof(reason), "burst: %.480s", why);
 	slurm_node(node, NULL, NODE_STATE_DOWN, reason);
@@ -349,7 +417,8 @@ static void launch_batch(char **names, size_t n)
 	struct aprov *p;
 	burst_err_t err;
 	char joinaddr[64];
-	size_t i, m = 0;
+	size_t i, m = 0, launched = 0;
+	double t0, t1;
 
 	for (i = 0; i < n; i++) {
 		if (state_node_get(A.db, names[i], &recs[m], &err) != 1 || strcmp(recs[m].state, "launching")) {
@@ -383,6 +452,7 @@ static void launch_batch(char **names, size_t n)
 	b.slurm_conf = A.slurm_conf;
 	b.nodes = pn;
 	b.n = m;
+	t0 = mono();
 	if (!p) {
 		for (i = 0; i < m; i++) {
 			pn[i].cls = PROV_PERMANENT;
@@ -391,6 +461,9 @@ static void launch_batch(char **names, size_t n)
 		}
 	} else
 		p->ops->launch(p->drv, &b);
+	t1 = mono();
+	/* the outcome of the whole batch in one commit */
+	batch_begin();
 	for (i = 0; i < m; i++) {
 		struct node_rec *r = &recs[i];
 		char why[1200], key[512];
@@ -401,6 +474,7 @@ static void launch_batch(char **names, size_t n)
 			r->instance = xstrdup(pn[i].instance);
 			r->retry_at = 0;
 			transition(r->name, "launching", r, "booting", pn[i].instance);
+			launched++;
 			break;
 		case PROV_CAPACITY:
 		case PROV_QUOTA:
@@ -430,6 +504,11 @@ static void launch_batch(char **names, size_t n)
 			break;
 		}
 	}
+	if (batch_commit() < 0)
+		launched = 0;   /* still launching: adopted (batch journal) when retried */
+	/* what bench/launch-scale reads to tell the agent's time from its provider's */
+	INFO("launch of %zu node%s through %s: %zu launched; %.3f s in the provider, %.3f s recording",
+	     m, m == 1 ? "" : "s", b.provider ? b.provider : "?", launched, t1 - t0, mono() - t1);
 out:
 	for (i = 0; i < n; i++)
 		state_node_clear(&recs[i]);
@@ -456,6 +535,8 @@ static void launch_requested(void)
 	for (nsi = 0; nsi < A.cfg->nnodesets; nsi++) {
 		char **batch = xcalloc(A.cfg->nodesets[nsi].nodes.n + 1, sizeof(char *));
 		size_t nb = 0;
+		double t0 = mono();
+		bool any = false;
 		char tried[2048] = "";
 		ssize_t ci = -1;
 		bool picked = false;
@@ -467,6 +548,11 @@ static void launch_requested(void)
 
 			if (!ni || ni->nodeset != (int)nsi)
 				continue;
+			if (!any) {
+				/* the node set's intents in one commit */
+				batch_begin();
+				any = true;
+			}
 			ni->registered = false;
 			if (!picked) {
 				ci = next_candidate((int)nsi, tried, sizeof(tried));
@@ -526,8 +612,14 @@ static void launch_requested(void)
 			}
 			state_node_clear(&r);
 		}
-		if (nb)
+		/* the intents are durable before anything is launched */
+		if (any && batch_commit() < 0)
+			nb = 0;         /* still requested: tried again */
+		if (nb) {
+			INFO("node set %s: %zu launch intent%s recorded in %.3f s", A.cfg->nodesets[nsi].name,
+			     nb, nb == 1 ? "" : "s", mono() - t0);
 			launch_batch(batch, nb);
+		}
 		free(batch);
 	}
 	state_names_free(names);
@@ -938,6 +1030,7 @@ static void take_request(const char *file)
 	burst_err_t err;
 	const char *op;
 	size_t i;
+	double t0;
 
 	snprintf(path, sizeof(path), "%s/%s", A.spool, file);
 	if (state_request_seen(A.db, file, &err) == 1) {
@@ -957,6 +1050,9 @@ static void take_request(const char *file)
 		return;
 	}
 	op = json_object_get_string(jop);
+	t0 = mono();
+	/* the request's transitions and its being taken, in one commit */
+	batch_begin();
 	for (i = 0; i < hl.n; i++) {
 		const char *node = hl.names[i];
 		struct node_rec r;
@@ -990,7 +1086,10 @@ static void take_request(const char *file)
 		state_node_clear(&r);
 	}
 	state_request_add(A.db, file, &err);
-	unlink(path);
+	if (batch_commit() == 0) {
+		INFO("spool: %s: %s of %zu node%s taken in %.3f s", file, op, hl.n, hl.n == 1 ? "" : "s", mono() - t0);
+		unlink(path);
+	}   /* else the request stays in the spool, taken again later */
 	json_object_put(req);
 	hostlist_free(&hl);
 }

@@ -18,6 +18,7 @@ struct state_db {
 	sqlite3 *db;
 	char *path;
 	bool immutable;          /* read-only view of a database no agent has open */
+	bool batch;              /* in a state_begin transaction */
 };
 
 static const char schema[] =
@@ -224,6 +225,70 @@ int state_event(struct state_db *db, const char *node, const char *what,
 	return add_event(db, node, what, detail, err);
 }
 
+int state_begin(struct state_db *db, burst_err_t *err)
+{
+	if (db->batch) {
+		burst_err_set(err, "%s: a batch of changes is open already (state_begin is not nested)", db->path);
+		return -1;
+	}
+	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
+		return -1;
+	db->batch = true;
+	return 0;
+}
+
+int state_commit(struct state_db *db, burst_err_t *err)
+{
+	if (!db->batch)
+		return 0;
+	db->batch = false;
+	if (exec1(db, "COMMIT", err) < 0) {
+		exec1(db, "ROLLBACK", NULL);
+		return -1;
+	}
+	return 0;
+}
+
+void state_rollback(struct state_db *db)
+{
+	if (!db->batch)
+		return;
+	db->batch = false;
+	exec1(db, "ROLLBACK", NULL);
+}
+
+bool state_in_batch(const struct state_db *db)
+{
+	return db->batch;
+}
+
+/*
+ * A transition is atomic: its own transaction, or within a batch its own
+ * savepoint (so that one that fails leaves the batch's others).
+ */
+static int tr_begin(struct state_db *db, burst_err_t *err)
+{
+	return exec1(db, db->batch ? "SAVEPOINT tr" : "BEGIN IMMEDIATE", err);
+}
+
+static void tr_undo(struct state_db *db)
+{
+	if (db->batch) {
+		exec1(db, "ROLLBACK TO tr", NULL);
+		exec1(db, "RELEASE tr", NULL);
+	} else
+		exec1(db, "ROLLBACK", NULL);
+}
+
+static int tr_end(struct state_db *db, burst_err_t *err)
+{
+	if (exec1(db, db->batch ? "RELEASE tr" : "COMMIT", err) < 0) {
+		tr_undo(db);
+		return -1;
+	}
+	return 0;
+}
+
 int state_transition(struct state_db *db, const char *name, const char *from,
 		     const struct node_rec *r, const char *to, const char *detail,
 		     burst_err_t *err)
@@ -231,7 +296,7 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 	sqlite3_stmt *st;
 	int rc, changed;
 
-	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
+	if (tr_begin(db, err) < 0)
 		return -1;
 	if (sqlite3_prepare_v2(db->db,
 			       "UPDATE nodes SET state=?, attempt=?, instance=?, address=?, token=?,"
@@ -241,7 +306,7 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 			       " WHERE name=?11 AND (?12 IS NULL OR state=?12)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		fail(db, err, "prepare");
-		exec1(db, "ROLLBACK", NULL);
+		tr_undo(db);
 		return -1;
 	}
 	sqlite3_bind_text(st, 1, to, -1, SQLITE_TRANSIENT);
@@ -269,7 +334,7 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
 		fail(db, err, "update node");
-		exec1(db, "ROLLBACK", NULL);
+		tr_undo(db);
 		return -1;
 	}
 	changed = sqlite3_changes(db->db);
@@ -277,14 +342,12 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 		char what[96];
 		snprintf(what, sizeof(what), "%s -> %s", from ? from : "*", to);
 		if (add_event(db, name, what, detail, err) < 0) {
-			exec1(db, "ROLLBACK", NULL);
+			tr_undo(db);
 			return -1;
 		}
 	}
-	if (exec1(db, "COMMIT", err) < 0) {
-		exec1(db, "ROLLBACK", NULL);
+	if (tr_end(db, err) < 0)
 		return -1;
-	}
 	return changed ? 1 : 0;
 }
 

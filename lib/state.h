@@ -57,6 +57,22 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 		     const struct node_rec *r, const char *to, const char *detail,
 		     burst_err_t *err);
 
+/*
+ * A batch: state_begin opens one transaction that keeps every write until
+ * state_commit (transitions, events, cooldowns, requests), so that the
+ * transitions of many nodes cost one commit (one sync) instead of one each.
+ * Each transition in it stays atomic. Nothing in it is durable, nor seen by
+ * other connections, before state_commit returns 0: do nothing a transition
+ * leads to (written before the action it leads to) until then.
+ * state_commit returns 0 (also with no batch open), or -1 with err when
+ * nothing of the batch was written; state_rollback drops the batch. Not
+ * nested: state_begin in a batch is -1. state_in_batch: one is open.
+ */
+int state_begin(struct state_db *db, burst_err_t *err);
+int state_commit(struct state_db *db, burst_err_t *err);
+void state_rollback(struct state_db *db);
+bool state_in_batch(const struct state_db *db);
+
 /* Names of nodes in state st (NULL-terminated; free with state_names_free). */
 char **state_nodes_in(struct state_db *db, const char *st, burst_err_t *err);
 void state_names_free(char **names);

@@ -11,14 +11,18 @@
  * a shell script that reads the instance's launch index and id from IMDSv2,
  * picks its node name and join token from a table indexed by launch index
  * (node i of the batch is launch index i) and runs burst-node join and then
- * slurmd. Before RunInstances the batch is looked up by its burst:batch tag,
- * and what exists is adopted: that covers a crash between RunInstances and
- * the agent recording the answer, also on endpoints (moto) that do not
- * honour ClientToken.
+ * slurmd. Each batch is written to the batch journal (fsynced) before its
+ * RunInstances; a batch the journal has may have been sent, so it is first
+ * looked up by its burst:batch tag and what exists is adopted: that covers a
+ * crash between RunInstances and the agent recording the answer, also on
+ * endpoints (moto) that do not honour ClientToken. A batch the journal does
+ * not have was never sent: it is launched without the lookup (which costs
+ * EC2, and moto most of all, a search through every instance's tags).
  *
  * Instances fewer than asked (a partial launch): the nodes without one get
  * PROV_CAPACITY, so the agent moves them to the next candidate.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +94,8 @@ static enum prov_class prov_of_ec2(enum ec2_class c)
  * retry does not repeat its batch's ClientToken. Each batch is written here
  * (TOKEN NODE:ATTEMPT...) before its RunInstances; a launch of a (node,
  * attempt) found here first adopts that node's instance of the earlier
- * batch (found by its burst:batch tag, at the node's launch index).
+ * batch (found by its burst:batch tag, at the node's launch index). A batch
+ * not found here was never sent, so nothing is looked up for it.
  */
 static void journal_push(struct provider *p, const char *token, char **nodes, int *attempts, size_t n)
 {
@@ -151,38 +156,60 @@ static const struct jbatch *journal_find(const struct provider *p, const char *n
 	return NULL;
 }
 
-/* Record nodes [from, to) of b as batch token (before its RunInstances). */
-static void journal_add(struct provider *p, const char *token, const struct prov_batch *b,
-			size_t from, size_t to)
+/* Whether batch token is journaled (so its RunInstances may have been sent). */
+static bool journal_has(const struct provider *p, const char *token)
+{
+	size_t i;
+
+	for (i = 0; i < p->njb; i++)
+		if (!strcmp(p->jb[i].token, token))
+			return true;
+	return false;
+}
+
+/*
+ * Record nodes [from, to) of b as batch token, on disk (fsynced) before its
+ * RunInstances: a batch that is not journaled is launched without looking
+ * for an earlier launch of it, so it must not be sent unless journaled.
+ * Returns 0, or -1 with msg (nothing recorded, not even in memory).
+ */
+static int journal_add(struct provider *p, const char *token, const struct prov_batch *b,
+		       size_t from, size_t to, char *msg, size_t msglen)
 {
 	struct strbuf s;
 	char **nodes;
 	int *attempts;
 	size_t i;
-	int fd;
+	int fd, rc = -1;
 
-	for (i = 0; i < p->njb; i++)
-		if (!strcmp(p->jb[i].token, token))
-			return;
-	nodes = xcalloc(to - from + 1, sizeof(char *));
-	attempts = xcalloc(to - from + 1, sizeof(int));
+	if (journal_has(p, token))
+		return 0;
 	sb_init(&s);
 	sb_add(&s, token);
+	for (i = from; i < to; i++)
+		sb_addf(&s, " %s:%d", b->nodes[i].node, b->nodes[i].attempt);
+	sb_add(&s, "\n");
+	errno = 0;
+	fd = open(p->journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, s.s, s.len) != (ssize_t)s.len || fdatasync(fd) < 0) {
+		snprintf(msg, msglen, "cannot write the batch journal %s: %s: not launching "
+			 "(a launch it does not record could be repeated after a crash)",
+			 p->journal, strerror(errno ? errno : EIO));
+		goto out;
+	}
+	nodes = xcalloc(to - from + 1, sizeof(char *));
+	attempts = xcalloc(to - from + 1, sizeof(int));
 	for (i = from; i < to; i++) {
 		nodes[i - from] = xstrdup(b->nodes[i].node);
 		attempts[i - from] = b->nodes[i].attempt;
-		sb_addf(&s, " %s:%d", b->nodes[i].node, b->nodes[i].attempt);
 	}
-	sb_add(&s, "\n");
 	journal_push(p, token, nodes, attempts, to - from);
-	/* if it cannot be written, EC2's ClientToken still covers a repeat of the whole batch */
-	fd = open(p->journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		if (write(fd, s.s, s.len) == (ssize_t)s.len)
-			(void)fdatasync(fd);
+	rc = 0;
+out:
+	if (fd >= 0)
 		close(fd);
-	}
 	sb_free(&s);
+	return rc;
 }
 
 static void journal_free(struct provider *p)
@@ -462,7 +489,9 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 	snprintf(what, sizeof(what), "aws RunInstances %s in %s for %s",
 		 b->instance_type ? b->instance_type : "(template's type)", region, who);
 
-	/* 1. adopt what an earlier attempt with this key launched */
+	/* 1. a journaled batch may have been sent: adopt what it launched */
+	if (!journal_has(p, token))
+		goto launch;
 	tokv[0] = token;
 	memset(&dp, 0, sizeof(dp));
 	f[0].name = "tag:burst:batch";
@@ -485,7 +514,12 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 	}
 	ec2_instances_free(&l);
 
-	/* 2. launch */
+launch:
+	/* 2. launch, journaled first */
+	if (journal_add(p, token, b, from, to, msg, sizeof(msg)) < 0) {
+		fail_nodes(b, from, to, PROV_TRANSIENT, msg);
+		goto out;
+	}
 	sb_init(&ud);
 	user_data(p, b, join, from, to, &ud);
 	snprintf(name, sizeof(name), "%s-%s", b->cluster ? b->cluster : "burst", who);
@@ -520,7 +554,6 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 	rp.tags = tags;
 	rp.ntags = 4;
 	rp.client_token = token;
-	journal_add(p, token, b, from, to);
 	ec = ec2_run_instances(c, &rp, &l, &err);
 	sb_free(&ud);
 	if (ec != EC2_OK) {

@@ -124,21 +124,51 @@ drv moto2 exists w1 "$iw"; [ "$(cat "$work/out")" = 0 ]; ok $? "... and it is te
 # --- the fault endpoint ---
 script() { curl -s -X POST -d "$1" "$fep/_script" >/dev/null; }
 reqs() { curl -s "$fep/_requests"; }
-script '{"queue": [{}, {"limit": 2}]}'
+script '{"queue": [{"limit": 2}]}'
 drv fake launch --type t3.micro p1:1:a p2:1:b p3:1:c
+reqs >"$work/req.json"
+[ "$(jget "$work/req.json" '[r["action"] for r in d]')" = "['RunInstances']" ]
+ok $? "a batch the journal does not have (never sent) is launched without a DescribeInstances first" "$work/req.json"
 [ "$(col p1 3)" = ok ] && [ "$(col p2 3)" = ok ] && [ "$(col p3 3)" = capacity ] && [ "$(col p3 2)" = - ]
 ok $? "a partial launch: the nodes without an instance are capacity failures" "$work/out"
 grep -q '^p3 - capacity aws RunInstances t3.micro in us-east-1 for p1..p3 (3 nodes): partial launch: 2 of 3 instances$' "$work/out"
 ok $? "... saying so" "$work/out"
 
 curl -s -X POST "$fep/_reset" >/dev/null
-script '{"queue": [{}, {"reverse": true}]}'
+script '{"queue": [{"reverse": true}]}'
 drv fake launch --type t3.micro q1:1:a q2:1:b q3:1:c
 [ "$(col q1 2) $(col q2 2) $(col q3 2)" = "i-00000000000000001 i-00000000000000002 i-00000000000000003" ]
 ok $? "instances are mapped to nodes by amiLaunchIndex, not by the order of the answer" "$work/out"
 reqs >"$work/req.json"
 [ "$(jget "$work/req.json" '[r["params"].get(k) for r in d if r["action"] == "RunInstances" for k in ("LaunchTemplate.LaunchTemplateName", "ImageId", "IamInstanceProfile.Arn", "MinCount", "MaxCount")]')" = "['burst-nodes', 'ami-fake', 'arn:aws:iam::123456789012:instance-profile/burst', '1', '3']" ]
 ok $? "RunInstances carries the launch template by name, the image, the profile ARN, MinCount 1 MaxCount 3" "$work/req.json"
+
+# the answer of a RunInstances lost (the agent crashed after sending it):
+# the batch is journaled, so the same batch again looks it up and adopts
+curl -s -X POST "$fep/_reset" >/dev/null
+script '{"rules": [{"match": {"Action": "RunInstances"}, "commit": true, "error": "InvalidParameterValue", "status": 400, "times": 1}]}'
+drv fake launch --type t3.micro s1:1:a s2:1:b
+[ "$(col s1 2) $(col s2 2)" = "- -" ]; ok $? "a RunInstances whose answer is lost launches but records nothing" "$work/out"
+curl -s -X POST -d '{}' "$fep/_script" >/dev/null
+drv fake launch --type t3.micro s1:1:a s2:1:b
+reqs >"$work/req.json"
+[ "$(col s1 2) $(col s2 2)" = "i-00000000000000001 i-00000000000000002" ] &&
+	[ "$(jget "$work/req.json" '[r["action"] for r in d]')" = "['RunInstances', 'DescribeInstances']" ] &&
+	[ "$(jget "$work/req.json" '[p["Filter.1.Value.1"] == [q for q in d if q["action"] == "RunInstances"][0]["params"]["ClientToken"] for p in [r["params"] for r in d if r["action"] == "DescribeInstances"]]')" = "[True]" ]
+ok $? "... the same batch again (journaled: maybe sent) is looked up by its batch tag and adopted, nothing launched" "$work/req.json $work/out"
+drv fake launch --type t3.micro s2:1:b
+reqs >"$work/req.json"
+[ "$(col s2 2)" = i-00000000000000002 ] && [ "$(jget "$work/req.json" '[r["action"] for r in d][2:]')" = "['DescribeInstances']" ]
+ok $? "... and so is one node of it retried alone" "$work/req.json $work/out"
+
+# a journal that cannot be written: nothing is sent (a crash could not tell it was)
+mkdir -p "$work/state2/aws-fake.batches"
+sed "s|^StateDir=.*|StateDir=$work/state2|" "$work/burst.conf" >"$work/burst2.conf"
+curl -s -X POST "$fep/_reset" >/dev/null
+"$cli" "$work/burst2.conf" fake launch --type t3.micro u1:1:a >"$work/out" 2>&1
+reqs >"$work/req.json"
+[ "$(col u1 3)" = transient ] && grep -q 'cannot write the batch journal' "$work/out" && [ "$(jget "$work/req.json" 'len(d)')" = 0 ]
+ok $? "a batch journal that cannot be written: transient, no request sent" "$work/out $work/req.json"
 
 for c in "InsufficientInstanceCapacity capacity" "InstanceLimitExceeded quota" "InvalidAMIID.NotFound permanent" "UnauthorizedOperation auth"; do
 	set -- $c
