@@ -162,9 +162,9 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 		} else {
 			a = push(&v, &n, RC_MISSING, nd->name, nd->instance, nd->provider);
 			snprintf(a->why, sizeof(a->why),
-				 "instance %s %s for %.0f s, launched %.0f s ago (VanishGrace=%.0f s): waiting",
-				 nd->instance, found ? "is stopped" : "is not listed", gone, now - nd->since,
-				 s->vanish_grace);
+				 "instance %s %s for %.0f s, the node %s for %.0f s (VanishGrace=%.0f s): waiting",
+				 nd->instance, found ? "is stopped" : "is not listed", gone, nd->state,
+				 now - nd->since, s->vanish_grace);
 		}
 	}
 	free(owned);
