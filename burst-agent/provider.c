@@ -1,9 +1,11 @@
 /*
  * provider.c - the table of provider drivers (provider.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "provider.h"
+#include "strutil.h"
 
 static const struct provider_ops *const drivers[] = {
 	&provider_local,
@@ -33,4 +35,23 @@ const char *prov_class_name(enum prov_class c)
 	case PROV_AUTH: return "auth";
 	}
 	return "?";
+}
+
+struct prov_instance *prov_list_add(struct prov_list *l)
+{
+	struct prov_instance *in;
+
+	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	in = &l->v[l->n++];
+	memset(in, 0, sizeof(*in));
+	return in;
+}
+
+void prov_list_free(struct prov_list *l)
+{
+	if (!l)
+		return;
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
 }

@@ -59,6 +59,26 @@ struct prov_batch {
 	size_t n;
 };
 
+/* An instance a provider lists (provider_ops.list). */
+struct prov_instance {
+	char id[128];
+	char cluster[128];       /* its cluster tag ("" when untagged) */
+	char node[128];          /* the node it was launched for ("" when unknown) */
+	int attempt;             /* that node's attempt (0 when unknown) */
+	char state[32];          /* pending, running, stopping, stopped */
+	double launched;         /* launch time, seconds since the epoch (0 when unknown) */
+};
+
+struct prov_list {
+	struct prov_instance *v; /* owned: prov_list_free */
+	size_t n;
+};
+
+/* Append one instance to l (zeroed) and return it. */
+struct prov_instance *prov_list_add(struct prov_list *l);
+/* Free l's instances and zero it; l may be zeroed. */
+void prov_list_free(struct prov_list *l);
+
 struct provider;
 
 struct provider_ops {
@@ -76,6 +96,12 @@ struct provider_ops {
 			 enum prov_class *cls, burst_err_t *err);
 	/* Does the node's instance exist? 1 yes, 0 no, -1 cannot tell now. */
 	int (*exists)(struct provider *p, const char *node, const char *instance);
+	/* Every instance of this cluster the provider knows (in every region it
+	 * is configured for), launched or not by this agent, terminated ones
+	 * excepted: *out (zeroed by the caller) is filled, the caller frees it
+	 * with prov_list_free. 0, or -1 with err and its class (the listing is
+	 * incomplete: the reconciler decides nothing for this provider). */
+	int (*list)(struct provider *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err);
 	void (*fini)(struct provider *p);
 };
 

@@ -626,6 +626,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
 		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
 		"StateDir", "SocketPath", "JoinPort", "BootTimeout", "RejectCooldown",
+		"ReconcileInterval", "OrphanGrace", "VanishGrace",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", NULL };
 	struct conf_word w[MAX_WORDS];
@@ -702,6 +703,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath") ||
 		 str_ieq(w[0].key, "JoinPort") || str_ieq(w[0].key, "BootTimeout") ||
 		 str_ieq(w[0].key, "RejectCooldown") || str_ieq(w[0].key, "PrologSlurmctld") ||
+		 str_ieq(w[0].key, "ReconcileInterval") || str_ieq(w[0].key, "OrphanGrace") ||
+		 str_ieq(w[0].key, "VanishGrace") ||
 		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket") ||
 		 str_ieq(w[0].key, "Acceptance") ||
 		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
@@ -725,6 +728,19 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			} else if (str_ieq(w[k].key, "AllowInlineContracts")) {
 				if (!parse_bool(w[k].val, &cfg->allow_inline))
 					lerr(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
+			} else if (str_ieq(w[k].key, "ReconcileInterval") || str_ieq(w[k].key, "OrphanGrace") ||
+				   str_ieq(w[k].key, "VanishGrace")) {
+				/* the reconciler: 0 is allowed (interval: off; grace: act at once) */
+				char *end;
+				long v = strtol(w[k].val, &end, 10);
+				if (!w[k].val[0] || *end || v < 0 || v > 86400)
+					lerr(ld, file, line, "%s=%s: give seconds (0-86400)", w[k].key, w[k].val);
+				else if (str_ieq(w[k].key, "ReconcileInterval"))
+					cfg->reconcile_interval = (int)v;
+				else if (str_ieq(w[k].key, "OrphanGrace"))
+					cfg->orphan_grace = (int)v;
+				else
+					cfg->vanish_grace = (int)v;
 			} else if (str_ieq(w[k].key, "JoinPort") || str_ieq(w[k].key, "BootTimeout") ||
 				   str_ieq(w[k].key, "RejectCooldown")) {
 				char *end;
@@ -830,6 +846,9 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	cfg->join_port = 6830;
 	cfg->boot_timeout = 300;
 	cfg->reject_cooldown = 60;
+	cfg->reconcile_interval = 60;
+	cfg->orphan_grace = 300;
+	cfg->vanish_grace = 60;
 	cfg->memory_tolerance = POLICY_DEFAULT_MEMORY_TOLERANCE;
 	cfg->allowed_taint = POLICY_DEFAULT_TAINT;
 	load_file(&ld, path, 0, NULL, 0);

@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -786,6 +787,96 @@ static int aws_exists(struct provider *p, const char *node, const char *instance
 	return res;
 }
 
+/* An EC2 launch time (2026-11-23T17:42:45.000Z) in seconds since the epoch; 0 if unreadable. */
+static double launch_seconds(const char *t)
+{
+	struct tm tm;
+	const char *rest;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!t || !(rest = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return 0;
+	return (double)timegm(&tm);
+}
+
+static const char *tag_of(const struct ec2_instance *in, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < in->ntags; i++)
+		if (in->tags[i].key && !strcmp(in->tags[i].key, key))
+			return in->tags[i].value;
+	return NULL;
+}
+
+/*
+ * The reconciler's view: DescribeInstances filtered by tag:burst:cluster in
+ * every region (pages followed by ec2_describe_instances), terminated and
+ * shutting-down ones left out. The node and attempt of an instance come
+ * from the batch journal (its burst:batch tag, at its launch index).
+ */
+static int aws_list(struct provider *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err)
+{
+	const char *states[] = { "pending", "running", "stopping", "stopped" };
+	const char *cl[1];
+	struct ec2_describe_params dp;
+	struct ec2_filter f[2];
+	size_t r, i;
+
+	*cls = PROV_OK;
+	if (all_clients(p, cls, err) < 0)
+		return -1;
+	cl[0] = p->cluster;
+	memset(&dp, 0, sizeof(dp));
+	f[0].name = "tag:burst:cluster";
+	f[0].values = cl;
+	f[0].nvalues = 1;
+	f[1].name = "instance-state-name";
+	f[1].values = states;
+	f[1].nvalues = 4;
+	dp.filters = f;
+	dp.nfilters = 2;
+	for (r = 0; r < p->nrc; r++) {
+		struct ec2_instances l = { 0 };
+		enum ec2_class ec = ec2_describe_instances(p->rc[r].c, &dp, &l, err);
+
+		if (ec != EC2_OK) {
+			char m[sizeof(err->msg)];
+			*cls = prov_of_ec2(ec);
+			snprintf(m, sizeof(m), "aws DescribeInstances (tag:burst:cluster=%.128s) in %.64s: %.3000s",
+				 p->cluster, p->rc[r].region, ec2_detail(err->msg));
+			burst_err_set(err, "%s", m);
+			return -1;
+		}
+		for (i = 0; i < l.n; i++) {
+			const struct ec2_instance *in = &l.v[i];
+			const char *cluster = tag_of(in, "burst:cluster"), *batch = tag_of(in, "burst:batch");
+			const char *st = in->state ? in->state : "";
+			struct prov_instance *o;
+			size_t k;
+
+			if (!in->id || !strcmp(st, "terminated") || !strcmp(st, "shutting-down"))
+				continue;
+			o = prov_list_add(out);
+			snprintf(o->id, sizeof(o->id), "%s", in->id);
+			snprintf(o->cluster, sizeof(o->cluster), "%s", cluster ? cluster : "");
+			snprintf(o->state, sizeof(o->state), "%s", st);
+			o->launched = launch_seconds(in->launch_time);
+			for (k = 0; batch && k < p->njb; k++) {
+				const struct jbatch *j = &p->jb[k];
+				size_t at = in->launch_index >= 0 ? (size_t)in->launch_index : 0;
+				if (strcmp(j->token, batch) || at >= j->n || (in->launch_index < 0 && j->n != 1))
+					continue;
+				snprintf(o->node, sizeof(o->node), "%s", j->nodes[at]);
+				o->attempt = j->attempts[at];
+				break;
+			}
+		}
+		ec2_instances_free(&l);
+	}
+	return 0;
+}
+
 static void aws_fini(struct provider *p)
 {
 	size_t i;
@@ -825,5 +916,6 @@ const struct provider_ops provider_aws = {
 	.launch = aws_launch,
 	.terminate = aws_terminate,
 	.exists = aws_exists,
+	.list = aws_list,
 	.fini = aws_fini,
 };

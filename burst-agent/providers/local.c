@@ -6,12 +6,14 @@
  * burst-local-instance script beside it. Its one instance type, local.host,
  * describes this machine (config_apply_catalog).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../provider.h"
 #include "proc.h"
@@ -53,6 +55,25 @@ static struct provider *local_init(const struct cfg_provider *cfg, const struct 
 	return p;
 }
 
+/*
+ * NODEDIR/instance holds the id of the node's instance while its namespace
+ * is there (written at launch, removed at termination): the listing of this
+ * agent's instances (the namespace names alone could be another cluster's
+ * whose name shares a prefix with ours). Its time is the launch time.
+ */
+static void instance_record(const char *dir, const char *id)
+{
+	char path[PATH_MAX + 16];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/instance", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", id);
+	fclose(f);
+}
+
 static size_t local_launch(struct provider *p, struct prov_batch *b)
 {
 	size_t i, launched = 0;
@@ -90,6 +111,7 @@ static size_t local_launch(struct provider *p, struct prov_batch *b)
 		}
 		if (rc == 0 || rc == 3) {
 			/* 3: the namespace exists, so this (node, attempt) was launched already */
+			instance_record(dir, pn->instance);
 			pn->cls = PROV_OK;
 			pn->error[0] = '\0';
 			launched++;
@@ -116,6 +138,11 @@ static int local_terminate(struct provider *p, const char *node, const char *ins
 		burst_err_set(err, "cannot remove namespace %s: %s", ns, perr);
 		return -1;
 	}
+	{
+		char path[PATH_MAX + 256];
+		snprintf(path, sizeof(path), "%s/%s/instance", p->nodes_dir, node);
+		unlink(path);
+	}
 	*cls = PROV_OK;
 	return 0;
 }
@@ -130,6 +157,67 @@ static int local_exists(struct provider *p, const char *node, const char *instan
 	netns_name(p, node, ns, sizeof(ns));
 	rc = proc_run(argv, out, sizeof(out), perr, sizeof(perr));
 	return rc == 0 ? 1 : rc == 1 ? 0 : -1;
+}
+
+/* This agent's instances: NODEDIR/instance files whose namespace exists. */
+static int local_list(struct provider *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err)
+{
+	char nsl[65536], perr[512];
+	char *argv[] = { (char *)"/usr/sbin/ip", (char *)"netns", (char *)"list", NULL };
+	DIR *d;
+	struct dirent *e;
+
+	*cls = PROV_OK;
+	if (proc_run(argv, nsl, sizeof(nsl), perr, sizeof(perr)) != 0) {
+		*cls = PROV_TRANSIENT;
+		burst_err_set(err, "ip netns list failed: %s", perr);
+		return -1;
+	}
+	d = opendir(p->nodes_dir);
+	if (!d) {
+		*cls = PROV_TRANSIENT;
+		burst_err_set(err, "cannot read %s: %s", p->nodes_dir, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		char path[PATH_MAX + 512], id[128], ns[400], *line, *save = NULL, *copy;
+		struct prov_instance *in;
+		struct stat sb;
+		bool there = false;
+		FILE *f;
+
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(in->node))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/instance", p->nodes_dir, e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		id[0] = '\0';
+		if (!fgets(id, sizeof(id), f) || fstat(fileno(f), &sb) < 0)
+			id[0] = '\0';
+		fclose(f);
+		id[strcspn(id, "\n")] = '\0';
+		if (!id[0])
+			continue;
+		netns_name(p, e->d_name, ns, sizeof(ns));
+		copy = xstrdup(nsl);
+		for (line = strtok_r(copy, "\n", &save); line && !there; line = strtok_r(NULL, "\n", &save))
+			there = !strncmp(line, ns, strlen(ns)) && (!line[strlen(ns)] || line[strlen(ns)] == ' ');
+		free(copy);
+		if (!there)
+			continue;
+		in = prov_list_add(out);
+		snprintf(in->id, sizeof(in->id), "%s", id);
+		snprintf(in->cluster, sizeof(in->cluster), "%s", p->cluster);
+		memcpy(in->node, e->d_name, strlen(e->d_name) + 1);
+		{
+			const char *dash = strrchr(id, '-');
+			in->attempt = dash ? atoi(dash + 1) : 0;
+		}
+		snprintf(in->state, sizeof(in->state), "running");
+		in->launched = (double)sb.st_mtime;
+	}
+	closedir(d);
+	return 0;
 }
 
 static void local_fini(struct provider *p)
@@ -148,5 +236,6 @@ const struct provider_ops provider_local = {
 	.launch = local_launch,
 	.terminate = local_terminate,
 	.exists = local_exists,
+	.list = local_list,
 	.fini = local_fini,
 };

@@ -89,7 +89,7 @@ int main(void)
 	cfg = load("good.conf",
 		   "# a comment\n"
 		   "ClusterName=lab AllowInlineContracts=no\n"
-		   "StateDir=/var/lib/burst-test\n"
+		   "StateDir=/var/lib/burst-test ReconcileInterval=15 orphangrace=120 VanishGrace=0\n"
 		   "JoinPort=7000 BootTimeout=90 RejectCooldown=0 PrologSlurmctld=/etc/slurm/site-prolog LogFile=syslog\n"
 		   "provider=alpha TYPE=local Catalog=alpha Regions=r1,r2\n"
 		   "Provider=aws Regions=us-east-1 ImageId=ami-1 LaunchTemplate=lt-2 SubnetId=subnet-3 SecurityGroups=sg-a,sg-b"
@@ -110,6 +110,8 @@ int main(void)
 		is_str(cfg->socket_path, "/var/lib/burst-test/agent.sock", "SocketPath defaults into StateDir");
 		ok(cfg->join_port == 7000 && cfg->boot_timeout == 90, "JoinPort, BootTimeout");
 		ok(cfg->reject_cooldown == 0, "RejectCooldown=0 is allowed");
+		ok(cfg->reconcile_interval == 15 && cfg->orphan_grace == 120 && cfg->vanish_grace == 0,
+		   "ReconcileInterval, OrphanGrace (case-insensitive), VanishGrace=0");
 		is_str(cfg->prolog_slurmctld, "/etc/slurm/site-prolog", "PrologSlurmctld");
 		is_str(cfg->log_file, "syslog", "LogFile=syslog");
 		ok(cfg->nproviders == 2, "two providers");
@@ -238,6 +240,16 @@ int main(void)
 	refused("badcool.conf", "RejectCooldown=-1\n", "RejectCooldown=-1: give seconds (0-86400)");
 	refused("badboot.conf", "BootTimeout=0\n", "BootTimeout=0: give seconds (1-86400)");
 	refused("badport.conf", "JoinPort=70000\n", "JoinPort=70000: give a TCP port (1-65535)");
+	refused("badrecint.conf", "ReconcileInterval=-5\n", "ReconcileInterval=-5: give seconds (0-86400)");
+	refused("badorphan.conf", "OrphanGrace=5m\n", "OrphanGrace=5m: give seconds (0-86400)");
+	refused("badvanish.conf", "VanishGrace=86401\n", "VanishGrace=86401: give seconds (0-86400)");
+	refused("typorec.conf", "OrphanGrase=5\n", "did you mean 'OrphanGrace'?");
+	{
+		struct burst_config *c = load("recdefault.conf", "ClusterName=x\n", &err);
+		ok(c && c->reconcile_interval == 60 && c->orphan_grace == 300 && c->vanish_grace == 60,
+		   "the reconciler's defaults: every 60 s, OrphanGrace 300 s, VanishGrace 60 s");
+		config_free(c);
+	}
 	refused("typoglobal.conf", "RejectColdown=5\n", "did you mean 'RejectCooldown'?");
 	refused("badbool.conf", "AllowInlineContracts=maybe\n", "AllowInlineContracts is yes or no, not 'maybe'");
 	refused("badprice.conf", "Price=x Provider=aws Region=r OnDemand=cheap\n", "Price x: OnDemand=cheap: expected a number");

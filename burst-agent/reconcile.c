@@ -1,0 +1,173 @@
+/*
+ * reconcile.c - the reconciler's decisions (reconcile.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reconcile.h"
+#include "strutil.h"
+
+const char *rc_kind_name(enum rc_kind k)
+{
+	switch (k) {
+	case RC_TERMINATE: return "terminate";
+	case RC_ADOPT: return "adopt";
+	case RC_LOST: return "lost";
+	case RC_MISSING: return "missing";
+	}
+	return "?";
+}
+
+static bool streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+/* States in which a node's recorded instance is its own (not an orphan). */
+static bool owning_state(const char *st)
+{
+	static const char *const owning[] = { "launching", "booting", "admitted", "rejected",
+		"terminating", "lost", NULL };
+	size_t i;
+
+	for (i = 0; st && owning[i]; i++)
+		if (!strcmp(st, owning[i]))
+			return true;
+	return false;
+}
+
+/* States in which a node must have a live instance. */
+static bool live_state(const char *st)
+{
+	return streq(st, "booting") || streq(st, "admitted");
+}
+
+static bool listed(const struct rc_settings *s, const char *provider)
+{
+	size_t i;
+
+	for (i = 0; provider && s->listed && s->listed[i]; i++)
+		if (!strcmp(s->listed[i], provider))
+			return true;
+	return false;
+}
+
+/* A listed instance that runs (stopping and stopped ones run no slurmd). */
+static bool running(const struct rc_instance *in)
+{
+	return !streq(in->state, "stopping") && !streq(in->state, "stopped");
+}
+
+static struct rc_action *push(struct rc_action **v, size_t *n, enum rc_kind k, const char *node,
+			      const char *instance, const char *provider)
+{
+	struct rc_action *a;
+
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	a = &(*v)[(*n)++];
+	memset(a, 0, sizeof(*a));
+	a->kind = k;
+	a->node = node;
+	a->instance = instance;
+	a->provider = provider;
+	return a;
+}
+
+size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_instance *insts,
+			size_t ni, double now, const struct rc_settings *s, struct rc_action **out)
+{
+	struct rc_action *v = NULL;
+	bool *owned = xcalloc(ni ? ni : 1, sizeof(bool));
+	size_t n = 0, i, k;
+
+	/* who owns what: recorded instances, then launching nodes adopting theirs */
+	for (i = 0; i < ni; i++)
+		for (k = 0; k < nn && !owned[i]; k++)
+			if (owning_state(nodes[k].state) && streq(nodes[k].instance, insts[i].id) &&
+			    (!nodes[k].provider || streq(nodes[k].provider, insts[i].provider)))
+				owned[i] = true;
+	for (k = 0; k < nn; k++) {
+		const struct rc_node *nd = &nodes[k];
+		if (!streq(nd->state, "launching") || (nd->instance && nd->instance[0]) ||
+		    !listed(s, nd->provider))
+			continue;
+		for (i = 0; i < ni; i++) {
+			const struct rc_instance *in = &insts[i];
+			struct rc_action *a;
+			if (owned[i] || !streq(in->node, nd->name) || in->attempt != nd->attempt ||
+			    !streq(in->provider, nd->provider) || !streq(in->cluster, s->cluster) || !running(in))
+				continue;
+			owned[i] = true;
+			a = push(&v, &n, RC_ADOPT, nd->name, in->id, in->provider);
+			snprintf(a->why, sizeof(a->why),
+				 "attempt %d is launching and its instance is listed (%s): the launch's answer was lost",
+				 nd->attempt, in->state ? in->state : "?");
+			break;
+		}
+	}
+	/* orphans */
+	for (i = 0; i < ni; i++) {
+		const struct rc_instance *in = &insts[i];
+		double base = in->launched > 0 ? in->launched : in->first_seen, age;
+		struct rc_action *a;
+
+		if (owned[i] || !in->id || !in->id[0] || !streq(in->cluster, s->cluster))
+			continue;
+		age = base > 0 ? now - base : 0;
+		if (age < s->orphan_grace)
+			continue;
+		a = push(&v, &n, RC_TERMINATE, in->node, in->id, in->provider);
+		{
+			const char *nst = NULL;
+			for (k = 0; in->node && k < nn; k++)
+				if (!strcmp(nodes[k].name, in->node))
+					nst = nodes[k].state;
+			if (in->node)
+				snprintf(a->why, sizeof(a->why),
+					 "orphan: launched for %s (attempt %d) %.0f s ago (OrphanGrace=%.0f s), which %s%s",
+					 in->node, in->attempt, age, s->orphan_grace,
+					 nst ? "is " : "is no node of this agent", nst ? nst : "");
+			else
+				snprintf(a->why, sizeof(a->why),
+					 "orphan: tagged burst:cluster=%s, launched %.0f s ago (OrphanGrace=%.0f s), no node owns it",
+					 s->cluster, age, s->orphan_grace);
+		}
+	}
+	/* vanished instances */
+	for (k = 0; k < nn; k++) {
+		const struct rc_node *nd = &nodes[k];
+		const struct rc_instance *found = NULL;
+		double since, gone;
+		struct rc_action *a;
+
+		if (!live_state(nd->state) || !nd->instance || !nd->instance[0] || !listed(s, nd->provider))
+			continue;
+		for (i = 0; i < ni && !found; i++)
+			if (streq(insts[i].id, nd->instance) && streq(insts[i].provider, nd->provider))
+				found = &insts[i];
+		if (found && running(found))
+			continue;
+		since = nd->missing_since > 0 ? nd->missing_since : now;
+		gone = now - since;
+		if (gone >= s->vanish_grace && now - nd->since >= s->vanish_grace) {
+			a = push(&v, &n, RC_LOST, nd->name, nd->instance, nd->provider);
+			if (found)
+				snprintf(a->why, sizeof(a->why), "instance %s vanished (spot reclaim?): it is %s",
+					 nd->instance, found->state);
+			else
+				snprintf(a->why, sizeof(a->why),
+					 "instance %s vanished (spot reclaim?): not listed by provider %s for %.0f s",
+					 nd->instance, nd->provider, gone);
+		} else {
+			a = push(&v, &n, RC_MISSING, nd->name, nd->instance, nd->provider);
+			snprintf(a->why, sizeof(a->why),
+				 "instance %s %s for %.0f s, the node %s for %.0f s (VanishGrace=%.0f s): waiting",
+				 nd->instance, found ? "is stopped" : "is not listed", gone, nd->state,
+				 now - nd->since, s->vanish_grace);
+		}
+	}
+	free(owned);
+	*out = v;
+	return n;
+}

@@ -1,0 +1,86 @@
+/*
+ * reconcile.h - the reconciler's decisions (DESIGN §3 step 7, §7): the
+ * agent's node records against the instances its providers list, as a pure
+ * function of both and of the time, so that every rule is tested without a
+ * cloud (tests/unit/test_reconcile.c). burst-agent gathers the inputs and
+ * carries out the actions.
+ *
+ * The rules:
+ * - an instance tagged with our cluster that no node owns (a node owns the
+ *   instance recorded for it while it is launching, booting, admitted,
+ *   rejected or terminating) is an orphan; once it is older than
+ *   OrphanGrace it is terminated. Instances of other clusters and untagged
+ *   ones are never touched.
+ * - a launching node whose instance (same node, same attempt) is listed
+ *   although the launch's answer was lost adopts it.
+ * - a booting or admitted node whose instance is missing from its
+ *   provider's listing (or listed stopped) is lost once it has been missing
+ *   for VanishGrace and was launched more than VanishGrace ago: EC2's
+ *   listings are eventually consistent (an instance just launched may be
+ *   missing, InvalidInstanceID.NotFound right after a launch), so one miss
+ *   is only noted (RC_MISSING).
+ * - nothing is decided for a provider whose listing failed this round.
+ */
+#ifndef BURST_RECONCILE_H
+#define BURST_RECONCILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A node record of the agent (pointers borrowed from the caller). */
+struct rc_node {
+	const char *name;
+	const char *state;       /* the agent's state: powered_down, launching, booting, ... */
+	const char *provider;    /* configured provider of its current attempt (may be NULL) */
+	const char *instance;    /* its recorded instance (may be NULL) */
+	int attempt;
+	double since;            /* time of its last transition */
+	double missing_since;    /* first round its instance was missing (0: it was not) */
+};
+
+/* An instance a provider listed (pointers borrowed from the caller). */
+struct rc_instance {
+	const char *provider;    /* the configured provider that listed it */
+	const char *id;
+	const char *cluster;     /* its cluster tag; NULL: untagged */
+	const char *node;        /* the node it was launched for; NULL: unknown */
+	int attempt;             /* that node's attempt; 0: unknown */
+	const char *state;       /* pending, running, stopping, stopped (provider's words) */
+	double launched;         /* launch time; 0: unknown (then first_seen counts) */
+	double first_seen;       /* first round the agent saw it */
+};
+
+struct rc_settings {
+	const char *cluster;     /* ours */
+	double orphan_grace;     /* OrphanGrace= seconds */
+	double vanish_grace;     /* VanishGrace= seconds */
+	const char *const *listed; /* providers whose listing succeeded this round (NULL-terminated) */
+};
+
+enum rc_kind {
+	RC_TERMINATE,            /* an orphan older than OrphanGrace: terminate it */
+	RC_ADOPT,                /* a launching node's instance, its launch answer lost */
+	RC_LOST,                 /* the node's instance vanished: fail the node */
+	RC_MISSING,              /* the node's instance is missing, within the grace: note it */
+};
+
+struct rc_action {
+	enum rc_kind kind;
+	const char *node;        /* RC_TERMINATE: the instance's node tag, may be NULL */
+	const char *instance;
+	const char *provider;
+	char why[256];           /* for the log */
+};
+
+/* "terminate", "adopt", "lost", "missing" (static). */
+const char *rc_kind_name(enum rc_kind k);
+
+/*
+ * Decide a round. Returns the number of actions and *out, a new array the
+ * caller frees with free() (NULL when there are none); its strings point
+ * into nodes and insts.
+ */
+size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_instance *insts,
+			size_t ni, double now, const struct rc_settings *s, struct rc_action **out);
+
+#endif

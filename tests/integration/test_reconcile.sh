@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# test_reconcile.sh - the agent's reconciler on a real Slurm, with the aws
+# provider against moto_server (signatures checked) and the local provider:
+# (a) an instance tagged with our cluster that no node owns is terminated
+#     after OrphanGrace (and not before), while another cluster's and an
+#     untagged one are kept;
+# (b) a running job's EC2 instance terminated behind the agent's back (a spot
+#     reclaim): the miss is first only noted (eventual consistency), then the
+#     node is lost: DOWN with the reason, its job requeued (Restarts=1) and run
+#     to completion on a new instance;
+# (c) the same with the local provider (its namespace removed);
+# and at the end no instance of the cluster is left running.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+agent="$build/burst-agent/burst-agent"
+burstctl="$build/burst-agent/ctl/burstctl"
+inst="$src/burst-agent/providers/burst-local-instance"
+[ -x "$agent" ] || bail "no $agent (build first)"
+python3 -c 'import moto.server, boto3' 2>/dev/null || bail "python3 has no moto/boto3 (pip install 'moto[server]')"
+
+aux=$(mktemp -d /tmp/test_reconcile.XXXXXX)
+moto_pid=
+aux_down() {
+	[ -n "$moto_pid" ] && kill "$moto_pid" 2>/dev/null && wait "$moto_pid" 2>/dev/null
+	rm -rf "$aux"
+}
+
+# --- moto_server with signature checking ---
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m moto.server -H 127.0.0.1 -p "$port" >"$aux/moto.log" 2>&1 &
+moto_pid=$!
+ep="http://127.0.0.1:$port"
+for _ in $(seq 100); do curl -s -o /dev/null "$ep/moto-api/" && break; sleep 0.2; done
+python3 "$src/tests/integration/ec2_moto_setup.py" setup "$ep" >"$aux/setup.json" 2>"$aux/setup.err" \
+	|| { cat "$aux/setup.err" >&2; aux_down; bail "moto setup failed"; }
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
+ak=$(jget "$aux/setup.json" 'd["access_key"]')
+sk=$(jget "$aux/setup.json" 'd["secret_key"]')
+ami=$(jget "$aux/setup.json" 'd["ami"]')
+umask 077
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$ak" "$sk" >"$aux/creds"
+umask 022
+chmod 755 "$aux"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA="$(lab_burst_slurm_conf 90 10 8)"
+lab_pre_ctld() {
+	jp=$((LAB_PORT_CTLD + 300))
+	lab_burst_conf <<CONF || return 1
+RejectCooldown=4
+ReconcileInterval=1
+OrphanGrace=6
+VanishGrace=3
+Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
+Contract=ec2 node_provider=aws accelerator_count=0
+Contract=here node_provider=local accelerator_count=0
+NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=aws InstanceTypes=t3.micro
+NodeSet=local Nodes=burst-[3-4] Partition=burst Providers=local InstanceTypes=local.host
+CONF
+	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
+}
+lab_up || { aux_down; bail "the lab did not start"; }
+trap 'lab_down; aux_down' EXIT
+trap 'lab_down; aux_down; exit 130' INT TERM
+cd "$LAB" || bail "no lab directory"
+TAP_DIAG="$LAB/log/agent.log"
+ok 0 "burstctl check-config accepts ReconcileInterval, OrphanGrace and VanishGrace"
+
+lab_agent_start; ok $? "the agent is up"
+
+export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk AWS_DEFAULT_REGION=us-east-1
+unset AWS_SESSION_TOKEN AWS_PROFILE
+# ec2 ACTION ARGS...: boto3 against moto
+ec2() {
+	python3 - "$ep" "$@" <<'PY'
+import base64, json, sys, boto3
+ep, action, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+c = boto3.client("ec2", endpoint_url=ep, region_name="us-east-1")
+if action == "run":            # run AMI [KEY=VALUE...]: one instance with those tags
+    spec = [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in (a.split("=", 1) for a in args[1:])]}] if args[1:] else []
+    r = c.run_instances(ImageId=args[0], InstanceType="t3.micro", MinCount=1, MaxCount=1, TagSpecifications=spec)
+    print(r["Instances"][0]["InstanceId"])
+elif action == "state":        # state ID
+    print(c.describe_instances(InstanceIds=[args[0]])["Reservations"][0]["Instances"][0]["State"]["Name"])
+elif action == "terminate":    # terminate ID...
+    c.terminate_instances(InstanceIds=args)
+elif action == "userdata":     # userdata ID
+    ud = c.describe_instance_attribute(InstanceId=args[0], Attribute="userData").get("UserData", {}).get("Value", "")
+    sys.stdout.write(base64.b64decode(ud).decode() if ud else "")
+elif action == "live":         # live CLUSTER: instances of the cluster not terminated
+    f = [{"Name": "tag:burst:cluster", "Values": [args[0]]},
+         {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]}]
+    print(" ".join(i["InstanceId"] for r in c.describe_instances(Filters=f)["Reservations"] for i in r["Instances"]))
+PY
+}
+wait_log() {   # REGEX SECONDS
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		grep -q "$1" "$LAB/log/agent.log" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_state() {   # INSTANCE STATE SECONDS
+	local i
+	for ((i = 0; i < $3 * 5; i++)); do
+		[ "$(ec2 state "$1" 2>/dev/null)" = "$2" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+instance_of() {   # NODE: the instance of its last launch, from the agent's log
+	grep -o "$1: launching -> booting: i-[0-9a-f]*" "$LAB/log/agent.log" | tail -1 | awk '{print $NF}'
+}
+# cloud-init, emulated: the user data runs in a namespace on the lab's bridge
+emu() {   # NODE INSTANCE ADDRESS
+	ec2 userdata "$2" >"$LAB/ud-$2.sh" && [ -s "$LAB/ud-$2.sh" ] || return 1
+	mkdir -p "$LAB/emu/$1"
+	"$inst" start "burst-lab$$-emu-$1" "$1" "$3/24" "$LAB_BR" "$LAB/emu/$1" -- \
+		env BURST_LAUNCH_INDEX=0 BURST_INSTANCE_ID="$2" \
+		BURST_NODE_BIN="$build/burst-agent/node/burst-node" BURST_STATE_DIR="$LAB/burst" \
+		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
+		sh "$LAB/ud-$2.sh" >/dev/null
+}
+# a reclaimed machine dies at once: every process of the namespace is
+# killed (no SIGTERM a slurmstepd could report), then the namespace goes
+reclaim() {   # NETNS
+	local pids
+	pids=$(ip netns pids "$1" 2>/dev/null)
+	[ -n "$pids" ] && kill -9 $pids 2>/dev/null
+	"$inst" stop "$1"
+}
+restarts() { scontrol show job "$1" 2>/dev/null | grep -o 'Restarts=[0-9]*' | cut -d= -f2; }
+# the job: the first run waits to be killed, a rerun completes
+cat >"$LAB/job.sh" <<'EOF'
+#!/bin/sh
+echo "run ${SLURM_RESTART_COUNT:-0} on $(hostname) ${CLOUD_INSTANCE_ID:-}"
+[ "${SLURM_RESTART_COUNT:-0}" -ge 1 ] || sleep 600
+EOF
+chmod 755 "$LAB/job.sh"
+
+# --- (a) orphans: ours after OrphanGrace; another cluster's and untagged ones never ---
+t0=$(date +%s)
+orphan=$(ec2 run "$ami" "burst:cluster=lab$$" burst:nodeset=cloud "Name=stray") &&
+	other=$(ec2 run "$ami" "burst:cluster=other$$") && untagged=$(ec2 run "$ami")
+ok $? "three instances made in moto behind the agent's back: ours $orphan, another cluster's $other, untagged $untagged"
+sleep 2
+[ "$(ec2 state "$orphan")" = running ]; ok $? "the orphan is kept while younger than OrphanGrace=6 s"
+wait_state "$orphan" terminated 30
+ok $? "... then terminated by the reconciler ($(( $(date +%s) - t0 )) s after its launch)" "$LAB/log/agent.log" "$aux/moto.log"
+grep -q "reconcile: instance $orphan of provider aws (node none): terminating: orphan: tagged burst:cluster=lab$$, launched [0-9]* s ago (OrphanGrace=6 s), no node owns it" "$LAB/log/agent.log"
+ok $? "the agent's log says which instance and why"
+grep "reconcile: instance $orphan" "$LAB/log/agent.log" | sed 's/^/# /'
+sleep 2
+[ "$(ec2 state "$other")" = running ] && [ "$(ec2 state "$untagged")" = running ]
+ok $? "another cluster's instance and an untagged one are still running"
+! grep -q "$other\|$untagged" "$LAB/log/agent.log"; ok $? "... and the agent never named them"
+ec2 terminate "$other" "$untagged"
+
+# --- (b) spot reclaim of a running job's EC2 instance ---
+id=$(sbatch --parsable --requeue --open-mode=append --cloud-contract=ec2 -w burst-1 -o "$LAB/b.out" "$LAB/job.sh" 2>"$LAB/err")
+ok $? "sbatch --cloud-contract=ec2 -w burst-1 (a requeueable job)" "$LAB/err"
+wait_log 'burst-1: launching -> booting: i-' 30; ok $? "the agent launched burst-1 in moto"
+iid1=$(instance_of burst-1)
+emu burst-1 "$iid1" "$LAB_NET.201"; ok $? "its user data runs (emulated cloud-init)"
+lab_wait_job "$id" RUNNING 60; ok $? "the job runs on burst-1 ($iid1)" "$LAB/log/agent.log" "$LAB/emu/burst-1/node.log"
+for _ in $(seq 50); do grep -q "^run 0 " "$LAB/b.out" 2>/dev/null && break; sleep 0.1; done
+sleep 2   # a few reconciler rounds see it there
+! grep -q "reconcile: burst-1" "$LAB/log/agent.log"; ok $? "while its instance is listed, the reconciler leaves burst-1 alone"
+# the reclaim: EC2 terminates the instance; the machine and its slurmd die
+ec2 terminate "$iid1" && reclaim "burst-lab$$-emu-burst-1"
+ok $? "instance $iid1 terminated behind the agent's back (spot reclaim)"
+wait_log "burst-1: admitted -> lost: instance $iid1 vanished (spot reclaim?)" 20
+ok $? "the reconciler marked burst-1 lost" "$LAB/log/agent.log"
+grep -q "reconcile: burst-1: instance $iid1 is not listed for 0 s, the node admitted for [0-9]* s (VanishGrace=3 s): waiting" "$LAB/log/agent.log"
+ok $? "... after noting the first miss and waiting VanishGrace (eventual consistency)"
+grep "reconcile: burst-1\|burst-1: admitted -> lost\|burst-1: lost ->\|job $id" "$LAB/log/agent.log" | sed 's/^/# /'
+lab_wait_node burst-1 'down.*' 5
+reason=$(scontrol show node burst-1 | grep -o 'Reason=.*')
+ok $? "burst-1 is DOWN ($reason)"
+[[ "$reason" == *"burst: instance $iid1 vanished (spot reclaim?)"* ]]; ok $? "... with the reason saying the instance vanished"
+grep -q "burst-1: lost -> powered_down: instance record cleared" "$LAB/log/agent.log"
+ok $? "the instance record is cleared"
+for _ in $(seq 100); do [ "$(restarts "$id")" = 1 ] && break; sleep 0.1; done
+[ "$(restarts "$id")" = 1 ]; ok $? "the job was requeued (Restarts=$(restarts "$id"))" "$LAB/log/slurmctld.log"
+for _ in $(seq 600); do
+	iid2=$(instance_of burst-1)
+	[ -n "$iid2" ] && [ "$iid2" != "$iid1" ] && break
+	sleep 0.1
+done
+[ "$iid2" != "$iid1" ]; ok $? "after RejectCooldown burst-1 is resumed for the requeued job: a new instance $iid2" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+emu burst-1 "$iid2" "$LAB_NET.202"; ok $? "the new instance's user data runs"
+lab_wait_job "$id" COMPLETED 60; ok $? "the requeued job ran to completion" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+sed 's/^/# b.out: /' "$LAB/b.out"
+grep -q "^run 0 on burst-1 $iid1\$" "$LAB/b.out" && grep -q "^run 1 on burst-1 $iid2\$" "$LAB/b.out"
+ok $? "... first on $iid1, then rerun on $iid2" "$LAB/b.out"
+
+# --- (c) the same with the local provider: the namespace vanishes ---
+id=$(sbatch --parsable --requeue --open-mode=append --cloud-contract=here -w burst-3 -o "$LAB/c.out" "$LAB/job.sh" 2>"$LAB/err")
+ok $? "sbatch --cloud-contract=here -w burst-3 (local provider)" "$LAB/err"
+lab_wait_job "$id" RUNNING 60; ok $? "the job runs on burst-3" "$LAB/log/agent.log"
+lid1=$(grep -o "burst-3: launching -> booting: local-[^ ]*" "$LAB/log/agent.log" | tail -1 | awk '{print $NF}')
+[ "$(cat "$LAB/burst/nodes/burst-3/instance" 2>/dev/null)" = "$lid1" ]
+ok $? "the local provider recorded its instance $lid1"
+for _ in $(seq 50); do grep -q "^run 0 " "$LAB/c.out" 2>/dev/null && break; sleep 0.1; done
+reclaim "burst-lab$$-burst-3"; ok $? "burst-3's namespace removed behind the agent's back"
+wait_log "burst-3: admitted -> lost: instance $lid1 vanished (spot reclaim?): not listed by provider local" 20
+ok $? "the reconciler marked burst-3 lost" "$LAB/log/agent.log"
+lab_wait_node burst-3 'down.*' 5
+reason=$(scontrol show node burst-3 | grep -o 'Reason=.*')
+[[ "$reason" == *"burst: instance $lid1 vanished (spot reclaim?)"* ]]; ok $? "burst-3 is DOWN with the reason ($reason)"
+[ ! -e "$LAB/burst/nodes/burst-3/instance" ]; ok $? "its instance record is gone"
+for _ in $(seq 100); do [ "$(restarts "$id")" = 1 ] && break; sleep 0.1; done
+[ "$(restarts "$id")" = 1 ]; ok $? "the job was requeued (Restarts=$(restarts "$id"))" "$LAB/log/slurmctld.log"
+lab_wait_job "$id" COMPLETED 60; ok $? "... and reran to completion on a new instance" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+sed 's/^/# c.out: /' "$LAB/c.out"
+grep -q "^run 0 on burst-3 $lid1\$" "$LAB/c.out" && grep -q "^run 1 on burst-3 local-lab$$-burst-3-[0-9]*\$" "$LAB/c.out" &&
+	! grep -q "^run 1 on burst-3 $lid1\$" "$LAB/c.out"
+ok $? "... first on $lid1, then on another" "$LAB/c.out"
+
+# --- nothing left that costs money ---
+for _ in $(seq 300); do [ -z "$(ec2 live "lab$$")" ] && break; sleep 0.2; done
+left=$(ec2 live "lab$$")
+[ -z "$left" ]; ok $? "after SuspendTime no EC2 instance of the cluster is left (${left:-none})" "$LAB/log/agent.log"
+! grep -q "$sk" "$LAB/log/agent.log"; ok $? "no secret in the agent's log"
+! grep -q "error" "$LAB/log/agent.log"; ok $? "no error in the agent's log" "$LAB/log/agent.log"
+
+lab_down
+! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+aux_down
+done_testing

@@ -1,0 +1,251 @@
+/*
+ * test_reconcile.c - the reconciler's decision table (burst-agent/reconcile.h):
+ * orphans young and old, other clusters, untagged instances, adoption,
+ * vanished instances young and old, eventual consistency right after a
+ * launch, failed listings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../burst-agent/reconcile.h"
+#include "tap.h"
+
+#define NOW 1000000.0
+
+static const char *const listed_aws[] = { "aws", NULL };
+static const char *const listed_none[] = { NULL };
+
+static struct rc_settings settings(const char *const *listed)
+{
+	struct rc_settings s = { "lab", 300, 60, listed };
+	return s;
+}
+
+/* The one action of a round (NULL if it had none or several). */
+static const struct rc_action *one(struct rc_action *v, size_t n)
+{
+	return n == 1 ? &v[0] : NULL;
+}
+
+static struct rc_instance inst(const char *id, const char *cluster, const char *node, int attempt,
+			       const char *state, double age)
+{
+	struct rc_instance i = { "aws", id, cluster, node, attempt, state, NOW - age, NOW - age };
+	return i;
+}
+
+static struct rc_node node(const char *name, const char *state, const char *instance, int attempt,
+			   double since_age, double missing_age)
+{
+	struct rc_node n = { name, state, "aws", instance, attempt, NOW - since_age,
+		missing_age < 0 ? 0 : NOW - missing_age };
+	return n;
+}
+
+static size_t decide(const struct rc_node *nodes, size_t nn, const struct rc_instance *insts, size_t ni,
+		     const struct rc_settings *s, struct rc_action **v)
+{
+	return reconcile_decide(nodes, nn, insts, ni, NOW, s, v);
+}
+
+int main(void)
+{
+	struct rc_settings s = settings(listed_aws);
+	struct rc_action *v = NULL;
+	const struct rc_action *a;
+	size_t n;
+
+	/* --- orphans --- */
+	{
+		struct rc_node nd[] = { node("burst-1", "powered_down", NULL, 0, 1000, -1) };
+		struct rc_instance in[] = { inst("i-old", "lab", NULL, 0, "running", 301) };
+		n = decide(nd, 1, in, 1, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_TERMINATE && !strcmp(a->instance, "i-old") && !strcmp(a->provider, "aws"),
+		   "an orphan of our cluster older than OrphanGrace is terminated");
+		ok(a && strstr(a->why, "orphan") && strstr(a->why, "OrphanGrace=300"), "... and the log says why (%s)",
+		   a ? a->why : "");
+		free(v);
+	}
+	{
+		struct rc_instance in[] = { inst("i-young", "lab", NULL, 0, "running", 299) };
+		n = decide(NULL, 0, in, 1, &s, &v);
+		ok(n == 0, "a younger orphan is kept (it may be a launch whose answer is on its way)");
+		free(v);
+	}
+	{
+		struct rc_instance in[] = { inst("i-other", "other", NULL, 0, "running", 9999),
+			inst("i-untagged", NULL, NULL, 0, "running", 9999) };
+		n = decide(NULL, 0, in, 2, &s, &v);
+		ok(n == 0, "instances of another cluster and untagged ones are never touched");
+		free(v);
+	}
+	{
+		/* launch time unknown: the first time the agent saw it counts */
+		struct rc_instance in[] = { inst("i-x", "lab", NULL, 0, "running", 0),
+			inst("i-y", "lab", NULL, 0, "running", 0) };
+		in[0].launched = 0;
+		in[0].first_seen = NOW - 400;
+		in[1].launched = 0;
+		in[1].first_seen = NOW;
+		n = decide(NULL, 0, in, 2, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_TERMINATE && !strcmp(a->instance, "i-x"),
+		   "without a launch time, the age counts from when the agent first saw it");
+		free(v);
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 1000, -1),
+			node("burst-2", "terminating", "i-2", 1, 1000, -1),
+			node("burst-3", "rejected", "i-3", 1, 1000, -1),
+			node("burst-4", "booting", "i-4", 1, 1000, -1) };
+		struct rc_instance in[] = { inst("i-1", "lab", "burst-1", 1, "running", 1000),
+			inst("i-2", "lab", "burst-2", 1, "running", 1000),
+			inst("i-3", "lab", "burst-3", 1, "running", 1000),
+			inst("i-4", "lab", "burst-4", 1, "pending", 1000) };
+		n = decide(nd, 4, in, 4, &s, &v);
+		ok(n == 0, "instances owned by admitted, terminating, rejected and booting nodes are no orphans");
+		free(v);
+	}
+	{
+		/* a node powered down whose termination did not take, and an earlier attempt's leftover */
+		struct rc_node nd[] = { node("burst-1", "powered_down", "i-1", 1, 1000, -1),
+			node("burst-2", "admitted", "i-2b", 2, 1000, -1) };
+		struct rc_instance in[] = { inst("i-1", "lab", "burst-1", 1, "running", 1000),
+			inst("i-2a", "lab", "burst-2", 1, "running", 1000),
+			inst("i-2b", "lab", "burst-2", 2, "running", 900) };
+		n = decide(nd, 2, in, 3, &s, &v);
+		ok(n == 2 && v[0].kind == RC_TERMINATE && v[1].kind == RC_TERMINATE &&
+		   !strcmp(v[0].instance, "i-1") && !strcmp(v[1].instance, "i-2a"),
+		   "a powered-down node's leftover and an earlier attempt's instance are orphans");
+		ok(n == 2 && strstr(v[0].why, "burst-1") && strstr(v[0].why, "powered_down"),
+		   "... the log names the node and its state (%s)", n ? v[0].why : "");
+		free(v);
+	}
+	{
+		/* the same id listed by another provider is not this node's */
+		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 1000, -1) };
+		struct rc_instance in[] = { inst("i-1", "lab", NULL, 0, "running", 1000) };
+		const char *const both[] = { "aws", "aws2", NULL };
+		struct rc_settings s2 = settings(both);
+		in[0].provider = "aws2";
+		n = decide(nd, 1, in, 1, &s2, &v);
+		ok(n == 2 && v[0].kind == RC_TERMINATE && v[1].kind == RC_MISSING,
+		   "instances are matched per provider");
+		free(v);
+	}
+
+	/* --- adoption --- */
+	{
+		struct rc_node nd[] = { node("burst-1", "launching", NULL, 3, 5, -1) };
+		struct rc_instance in[] = { inst("i-a", "lab", "burst-1", 3, "pending", 4) };
+		n = decide(nd, 1, in, 1, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_ADOPT && !strcmp(a->node, "burst-1") && !strcmp(a->instance, "i-a"),
+		   "a launching node adopts its listed instance (the launch's answer was lost)");
+		free(v);
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "launching", NULL, 3, 5, -1) };
+		struct rc_instance in[] = { inst("i-a", "lab", "burst-1", 2, "running", 400) };
+		n = decide(nd, 1, in, 1, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_TERMINATE, "an instance of another attempt is not adopted (an old orphan)");
+		free(v);
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "launching", NULL, 3, 5, -1) };
+		struct rc_instance in[] = { inst("i-a", "other", "burst-1", 3, "running", 400),
+			inst("i-b", "lab", "burst-1", 3, "running", 400),
+			inst("i-c", "lab", "burst-1", 3, "running", 400) };
+		n = decide(nd, 1, in, 3, &s, &v);
+		ok(n == 2 && v[0].kind == RC_ADOPT && !strcmp(v[0].instance, "i-b") &&
+		   v[1].kind == RC_TERMINATE && !strcmp(v[1].instance, "i-c"),
+		   "one instance is adopted, a duplicate is an orphan, another cluster's is left alone");
+		free(v);
+	}
+
+	/* --- vanished instances --- */
+	{
+		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 61) };
+		n = decide(nd, 1, NULL, 0, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_LOST && !strcmp(a->node, "burst-1") && !strcmp(a->instance, "i-1"),
+		   "an admitted node whose instance is missing for longer than VanishGrace is lost");
+		ok(a && strstr(a->why, "instance i-1 vanished (spot reclaim?)"), "... the log says so (%s)",
+		   a ? a->why : "");
+		free(v);
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, -1) };
+		n = decide(nd, 1, NULL, 0, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_MISSING, "the first miss is only noted (listings are eventually consistent)");
+		free(v);
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 59) };
+		n = decide(nd, 1, NULL, 0, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_MISSING, "missing for less than VanishGrace: still waiting");
+		free(v);
+	}
+	{
+		/* InvalidInstanceID.NotFound right after a launch: missing, but young */
+		struct rc_node nd[] = { node("burst-1", "booting", "i-new", 1, 2, 120) };
+		n = decide(nd, 1, NULL, 0, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_MISSING, "an instance launched less than VanishGrace ago is not lost when not listed");
+		free(v);
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "booting", "i-1", 1, 100, 100) };
+		n = decide(nd, 1, NULL, 0, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_LOST, "a booting node's vanished instance is lost too");
+		free(v);
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 100) };
+		struct rc_instance in[] = { inst("i-1", "lab", "burst-1", 1, "stopped", 3600) };
+		n = decide(nd, 1, in, 1, &s, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_LOST && strstr(a->why, "stopped"), "a stopped instance runs no slurmd: lost (%s)",
+		   a ? a->why : "");
+		free(v);
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 100) };
+		struct rc_instance in[] = { inst("i-1", "lab", "burst-1", 1, "running", 3600) };
+		n = decide(nd, 1, in, 1, &s, &v);
+		ok(n == 0, "listed again: nothing to do (the agent forgets the miss)");
+		free(v);
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 100),
+			node("burst-2", "powered_down", "i-2", 1, 3600, 100),
+			node("burst-3", "terminating", "i-3", 1, 3600, 100),
+			node("burst-4", "launching", NULL, 1, 3600, 100) };
+		struct rc_settings s2 = settings(listed_none);
+		n = decide(nd, 4, NULL, 0, &s2, &v);
+		ok(n == 0, "nothing is decided for a provider whose listing failed");
+		s2 = settings(listed_aws);
+		n = decide(nd + 1, 3, NULL, 0, &s2, &v);
+		free(v);
+		ok(n == 0, "only booting and admitted nodes can lose their instance");
+	}
+	{
+		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 0) };
+		struct rc_settings s2 = settings(listed_aws);
+		s2.vanish_grace = 0;
+		nd[0].missing_since = 0;
+		n = decide(nd, 1, NULL, 0, &s2, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_LOST, "VanishGrace=0: lost at the first miss");
+		free(v);
+	}
+	ok(!strcmp(rc_kind_name(RC_TERMINATE), "terminate") && !strcmp(rc_kind_name(RC_LOST), "lost") &&
+	   !strcmp(rc_kind_name(RC_ADOPT), "adopt") && !strcmp(rc_kind_name(RC_MISSING), "missing"),
+	   "rc_kind_name");
+	return done_testing();
+}
