@@ -91,10 +91,13 @@ struct resolution {
  * (cat->gen) on, resolver_run uses an index of cs that it builds then and
  * keeps in cs->index: bitsets per feature value and threshold, so that most
  * assumptions become ANDs of bitsets, and orders that rank survivors
- * without sorting all candidates. The index is a cache inside an object
- * passed as const: it is rebuilt when the catalog changes (every catalog_*
- * function that changes it bumps cat->gen; whoever edits types directly
- * must call catalog_index) and dropped when cs changes.
+ * without sorting all candidates. A feature's bitsets, and rank=fit's
+ * order, are made when a contract first needs them. The index is a cache
+ * inside an object passed as const, owned by cs (candset_clear and
+ * candset_free free it): it is rebuilt when the catalog changes (every
+ * catalog_* function that changes it bumps cat->gen; whoever edits types
+ * directly must call catalog_index) and dropped by candset_add and
+ * candset_sort (change cs->c only through them).
  *
  * Thread safety: resolver_run may write cs->index, so concurrent calls on
  * one cs race, unless resolver_index(cat, cs) was called first and neither
@@ -110,7 +113,8 @@ int resolver_run(const struct catalog *cat, const struct candset *cs,
 int resolver_run_reference(const struct catalog *cat, const struct candset *cs,
 			   const struct contract *c, int flags, struct resolution *out,
 			   burst_err_t *err);
-/* Build resolver_run's index of cs now (cs must be sorted); see above. */
+/* Build resolver_run's whole index of cs now (cs must be sorted; nothing
+ * is done otherwise); see above. */
 void resolver_index(const struct catalog *cat, struct candset *cs);
 void resolution_free(struct resolution *r);
 
