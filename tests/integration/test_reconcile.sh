@@ -52,7 +52,7 @@ lab_pre_ctld() {
 	lab_burst_conf <<CONF || return 1
 RejectCooldown=4
 ReconcileInterval=1
-OrphanGrace=6
+OrphanGrace=8
 VanishGrace=3
 Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
 Contract=ec2 node_provider=aws accelerator_count=0
@@ -143,15 +143,16 @@ EOF
 chmod 755 "$LAB/job.sh"
 
 # --- (a) orphans: ours after OrphanGrace; another cluster's and untagged ones never ---
-t0=$(date +%s)
-orphan=$(ec2 run "$ami" "burst:cluster=lab$$" burst:nodeset=cloud "Name=stray") &&
-	other=$(ec2 run "$ami" "burst:cluster=other$$") && untagged=$(ec2 run "$ami")
+other=$(ec2 run "$ami" "burst:cluster=other$$") && untagged=$(ec2 run "$ami") &&
+	t0=$(date +%s) && orphan=$(ec2 run "$ami" "burst:cluster=lab$$" burst:nodeset=cloud "Name=stray")
 ok $? "three instances made in moto behind the agent's back: ours $orphan, another cluster's $other, untagged $untagged"
-sleep 2
-[ "$(ec2 state "$orphan")" = running ]; ok $? "the orphan is kept while younger than OrphanGrace=6 s"
+sleep 1
+st=$(ec2 state "$orphan")
+[ "$st" = running ] && [ $(( $(date +%s) - t0 )) -lt 8 ]
+ok $? "the orphan is kept while younger than OrphanGrace=8 s ($st after $(( $(date +%s) - t0 )) s)"
 wait_state "$orphan" terminated 30
 ok $? "... then terminated by the reconciler ($(( $(date +%s) - t0 )) s after its launch)" "$LAB/log/agent.log" "$aux/moto.log"
-grep -q "reconcile: instance $orphan of provider aws (node none): terminating: orphan: tagged burst:cluster=lab$$, launched [0-9]* s ago (OrphanGrace=6 s), no node owns it" "$LAB/log/agent.log"
+grep -q "reconcile: instance $orphan of provider aws (node none): terminating: orphan: tagged burst:cluster=lab$$, launched [0-9]* s ago (OrphanGrace=8 s), no node owns it" "$LAB/log/agent.log"
 ok $? "the agent's log says which instance and why"
 grep "reconcile: instance $orphan" "$LAB/log/agent.log" | sed 's/^/# /'
 sleep 2
