@@ -117,6 +117,7 @@ static void release_refused_jobs(void);
 static void registration_check(void);
 static void reconcile(void);
 static void lost_jobs_go_on(void);
+static void lost_finish(const char *node, struct node_rec *r);
 static struct agent A;
 
 static void logmsg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -1440,6 +1441,17 @@ static void recover(void)
 		}
 		state_names_free(names);
 	}
+	/* lost before a crash: finish what rc_lost began */
+	{
+		char **names = state_nodes_in(A.db, "lost", &err);
+		for (i = 0; names && names[i]; i++) {
+			struct node_rec r;
+			if (state_node_get(A.db, names[i], &r, &err) == 1)
+				lost_finish(names[i], &r);
+			state_node_clear(&r);
+		}
+		state_names_free(names);
+	}
 }
 
 static void tick(void)
@@ -1735,6 +1747,26 @@ static void rc_adopt(const struct rc_action *a)
 }
 
 /*
+ * A lost node (r, in state lost): what is left of its instance is
+ * terminated (a stopped instance still costs; a gone one is not found,
+ * which is harmless), its instance record cleared, and it waits powered
+ * down for its cooldown (cooldowns() tells Slurm).
+ */
+static void lost_finish(const char *node, struct node_rec *r)
+{
+	struct aprov *p = prov_by_name(r->provider);
+	enum prov_class cls = PROV_OK;
+	burst_err_t err;
+
+	if (p && r->instance && p->ops->terminate(p->drv, node, r->instance, &cls, &err) < 0)
+		ERR("%s: cannot terminate what is left of instance %s (%s): %s", node, r->instance,
+		    prov_class_name(cls), err.msg);
+	free(r->instance);
+	r->instance = NULL;
+	transition(node, "lost", r, "powered_down", "instance record cleared; powered down in Slurm after RejectCooldown");
+}
+
+/*
  * The node's instance vanished (spot reclaim, terminated by hand): the node
  * fails as "lost" (DOWN with the reason, so that Slurm requeues its job now;
  * powered down after RejectCooldown), whatever is left of the instance is
@@ -1744,8 +1776,6 @@ static void rc_lost(const struct rc_action *a)
 {
 	struct node_rec r;
 	burst_err_t err;
-	struct aprov *p;
-	enum prov_class cls;
 	uint32_t *jobs = NULL;
 	size_t nj, i;
 	const char *from;
@@ -1775,14 +1805,7 @@ static void rc_lost(const struct rc_action *a)
 		INFO("%s: job %u was running there: Slurm requeues it", a->node, jobs[i]);
 	}
 	free(jobs);
-	p = prov_by_name(a->provider);
-	/* a stopped instance still costs; a gone one is not found: harmless */
-	if (p && p->ops->terminate(p->drv, a->node, a->instance, &cls, &err) < 0)
-		ERR("%s: cannot terminate what is left of instance %s (%s): %s", a->node, a->instance,
-		    prov_class_name(cls), err.msg);
-	free(r.instance);
-	r.instance = NULL;
-	transition(a->node, "lost", &r, "powered_down", "instance record cleared; powered down in Slurm after RejectCooldown");
+	lost_finish(a->node, &r);
 	state_node_clear(&r);
 }
 
