@@ -706,9 +706,10 @@ static void terminate(const char *node)
 static void cooldowns(void)
 {
 	burst_err_t err;
-	char **names = state_nodes_in(A.db, "powered_down", &err);
-	size_t i;
 	double t = now();
+	/* only those whose cooldown is over: every tick, with thousands of nodes */
+	char **names = state_nodes_due(A.db, "powered_down", STATE_COOLDOWN_UNTIL, t, &err);
+	size_t i;
 
 	for (i = 0; names && names[i]; i++) {
 		struct node_rec r;
@@ -1480,7 +1481,8 @@ static void tick(void)
 	release_refused_jobs();
 	reconcile();
 	lost_jobs_go_on();
-	names = state_nodes_in(A.db, "booting", &err);
+	/* only those booting longer than BootTimeout */
+	names = state_nodes_due(A.db, "booting", STATE_SINCE, now() - A.cfg->boot_timeout, &err);
 	for (i = 0; names && names[i]; i++) {
 		struct node_rec r;
 		if (state_node_get(A.db, names[i], &r, &err) == 1 && now() - r.since > A.cfg->boot_timeout) {

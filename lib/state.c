@@ -351,19 +351,22 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 	return changed ? 1 : 0;
 }
 
-char **state_nodes_in(struct state_db *db, const char *stname, burst_err_t *err)
+/* The names sql selects (first column), with stname as ?1 and t as ?2. */
+static char **names_of(struct state_db *db, const char *sql, const char *stname, double t,
+		       burst_err_t *err)
 {
 	sqlite3_stmt *st;
 	char **v = xcalloc(1, sizeof(char *));
 	size_t n = 0;
 
-	if (sqlite3_prepare_v2(db->db, "SELECT name FROM nodes WHERE state=? ORDER BY name",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		fail(db, err, "prepare");
 		free(v);
 		return NULL;
 	}
 	sqlite3_bind_text(st, 1, stname, -1, SQLITE_TRANSIENT);
+	if (sqlite3_bind_parameter_count(st) > 1)
+		sqlite3_bind_double(st, 2, t);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		v = xrealloc(v, (n + 2) * sizeof(char *));
 		v[n++] = col_text(st, 0);
@@ -371,6 +374,26 @@ char **state_nodes_in(struct state_db *db, const char *stname, burst_err_t *err)
 	}
 	sqlite3_finalize(st);
 	return v;
+}
+
+char **state_nodes_in(struct state_db *db, const char *stname, burst_err_t *err)
+{
+	return names_of(db, "SELECT name FROM nodes WHERE state=?1 ORDER BY name", stname, 0, err);
+}
+
+char **state_nodes_due(struct state_db *db, const char *stname, enum state_time_field field,
+		       double t, burst_err_t *err)
+{
+	switch (field) {
+	case STATE_SINCE:
+		return names_of(db, "SELECT name FROM nodes WHERE state=?1 AND since > 0 AND since <= ?2"
+				" ORDER BY name", stname, t, err);
+	case STATE_COOLDOWN_UNTIL:
+		return names_of(db, "SELECT name FROM nodes WHERE state=?1 AND cooldown_until > 0"
+				" AND cooldown_until <= ?2 ORDER BY name", stname, t, err);
+	}
+	burst_err_set(err, "state_nodes_due: no such time field (%d)", (int)field);
+	return NULL;
 }
 
 void state_names_free(char **names)

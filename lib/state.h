@@ -77,6 +77,18 @@ bool state_in_batch(const struct state_db *db);
 char **state_nodes_in(struct state_db *db, const char *st, burst_err_t *err);
 void state_names_free(char **names);
 
+/*
+ * Names of nodes in state st whose time field is set (> 0) and at or
+ * before t, so that a periodic check reads only the rows it may act on
+ * (NULL-terminated; free with state_names_free; NULL with err on error).
+ */
+enum state_time_field {
+	STATE_SINCE,             /* the time of the last transition */
+	STATE_COOLDOWN_UNTIL,
+};
+char **state_nodes_due(struct state_db *db, const char *st, enum state_time_field field,
+		       double t, burst_err_t *err);
+
 /* Record that a spool request was taken in (so a replayed file is skipped). */
 int state_request_seen(struct state_db *db, const char *name, burst_err_t *err);
 int state_request_add(struct state_db *db, const char *name, burst_err_t *err);

@@ -53,6 +53,7 @@ struct jbatch {
 
 struct provider {
 	char *journal;           /* StateDir/aws-PROVIDER.batches: one line per RunInstances */
+	bool journal_dir_synced; /* its directory entry is durable */
 	struct jbatch *jb;
 	size_t njb;
 	char *name;
@@ -168,6 +169,25 @@ static bool journal_has(const struct provider *p, const char *token)
 	return false;
 }
 
+/* The journal's directory synced once, so that a journal made now survives a crash. */
+static int journal_sync_dir(struct provider *p)
+{
+	char *dir = xstrdup(p->journal), *slash = strrchr(dir, '/');
+	int fd, rc = -1;
+
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && fsync(fd) == 0) {
+		p->journal_dir_synced = true;
+		rc = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(dir);
+	return rc;
+}
+
 /*
  * Record nodes [from, to) of b as batch token, on disk (fsynced) before its
  * RunInstances: a batch that is not journaled is launched without looking
@@ -192,7 +212,8 @@ static int journal_add(struct provider *p, const char *token, const struct prov_
 	sb_add(&s, "\n");
 	errno = 0;
 	fd = open(p->journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, s.s, s.len) != (ssize_t)s.len || fdatasync(fd) < 0) {
+	if (fd < 0 || write(fd, s.s, s.len) != (ssize_t)s.len || fdatasync(fd) < 0 ||
+	    (!p->journal_dir_synced && journal_sync_dir(p) < 0)) {
 		snprintf(msg, msglen, "cannot write the batch journal %s: %s: not launching "
 			 "(a launch it does not record could be repeated after a crash)",
 			 p->journal, strerror(errno ? errno : EIO));

@@ -2,12 +2,16 @@
  * test_state_batch.c - batches of state changes (state_begin/state_commit):
  * one commit for the transitions of many nodes, nothing of a batch seen or
  * durable before its commit (also when the writer dies without it), and
- * the one-by-one transitions unchanged outside a batch.
+ * the one-by-one transitions unchanged outside a batch; and
+ * state_nodes_due, which gives the agent's periodic checks only the rows
+ * they may act on.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "state.h"
@@ -70,24 +74,41 @@ static size_t events_of(const char *node)
 	return n;
 }
 
-/* In a child: a batch moving node, committed or not, then the process dies. */
+/*
+ * In a child: a batch moving node, committed or not, then the process is
+ * killed (SIGKILL: no state_close, no exit handler). Returns 0 when it got
+ * that far, else -1.
+ */
 static int child_batch(const char *node, bool commit)
 {
-	pid_t pid = fork();
-	int status;
+	int fds[2], status;
+	char c = 0;
+	pid_t pid;
 
+	if (pipe(fds) < 0)
+		return -1;
+	pid = fork();
 	if (pid == 0) {
 		burst_err_t err;
 		struct state_db *db = state_open(path, &err);
+		close(fds[0]);
 		if (!db || state_begin(db, &err) < 0 || move(db, node, "powered_down", "requested") != 1)
 			_exit(1);
 		if (commit && state_commit(db, &err) < 0)
 			_exit(1);
-		_exit(0);   /* no state_close: as if killed */
+		/* there: the parent kills it */
+		if (write(fds[1], "k", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
 	}
+	close(fds[1]);
+	if (pid > 0 && read(fds[0], &c, 1) == 1)
+		kill(pid, SIGKILL);
+	close(fds[0]);
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return c == 'k' && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 0 : -1;
 }
 
 int main(void)
@@ -146,14 +167,45 @@ int main(void)
 	state_close(w);
 
 	/* the writer dies: a batch not committed is not there, a committed one is */
-	is_num(child_batch("b-3", false), 0, "a writer dies with a batch open");
+	is_num(child_batch("b-3", false), 0, "a writer is killed with a batch open");
 	is_str(seen("b-3", buf, sizeof(buf)), "powered_down", "... none of it was written");
 	is_num((double)events_of("b-3"), 0, "... no event");
-	is_num(child_batch("b-4", true), 0, "a writer dies after committing a batch");
+	is_num(child_batch("b-4", true), 0, "a writer is killed after committing a batch");
 	is_str(seen("b-4", buf, sizeof(buf)), "requested", "... all of it is there");
 	is_num((double)events_of("b-4"), 1, "... with its event");
 	w = state_open(path, &err);
 	ok(w != NULL && move(w, "b-3", "powered_down", "requested") == 1, "the database is usable after the crash");
+
+	/* state_nodes_due */
+	{
+		struct node_rec r;
+		char **v;
+		double t = (double)time(NULL);
+
+		memset(&r, 0, sizeof(r));
+		state_node_ensure(w, "c-1", "cpu", &err);
+		state_node_ensure(w, "c-2", "cpu", &err);
+		state_node_ensure(w, "c-3", "cpu", &err);
+		r.cooldown_until = t - 5;
+		state_transition(w, "c-1", "powered_down", &r, "powered_down", "cooled", &err);
+		r.cooldown_until = t + 600;
+		state_transition(w, "c-2", "powered_down", &r, "powered_down", "cooling", &err);
+		v = state_nodes_due(w, "powered_down", STATE_COOLDOWN_UNTIL, t, &err);
+		ok(v && v[0] && !strcmp(v[0], "c-1") && !v[1],
+		   "due by cooldown: only c-1 (over), not c-2 (cooling) nor nodes without one");
+		state_names_free(v);
+		v = state_nodes_due(w, "powered_down", STATE_COOLDOWN_UNTIL, t + 3600, &err);
+		ok(v && v[0] && v[1] && !strcmp(v[0], "c-1") && !strcmp(v[1], "c-2") && !v[2],
+		   "... an hour later c-1 and c-2, by name");
+		state_names_free(v);
+		v = state_nodes_due(w, "requested", STATE_SINCE, t + 60, &err);
+		ok(v && v[0] && v[1] && !strcmp(v[0], "b-3") && !strcmp(v[1], "b-4") && !v[2],
+		   "due by since: the two requested nodes (b-3, b-4), moved before a minute from now");
+		state_names_free(v);
+		v = state_nodes_due(w, "requested", STATE_SINCE, t - 3600, &err);
+		ok(v && !v[0], "... none moved before an hour ago");
+		state_names_free(v);
+	}
 	state_close(w);
 
 	{
