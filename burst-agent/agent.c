@@ -495,6 +495,8 @@ static void launch_batch(char **names, size_t n)
 
 		switch (pn[i].cls) {
 		case PROV_OK:
+			if (pn[i].error[0])   /* the driver's note (an adopted instance) */
+				INFO("%s: %s", r->name, pn[i].error);
 			free(r->instance);
 			r->instance = xstrdup(pn[i].instance);
 			r->retry_at = 0;

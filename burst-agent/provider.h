@@ -41,7 +41,8 @@ struct prov_node {
 	/* out */
 	char instance[128];      /* the instance id, empty if none was launched */
 	enum prov_class cls;     /* this node's outcome */
-	char error[512];         /* why, when cls != PROV_OK */
+	char error[512];         /* why, when cls != PROV_OK; with PROV_OK a
+				  * note for the agent's log, or empty */
 };
 
 /* A launch of n nodes of one node set as one (provider, type, region). */

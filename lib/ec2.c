@@ -392,6 +392,10 @@ void ec2_instance_types_free(struct ec2_instance_types *l)
 		free(l->v[i].gpu_manufacturer);
 		free(l->v[i].gpu_name);
 		free(l->v[i].network_performance);
+		free(l->v[i].arch);
+		free(l->v[i].cpu_manufacturer);
+		free(l->v[i].storage_disk);
+		free(l->v[i].neuron_name);
 	}
 	free(l->v);
 	memset(l, 0, sizeof(*l));
@@ -411,7 +415,7 @@ static int types_from_doc(xmlDoc *doc, struct ec2_instance_types *out, char **ne
 	set = child(root, "instanceTypeSet");
 	for (xmlNode *it = set ? set->children : NULL; it; it = it->next) {
 		struct ec2_instance_type *t;
-		xmlNode *gpus, *net;
+		xmlNode *gpus, *net, *proc, *sto, *neu, *archs;
 		char *efa;
 
 		if (!is_el(it, "item"))
@@ -435,6 +439,28 @@ static int types_from_doc(xmlDoc *doc, struct ec2_instance_types *out, char **ne
 		efa = child_text(net, "efaSupported");
 		t->efa_supported = efa && strcmp(efa, "true") == 0;
 		free(efa);
+		t->efa_max_interfaces = (int)child_long(child(net, "efaInfo"), "maximumEfaInterfaces");
+		proc = child(it, "processorInfo");
+		archs = child(proc, "supportedArchitectures");
+		t->arch = child_text(archs, "item");   /* the first */
+		t->cpu_manufacturer = child_text(proc, "manufacturer");
+		sto = child(it, "instanceStorageInfo");
+		if (sto) {
+			char *nvme = child_text(sto, "nvmeSupport");
+			xmlNode *disks = child(sto, "disks");
+			t->storage_gb = child_long(sto, "totalSizeInGB");
+			if (disks && child(disks, "item"))
+				t->storage_disk = child_text(child(disks, "item"), "type");
+			t->storage_nvme = nvme && strcmp(nvme, "unsupported") != 0;
+			free(nvme);
+		}
+		neu = child(child(it, "neuronInfo"), "neuronDevices");
+		if (neu && child(neu, "item")) {
+			xmlNode *d = child(neu, "item");
+			t->neuron_count = (int)child_long(d, "count");
+			t->neuron_name = child_text(d, "name");
+			t->neuron_memory_mib = child_long(child(d, "memoryInfo"), "sizeInMiB");
+		}
 	}
 	*next_token = take_next_token(root);
 	return 0;

@@ -189,6 +189,15 @@ struct ec2_instance_type {
 	long gpu_memory_mib;         /* per GPU */
 	char *network_performance;
 	bool efa_supported;
+	int efa_max_interfaces;      /* 0 when not given */
+	char *arch;                  /* the first supported architecture: x86_64, arm64, ...; NULL if none */
+	char *cpu_manufacturer;      /* Intel, AMD, AWS; NULL when not given */
+	long storage_gb;             /* instance storage in all (totalSizeInGB), 0 when none */
+	char *storage_disk;          /* ssd, hdd; NULL when no instance storage */
+	bool storage_nvme;           /* the instance storage is NVMe (nvmeSupport not unsupported) */
+	int neuron_count;            /* AWS Neuron devices (Inferentia, Trainium), 0 when none */
+	char *neuron_name;
+	long neuron_memory_mib;      /* per device */
 };
 
 struct ec2_instance_types {

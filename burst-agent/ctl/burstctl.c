@@ -20,6 +20,7 @@
 #include "attest_cmd.h"
 #include "bless_cmd.h"
 #include "provenance_cmd.h"
+#include "catref_cmd.h"
 #include "catalog.h"
 #include "config.h"
 #include "contract.h"
@@ -72,7 +73,7 @@ static void usage(FILE *f)
 "  nodes [HOSTLIST]         one line per node of the agent's state\n"
 "  events                   the agent's event log (-f/--follow, --node NODE,\n"
 "                           --since SECONDS, -n COUNT)\n"
-"%s%s%s%s"
+"%s%s%s%s%s"
 "\n"
 "Options:\n"
 "  -c, --config FILE        burst.conf (default: $BURST_CONF, else %s if present)\n"
@@ -94,7 +95,8 @@ static void usage(FILE *f)
 "  'accelerator_count>=2,accelerator_architecture>=ampere'\n"
 "  'node_vcpus_count>=64 node_memory_size>=256G network_performance>=100G rank=price'\n"
 "Exit codes: 0 ok, 1 no match, 2 usage or input error. See burstctl(8).\n",
-		attest_cmd_usage, accept_cmd_usage, bless_cmd_usage, provenance_cmd_usage, DEFAULT_CONF);
+		catref_cmd_usage, attest_cmd_usage, accept_cmd_usage, bless_cmd_usage, provenance_cmd_usage,
+		DEFAULT_CONF);
 }
 
 /* ---- shared loading ---- */
@@ -519,7 +521,7 @@ static int cmd_catalog(const struct opts *o, int argc, char **argv)
 	int rc = EXIT_OK;
 
 	if (argc < 1 || (strcmp(argv[0], "list") && strcmp(argv[0], "show"))) {
-		fprintf(stderr, "%s: catalog takes 'list' or 'show TYPE'\n", prog);
+		fprintf(stderr, "%s: catalog takes 'list', 'show TYPE' or 'refresh --provider NAME'\n", prog);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[0], "show") && argc != 2) {
@@ -892,6 +894,8 @@ int main(int argc, char **argv)
 	if ((ch = bless_cmd_main(argc, argv)) >= 0)     /* bless */
 		return ch;
 	if ((ch = provenance_cmd_main(argc, argv)) >= 0)   /* provenance */
+		return ch;
+	if ((ch = catref_cmd_main(argc, argv)) >= 0)   /* catalog refresh */
 		return ch;
 	while ((ch = getopt_long(argc, argv, "c:ep:n:jhVf", longopts, NULL)) != -1) {
 		switch (ch) {

@@ -449,6 +449,14 @@ static void fail_nodes(struct prov_batch *b, size_t from, size_t to, enum prov_c
 	}
 }
 
+/* Say in pn's note (its error, with PROV_OK) that its instance was adopted. */
+static void adopted_note(struct prov_node *pn, const char *token)
+{
+	snprintf(pn->error, sizeof(pn->error),
+		 "instance %s adopted: launched earlier (batch %s, attempt %d), the answer was not recorded",
+		 pn->instance, token, pn->attempt);
+}
+
 /*
  * Give nodes [from, to) the instances of l: by amiLaunchIndex when every
  * instance has a distinct one in range, else in the order EC2 listed them.
@@ -531,7 +539,11 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 		goto out;
 	}
 	if (l.n) {
+		size_t i;
 		got = assign(b, from, to, &l, what);
+		for (i = from; i < to; i++)
+			if (b->nodes[i].cls == PROV_OK)
+				adopted_note(&b->nodes[i], token);
 		goto out;
 	}
 	ec2_instances_free(&l);
@@ -665,7 +677,7 @@ static long adopt_journaled(struct provider *p, struct ec2_client *c, struct pro
 				    !strcmp(b->nodes[m].node, j->nodes[at])) {
 					snprintf(b->nodes[m].instance, sizeof(b->nodes[m].instance), "%s", l.v[k].id ? l.v[k].id : "");
 					b->nodes[m].cls = PROV_OK;
-					b->nodes[m].error[0] = '\0';
+					adopted_note(&b->nodes[m], j->token);
 					done[m] = 1;
 					adopted++;
 				}

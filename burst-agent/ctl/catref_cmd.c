@@ -1,0 +1,344 @@
+/*
+ * catref_cmd.c - burstctl catalog refresh: rewrite a provider's catalog CSV
+ * from EC2's DescribeInstanceTypes (lib/catalog_refresh.h has the rules).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <openssl/evp.h>
+
+#include "catalog.h"
+#include "catalog_refresh.h"
+#include "catref_cmd.h"
+#include "config.h"
+#include "ec2.h"
+#include "strutil.h"
+#include "verb.h"
+
+#define EXIT_OK 0
+#define EXIT_USAGE 2
+
+static const char *prog = "burstctl catalog refresh";
+
+static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
+	"libexecdir", "node", "since", "region", "output", "output-dir", NULL };
+
+const char *const catref_cmd_usage =
+"  catalog refresh --provider NAME [--region R] [--output FILE | --output-dir DIR]\n"
+"                  [--drop-missing]\n"
+"                           rewrite the provider's catalog from EC2's DescribeInstanceTypes\n";
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: burstctl [-c burst.conf] [--catalog-dir DIR] catalog refresh --provider NAME\n"
+		"         [--region R] [--output FILE | --output-dir DIR] [--drop-missing] [--json]\n"
+		"Asks EC2 (with the provider's credentials and endpoint from burst.conf) for every\n"
+		"instance type, merges the answer into the catalog <catalog>.csv and writes it\n"
+		"atomically (default: over the catalog in use). See burstctl(8).\n");
+}
+
+static int sha256_file(const char *path, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE], buf[8192];
+	unsigned int mdlen = 0, i;
+	EVP_MD_CTX *ctx;
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	out[0] = '\0';
+	if (!f)
+		return -1;
+	ctx = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		EVP_DigestUpdate(ctx, buf, n);
+	EVP_DigestFinal_ex(ctx, md, &mdlen);
+	EVP_MD_CTX_free(ctx);
+	fclose(f);
+	for (i = 0; i < mdlen && i < 32; i++)
+		sprintf(out + 2 * i, "%02x", md[i]);
+	return 0;
+}
+
+/* Copy src to dst through a temporary file and rename (the prices beside the catalog). */
+static int copy_file(const char *src, const char *dst, burst_err_t *err)
+{
+	struct catref_table t;
+
+	/* a prices CSV is a CSV too: read and written as text, atomically */
+	if (catref_read(src, &t, err) < 0)
+		return -1;
+	if (catref_write(dst, &t, err) < 0) {
+		catref_table_free(&t);
+		return -1;
+	}
+	catref_table_free(&t);
+	return 0;
+}
+
+static json_object *diffs_json(const struct catref_diff *d, size_t n)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "instance_type", json_object_new_string(d[i].type));
+		json_object_object_add(o, "column", json_object_new_string(d[i].col));
+		json_object_object_add(o, "catalog", json_object_new_string(d[i].old));
+		json_object_object_add(o, "ec2", json_object_new_string(d[i].new_));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+static json_object *strv_json(char **v, size_t n)
+{
+	json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(v[i]));
+	return a;
+}
+
+static void print_report(const struct catref_report *r, const char *out, const char *sum,
+			 size_t nrows, bool json)
+{
+	size_t i;
+
+	if (json) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "output", json_object_new_string(out));
+		json_object_object_add(o, "version", json_object_new_string(r->new_version ? r->new_version : ""));
+		json_object_object_add(o, "previous_version", json_object_new_string(r->old_version ? r->old_version : ""));
+		json_object_object_add(o, "sha256", json_object_new_string(sum));
+		json_object_object_add(o, "types", json_object_new_int64((int64_t)nrows));
+		json_object_object_add(o, "added", strv_json(r->added, r->nadded));
+		json_object_object_add(o, "changed", diffs_json(r->changed, r->nchanged));
+		json_object_object_add(o, "kept", diffs_json(r->kept, r->nkept));
+		json_object_object_add(o, "missing", strv_json(r->missing, r->nmissing));
+		json_object_object_add(o, "missing_dropped", json_object_new_boolean(r->dropped));
+		json_object_object_add(o, "unchanged", json_object_new_int64((int64_t)r->unchanged));
+		json_object_object_add(o, "efa_column_added", json_object_new_boolean(r->efa_added));
+		json_object_object_add(o, "notes", strv_json(r->notes, r->nnotes));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+		return;
+	}
+	printf("wrote %s: %zu instance types, version %s (was %s), sha256 %s\n", out, nrows,
+	       r->new_version ? r->new_version : "-", r->old_version ? r->old_version : "-", sum);
+	printf("added: %zu\n", r->nadded);
+	for (i = 0; i < r->nadded; i++)
+		printf("  + %s\n", r->added[i]);
+	printf("changed: %zu values\n", r->nchanged);
+	for (i = 0; i < r->nchanged; i++)
+		printf("  ~ %s %s: %s -> %s\n", r->changed[i].type, r->changed[i].col,
+		       r->changed[i].old[0] ? r->changed[i].old : "(empty)",
+		       r->changed[i].new_[0] ? r->changed[i].new_ : "(empty)");
+	printf("kept (EC2 disagrees, the curated value stays): %zu values\n", r->nkept);
+	for (i = 0; i < r->nkept; i++)
+		printf("  = %s %s: %s (EC2: %s)\n", r->kept[i].type, r->kept[i].col, r->kept[i].old, r->kept[i].new_);
+	printf("missing (not in EC2's answer%s): %zu\n", r->dropped ? ", dropped" : ", kept", r->nmissing);
+	for (i = 0; i < r->nmissing; i++)
+		printf("  - %s\n", r->missing[i]);
+	printf("unchanged: %zu\n", r->unchanged);
+	if (r->efa_added)
+		printf("efa: a new column (EC2's efaSupported: yes/no), filled for every type EC2 describes\n");
+	for (i = 0; i < r->nnotes; i++)
+		printf("note: %s\n", r->notes[i]);
+}
+
+int catref_cmd_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "catalog-dir", required_argument, NULL, 'D' },
+		{ "provider", required_argument, NULL, 'p' },
+		{ "region", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "output-dir", required_argument, NULL, 'O' },
+		{ "drop-missing", no_argument, NULL, 'M' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config = NULL, *catdir = NULL, *pname = NULL, *region = NULL;
+	const char *output = NULL, *outdir = NULL;
+	bool json = false, drop = false;
+	struct burst_config *cfg = NULL;
+	const struct cfg_provider *p = NULL;
+	struct catalog *cat = NULL;
+	struct ec2_client *c = NULL;
+	struct ec2_instance_types api = { 0 };
+	struct catref_table t = { 0 };
+	struct catref_report rep = { 0 };
+	struct catref_merge_opts mo;
+	struct ec2_client_opts eo;
+	struct aws_creds_opts co;
+	burst_err_t err;
+	enum ec2_class ec;
+	char in[PATH_MAX], out[PATH_MAX], sum[65];
+	const char *dir, *catname;
+	int v = ctl_find_verb(argc, argv, "cpn", valued), ch, rc = EXIT_USAGE;
+	size_t i;
+
+	if (v < 0 || strcmp(argv[v], "catalog") || v + 1 >= argc || strcmp(argv[v + 1], "refresh"))
+		return -1;
+	/* the verb's two words go: getopt permutes the rest */
+	memmove(argv + v, argv + v + 2, (size_t)(argc - v - 2) * sizeof(*argv));
+	argc -= 2;
+	argv[argc] = NULL;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "c:p:jh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': config = optarg; break;
+		case 'D': catdir = optarg; break;
+		case 'p': pname = optarg; break;
+		case 'r': region = optarg; break;
+		case 'o': output = optarg; break;
+		case 'O': outdir = optarg; break;
+		case 'M': drop = true; break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (!pname) {
+		fprintf(stderr, "%s: give --provider NAME (an aws Provider= of burst.conf)\n", prog);
+		return EXIT_USAGE;
+	}
+	if (output && outdir) {
+		fprintf(stderr, "%s: give --output FILE or --output-dir DIR, not both\n", prog);
+		return EXIT_USAGE;
+	}
+	if (!config)
+		config = getenv("BURST_CONF") && *getenv("BURST_CONF") ? getenv("BURST_CONF") :
+			access("/etc/slurm/burst.conf", R_OK) == 0 ? "/etc/slurm/burst.conf" : NULL;
+	if (!config) {
+		fprintf(stderr, "%s: no burst.conf: give --config FILE or set BURST_CONF (the provider's credentials and endpoint are there)\n", prog);
+		return EXIT_USAGE;
+	}
+	cfg = config_load(config, &err);
+	if (!cfg) {
+		fprintf(stderr, "%s\n%s: %s has errors (fix them, then run burstctl check-config)\n", err.msg, prog, config);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < cfg->nproviders; i++)
+		if (!strcmp(cfg->providers[i].name, pname))
+			p = &cfg->providers[i];
+	if (!p) {
+		struct strbuf sb;
+		sb_init(&sb);
+		for (i = 0; i < cfg->nproviders; i++)
+			sb_addf(&sb, "%s%s", i ? ", " : "", cfg->providers[i].name);
+		fprintf(stderr, "%s: unknown provider '%s' (%s has: %s)\n", prog, pname, config,
+			sb.len ? sb.s : "none");
+		sb_free(&sb);
+		goto out;
+	}
+	if (strcmp(p->type, "aws")) {
+		fprintf(stderr, "%s: provider %s is of type %s: only aws providers can be refreshed "
+			"(from EC2's DescribeInstanceTypes)\n", prog, p->name, p->type);
+		goto out;
+	}
+	if (!region)
+		region = p->nregions ? p->regions[0] : NULL;
+	if (!region) {
+		fprintf(stderr, "%s: provider %s has no Regions=: give --region R\n", prog, p->name);
+		goto out;
+	}
+	catname = p->catalog ? p->catalog : p->type;
+	dir = catalog_default_dir(catdir ? catdir : getenv("BURST_CATALOG_DIR") && *getenv("BURST_CATALOG_DIR") ?
+				  NULL : cfg->catalog_dir);
+	cat = catalog_load(dir, &err);
+	if (!cat) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		goto out;
+	}
+	snprintf(in, sizeof(in), "%s/%s.csv", dir, catname);
+	if (catref_read(in, &t, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		goto out;
+	}
+	if (output)
+		snprintf(out, sizeof(out), "%s", output);
+	else if (outdir) {
+		if (mkdir(outdir, 0755) < 0 && errno != EEXIST) {
+			fprintf(stderr, "%s: cannot make %s: %s\n", prog, outdir, strerror(errno));
+			goto out;
+		}
+		snprintf(out, sizeof(out), "%s/%s.csv", outdir, catname);
+	} else
+		snprintf(out, sizeof(out), "%s", in);
+
+	memset(&eo, 0, sizeof(eo));
+	memset(&co, 0, sizeof(co));
+	co.credentials_file = p->credentials;
+	co.profile = p->profile;
+	eo.region = region;
+	eo.endpoint = p->endpoint;
+	eo.ca_file = p->ca_file;
+	eo.creds_opts = &co;
+	c = ec2_client_new(&eo, &err);
+	if (!c) {
+		fprintf(stderr, "%s: provider %s: %s\n", prog, p->name, err.msg);
+		goto out;
+	}
+	ec = ec2_describe_instance_types(c, NULL, 0, &api, &err);
+	if (ec != EC2_OK) {
+		fprintf(stderr, "%s: provider %s: %s%s\n", prog, p->name, err.msg,
+			ec == EC2_AUTH ? " (check the provider's credentials: CredentialsFile=/Profile=)" :
+			ec == EC2_THROTTLED ? " (EC2 throttled the calls beyond the retry budget: try again later)" : "");
+		goto out;
+	}
+	if (!api.n) {
+		fprintf(stderr, "%s: provider %s: EC2 described no instance type in %s: nothing written\n",
+			prog, p->name, region);
+		goto out;
+	}
+	memset(&mo, 0, sizeof(mo));
+	mo.drop_missing = drop;
+	mo.provider = p->name;
+	mo.region = region;
+	if (catref_merge(&t, &api, cat, &mo, &rep, &err) < 0) {
+		fprintf(stderr, "%s: %s: %s\n", prog, in, err.msg);
+		goto out;
+	}
+	if (catref_write(out, &t, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		goto out;
+	}
+	if (outdir) {
+		/* the prices beside it, so that DIR is a whole catalog of the provider */
+		char psrc[PATH_MAX + 16], pdst[PATH_MAX + 16];
+		snprintf(psrc, sizeof(psrc), "%s/%s-prices.csv", dir, catname);
+		snprintf(pdst, sizeof(pdst), "%s/%s-prices.csv", outdir, catname);
+		if (access(psrc, R_OK) == 0 && strcmp(psrc, pdst) && copy_file(psrc, pdst, &err) < 0) {
+			fprintf(stderr, "%s: %s\n", prog, err.msg);
+			goto out;
+		}
+	}
+	sha256_file(out, sum);
+	print_report(&rep, out, sum, t.nrows, json);
+	rc = EXIT_OK;
+out:
+	catref_report_free(&rep);
+	catref_table_free(&t);
+	ec2_instance_types_free(&api);
+	ec2_client_free(c);
+	catalog_free(cat);
+	config_free(cfg);
+	return rc;
+}
