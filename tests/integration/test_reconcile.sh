@@ -54,10 +54,10 @@ RejectCooldown=4
 ReconcileInterval=1
 OrphanGrace=8
 VanishGrace=3
-Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
+Provider=aws Type=aws Regions=us-east-1,us-west-2 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
 Contract=ec2 node_provider=aws accelerator_count=0
 Contract=here node_provider=local accelerator_count=0
-NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=aws InstanceTypes=t3.micro
+NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=aws Regions=us-east-1 InstanceTypes=t3.micro
 NodeSet=local Nodes=burst-[3-4] Partition=burst Providers=local InstanceTypes=local.host
 CONF
 	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
@@ -76,9 +76,9 @@ unset AWS_SESSION_TOKEN AWS_PROFILE
 # ec2 ACTION ARGS...: boto3 against moto
 ec2() {
 	python3 - "$ep" "$@" <<'PY'
-import base64, json, sys, boto3
+import base64, json, os, sys, boto3
 ep, action, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-c = boto3.client("ec2", endpoint_url=ep, region_name="us-east-1")
+c = boto3.client("ec2", endpoint_url=ep, region_name=os.environ.get("REGION", "us-east-1"))
 if action == "run":            # run AMI [KEY=VALUE...]: one instance with those tags
     spec = [{"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in (a.split("=", 1) for a in args[1:])]}] if args[1:] else []
     r = c.run_instances(ImageId=args[0], InstanceType="t3.micro", MinCount=1, MaxCount=1, TagSpecifications=spec)
@@ -146,6 +146,8 @@ chmod 755 "$LAB/job.sh"
 other=$(ec2 run "$ami" "burst:cluster=other$$") && untagged=$(ec2 run "$ami") &&
 	t0=$(date +%s) && orphan=$(ec2 run "$ami" "burst:cluster=lab$$" burst:nodeset=cloud "Name=stray")
 ok $? "three instances made in moto behind the agent's back: ours $orphan, another cluster's $other, untagged $untagged"
+west=$(REGION=us-west-2 ec2 run "$ami" "burst:cluster=lab$$")
+ok $? "and one of ours in the provider's other region, us-west-2: $west"
 sleep 1
 st=$(ec2 state "$orphan")
 [ "$st" = running ] && [ $(( $(date +%s) - t0 )) -lt 8 ]
@@ -155,6 +157,9 @@ ok $? "... then terminated by the reconciler ($(( $(date +%s) - t0 )) s after it
 grep -q "reconcile: instance $orphan of provider aws (node none): terminating: orphan: tagged burst:cluster=lab$$, launched [0-9]* s ago (OrphanGrace=8 s), no node owns it" "$LAB/log/agent.log"
 ok $? "the agent's log says which instance and why"
 grep "reconcile: instance $orphan" "$LAB/log/agent.log" | sed 's/^/# /'
+for _ in $(seq 50); do [ "$(REGION=us-west-2 ec2 state "$west")" = terminated ] && break; sleep 0.2; done
+[ "$(REGION=us-west-2 ec2 state "$west")" = terminated ]
+ok $? "the orphan in us-west-2 is terminated too (every region of the provider is listed)" "$LAB/log/agent.log"
 sleep 2
 [ "$(ec2 state "$other")" = running ] && [ "$(ec2 state "$untagged")" = running ]
 ok $? "another cluster's instance and an untagged one are still running"
@@ -234,7 +239,8 @@ ok $? "... first on $lid1, then on another" "$LAB/c.out"
 
 # --- nothing left that costs money ---
 for _ in $(seq 300); do [ -z "$(ec2 live "lab$$")" ] && break; sleep 0.2; done
-left=$(ec2 live "lab$$")
+left="$(ec2 live "lab$$") $(REGION=us-west-2 ec2 live "lab$$")"
+left=${left# }; left=${left% }
 [ -z "$left" ]; ok $? "after SuspendTime no EC2 instance of the cluster is left (${left:-none})" "$LAB/log/agent.log"
 ! grep -q "$sk" "$LAB/log/agent.log"; ok $? "no secret in the agent's log"
 ! grep -q "error" "$LAB/log/agent.log"; ok $? "no error in the agent's log" "$LAB/log/agent.log"
