@@ -536,6 +536,7 @@ int catref_merge(struct catref_table *t, const struct ec2_instance_types *api,
 	}
 	if (find_col(t, "efa") < 0) {
 		rep->efa_added = true;
+		any = true;   /* a new column is a new file: a new version */
 		src_col = find_col(t, "source");
 		insert_col(t, src_col >= 0 ? (size_t)src_col : t->ncols, "efa");
 		name_col = find_col(t, "instance_type");

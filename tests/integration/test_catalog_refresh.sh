@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# test_catalog_refresh.sh - burstctl catalog refresh against moto_server
+# (signatures checked): DescribeInstanceTypes with the provider's
+# credentials from burst.conf, the written CSV checked against boto3's own
+# describe_instance_types for a few types, read back by 'burstctl catalog
+# show --catalog-dir'; in place, --output FILE, --json; the errors (unknown
+# provider, a non-aws provider, a wrong secret, throttling) exit 2 with a
+# clear message and write nothing.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+burstctl="$build/burst-agent/ctl/burstctl"
+[ -x "$burstctl" ] || bail "no $burstctl (build first)"
+python3 -c 'import moto.server, boto3' 2>/dev/null || bail "python3 has no moto/boto3 (pip install 'moto[server]')"
+
+aux=$(mktemp -d /tmp/test_catalog_refresh.XXXXXX)
+moto_pid= fake_pid=
+aux_down() {
+	[ -n "$moto_pid" ] && kill "$moto_pid" 2>/dev/null && wait "$moto_pid" 2>/dev/null
+	[ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
+	moto_pid= fake_pid=
+	rm -rf "$aux"
+}
+trap aux_down EXIT
+trap 'aux_down; exit 130' INT TERM
+TAP_DIAG="$aux/err"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m moto.server -H 127.0.0.1 -p "$port" >"$aux/moto.log" 2>&1 &
+moto_pid=$!
+ep="http://127.0.0.1:$port"
+for _ in $(seq 100); do curl -s -o /dev/null "$ep/moto-api/" && break; sleep 0.2; done
+python3 "$src/tests/integration/ec2_moto_setup.py" setup "$ep" >"$aux/setup.json" 2>"$aux/setup.err" \
+	|| { cat "$aux/setup.err" >&2; bail "moto setup failed"; }
+jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
+ak=$(jget "$aux/setup.json" 'd["access_key"]')
+sk=$(jget "$aux/setup.json" 'd["secret_key"]')
+python3 "$src/tests/integration/ec2_faults.py" "$aux/fake.port" 2>"$aux/fake.log" &
+fake_pid=$!
+for _ in $(seq 100); do [ -s "$aux/fake.port" ] && break; sleep 0.1; done
+fep="http://127.0.0.1:$(cat "$aux/fake.port")"
+curl -s -X POST -d '{"rules": [{"match": {"Action": "DescribeInstanceTypes"}, "error": "RequestLimitExceeded", "message": "slow down", "status": 503}]}' \
+	"$fep/_script" >/dev/null
+
+umask 077
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$ak" "$sk" >"$aux/creds"
+badsecret="Wr0ngSecretForTheTest$$xyz"
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$ak" "$badsecret" >"$aux/badcreds"
+umask 022
+cat >"$aux/burst.conf" <<CONF
+ClusterName=refresh$$
+StateDir=$aux/state
+CatalogDir=$src/share/catalog
+Provider=local Bridge=brx0 Address=10.250.0.1/24
+Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=ami-12345678
+Provider=awsbad Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/badcreds ImageId=ami-12345678
+Provider=awsslow Type=aws Regions=us-east-1 Endpoint=$fep CredentialsFile=$aux/creds ImageId=ami-12345678
+CONF
+export BURST_CATALOG_DIR="$src/share/catalog"
+bc() { "$burstctl" -c "$aux/burst.conf" "$@"; }
+
+# --- 1. refresh into a directory ---
+bc catalog refresh --provider aws --output-dir "$aux/out" >"$aux/out.txt" 2>"$aux/err"
+ok $? "catalog refresh --provider aws --output-dir OUT" "$aux/err"
+sed -n '1p;/^added:/p;/^changed:/p;/^kept/p;/^missing/p;/^unchanged/p' "$aux/out.txt" | sed 's/^/# /'
+grep -q "^wrote $aux/out/aws.csv: [0-9]* instance types, version [0-9.]*-api (was 2026" "$aux/out.txt" &&
+	grep -q '^added: [1-9]' "$aux/out.txt" && grep -q '^unchanged: [1-9]' "$aux/out.txt"
+ok $? "the summary: what was written, the version, added/changed/kept/missing/unchanged" "$aux/out.txt"
+[ -f "$aux/out/aws-prices.csv" ] && cmp -s "$aux/out/aws-prices.csv" "$src/share/catalog/aws-prices.csv"
+ok $? "the prices are beside it (OUT is a whole catalog of the provider)"
+! ls -a "$aux/out" | grep -q tmp; ok $? "no temporary file left"
+grep -q '^# version=[0-9.]*-api$' "$aux/out/aws.csv" && grep -q '^# refreshed by burstctl catalog refresh from EC2 DescribeInstanceTypes (provider aws, region us-east-1)' "$aux/out/aws.csv"
+ok $? "the CSV has the new version and says where it came from" "$aux/out/aws.csv"
+cmp -s <(git -C "$src" show HEAD:share/catalog/aws.csv 2>/dev/null || cat "$src/share/catalog/aws.csv") "$src/share/catalog/aws.csv"
+ok $? "the shipped catalog is untouched"
+
+# --- 2. the CSV against boto3's describe_instance_types ---
+export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
+unset AWS_SESSION_TOKEN AWS_PROFILE
+python3 - "$ep" "$aux/out/aws.csv" >"$aux/cmp.txt" 2>&1 <<'PY'
+import csv, re, sys, boto3
+ep, path = sys.argv[1], sys.argv[2]
+rows = {}
+with open(path) as f:
+    lines = [l for l in f if not l.startswith("#")]
+for r in csv.DictReader(lines):
+    rows[r["instance_type"]] = r
+ec2 = boto3.client("ec2", endpoint_url=ep, region_name="us-east-1")
+types = ["p4d.24xlarge", "g5.12xlarge", "c7g.large", "trn1.32xlarge", "t3.micro", "m7i.large", "g7e.2xlarge"]
+bad = 0
+for t in ec2.describe_instance_types(InstanceTypes=types)["InstanceTypes"]:
+    name = t["InstanceType"]
+    r = rows.get(name)
+    if r is None:
+        print("MISSING", name); bad += 1; continue
+    gpus = t.get("GpuInfo", {}).get("Gpus", [])
+    neuron = t.get("NeuronInfo", {}).get("NeuronDevices", [])
+    count = gpus[0]["Count"] if gpus else neuron[0]["Count"] if neuron else 0
+    arch = t["ProcessorInfo"]["SupportedArchitectures"][0]
+    isa = "aarch64" if arch.startswith("arm64") else "x86_64"
+    perf = t["NetworkInfo"]["NetworkPerformance"]
+    m = re.match(r"(?:Up to )?(?:(\d+)x )?([\d.]+) Gigabit", perf)
+    net = float(m.group(2)) * (int(m.group(1)) if m.group(1) else 1) if m else None
+    sto = t.get("InstanceStorageInfo")
+    want = {
+        "vcpus": str(t["VCpuInfo"]["DefaultVCpus"]),
+        "memory_mib": str(t["MemoryInfo"]["SizeInMiB"]),
+        "accelerator_count": str(count),
+        "processor_isa": isa,
+        "efa": "yes" if t["NetworkInfo"]["EfaSupported"] else "no",
+        "storage_gib": str(sto["TotalSizeInGB"]) if sto else "",
+    }
+    got = {k: r[k] for k in want}
+    if net is not None:
+        want["network_gbps"] = net
+        got["network_gbps"] = float(r["network_gbps"]) if r["network_gbps"] else None
+    if got != want:
+        print("DIFF", name, "csv", got, "boto3", want); bad += 1
+    else:
+        print("same", name, r["vcpus"], r["memory_mib"], r["accelerator_count"], r["accelerator"],
+              r["processor_isa"], r["network_gbps"], r["efa"], r["source"])
+sys.exit(1 if bad else 0)
+PY
+ok $? "vcpus, memory, accelerator count, ISA, storage, network and EFA as boto3 reads them (7 types)" "$aux/cmp.txt"
+sed 's/^/# /' "$aux/cmp.txt"
+grep -q '^p4d.24xlarge,96,1179648,8,A100-40GB,GPU,NVIDIA,ampere,40960,.*,yes,platformaware+fix$' "$aux/out/aws.csv"
+ok $? "p4d.24xlarge keeps its curated 8 x A100-40GB (ampere, 40960 MiB)" "$aux/out/aws.csv"
+grep -q '^g5.12xlarge,48,196608,4,A10G,GPU,NVIDIA,ampere,24576,' "$aux/out/aws.csv"
+ok $? "g5.12xlarge keeps 24576 MiB per A10G (EC2 says 22888 MiB usable)" "$aux/out/aws.csv"
+grep -q '^m7i.large,2,8192,0,,,,,,,Intel,,x86_64,ebs,,12.5,no,aws-api$' "$aux/out/aws.csv"
+ok $? "m7i.large (not in the shipped catalog) is added, source aws-api" "$aux/out/aws.csv"
+
+# --- 3. burstctl reads it ---
+bc catalog show p4d.24xlarge --catalog-dir "$aux/out" >"$aux/show.txt" 2>"$aux/err"
+ok $? "burstctl catalog show p4d.24xlarge --catalog-dir OUT" "$aux/err"
+grep -q 'accelerators *8 x A100-40GB (ampere, 40G)' "$aux/show.txt" && grep -q "catalog *aws=[0-9.]*-api sha256:" "$aux/show.txt"
+ok $? "... 8 x A100-40GB, the refreshed catalog's version and checksum" "$aux/show.txt"
+bc catalog show m7i.large --catalog-dir "$aux/out" >"$aux/show2.txt" 2>"$aux/err" &&
+	grep -q 'node_vcpus_count *2$' "$aux/show2.txt" && grep -q 'processor_isa *x86_64' "$aux/show2.txt"
+ok $? "burstctl catalog show m7i.large (an added type): 2 vCPUs, x86_64" "$aux/show2.txt" "$aux/err"
+bc --catalog-dir "$aux/out" select 'accelerator=A100-40GB' >"$aux/sel.txt" 2>"$aux/err"
+grep -q p4d.24xlarge "$aux/sel.txt"; ok $? "burstctl select over the refreshed catalog finds p4d.24xlarge" "$aux/sel.txt" "$aux/err"
+
+# --- 4. --json, --output FILE, in place, --drop-missing ---
+bc catalog refresh --provider aws --output "$aux/one.csv" --json >"$aux/out.json" 2>"$aux/err"
+ok $? "--output FILE --json" "$aux/err"
+[ "$(jget "$aux/out.json" 'd["output"]')" = "$aux/one.csv" ] && [ "$(jget "$aux/out.json" 'len(d["added"]) > 0 and d["unchanged"] > 0 and d["efa_column_added"]')" = True ] &&
+	[ "$(sha256sum <"$aux/one.csv" | cut -d' ' -f1)" = "$(jget "$aux/out.json" 'd["sha256"]')" ]
+ok $? "... the JSON names the file, its sha256, what was added and kept" "$aux/out.json"
+cp -r "$src/share/catalog" "$aux/copy"
+bc --catalog-dir "$aux/copy" catalog refresh --provider aws --drop-missing >"$aux/inplace.txt" 2>"$aux/err"
+ok $? "in place (the catalog in use: --catalog-dir COPY), --drop-missing" "$aux/err"
+nmiss=$(sed -n 's/^missing (not in EC2.s answer, dropped): //p' "$aux/inplace.txt")
+first=$(sed -n 's/^  - //p' "$aux/inplace.txt" | head -1)
+[ -n "$nmiss" ] && [ "$nmiss" -gt 0 ] && [ -n "$first" ] && ! grep -q "^$first," "$aux/copy/aws.csv" &&
+	grep -q '^# version=[0-9.]*-api$' "$aux/copy/aws.csv"
+ok $? "the catalog was rewritten; the $nmiss types EC2 lacks ($first, ...) are dropped" "$aux/inplace.txt"
+bc --catalog-dir "$aux/copy" catalog refresh --provider aws >"$aux/again.txt" 2>"$aux/err" &&
+	grep -q '^added: 0$' "$aux/again.txt" && grep -q '^changed: 0 values$' "$aux/again.txt"
+ok $? "a second refresh finds nothing to add or change" "$aux/again.txt"
+
+# --- 5. errors: exit 2, a clear message, nothing written ---
+bc catalog refresh --provider nosuch --output-dir "$aux/e1" >/dev/null 2>"$aux/err"; rc=$?
+[ $rc = 2 ] && grep -q "unknown provider 'nosuch' (.* has: local, aws, awsbad, awsslow)" "$aux/err" && [ ! -e "$aux/e1" ]
+ok $? "an unknown provider: exit 2 ($rc), the configured ones named" "$aux/err"
+bc catalog refresh --provider local --output-dir "$aux/e2" >/dev/null 2>"$aux/err"; rc=$?
+[ $rc = 2 ] && grep -q "provider local is of type local: only aws providers can be refreshed" "$aux/err" && [ ! -e "$aux/e2" ]
+ok $? "a non-aws provider: exit 2 ($rc)" "$aux/err"
+bc catalog refresh --provider awsbad --output-dir "$aux/e3" >/dev/null 2>"$aux/err"; rc=$?
+[ $rc = 2 ] && grep -q "provider awsbad: ec2 DescribeInstanceTypes in us-east-1.*(check the provider's credentials" "$aux/err" &&
+	! grep -q "$badsecret" "$aux/err" && [ ! -e "$aux/e3/aws.csv" ]
+ok $? "a wrong secret: exit 2 ($rc), the auth error, no secret, nothing written" "$aux/err"
+sed 's/^/# /' "$aux/err"
+bc catalog refresh --provider awsslow --output-dir "$aux/e4" >/dev/null 2>"$aux/err"; rc=$?
+[ $rc = 2 ] && grep -q "RequestLimitExceeded.*(EC2 throttled the calls beyond the retry budget: try again later)" "$aux/err" && [ ! -e "$aux/e4/aws.csv" ]
+ok $? "throttled beyond the retry budget: exit 2 ($rc), nothing written" "$aux/err"
+sed 's/^/# /' "$aux/err"
+bc catalog refresh --output-dir "$aux/e5" >/dev/null 2>"$aux/err"; rc=$?
+[ $rc = 2 ] && grep -q "give --provider NAME" "$aux/err"
+ok $? "no --provider: exit 2 ($rc)" "$aux/err"
+bc catalog refresh --provider aws --output "$aux/x.csv" --output-dir "$aux/e6" >/dev/null 2>"$aux/err"; rc=$?
+[ $rc = 2 ] && [ ! -e "$aux/x.csv" ]; ok $? "--output and --output-dir together: exit 2 ($rc)" "$aux/err"
+
+aux_down
+trap - EXIT
+done_testing
