@@ -145,7 +145,7 @@ PartitionName=burst Nodes=burst-[1-4] State=UP Default=YES}" "${SLURM_CONF_EXTRA
 }
 
 lab_pid_alive() {   # a zombie is not alive (kill -0 says it is)
-	[ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat"
+	[ -r "/proc/$1/stat" ] && ! awk '{ exit ($3 == "Z") ? 0 : 1 }' "/proc/$1/stat" 2>/dev/null
 }
 
 lab_down() {
