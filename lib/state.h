@@ -1,8 +1,9 @@
 /*
  * state.h - the burst agent's durable state: one SQLite database (WAL) with
  * the life of every node (DESIGN §7) and an event log. Every transition is
- * written, in one transaction with its event, before the action it leads
- * to, so that a restart resumes in-flight work.
+ * written, atomically with its event (alone, or in a batch of many nodes'
+ * transitions with one commit), before the action it leads to, so that a
+ * restart resumes in-flight work.
  */
 #ifndef BURST_STATE_H
 #define BURST_STATE_H
