@@ -14,13 +14,13 @@ set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
+. "$src/tests/integration/ec2_peers.sh"
 . "$src/tests/integration/lab.sh"
 ps="$build/plugins/power_save"
 agent="$build/burst-agent/burst-agent"
 burstctl="$build/burst-agent/ctl/burstctl"
 inst="$src/burst-agent/providers/burst-local-instance"
 [ -x "$agent" ] || bail "no $agent (build first)"
-python3 -c 'import moto.server, boto3' 2>/dev/null || bail "python3 has no moto/boto3 (pip install 'moto[server]')"
 
 aux=$(mktemp -d /tmp/test_aws_agent.XXXXXX)
 moto_pid= fake_pid=
@@ -31,21 +31,10 @@ aux_down() {
 }
 
 # --- moto_server with signature checking, and the fault-injecting endpoint ---
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m moto.server -H 127.0.0.1 -p "$port" >"$aux/moto.log" 2>&1 &
-moto_pid=$!
-ep="http://127.0.0.1:$port"
-for _ in $(seq 100); do curl -s -o /dev/null "$ep/moto-api/" && break; sleep 0.2; done
-python3 "$src/tests/integration/ec2_moto_setup.py" setup "$ep" >"$aux/setup.json" 2>"$aux/setup.err" \
-	|| { cat "$aux/setup.err" >&2; aux_down; bail "moto setup failed"; }
-jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
-ak=$(jget "$aux/setup.json" 'd["access_key"]')
-sk=$(jget "$aux/setup.json" 'd["secret_key"]')
-ami=$(jget "$aux/setup.json" 'd["ami"]')
-python3 "$src/tests/integration/ec2_faults.py" "$aux/fake.port" 2>"$aux/fake.log" &
-fake_pid=$!
-for _ in $(seq 100); do [ -s "$aux/fake.port" ] && break; sleep 0.1; done
-fep="http://127.0.0.1:$(cat "$aux/fake.port")"
+moto_up "$aux" || { aux_down; bail "moto_server did not start"; }
+moto_pid=$MOTO_PID ep=$MOTO_EP ak=$MOTO_AK sk=$MOTO_SK ami=$MOTO_AMI
+fake_up "$aux" || { aux_down; bail "the fault endpoint did not start"; }
+fake_pid=$FAKE_PID fep=$FAKE_EP
 # the fake: no capacity for t3.micro; t3.small's first RunInstances launches
 # but answers 500 (the client retries it with the same ClientToken)
 curl -s -X POST -d '{"rules": [

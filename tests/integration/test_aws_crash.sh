@@ -13,11 +13,11 @@ set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
+. "$src/tests/integration/ec2_peers.sh"
 . "$src/tests/integration/lab.sh"
 burstctl="$build/burst-agent/ctl/burstctl"
 inst="$src/burst-agent/providers/burst-local-instance"
 [ -x "$build/burst-agent/burst-agent" ] || bail "no $build/burst-agent/burst-agent (build first)"
-python3 -c 'import moto.server, boto3' 2>/dev/null || bail "python3 has no moto/boto3 (pip install 'moto[server]')"
 
 aux=$(mktemp -d /tmp/test_aws_crash.XXXXXX)
 moto_pid= hold_pid=
@@ -29,17 +29,8 @@ aux_down() {
 }
 
 # --- moto_server with signature checking; the holding proxy in front ---
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m moto.server -H 127.0.0.1 -p "$port" >"$aux/moto.log" 2>&1 &
-moto_pid=$!
-ep="http://127.0.0.1:$port"
-for _ in $(seq 100); do curl -s -o /dev/null "$ep/moto-api/" && break; sleep 0.2; done
-python3 "$src/tests/integration/ec2_moto_setup.py" setup "$ep" >"$aux/setup.json" 2>"$aux/setup.err" \
-	|| { cat "$aux/setup.err" >&2; aux_down; bail "moto setup failed"; }
-jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
-ak=$(jget "$aux/setup.json" 'd["access_key"]')
-sk=$(jget "$aux/setup.json" 'd["secret_key"]')
-ami=$(jget "$aux/setup.json" 'd["ami"]')
+moto_up "$aux" || { aux_down; bail "moto_server did not start"; }
+moto_pid=$MOTO_PID ep=$MOTO_EP ak=$MOTO_AK sk=$MOTO_SK ami=$MOTO_AMI
 mkdir "$aux/hold"
 python3 "$src/tests/integration/ec2_hold.py" "$ep" "$aux/hold.port" "$aux/hold" 1 2>"$aux/hold.log" &
 hold_pid=$!

@@ -11,9 +11,9 @@ set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
+. "$src/tests/integration/ec2_peers.sh"
 cli="$build/tests/unit/aws_driver_cli"
 [ -x "$cli" ] || bail "no $cli (make check builds it)"
-python3 -c 'import moto.server, boto3' 2>/dev/null || bail "python3 has no moto/boto3 (pip install 'moto[server]')"
 
 work=$(mktemp -d /tmp/test_aws_driver.XXXXXX)
 moto_pid= fake_pid=
@@ -25,23 +25,13 @@ cleanup() {
 trap cleanup EXIT
 TAP_DIAG="$work/out $work/moto.log"
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m moto.server -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
-moto_pid=$!
-ep="http://127.0.0.1:$port"
-for _ in $(seq 100); do curl -s -o /dev/null "$ep/moto-api/" && break; sleep 0.2; done
-python3 "$src/tests/integration/ec2_moto_setup.py" setup "$ep" >"$work/setup.json" 2>"$work/setup.err" \
-	|| { cat "$work/setup.err" >&2; bail "moto setup failed"; }
-jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
-export AWS_ACCESS_KEY_ID=$(jget "$work/setup.json" 'd["access_key"]')
-export AWS_SECRET_ACCESS_KEY=$(jget "$work/setup.json" 'd["secret_key"]')
+moto_up "$work" || bail "moto_server did not start"
+moto_pid=$MOTO_PID ep=$MOTO_EP ami=$MOTO_AMI
+export AWS_ACCESS_KEY_ID=$MOTO_AK AWS_SECRET_ACCESS_KEY=$MOTO_SK
 unset AWS_SESSION_TOKEN AWS_PROFILE
 export AWS_SHARED_CREDENTIALS_FILE=/nonexistent AWS_CONFIG_FILE=/nonexistent
-ami=$(jget "$work/setup.json" 'd["ami"]')
-python3 "$src/tests/integration/ec2_faults.py" "$work/fake.port" 2>"$work/fake.log" &
-fake_pid=$!
-for _ in $(seq 100); do [ -s "$work/fake.port" ] && break; sleep 0.1; done
-fep="http://127.0.0.1:$(cat "$work/fake.port")"
+fake_up "$work" || bail "the fault endpoint did not start"
+fake_pid=$FAKE_PID fep=$FAKE_EP
 
 cat >"$work/burst.conf" <<CONF
 ClusterName=drv
