@@ -14,12 +14,12 @@ set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
+. "$src/tests/integration/ec2_peers.sh"
 . "$src/tests/integration/lab.sh"
 agent="$build/burst-agent/burst-agent"
 burstctl="$build/burst-agent/ctl/burstctl"
 inst="$src/burst-agent/providers/burst-local-instance"
 [ -x "$agent" ] || bail "no $agent (build first)"
-python3 -c 'import moto.server, boto3' 2>/dev/null || bail "python3 has no moto/boto3 (pip install 'moto[server]')"
 
 aux=$(mktemp -d /tmp/test_reconcile.XXXXXX)
 moto_pid=
@@ -29,17 +29,8 @@ aux_down() {
 }
 
 # --- moto_server with signature checking ---
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 -m moto.server -H 127.0.0.1 -p "$port" >"$aux/moto.log" 2>&1 &
-moto_pid=$!
-ep="http://127.0.0.1:$port"
-for _ in $(seq 100); do curl -s -o /dev/null "$ep/moto-api/" && break; sleep 0.2; done
-python3 "$src/tests/integration/ec2_moto_setup.py" setup "$ep" >"$aux/setup.json" 2>"$aux/setup.err" \
-	|| { cat "$aux/setup.err" >&2; aux_down; bail "moto setup failed"; }
-jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
-ak=$(jget "$aux/setup.json" 'd["access_key"]')
-sk=$(jget "$aux/setup.json" 'd["secret_key"]')
-ami=$(jget "$aux/setup.json" 'd["ami"]')
+moto_up "$aux" || { aux_down; bail "moto_server did not start"; }
+moto_pid=$MOTO_PID ep=$MOTO_EP ak=$MOTO_AK sk=$MOTO_SK ami=$MOTO_AMI
 umask 077
 printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$ak" "$sk" >"$aux/creds"
 umask 022
@@ -125,6 +116,26 @@ emu() {   # NODE INSTANCE ADDRESS
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
 		sh "$LAB/ud-$2.sh" >/dev/null
 }
+# follow NODE JOB STATE SECONDS: until JOB is STATE, run the user data of
+# every new instance of NODE as cloud-init would (the agent's registration
+# check may launch a node again, and a requeued job wakes it); emu_cur is
+# the last instance emulated, emu_n counts them
+emu_cur= emu_n=0 emu_seen=" "
+follow() {
+	local i st cur
+	for ((i = 0; i < $4 * 10; i++)); do
+		st=$(squeue -h -t all -j "$2" -o %T 2>/dev/null)
+		[ "$st" = "$3" ] && return 0
+		cur=$(instance_of "$1")
+		if [ -n "$cur" ] && [[ "$emu_seen" != *" $cur "* ]]; then
+			[ -n "$emu_cur" ] && "$inst" stop "burst-lab$$-emu-$1"
+			emu "$1" "$cur" "$LAB_NET.$((201 + emu_n))" || echo "# emulating $cur failed"
+			emu_seen+="$cur " emu_cur=$cur emu_n=$((emu_n + 1))
+		fi
+		sleep 0.1
+	done
+	return 1
+}
 # a reclaimed machine dies at once: every process of the namespace is
 # killed (no SIGTERM a slurmstepd could report), then the namespace goes
 reclaim() {   # NETNS
@@ -170,14 +181,15 @@ ec2 terminate "$other" "$untagged"
 id=$(sbatch --parsable --requeue --open-mode=append --cloud-contract=ec2 -w burst-1 -o "$LAB/b.out" "$LAB/job.sh" 2>"$LAB/err")
 ok $? "sbatch --cloud-contract=ec2 -w burst-1 (a requeueable job)" "$LAB/err"
 wait_log 'burst-1: launching -> booting: i-' 30; ok $? "the agent launched burst-1 in moto"
-iid1=$(instance_of burst-1)
-emu burst-1 "$iid1" "$LAB_NET.201"; ok $? "its user data runs (emulated cloud-init)"
-lab_wait_job "$id" RUNNING 60; ok $? "the job runs on burst-1 ($iid1)" "$LAB/log/agent.log" "$LAB/emu/burst-1/node.log"
+follow burst-1 "$id" RUNNING 60; iid1=$emu_cur
+ok $? "its user data runs (emulated cloud-init) and the job runs on burst-1 ($iid1)" "$LAB/log/agent.log" "$LAB/emu/burst-1/node.log"
+[ "$emu_n" -eq 1 ] || lab_relaunched burst-1
+ok $? "one instance ($emu_n), or more after the registration check"
 for _ in $(seq 50); do grep -q "^run 0 " "$LAB/b.out" 2>/dev/null && break; sleep 0.1; done
 sleep 2   # a few reconciler rounds see it there
 ! grep -q "reconcile: burst-1" "$LAB/log/agent.log"; ok $? "while its instance is listed, the reconciler leaves burst-1 alone"
 # the reclaim: EC2 terminates the instance; the machine and its slurmd die
-ec2 terminate "$iid1" && reclaim "burst-lab$$-emu-burst-1"
+ec2 terminate "$iid1" && reclaim "burst-lab$$-emu-burst-1" && emu_cur= n1=$emu_n
 ok $? "instance $iid1 terminated behind the agent's back (spot reclaim)"
 wait_log "burst-1: admitted -> lost: instance $iid1 vanished (spot reclaim?)" 20
 ok $? "the reconciler marked burst-1 lost" "$LAB/log/agent.log"
@@ -194,18 +206,8 @@ for _ in $(seq 100); do [ "$(restarts "$id")" = 1 ] && break; sleep 0.1; done
 [ "$(restarts "$id")" = 1 ]; ok $? "the job was requeued (Restarts=$(restarts "$id"))" "$LAB/log/slurmctld.log"
 # the requeued job wakes burst-1 again: each new instance's user data is run
 # (the agent's registration check may launch it once more: that one too)
-iid2= n=0
-for ((i = 0; i < 1200; i++)); do
-	st=$(squeue -h -t all -j "$id" -o %T 2>/dev/null)
-	[ "$st" = COMPLETED ] && break
-	cur=$(instance_of burst-1)
-	if [ -n "$cur" ] && [ "$cur" != "$iid1" ] && [ "$cur" != "$iid2" ]; then
-		[ -n "$iid2" ] && "$inst" stop "burst-lab$$-emu-burst-1"
-		emu burst-1 "$cur" "$LAB_NET.$((202 + n))" || echo "# emulating $cur failed"
-		iid2=$cur n=$((n + 1))
-	fi
-	sleep 0.1
-done
+follow burst-1 "$id" COMPLETED 120; st=$(squeue -h -t all -j "$id" -o %T 2>/dev/null)
+iid2=$emu_cur n=$((emu_n - n1))
 [ -n "$iid2" ]; ok $? "after RejectCooldown burst-1 is resumed for the requeued job: a new instance $iid2" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 [ "$n" -eq 1 ] || lab_relaunched burst-1
 ok $? "one new instance ($n), or one more after the registration check"
