@@ -498,6 +498,24 @@ static size_t assign(struct prov_batch *b, size_t from, size_t to, const struct 
 	return got;
 }
 
+/* dp asks for the instances whose tag is *value (f and value must outlive
+ * dp), in every state but shutting-down and terminated. */
+static void describe_live_by_tag(struct ec2_describe_params *dp, struct ec2_filter f[2],
+				 const char *tag, const char *const *value)
+{
+	static const char *const live[] = { "pending", "running", "stopping", "stopped" };
+
+	memset(dp, 0, sizeof(*dp));
+	f[0].name = tag;
+	f[0].values = value;
+	f[0].nvalues = 1;
+	f[1].name = "instance-state-name";
+	f[1].values = live;
+	f[1].nvalues = 4;
+	dp->filters = f;
+	dp->nfilters = 2;
+}
+
 /* One RunInstances (after looking for an earlier one) for nodes [from, to). */
 static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov_batch *b,
 			   const char *region, const char *join, size_t from, size_t to)
@@ -511,7 +529,7 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 	burst_err_t err;
 	enum ec2_class ec;
 	char token[47], who[256], what[512], name[600], msg[1400];
-	const char *tokv[1], *states[] = { "pending", "running", "stopping", "stopped" };
+	const char *tokv[1];
 	size_t got = 0;
 
 	batch_token(b, from, to, token);
@@ -523,15 +541,7 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 	if (!journal_has(p, token))
 		goto launch;
 	tokv[0] = token;
-	memset(&dp, 0, sizeof(dp));
-	f[0].name = "tag:burst:batch";
-	f[0].values = tokv;
-	f[0].nvalues = 1;
-	f[1].name = "instance-state-name";
-	f[1].values = states;
-	f[1].nvalues = 4;
-	dp.filters = f;
-	dp.nfilters = 2;
+	describe_live_by_tag(&dp, f, "tag:burst:batch", tokv);
 	ec = ec2_describe_instances(c, &dp, &l, &err);
 	if (ec != EC2_OK) {
 		snprintf(msg, sizeof(msg), "aws DescribeInstances (batch %s) before %s: %.700s", token, what, ec2_detail(err.msg));
@@ -631,7 +641,6 @@ static size_t chunk_end(const struct provider *p, const struct prov_batch *b, co
  */
 static long adopt_journaled(struct provider *p, struct ec2_client *c, struct prov_batch *b, char *done)
 {
-	const char *states[] = { "pending", "running", "stopping", "stopped" };
 	long adopted = 0;
 	size_t i;
 
@@ -649,15 +658,7 @@ static long adopt_journaled(struct provider *p, struct ec2_client *c, struct pro
 		if (done[i] || !(j = journal_find(p, b->nodes[i].node, b->nodes[i].attempt, &idx)))
 			continue;
 		tokv[0] = j->token;
-		memset(&dp, 0, sizeof(dp));
-		f[0].name = "tag:burst:batch";
-		f[0].values = tokv;
-		f[0].nvalues = 1;
-		f[1].name = "instance-state-name";
-		f[1].values = states;
-		f[1].nvalues = 4;
-		dp.filters = f;
-		dp.nfilters = 2;
+		describe_live_by_tag(&dp, f, "tag:burst:batch", tokv);
 		ec = ec2_describe_instances(c, &dp, &l, &err);
 		if (ec != EC2_OK) {
 			char msg[1200];
@@ -850,7 +851,6 @@ static const char *tag_of(const struct ec2_instance *in, const char *key)
  */
 static int aws_list(struct provider *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err)
 {
-	const char *states[] = { "pending", "running", "stopping", "stopped" };
 	const char *cl[1];
 	struct ec2_describe_params dp;
 	struct ec2_filter f[2];
@@ -860,15 +860,7 @@ static int aws_list(struct provider *p, struct prov_list *out, enum prov_class *
 	if (all_clients(p, cls, err) < 0)
 		return -1;
 	cl[0] = p->cluster;
-	memset(&dp, 0, sizeof(dp));
-	f[0].name = "tag:burst:cluster";
-	f[0].values = cl;
-	f[0].nvalues = 1;
-	f[1].name = "instance-state-name";
-	f[1].values = states;
-	f[1].nvalues = 4;
-	dp.filters = f;
-	dp.nfilters = 2;
+	describe_live_by_tag(&dp, f, "tag:burst:cluster", cl);
 	for (r = 0; r < p->nrc; r++) {
 		struct ec2_instances l = { 0 };
 		enum ec2_class ec = ec2_describe_instances(p->rc[r].c, &dp, &l, err);
