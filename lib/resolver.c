@@ -973,12 +973,27 @@ static void index_sets(struct rindex *ix, struct keyidx *ki, const int *num, con
 	ki->on = true;
 }
 
+/* order: the nv distinct values first[] ascending (few: insertion sort);
+ * rank: each value's place in that order. */
+static void value_order(const double *first, size_t nv, size_t *order, size_t *rank)
+{
+	size_t i, j;
+
+	for (i = 0; i < nv; i++) {
+		for (j = i; j > 0 && first[order[j - 1]] > first[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	for (i = 0; i < nv; i++)
+		rank[order[i]] = i;
+}
+
 static void index_number(struct rindex *ix, const struct candset *cs, size_t slot)
 {
 	struct keyidx *ki = &ix->key[slot];
 	struct vhash h;
 	double first[IDX_MAXVALS];
-	size_t rank[IDX_MAXVALS], order[IDX_MAXVALS], i, j, nv;
+	size_t rank[IDX_MAXVALS], order[IDX_MAXVALS], i, nv;
 	int *num = xmalloc(cs->n * sizeof(int));
 
 	vhash_init(&h);
@@ -995,19 +1010,12 @@ static void index_number(struct rindex *ix, const struct candset *cs, size_t slo
 		if ((size_t)num[i] == h.n - 1)
 			first[num[i]] = x;
 	}
-	/* the values in ascending order: few, insertion sort */
 	nv = h.n;
-	for (i = 0; i < nv; i++) {
-		for (j = i; j > 0 && first[order[j - 1]] > first[i]; j--)
-			order[j] = order[j - 1];
-		order[j] = i;
-	}
+	value_order(first, nv, order, rank);
 	ki->nvals = nv;
 	ki->vals = xmalloc((nv ? nv : 1) * sizeof(double));
-	for (i = 0; i < nv; i++) {
+	for (i = 0; i < nv; i++)
 		ki->vals[i] = first[order[i]];
-		rank[order[i]] = i;
-	}
 	index_sets(ix, ki, num, rank, cs->n, true);
 out:
 	free(num);
@@ -1017,8 +1025,8 @@ static void index_ids(struct rindex *ix, const struct candset *cs, size_t slot)
 {
 	struct keyidx *ki = &ix->key[slot];
 	struct vhash h;
-	int first[IDX_MAXVALS];
-	size_t rank[IDX_MAXVALS], order[IDX_MAXVALS], i, j, nv;
+	double first[IDX_MAXVALS];   /* ids: exact as doubles */
+	size_t rank[IDX_MAXVALS], order[IDX_MAXVALS], i, nv;
 	int *num = xmalloc(cs->n * sizeof(int));
 
 	vhash_init(&h);
@@ -1031,17 +1039,11 @@ static void index_ids(struct rindex *ix, const struct candset *cs, size_t slot)
 			first[num[i]] = id;
 	}
 	nv = h.n;
-	for (i = 0; i < nv; i++) {
-		for (j = i; j > 0 && first[order[j - 1]] > first[i]; j--)
-			order[j] = order[j - 1];
-		order[j] = i;
-	}
+	value_order(first, nv, order, rank);
 	ki->nvals = nv;
 	ki->ids = xmalloc((nv ? nv : 1) * sizeof(int));
-	for (i = 0; i < nv; i++) {
-		ki->ids[i] = first[order[i]];
-		rank[order[i]] = i;
-	}
+	for (i = 0; i < nv; i++)
+		ki->ids[i] = (int)first[order[i]];
 	/* every value has a set, unknown ones too (arch_ok says no to them);
 	 * known (which != uses) is a string id */
 	index_sets(ix, ki, num, rank, cs->n, false);
