@@ -5,6 +5,8 @@
  *   ok(cond, "name %d", i);          one test point
  *   is_str(got, want, "name");       string equality (NULL-safe), shows both
  *   is_num(got, want, "name");       double equality, shows both
+ *   tap_slurp(path, &len)            a whole file (NUL-terminated, free it);
+ *                                    bails out when it cannot be read
  *   return done_testing();           prints the plan; exit 1 on any failure
  */
 #ifndef BURST_TAP_H
@@ -13,6 +15,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tap_n, tap_failed;
@@ -65,6 +68,25 @@ static void diag(const char *fmt, ...)
 	if (!ok(h_ && strstr(h_, n_) != NULL, __VA_ARGS__)) \
 		diag("'%s' not found in '%s'", n_, h_ ? h_ : "(null)"); \
 } while (0)
+
+__attribute__((unused))
+static char *tap_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n = -1;
+
+	if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+	    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+		buf[n] = '\0';
+		fclose(f);
+		if (len)
+			*len = (size_t)n;
+		return buf;
+	}
+	printf("Bail out! cannot read %s\n", path);
+	exit(1);
+}
 
 __attribute__((unused))
 static int done_testing(void)

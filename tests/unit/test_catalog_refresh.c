@@ -23,31 +23,6 @@
 #define BURST_ABS_SRCDIR "."
 #endif
 
-static char *slurp_path(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f) {
-		printf("Bail out! cannot read %s\n", path);
-		exit(1);
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = xmalloc((size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		printf("Bail out! short read %s\n", path);
-		exit(1);
-	}
-	buf[n] = '\0';
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return buf;
-}
-
 /* Both recorded pages into l; checks the paging token on the way. */
 static void load_api(struct ec2_instance_types *l)
 {
@@ -57,13 +32,13 @@ static void load_api(struct ec2_instance_types *l)
 
 	memset(l, 0, sizeof(*l));
 	snprintf(path, sizeof(path), "%s/tests/fixtures/ec2/describe_instance_types_moto_page1.xml", BURST_ABS_SRCDIR);
-	xml = slurp_path(path, &len);
+	xml = tap_slurp(path, &len);
 	ok(ec2_parse_instance_types(xml, len, l, &next, &err) == 0 && l->n == 4, "page 1 parses: 4 types (%zu)", l->n);
 	is_str(next, "page-2-token", "... and says where page 2 starts");
 	free(next);
 	free(xml);
 	snprintf(path, sizeof(path), "%s/tests/fixtures/ec2/describe_instance_types_moto_page2.xml", BURST_ABS_SRCDIR);
-	xml = slurp_path(path, &len);
+	xml = tap_slurp(path, &len);
 	ok(ec2_parse_instance_types(xml, len, l, &next, &err) == 0 && l->n == 10, "page 2 appends: 10 types (%zu)", l->n);
 	ok(next == NULL, "... and is the last");
 	free(next);
@@ -382,8 +357,8 @@ static void test_write(const char *dir)
 		write_text(path, old);
 		fd = open(path, O_RDONLY);
 		ok(catref_read(src, &t, &err) == 0 && catref_write(path, &t, &err) == 0, "the shipped aws.csv read and written");
-		a = slurp_path(src, NULL);
-		b = slurp_path(path, NULL);
+		a = tap_slurp(src, NULL);
+		b = tap_slurp(path, NULL);
 		ok(!strcmp(a, b), "... byte for byte the same");
 		free(a);
 		free(b);

@@ -19,28 +19,9 @@
 static char *slurp(const char *name, size_t *len)
 {
 	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
 
 	snprintf(path, sizeof(path), "%s/tests/fixtures/ec2/%s", BURST_ABS_SRCDIR, name);
-	f = fopen(path, "rb");
-	if (!f) {
-		printf("Bail out! cannot read %s\n", path);
-		exit(1);
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = xmalloc((size_t)n + 1);
-	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		printf("Bail out! short read %s\n", path);
-		exit(1);
-	}
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	return tap_slurp(path, len);
 }
 
 static const char *tag(const struct ec2_instance *i, const char *key)
