@@ -653,6 +653,40 @@ static int cmp_miss(const void *pa, const void *pb)
 	return (x->cand > y->cand) - (x->cand < y->cand);
 }
 
+/*
+ * The matches keys[0..n) (in price order already: the candidate set is)
+ * ranked into out: with rank=price each run of equal price is sorted by
+ * excess, with rank=fit all of them by sort_fit. Frees keys.
+ */
+static void rank_matches(const struct catalog *cat, const struct candset *cs,
+			 const struct contract *c, int flags, struct rkey *keys, size_t n,
+			 void (*sort_fit)(struct rkey *, size_t), struct resolution *out)
+{
+	size_t i, j;
+
+	if (c->rank == RANK_PRICE) {
+		for (i = 0; i < n; i = j) {
+			for (j = i + 1; j < n && keys[j].k1 == keys[i].k1; j++)
+				;
+			if (j - i > 1)
+				sort_rkeys(keys + i, j - i);
+		}
+	} else
+		sort_fit(keys, n);
+	if (n) {
+		out->m = xmalloc(n * sizeof(*out->m));
+		for (i = 0; i < n; i++) {
+			out->m[i].cand = keys[i].cand;
+			out->m[i].price = cand_price(&cs->c[keys[i].cand], c->spot);
+			out->m[i].excess = c->rank == RANK_PRICE ? keys[i].k2 : keys[i].k1;
+		}
+		out->n = n;
+		if (flags & (RESOLVE_EXPLAIN | RESOLVE_WHY))
+			out->why = explain_winner(cat, cs, out, c->rank);
+	}
+	free(keys);
+}
+
 int resolver_run_reference(const struct catalog *cat, const struct candset *cs,
 			   const struct contract *c, int flags, struct resolution *out,
 			   burst_err_t *err)
@@ -729,29 +763,7 @@ int resolver_run_reference(const struct catalog *cat, const struct candset *cs,
 				minfail = nf;
 		}
 	}
-	if (c->rank == RANK_PRICE) {
-		/* sorted by k1 (price) already: sort each run of equal price */
-		for (i = 0; i < n; i = j) {
-			for (j = i + 1; j < n && keys[j].k1 == keys[i].k1; j++)
-				;
-			if (j - i > 1)
-				sort_rkeys(keys + i, j - i);
-		}
-	} else
-		sort_rkeys(keys, n);
-	if (n) {
-		out->m = xmalloc(n * sizeof(*out->m));
-		for (i = 0; i < n; i++) {
-			const struct candidate *cd = &cs->c[keys[i].cand];
-			out->m[i].cand = keys[i].cand;
-			out->m[i].price = cand_price(cd, c->spot);
-			out->m[i].excess = c->rank == RANK_PRICE ? keys[i].k2 : keys[i].k1;
-		}
-		out->n = n;
-		if (flags & (RESOLVE_EXPLAIN | RESOLVE_WHY))
-			out->why = explain_winner(cat, cs, out, c->rank);
-	}
-	free(keys);
+	rank_matches(cat, cs, c, flags, keys, n, sort_rkeys, out);
 	if (explain && out->nmiss) {
 		/* keep the nearest misses: those failing the fewest assumptions */
 		size_t keep = 0;
@@ -1360,28 +1372,7 @@ static int run_indexed(const struct catalog *cat, const struct candset *cs,
 			j++;
 		}
 	}
-	if (c->rank == RANK_PRICE) {
-		/* in price order already: sort each run of equal price */
-		for (i = 0; i < n; i = j) {
-			for (j = i + 1; j < n && keys[j].k1 == keys[i].k1; j++)
-				;
-			if (j - i > 1)
-				sort_rkeys(keys + i, j - i);
-		}
-	} else
-		sort_nearly(keys, n);
-	if (n) {
-		out->m = xmalloc(n * sizeof(*out->m));
-		for (i = 0; i < n; i++) {
-			out->m[i].cand = keys[i].cand;
-			out->m[i].price = cand_price(&cs->c[keys[i].cand], spot);
-			out->m[i].excess = c->rank == RANK_PRICE ? keys[i].k2 : keys[i].k1;
-		}
-		out->n = n;
-		if (flags & (RESOLVE_EXPLAIN | RESOLVE_WHY))
-			out->why = explain_winner(cat, cs, out, c->rank);
-	}
-	free(keys);
+	rank_matches(cat, cs, c, flags, keys, n, sort_nearly, out);
 
 	if (explain) {
 		/* the near misses: those failing the fewest assumptions, in name
