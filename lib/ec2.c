@@ -581,6 +581,24 @@ fail:
 	return NULL;
 }
 
+struct ec2_client *ec2_client_for_provider(const char *region, const char *endpoint,
+					   const char *ca_file, const char *credentials_file,
+					   const char *profile, burst_err_t *err)
+{
+	struct ec2_client_opts o;
+	struct aws_creds_opts co;
+
+	memset(&o, 0, sizeof(o));
+	memset(&co, 0, sizeof(co));
+	co.credentials_file = credentials_file;
+	co.profile = profile;
+	o.region = region;
+	o.endpoint = endpoint;
+	o.ca_file = ca_file;
+	o.creds_opts = &co;
+	return ec2_client_new(&o, err);
+}
+
 void ec2_client_free(struct ec2_client *c)
 {
 	if (!c)

@@ -90,6 +90,15 @@ struct ec2_stats {
  */
 struct ec2_client *ec2_client_new(const struct ec2_client_opts *opts, burst_err_t *err);
 void ec2_client_free(struct ec2_client *c);
+
+/*
+ * ec2_client_new for a configured aws provider: its Endpoint=, CaFile=,
+ * CredentialsFile= and Profile= (each NULL: the default), other options
+ * default.
+ */
+struct ec2_client *ec2_client_for_provider(const char *region, const char *endpoint,
+					   const char *ca_file, const char *credentials_file,
+					   const char *profile, burst_err_t *err);
 /* Current counters; ec2_stats_reset zeroes them. */
 struct ec2_stats ec2_client_stats(const struct ec2_client *c);
 void ec2_stats_reset(struct ec2_client *c);

@@ -181,8 +181,6 @@ int catref_cmd_main(int argc, char **argv)
 	struct catref_table t = { 0 };
 	struct catref_report rep = { 0 };
 	struct catref_merge_opts mo;
-	struct ec2_client_opts eo;
-	struct aws_creds_opts co;
 	burst_err_t err;
 	enum ec2_class ec;
 	char in[PATH_MAX], out[PATH_MAX], sum[65];
@@ -283,15 +281,7 @@ int catref_cmd_main(int argc, char **argv)
 	} else
 		snprintf(out, sizeof(out), "%s", in);
 
-	memset(&eo, 0, sizeof(eo));
-	memset(&co, 0, sizeof(co));
-	co.credentials_file = p->credentials;
-	co.profile = p->profile;
-	eo.region = region;
-	eo.endpoint = p->endpoint;
-	eo.ca_file = p->ca_file;
-	eo.creds_opts = &co;
-	c = ec2_client_new(&eo, &err);
+	c = ec2_client_for_provider(region, p->endpoint, p->ca_file, p->credentials, p->profile, &err);
 	if (!c) {
 		fprintf(stderr, "%s: provider %s: %s\n", prog, p->name, err.msg);
 		goto out;

@@ -293,8 +293,6 @@ static struct provider *aws_init(const struct cfg_provider *cfg, const struct bu
 static struct ec2_client *client_for(struct provider *p, const char *region, enum prov_class *cls,
 				     burst_err_t *err)
 {
-	struct ec2_client_opts o;
-	struct aws_creds_opts co;
 	struct ec2_client *c;
 	size_t i;
 
@@ -308,15 +306,7 @@ static struct ec2_client *client_for(struct provider *p, const char *region, enu
 	for (i = 0; i < p->nrc; i++)
 		if (!strcmp(p->rc[i].region, region))
 			return p->rc[i].c;
-	memset(&o, 0, sizeof(o));
-	memset(&co, 0, sizeof(co));
-	co.credentials_file = p->credentials;
-	co.profile = p->profile;
-	o.region = region;
-	o.endpoint = p->endpoint;
-	o.ca_file = p->ca_file;
-	o.creds_opts = &co;
-	c = ec2_client_new(&o, err);
+	c = ec2_client_for_provider(region, p->endpoint, p->ca_file, p->credentials, p->profile, err);
 	if (!c) {
 		/* no credentials (or a bad endpoint): nothing an instant retry fixes */
 		*cls = PROV_AUTH;
