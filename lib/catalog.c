@@ -107,6 +107,15 @@ const char *catalog_str(const struct catalog *cat, int id)
 	return cat->strs[id];
 }
 
+void catalog_no_accelerators(const struct catalog *cat, struct cat_type *t)
+{
+	t->sid[KEY_ACC_MODEL] = cat->none_id;
+	t->sid[KEY_ACC_TYPE] = cat->none_id;
+	t->sid[KEY_ACC_MANUFACTURER] = cat->none_id;
+	t->sid[KEY_ACC_ARCH] = ARCH_NONE;
+	t->num[KEY_ACC_MEMORY] = 0;
+}
+
 const char *catalog_source(struct catalog *cat, const char *src)
 {
 	if (cat->nsources == cat->capsources) {
@@ -408,13 +417,8 @@ static int load_types(struct catalog *cat, const char *path, const char *provide
 					t->num[cm->key] = isnan(v) ? v : v * cm->scale;
 				}
 			}
-			if (t->num[KEY_ACC_COUNT] == 0) {
-				t->sid[KEY_ACC_MODEL] = cat->none_id;
-				t->sid[KEY_ACC_TYPE] = cat->none_id;
-				t->sid[KEY_ACC_MANUFACTURER] = cat->none_id;
-				t->sid[KEY_ACC_ARCH] = ARCH_NONE;
-				t->num[KEY_ACC_MEMORY] = 0;
-			}
+			if (t->num[KEY_ACC_COUNT] == 0)
+				catalog_no_accelerators(cat, t);
 		}
 	}
 	if (nhdr == 0) {

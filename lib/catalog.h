@@ -102,6 +102,10 @@ struct cat_type *catalog_add_type(struct catalog *cat, const char *provider,
  * types (a type's num[] or sid[] written directly). */
 void catalog_index(struct catalog *cat);
 
+/* A type without accelerators (count 0): model, type and manufacturer
+ * "none", architecture ARCH_NONE, accelerator memory 0, never unknown. */
+void catalog_no_accelerators(const struct catalog *cat, struct cat_type *t);
+
 /* Record a source string and return a pointer owned by the catalog. */
 const char *catalog_source(struct catalog *cat, const char *src);
 

@@ -1004,11 +1004,7 @@ static void add_local_host(struct catalog *cat, const char *catalog_name)
 	t->num[KEY_VCPUS] = (double)sysconf(_SC_NPROCESSORS_ONLN);
 	t->num[KEY_MEMORY] = kib * 1024;
 	t->num[KEY_ACC_COUNT] = 0;
-	t->sid[KEY_ACC_MODEL] = cat->none_id;
-	t->sid[KEY_ACC_TYPE] = cat->none_id;
-	t->sid[KEY_ACC_MANUFACTURER] = cat->none_id;
-	t->sid[KEY_ACC_ARCH] = ARCH_NONE;
-	t->num[KEY_ACC_MEMORY] = 0;
+	catalog_no_accelerators(cat, t);
 #if defined(__x86_64__)
 	t->sid[KEY_PROC_ISA] = catalog_intern(cat, "x86_64");
 #elif defined(__aarch64__)
@@ -1069,13 +1065,8 @@ int config_apply_catalog(const struct burst_config *cfg, struct catalog *cat,
 			else
 				t->sid[v->key] = catalog_intern(cat, v->str);
 		}
-		if (t->num[KEY_ACC_COUNT] == 0) {
-			t->sid[KEY_ACC_MODEL] = cat->none_id;
-			t->sid[KEY_ACC_TYPE] = cat->none_id;
-			t->sid[KEY_ACC_MANUFACTURER] = cat->none_id;
-			t->sid[KEY_ACC_ARCH] = ARCH_NONE;
-			t->num[KEY_ACC_MEMORY] = 0;
-		}
+		if (t->num[KEY_ACC_COUNT] == 0)
+			catalog_no_accelerators(cat, t);
 	}
 	catalog_index(cat);
 	return problems ? -1 : 0;

@@ -316,13 +316,8 @@ static void override(struct catalog *cat, size_t n)
 			else if (key != KEY_PROVIDER && key != KEY_MACHINETYPE && key != KEY_REGION)
 				t->sid[key] = random_id(cat, key);
 		}
-		if (t->num[KEY_ACC_COUNT] == 0) {
-			t->sid[KEY_ACC_MODEL] = cat->none_id;
-			t->sid[KEY_ACC_TYPE] = cat->none_id;
-			t->sid[KEY_ACC_MANUFACTURER] = cat->none_id;
-			t->sid[KEY_ACC_ARCH] = ARCH_NONE;
-			t->num[KEY_ACC_MEMORY] = 0;
-		}
+		if (t->num[KEY_ACC_COUNT] == 0)
+			catalog_no_accelerators(cat, t);
 	}
 	catalog_index(cat);
 }
