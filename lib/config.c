@@ -13,6 +13,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 
 #include "arch.h"
 #include "config_int.h"
@@ -852,8 +856,10 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	cfg->memory_tolerance = POLICY_DEFAULT_MEMORY_TOLERANCE;
 	cfg->allowed_taint = POLICY_DEFAULT_TAINT;
 	load_file(&ld, path, 0, NULL, 0);
-	if (ld.nerr == 0) {
-		/* references between objects */
+	/* references between objects: checked even when lines had errors, so
+	 * that one run reports everything (an object whose own line failed is
+	 * still in its table unless its name itself was bad) */
+	{
 		for (i = 0; i < cfg->nnodesets; i++) {
 			struct cfg_nodeset *ns = &cfg->nodesets[i];
 			for (j = 0; j < ns->nproviders; j++) {
@@ -1169,6 +1175,46 @@ struct candset *config_candidates(const struct burst_config *cfg,
 	return cs;
 }
 
+/* The local provider's Bridge= must exist on this host and carry the
+ * address of Address=: the agent listens there and its instances are
+ * plugged into it. NULL when it does, else why not. */
+static const char *local_bridge_problem(const struct cfg_provider *p, char *why, size_t len)
+{
+	struct ifaddrs *ifs, *i;
+	char want[64], *slash;
+	bool exists, has_addr = false;
+
+	if (!p->bridge)
+		return NULL;
+	exists = if_nametoindex(p->bridge) != 0;
+	if (!exists) {
+		snprintf(why, len, "Bridge=%s does not exist on this host: create it (ip link add %s type bridge; ip addr add %s dev %s; ip link set %s up)",
+			 p->bridge, p->bridge, p->address ? p->address : "ADDR/PREFIX", p->bridge, p->bridge);
+		return why;
+	}
+	if (!p->address)
+		return NULL;
+	snprintf(want, sizeof(want), "%s", p->address);
+	if ((slash = strchr(want, '/')))
+		*slash = '\0';
+	if (getifaddrs(&ifs) == 0) {
+		for (i = ifs; i && !has_addr; i = i->ifa_next) {
+			char got[INET_ADDRSTRLEN];
+			if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || strcmp(i->ifa_name, p->bridge))
+				continue;
+			inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, got, sizeof(got));
+			has_addr = !strcmp(got, want);
+		}
+		freeifaddrs(ifs);
+	}
+	if (!has_addr) {
+		snprintf(why, len, "Bridge=%s does not have the address %s: ip addr add %s dev %s",
+			 p->bridge, want, p->address, p->bridge);
+		return why;
+	}
+	return NULL;
+}
+
 int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		 burst_err_t *err)
 {
@@ -1184,6 +1230,11 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 	for (i = 0; i < cfg->nproviders; i++) {
 		const struct cfg_provider *p = &cfg->providers[i];
 		struct stat st;
+		char why[512];
+		if (!strcmp(p->type, "local") && local_bridge_problem(p, why, sizeof(why))) {
+			burst_err_append(err, "%s:%d: Provider %s: %s", p->where.file, p->where.line, p->name, why);
+			problems++;
+		}
 		if (!strcmp(p->type, "aws") && !p->image_id && !p->launch_template) {
 			burst_err_append(err, "%s:%d: Provider %s (aws) needs ImageId=ami-... or LaunchTemplate=lt-...|NAME: the image its instances boot",
 					 p->where.file, p->where.line, p->name);

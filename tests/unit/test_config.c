@@ -269,6 +269,14 @@ int main(void)
 		has_str(err.msg, "many.conf:2:", "second error reported");
 		has_str(err.msg, "many.conf:3:", "third error reported");
 		config_free(c);
+		/* a key typo does not hide a reference to a provider nobody defines */
+		c = load("refs.conf",
+			 "Provider=aws Regoins=x\nNodeSet=n Nodes=a-[1-2] Providers=awz InstanceTypes=t\n", &err);
+		ok(c == NULL, "a key typo and an unknown provider are refused");
+		has_str(err.msg, "refs.conf:1: unknown Provider key 'Regoins'", "the typo is reported");
+		has_str(err.msg, "refs.conf:2: NodeSet n: Providers names 'awz', which no Provider= line defines; did you mean 'aws'?",
+			"... and in the same run the unknown provider");
+		config_free(c);
 	}
 	cfg = config_load(path_of("absent.conf"), &err);
 	ok(cfg == NULL, "a missing file is refused");
@@ -315,6 +323,33 @@ int main(void)
 				ok(config_check(cfg, cat, &err) == 0, "mode 0600 is accepted");
 				config_free(cfg);
 			}
+		}
+		/* the local provider's bridge: checked on this host */
+		cfg = load("nobridge.conf",
+			   "Provider=alpha Type=local Catalog=alpha Bridge=brnone9z Address=10.250.9.1/24\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "nobridge.conf parses")) {
+			n = config_check(cfg, cat, &err);
+			ok(n == 1, "a Bridge= that does not exist is a problem (%d)", n);
+			has_str(err.msg, "nobridge.conf:1: Provider alpha: Bridge=brnone9z does not exist on this host: create it (ip link add brnone9z type bridge",
+				"... naming file:line, the bridge and how to make it");
+			config_free(cfg);
+		}
+		cfg = load("lobridge.conf",
+			   "Provider=alpha Type=local Catalog=alpha Bridge=lo Address=127.0.0.1/8\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "lobridge.conf parses")) {
+			ok(config_check(cfg, cat, &err) == 0, "an interface with the address is accepted: %s", err.msg);
+			config_free(cfg);
+		}
+		cfg = load("noaddr.conf",
+			   "Provider=alpha Type=local Catalog=alpha Bridge=lo Address=10.250.9.1/24\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "noaddr.conf parses")) {
+			ok(config_check(cfg, cat, &err) == 1, "a bridge without the address is a problem");
+			has_str(err.msg, "Bridge=lo does not have the address 10.250.9.1: ip addr add 10.250.9.1/24 dev lo",
+				"... saying what to add");
+			config_free(cfg);
 		}
 		catalog_free(cat);
 	}
