@@ -189,20 +189,30 @@ static int load_nodes(struct view *v, struct node_rec **nodes, size_t *n)
 	return 0;
 }
 
+/* A powered-down node has no instance, address or job: what its record
+ * still holds is its last life (shown as last_instance in JSON). */
+static bool node_live(const struct node_rec *r)
+{
+	return strcmp(r->state, "powered_down") != 0;
+}
+
 /* A node as JSON: every column but the token. */
 static json_object *node_json(const struct node_rec *r, double now)
 {
 	json_object *o = json_object_new_object();
 	double left = r->cooldown_until - now;
+	bool live = node_live(r);
 
 #define JSTR(k, s) json_object_object_add(o, k, (s) ? json_object_new_string(s) : NULL)
 	JSTR("name", r->name);
 	JSTR("nodeset", r->nodeset);
 	JSTR("state", r->state);
 	json_object_object_add(o, "attempt", json_object_new_int(r->attempt));
-	JSTR("instance", r->instance);
-	JSTR("address", r->address);
-	json_object_object_add(o, "job", r->job ? json_object_new_int64(r->job) : NULL);
+	JSTR("instance", live ? r->instance : NULL);
+	JSTR("address", live ? r->address : NULL);
+	json_object_object_add(o, "job", live && r->job ? json_object_new_int64(r->job) : NULL);
+	if (!live)
+		JSTR("last_instance", r->instance);
 	json_object_object_add(o, "since", json_object_new_double(r->since));
 	json_object_object_add(o, "age_seconds", json_object_new_int64(r->since > now ? 0 : (int64_t)(now - r->since)));
 	json_object_object_add(o, "cooldown_until", r->cooldown_until > 0 ?
@@ -607,10 +617,10 @@ int agentview_nodes(const struct agentview_opts *o, int argc, char **argv)
 		row[1] = r->nodeset;
 		row[2] = r->state;
 		row[3] = att;
-		row[4] = r->instance;
-		row[5] = r->address;
+		row[4] = node_live(r) ? r->instance : NULL;
+		row[5] = node_live(r) ? r->address : NULL;
 		row[6] = age;
-		row[7] = r->job ? job : NULL;
+		row[7] = node_live(r) && r->job ? job : NULL;
 		row[8] = r->cooldown_until > v.now ? cool : NULL;
 		row[9] = r->last_error;
 		table_row(&t, row);

@@ -131,8 +131,8 @@ hasre '^NODE +NODESET +STATE +ATTEMPT +INSTANCE +ADDRESS +AGE +JOB +COOLDOWN +LA
 ok $? "nodes has a header"
 hasre '^burst-1 +cpu +launching +1 +local-lab-burst-1-1 +10\.77\.0\.11 +3m +17 +- +-$' out
 ok $? "nodes: burst-1's node set, state, attempt, instance, address, age, job"
-hasre '^gpu-2 +gpu +powered_down +0 +- +- +2h +18 +(9|10)m +capacity: no g5\.xlarge in us-east-1$' out
-ok $? "nodes: gpu-2's cooldown left and last error"
+hasre '^gpu-2 +gpu +powered_down +0 +- +- +2h +- +(9|10)m +capacity: no g5\.xlarge in us-east-1$' out
+ok $? "nodes: gpu-2's cooldown left and last error, no job once powered down"
 run 0 -c "$conf" nodes 'burst-[1-2],gpu-2'
 ok $? "nodes HOSTLIST exits 0"
 [ "$(awk 'NR > 1 { printf "%s ", $1 }' "$tmp/out")" = "burst-1 burst-2 gpu-2 " ]
@@ -156,7 +156,7 @@ assert g1["state"] == "booting" and g1["instance"] == "i-gpu1" and g1["attempt"]
 assert 7300 <= g1["age_seconds"] < 7360, g1
 assert g2["last_error"] == "capacity: no g5.xlarge in us-east-1", g2
 assert 540 < g2["cooldown_left_seconds"] <= 600, g2
-assert g2["nodeset"] == "gpu" and g2["job"] == 18, g2
+assert g2["nodeset"] == "gpu" and g2["job"] is None, g2
 ' 2>"$tmp/err"
 ok $? "nodes --json carries the rows"
 
@@ -258,6 +258,21 @@ ok $? "... and exits 0 on SIGINT" "$tmp/follow.err"
 timeout 10 "$B" -c "$conf" events -f | head -1 >/dev/null
 [ "${PIPESTATUS[0]}" -eq 0 ]
 ok $? "events -f stops with exit 0 when its reader goes away"
+
+# --- a node that lived and was powered down shows no instance, address or job ---
+fx move burst-10 powered_down requested job=16
+fx move burst-10 requested launching instance=local-lab-burst-10-1 attempt=1 address=10.77.0.20 detail=local-lab-burst-10-1
+fx move burst-10 launching powered_down "error=boot timeout" detail=gone
+run 0 -c "$conf" nodes burst-10
+hasre '^burst-10 +cpu +powered_down +1 +- +- +[0-9]+s +- +- +boot timeout$' out
+ok $? "nodes: a powered-down node shows no old instance, address or job"
+run 0 -c "$conf" --json nodes burst-10 && py '
+import json, sys
+n = json.load(sys.stdin)[0]
+assert n["instance"] is None and n["address"] is None and n["job"] is None, n
+assert n["last_instance"] == "local-lab-burst-10-1", n
+' 2>"$tmp/err"
+ok $? "nodes --json: null instance, address and job, last_instance kept"
 
 # --- read while no agent runs, by a user who may not write StateDir ---
 fx ensure burst-1 cpu   # the agent's last write: closing it removes the -wal file
