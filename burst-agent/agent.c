@@ -978,8 +978,14 @@ static void handle_join(int fd)
 		if (json_object_object_get_ex(req, "timing", &tm)) {
 			double pv = json_object_object_get_ex(tm, "provenance_s", &v) ? json_object_get_double(v) : -1;
 			double av = json_object_object_get_ex(tm, "acceptance_s", &v) ? json_object_get_double(v) : -1;
-			INFO("%s: report of instance %s: provenance %.3f s, acceptance %.3f s, %zu bytes",
-			     node, instance, pv, av, got);
+			char acc[48];
+			/* a node without acceptance.conf ran no acceptance test */
+			if (av < 0)
+				snprintf(acc, sizeof(acc), "no acceptance tests");
+			else
+				snprintf(acc, sizeof(acc), "acceptance %.3f s", av);
+			INFO("%s: report of instance %s: provenance %.3f s, %s, %zu bytes",
+			     node, instance, pv, acc, got);
 		}
 	}
 	if (state_record_add(A.db, node, instance, digest, text, bad ? bad : "admitted", &err) < 0)

@@ -46,6 +46,9 @@ grep -q '^CLOUD_PROVIDER=local$' "$LAB/job.out" && grep -q '^CLOUD_INSTANCE_TYPE
 ok $? "... and CLOUD_PROVIDER, CLOUD_INSTANCE_TYPE, CLOUD_INSTANCE_ID" "$LAB/job.out"
 [ "$(tail -1 "$LAB/job.out")" = 0 ]; ok $? "the node has a private /tmp" "$LAB/job.out"
 grep -q 'booting -> admitted' "$LAB/log/agent.log"; ok $? "the node was admitted before slurmd started" "$LAB/log/agent.log"
+grep -Eq ': report of instance [^ ]+: provenance [0-9.]+ s, no acceptance tests, [0-9]+ bytes$' "$LAB/log/agent.log" &&
+	! grep -q 'acceptance -1' "$LAB/log/agent.log"
+ok $? "without acceptance.conf the agent logs that no acceptance test ran (not a negative time)" "$LAB/log/agent.log"
 grep -qx "$id wrap" "$LAB/site-prolog.log"; ok $? "burst-prolog-slurmctld ran the site's PrologSlurmctld first" "$LAB/site-prolog.log" "$LAB/log/slurmctld.log"
 
 # idle: suspended after SuspendTime; the instance and its processes go away
