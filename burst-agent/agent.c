@@ -40,6 +40,7 @@
 
 #include "catalog.h"
 #include "config.h"
+#include "conn.h"
 #include "hostlist.h"
 #include "policy.h"
 #include "proc.h"
@@ -53,6 +54,12 @@
 
 #define TICK_MS 250
 #define MAX_REPORT (1 << 20)    /* a join report: record and credential */
+#define JOIN_DEADLINE_S 5.0     /* a join report, whole, from its accept */
+#define JOIN_MAX_CONNS 256      /* join connections open at once (then the oldest goes) */
+#define CTL_MAX_REQ 4096        /* a control request */
+#define CTL_DEADLINE_S 2.0
+#define CTL_MAX_CONNS 32
+#define ACCEPT_BURST 64         /* connections taken per socket per turn of the loop */
 #define REGISTER_TIMEOUT_S 5      /* admitted to registered in Slurm (it takes ~0.1 s) */
 #define DEFAULT_MUNGE_SOCKET "/run/munge/munge.socket.2"   /* munged's own default */
 
@@ -99,6 +106,9 @@ struct agent {
 	uint32_t net;            /* local bridge address (host order) */
 	int prefix;
 	int usock, jsock;
+	struct conn_table conns; /* join and control connections being read */
+	unsigned long dropped_slow, dropped_full, dropped_big; /* join connections, logged now and then */
+	double dropped_said;
 	uid_t slurm_uid;
 	char munge_socket[PATH_MAX]; /* empty: munge's default */
 	FILE *log;               /* NULL: stderr */
@@ -817,26 +827,6 @@ static const char *jstr(json_object *o, const char *key)
 }
 
 /* Read one line (the report) of at most max bytes; NULL (and *len) if too large. */
-static char *read_report(int fd, size_t max, size_t *len)
-{
-	char *buf = xmalloc(max + 1);
-	size_t got = 0;
-	ssize_t n;
-
-	while (got < max && (n = read(fd, buf + got, max - got)) > 0) {
-		got += (size_t)n;
-		if (memchr(buf + got - (size_t)n, '\n', (size_t)n))
-			break;
-	}
-	buf[got] = '\0';
-	*len = got;
-	if (got >= max) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
 /* Decode a munge credential; the payload (caller frees) or NULL with why. */
 static char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
 {
@@ -897,26 +887,17 @@ static void reply_retry(int fd)
  * database; only a verified report from the instance the token was issued
  * for is stored and decided on.
  */
-static void handle_join(int fd)
+static void handle_join(int fd, const char *buf, size_t got)
 {
-	char why[1200], digest[65], *buf, *payload = NULL;
-	size_t got = 0;
+	char why[1200], digest[65], *payload = NULL;
 	json_object *req = NULL, *pay = NULL, *jrec = NULL;
 	struct node_rec r;
 	burst_err_t err;
 	const char *node = NULL, *instance = NULL, *token = NULL, *cred, *text, *bad = NULL;
 	const struct cfg_nodeset *ns;
-	struct timeval tv = { 5, 0 };
 	uid_t uid = (uid_t)-1;
 
 	memset(&r, 0, sizeof(r));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	buf = read_report(fd, MAX_REPORT, &got);
-	if (!buf) {
-		ERR("join: report of more than %d bytes refused", MAX_REPORT);
-		reply_json(fd, false, "report too large", NULL);
-		return;
-	}
 	req = json_tokener_parse(buf);
 	cred = jstr(req, "cred");
 	text = jstr(req, "record");
@@ -1022,7 +1003,6 @@ static void handle_join(int fd)
 		reply_json(fd, true, NULL, rec);
 	}
 out:
-	free(buf);
 	free(payload);
 	json_object_put(req);
 	json_object_put(pay);
@@ -1145,28 +1125,28 @@ static void take_spool(void)
 
 /* ---- control socket ---- */
 
-static void handle_control(int fd)
+/* Whether the peer of a control connection may talk to the agent: root and
+ * SlurmUser only; anyone else is answered and closed before anything of
+ * theirs is read. */
+static bool control_peer_ok(int fd)
 {
+	static const char msg[] = "{\"ok\":false,\"error\":\"permission denied: only root and SlurmUser may talk to burst-agent\"}\n";
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	char buf[4096];
-	ssize_t n;
-	struct timeval tv = { 2, 0 };
 
-	/* read the request first: answering before it is read can reset the
-	 * connection under the client's feet */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	n = read(fd, buf, sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
-	    (cred.uid != 0 && cred.uid != A.slurm_uid)) {
-		const char *msg = "{\"ok\":false,\"error\":\"permission denied: only root and SlurmUser may talk to burst-agent\"}\n";
-		ERR("control: refused uid %u pid %d (only root and SlurmUser uid %u)",
-		    (unsigned)cred.uid, (int)cred.pid, (unsigned)A.slurm_uid);
-		if (write(fd, msg, strlen(msg)) < 0)
-			return;
-		return;
-	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+	    (cred.uid == 0 || cred.uid == A.slurm_uid))
+		return true;
+	ERR("control: refused uid %u pid %d (only root and SlurmUser uid %u)",
+	    (unsigned)cred.uid, (int)cred.pid, (unsigned)A.slurm_uid);
+	if (send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		return false;
+	return false;
+}
+
+/* A request of an allowed peer, read whole by the poll loop. */
+static void handle_control(int fd, const char *buf)
+{
 	if (strstr(buf, "\"poke\"")) {
 		take_spool();
 		if (write(fd, "{\"ok\":true}\n", 12) < 0)
@@ -1182,7 +1162,7 @@ static void handle_control(int fd)
 static int listen_unix(const char *path)
 {
 	struct sockaddr_un sa;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
 		return -1;
@@ -1201,7 +1181,7 @@ static int listen_unix(const char *path)
 static int listen_tcp(uint32_t addr, int port)
 {
 	struct sockaddr_in sa;
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
 	if (fd < 0)
 		return -1;
@@ -1215,6 +1195,96 @@ static int listen_tcp(uint32_t addr, int port)
 		return -1;
 	}
 	return fd;
+}
+
+enum { CONN_CTL, CONN_JOIN };
+
+/* Take the connections waiting on a listening socket (a bounded number per
+ * turn); control peers are checked before anything is read. */
+static void accept_clients(int lsock, int kind)
+{
+	int i, fd, evicted;
+
+	for (i = 0; i < ACCEPT_BURST; i++) {
+		fd = accept4(lsock, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+				ERR("%s: accept: %s", kind == CONN_JOIN ? "join" : "control", strerror(errno));
+			return;
+		}
+		if (kind == CONN_CTL && !control_peer_ok(fd)) {
+			close(fd);
+			continue;
+		}
+		conn_add(&A.conns, fd, kind, mono(), kind == CONN_JOIN ? JOIN_DEADLINE_S : CTL_DEADLINE_S,
+			 kind == CONN_JOIN ? JOIN_MAX_CONNS : CTL_MAX_CONNS, &evicted);
+		if (evicted && kind == CONN_JOIN)
+			A.dropped_full++;
+		else if (evicted)
+			ERR("control: more than %d connections open: the oldest closed", CTL_MAX_CONNS);
+	}
+}
+
+/* One turn of the loop's clients: wait up to a tick for a listening socket
+ * or a connection to have something, read what each has without waiting,
+ * answer whole requests, close the ones past their deadline or cap. */
+static void serve_clients(void)
+{
+	struct pollfd *p = xmalloc((A.conns.n + 2) * sizeof(*p));
+	size_t i, n = A.conns.n;
+	double now;
+
+	p[0] = (struct pollfd){ A.usock, POLLIN, 0 };
+	p[1] = (struct pollfd){ A.jsock, POLLIN, 0 };
+	for (i = 0; i < n; i++)
+		p[i + 2] = (struct pollfd){ A.conns.c[i].fd, POLLIN, 0 };
+	if (poll(p, n + 2, TICK_MS) > 0) {
+		/* the connections first: conn_drop moves the last into i, so from the end */
+		for (i = n; i-- > 0;) {
+			struct conn *c = &A.conns.c[i];
+			enum conn_status st;
+			bool join = c->kind == CONN_JOIN;
+
+			if (!p[i + 2].revents)
+				continue;
+			st = conn_pump(c, join ? MAX_REPORT : CTL_MAX_REQ);
+			if (st == CONN_MORE)
+				continue;
+			if (st == CONN_LINE && join)
+				handle_join(c->fd, c->buf, c->len);
+			else if (st == CONN_LINE)
+				handle_control(c->fd, c->buf);
+			else if (st == CONN_TOO_BIG && join) {
+				A.dropped_big++;
+				reply_json(c->fd, false, "report too large", NULL);
+			} else if (st == CONN_TOO_BIG)
+				ERR("control: request of more than %d bytes refused", CTL_MAX_REQ);
+			conn_drop(&A.conns, i);
+		}
+		if (p[0].revents & POLLIN)
+			accept_clients(A.usock, CONN_CTL);
+		if (p[1].revents & POLLIN)
+			accept_clients(A.jsock, CONN_JOIN);
+	}
+	free(p);
+	now = mono();
+	for (i = A.conns.n; i-- > 0;)
+		if (A.conns.c[i].deadline <= now) {
+			if (A.conns.c[i].kind == CONN_JOIN)
+				A.dropped_slow++;
+			else
+				ERR("control: no whole request within %.0f s: closed", CTL_DEADLINE_S);
+			conn_drop(&A.conns, i);
+		}
+	/* what a flood of join connections did, once in a while rather than a line each */
+	if ((A.dropped_slow || A.dropped_full || A.dropped_big) && now - A.dropped_said >= 10) {
+		ERR("join: closed %lu connection%s with no whole report within %.0f s, %lu beyond %d open at once, "
+		    "%lu report%s over %d bytes",
+		    A.dropped_slow, A.dropped_slow == 1 ? "" : "s", JOIN_DEADLINE_S, A.dropped_full, JOIN_MAX_CONNS,
+		    A.dropped_big, A.dropped_big == 1 ? "" : "s", MAX_REPORT);
+		A.dropped_slow = A.dropped_full = A.dropped_big = 0;
+		A.dropped_said = now;
+	}
 }
 
 /* What burst.conf makes: config, catalog, candidates, nodes, drivers. */
@@ -2036,22 +2106,7 @@ int main(int argc, char **argv)
 	     A.cfg->join_port);
 	recover();
 	while (!stopping) {
-		struct pollfd p[2] = { { A.usock, POLLIN, 0 }, { A.jsock, POLLIN, 0 } };
-		int n = poll(p, 2, TICK_MS);
-		if (n > 0 && (p[0].revents & POLLIN)) {
-			int fd = accept4(A.usock, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0) {
-				handle_control(fd);
-				close(fd);
-			}
-		}
-		if (n > 0 && (p[1].revents & POLLIN)) {
-			int fd = accept4(A.jsock, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0) {
-				handle_join(fd);
-				close(fd);
-			}
-		}
+		serve_clients();
 		if (reloading) {
 			reloading = 0;
 			if (A.log_path && open_log(A.log_path) < 0)
@@ -2066,6 +2121,7 @@ int main(int argc, char **argv)
 		tick();
 	}
 	INFO("stopping (instances keep running; a restart takes them up again)");
+	conn_table_free(&A.conns);
 	close(A.usock);
 	close(A.jsock);
 	unlink(A.cfg->socket_path);

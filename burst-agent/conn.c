@@ -1,0 +1,105 @@
+/*
+ * conn.c - the agent's client connections, read without blocking (conn.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "strutil.h"
+
+enum conn_status conn_pump(struct conn *c, size_t max)
+{
+	for (;;) {
+		ssize_t n;
+		char *nl;
+
+		if (c->len >= max)
+			return CONN_TOO_BIG;
+		if (c->cap < c->len + 4096 + 1 && c->cap < max + 1) {
+			size_t want = c->cap ? c->cap * 2 : 4096;
+			if (want > max + 1)
+				want = max + 1;
+			c->buf = xrealloc(c->buf, want);
+			c->cap = want;
+		}
+		n = recv(c->fd, c->buf + c->len, c->cap - 1 - c->len, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return CONN_MORE;
+			return CONN_ERROR;
+		}
+		if (n == 0) {
+			if (c->buf)
+				c->buf[c->len] = '\0';
+			return c->len ? CONN_LINE : CONN_CLOSED;
+		}
+		nl = memchr(c->buf + c->len, '\n', (size_t)n);
+		c->len += (size_t)n;
+		c->buf[c->len] = '\0';
+		if (nl) {
+			*nl = '\0';
+			c->len = (size_t)(nl - c->buf);
+			return CONN_LINE;
+		}
+	}
+}
+
+struct conn *conn_add(struct conn_table *t, int fd, int kind, double now, double timeout, size_t max,
+		      int *evicted)
+{
+	struct conn *c;
+
+	*evicted = 0;
+	if (max && conn_count(t, kind) >= max) {
+		size_t i, old = t->n;
+		for (i = 0; i < t->n; i++)
+			if (t->c[i].kind == kind && (old == t->n || t->c[i].born < t->c[old].born))
+				old = i;
+		*evicted = 1;
+		conn_drop(t, old);
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 16;
+		t->c = xrealloc(t->c, t->cap * sizeof(*t->c));
+	}
+	c = &t->c[t->n++];
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	c->kind = kind;
+	c->born = now;
+	c->deadline = now + timeout;
+	return c;
+}
+
+void conn_drop(struct conn_table *t, size_t i)
+{
+	if (i >= t->n)
+		return;
+	if (t->c[i].fd >= 0)
+		close(t->c[i].fd);
+	free(t->c[i].buf);
+	t->c[i] = t->c[--t->n];
+}
+
+size_t conn_count(const struct conn_table *t, int kind)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < t->n; i++)
+		k += t->c[i].kind == kind;
+	return k;
+}
+
+void conn_table_free(struct conn_table *t)
+{
+	while (t->n)
+		conn_drop(t, t->n - 1);
+	free(t->c);
+	t->c = NULL;
+	t->cap = 0;
+}

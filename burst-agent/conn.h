@@ -1,0 +1,63 @@
+/*
+ * conn.h - the agent's client connections, read without blocking.
+ *
+ * Every accepted connection (a node's join report, a request on the
+ * control socket) gets its own buffer, a deadline for its whole request
+ * and a size cap; the poll loop reads whatever each one has sent and never
+ * waits for any. A table holds at most a fixed number of connections per
+ * kind: a new one beyond that closes the oldest of its kind (a genuine
+ * request is complete within milliseconds of its accept, so only clients
+ * that hold a connection open lose it).
+ */
+#ifndef BURST_CONN_H
+#define BURST_CONN_H
+
+#include <poll.h>
+#include <stddef.h>
+
+enum conn_status {
+	CONN_MORE,       /* nothing complete yet: poll again */
+	CONN_LINE,       /* a request up to its newline (or the peer's half-close) */
+	CONN_CLOSED,     /* the peer left without sending anything */
+	CONN_TOO_BIG,    /* max bytes and no newline */
+	CONN_ERROR       /* read error (errno) */
+};
+
+struct conn {
+	int fd;
+	int kind;        /* the caller's: which socket it came from */
+	char *buf;       /* NUL-terminated; the request once CONN_LINE */
+	size_t len, cap;
+	double born, deadline;
+};
+
+struct conn_table {
+	struct conn *c;
+	size_t n, cap;
+};
+
+/*
+ * Read what fd has without waiting (recv MSG_DONTWAIT) into c's buffer,
+ * up to max bytes. The request ends at the first newline (kept out of
+ * c->buf) or at end of file after at least one byte.
+ */
+enum conn_status conn_pump(struct conn *c, size_t max);
+
+/*
+ * Add fd of kind, accepted at now, to expire at now + timeout. When kind
+ * already has max connections, the oldest of them is closed first; its fd
+ * and *evicted is 1 (else 0).
+ */
+struct conn *conn_add(struct conn_table *t, int fd, int kind, double now, double timeout, size_t max,
+		      int *evicted);
+
+/* Close connection i and free its buffer (the last one moves into i). */
+void conn_drop(struct conn_table *t, size_t i);
+
+/* How many connections of kind. */
+size_t conn_count(const struct conn_table *t, int kind);
+
+/* Close every connection; the table is empty and reusable. */
+void conn_table_free(struct conn_table *t);
+
+#endif

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# test_agent_dos.sh - no client holds the agent's poll loop (issue 13's
+# security review): an unprivileged user (uid 65534) trickling a byte a
+# second into the join port, reconnecting whenever it is cut off, and the
+# same user holding 20 silent connections on the control socket; meanwhile
+# root's request on the control socket and a report on the join port are
+# answered while those attacks still run. Before the fix the agent read
+# each connection on the loop's time (5 s, then 2 s per read), so the
+# answers came only once the attackers gave up.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+agent="$build/burst-agent/burst-agent"
+[ -x "$agent" ] || bail "no $agent (build first)"
+id nobody >/dev/null 2>&1 || bail "no user nobody (uid 65534) to attack with"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 120 5 60 | grep -v "^PrologSlurmctld=")
+lab_pre_ctld() {
+	lab_burst_conf <<CONF
+Contract=here node_vcpus_count>=1 accelerator_count=0
+NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
+CONF
+}
+lab_up || bail "the lab did not start"
+cd "$LAB" || bail "no lab directory"
+TAP_DIAG="$LAB/log/agent.log"
+lab_agent_start || bail "the agent did not start"
+jaddr=$LAB_NET.1 jport=$((LAB_PORT_CTLD + 300))
+sock=$LAB/burst/agent.sock
+
+# ATTACKER: as nobody, for at most 40 s (then it writes its done file):
+#   trickle - a join connection sending one byte a second, again when cut off
+#   silent  - 20 control connections that send nothing
+cat >"$LAB/attack.py" <<'PY'
+import socket, sys, time
+kind, out = sys.argv[1], sys.argv[2]
+end = time.monotonic() + 40
+cut = 0
+if kind == "trickle":
+    addr = (sys.argv[3], int(sys.argv[4]))
+    s = None
+    started = False
+    while time.monotonic() < end:
+        try:
+            if s is None:
+                s = socket.create_connection(addr)
+            s.sendall(b"{")
+            if not started:
+                open(out + ".started", "w").close()
+                started = True
+        except OSError:
+            s, cut = None, cut + 1
+            continue
+        time.sleep(1)
+else:
+    conns = [socket.socket(socket.AF_UNIX) for i in range(20)]
+    for c in conns:
+        c.connect(sys.argv[3])
+    open(out + ".started", "w").close()
+    answers = []
+    for c in conns:
+        c.settimeout(max(0.1, end - time.monotonic()))
+        try:
+            answers.append(c.recv(300).decode())
+        except OSError:
+            answers.append("")
+    open(out + ".answers", "w").write("\n".join(answers))
+    while time.monotonic() < end:
+        time.sleep(0.2)
+open(out + ".done", "w").write("cut off %d times\n" % cut)
+PY
+chmod 644 "$LAB/attack.py"
+mkdir -m 777 "$LAB/att"
+attack() {   # KIND ARGS...: start an attacker as nobody, wait for it to be at it
+	setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 "$LAB/attack.py" "$1" "$LAB/att/$1" "${@:2}" &
+	lab_record attacker $!
+	lab_wait_file "$LAB/att/$1.started" 10
+}
+# root's request on the control socket; its answer in $LAB/answer
+poke() {
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(120); s.connect(sys.argv[1])
+s.sendall(b"{\"op\":\"poke\"}\n"); print(s.recv(200).decode().strip())' "$sock" >"$LAB/answer" 2>&1
+}
+# a report on the join port (not a node's: it is refused, and answered)
+report() {
+	python3 -c '
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=120)
+s.sendall(b"{\"op\":\"join\"}\n"); print(s.recv(300).decode().strip())' "$jaddr" "$jport" >"$LAB/join-answer" 2>&1
+}
+
+attack trickle "$jaddr" "$jport"; ok $? "nobody trickles a byte a second into the join port"
+poke
+grep -q '"ok":true' "$LAB/answer"; ok $? "root's request is answered ($(cat "$LAB/answer"))" "$LAB/answer"
+[ ! -e "$LAB/att/trickle.done" ]; ok $? "... while the trickler is still at it"
+report
+grep -q 'malformed report' "$LAB/join-answer"; ok $? "a report on the join port is answered ($(cat "$LAB/join-answer"))" "$LAB/join-answer"
+[ ! -e "$LAB/att/trickle.done" ]; ok $? "... while the trickler is still at it"
+
+attack silent "$sock"; ok $? "nobody holds 20 silent connections on the control socket"
+poke
+grep -q '"ok":true' "$LAB/answer"; ok $? "root's request is answered ($(cat "$LAB/answer"))" "$LAB/answer"
+[ ! -e "$LAB/att/silent.done" ]; ok $? "... while the silent connections are still held"
+lab_wait_file "$LAB/att/silent.answers" 45
+[ "$(grep -c 'permission denied' "$LAB/att/silent.answers")" = 20 ]
+ok $? "each silent connection was refused without sending a byte" "$LAB/att/silent.answers"
+
+lab_wait_file "$LAB/att/trickle.done" 45
+grep -q 'join: closed [1-9][0-9]* connections\? with no whole report within' "$LAB/log/agent.log"
+ok $? "the agent cut the trickler off and said so ($(cat "$LAB/att/trickle.done"))"
+lab_pid_alive "$AGENT_PID"; ok $? "the agent still runs"
+done_testing
