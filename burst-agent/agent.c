@@ -107,7 +107,7 @@ struct agent {
 	int prefix;
 	int usock, jsock;
 	struct conn_table conns; /* join and control connections being read */
-	unsigned long dropped_slow, dropped_full, dropped_big; /* join connections, logged now and then */
+	unsigned long dropped_slow, dropped_full; /* join connections, logged now and then */
 	double dropped_said;
 	uid_t slurm_uid;
 	char munge_socket[PATH_MAX]; /* empty: munge's default */
@@ -945,7 +945,10 @@ static void handle_join(int fd, const char *buf, size_t got)
 		reply_json(fd, false, bad, NULL);
 		goto out;
 	}
+	/* used: the token is of no more use to anyone, so it is not kept */
 	r.token_used = true;
+	free(r.token);
+	r.token = NULL;
 	free(r.provenance_id);
 	r.provenance_id = xstrdup(digest);
 	ns = nodeset_of(node);
@@ -1043,6 +1046,7 @@ static void take_request(const char *file)
 	struct hostlist hl = { NULL, 0, 0 };
 	burst_err_t err;
 	const char *op;
+	char *text;
 	size_t i;
 	double t0;
 
@@ -1051,7 +1055,18 @@ static void take_request(const char *file)
 		unlink(path);
 		return;
 	}
-	req = json_object_from_file(path);
+	text = spool_read(A.spool, file, A.slurm_uid, SPOOL_MAX_REQUEST, NULL, &err);
+	if (!text) {
+		char bad[PATH_MAX * 2 + 8];
+		/* renamed, not followed: a link or a FIFO moves aside as it is */
+		snprintf(bad, sizeof(bad), "%s.bad", path);
+		ERR("spool: %s; moved to %s.bad (remove it once understood)", err.msg, file);
+		if (rename(path, bad) < 0)
+			ERR("spool: cannot move %s aside: %s", path, strerror(errno));
+		return;
+	}
+	req = json_tokener_parse(text);
+	free(text);
 	if (!req || !json_object_object_get_ex(req, "op", &jop) ||
 	    !json_object_object_get_ex(req, "nodes", &jnodes) ||
 	    hostlist_expand(json_object_get_string(jnodes), &hl, 1 << 20, &err) < 0) {
@@ -1255,7 +1270,7 @@ static void serve_clients(void)
 			else if (st == CONN_LINE)
 				handle_control(c->fd, c->buf);
 			else if (st == CONN_TOO_BIG && join) {
-				A.dropped_big++;
+				ERR("join: report of more than %d bytes refused", MAX_REPORT);
 				reply_json(c->fd, false, "report too large", NULL);
 			} else if (st == CONN_TOO_BIG)
 				ERR("control: request of more than %d bytes refused", CTL_MAX_REQ);
@@ -1277,12 +1292,10 @@ static void serve_clients(void)
 			conn_drop(&A.conns, i);
 		}
 	/* what a flood of join connections did, once in a while rather than a line each */
-	if ((A.dropped_slow || A.dropped_full || A.dropped_big) && now - A.dropped_said >= 10) {
-		ERR("join: closed %lu connection%s with no whole report within %.0f s, %lu beyond %d open at once, "
-		    "%lu report%s over %d bytes",
-		    A.dropped_slow, A.dropped_slow == 1 ? "" : "s", JOIN_DEADLINE_S, A.dropped_full, JOIN_MAX_CONNS,
-		    A.dropped_big, A.dropped_big == 1 ? "" : "s", MAX_REPORT);
-		A.dropped_slow = A.dropped_full = A.dropped_big = 0;
+	if ((A.dropped_slow || A.dropped_full) && now - A.dropped_said >= 10) {
+		ERR("join: closed %lu connection%s with no whole report within %.0f s, %lu beyond %d open at once",
+		    A.dropped_slow, A.dropped_slow == 1 ? "" : "s", JOIN_DEADLINE_S, A.dropped_full, JOIN_MAX_CONNS);
+		A.dropped_slow = A.dropped_full = 0;
 		A.dropped_said = now;
 	}
 }

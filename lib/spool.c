@@ -148,3 +148,68 @@ void spool_list_free(char **names)
 		free(names[i]);
 	free(names);
 }
+
+char *spool_read(const char *dir, const char *name, uid_t owner, size_t max, size_t *len,
+		 burst_err_t *err)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+		burst_err_set(err, "spool request path too long: %s/%s", dir, name);
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		burst_err_set(err, "%s: cannot open: %s%s", path, strerror(errno),
+			      errno == ELOOP ? " (a symbolic link: requests are regular files)" : "");
+		return NULL;
+	}
+	if (fstat(fd, &st) < 0) {
+		burst_err_set(err, "%s: cannot stat: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		burst_err_set(err, "%s: not a regular file (mode %06o): requests are regular files", path,
+			      (unsigned)st.st_mode);
+		goto fail;
+	}
+	if (st.st_uid != 0 && st.st_uid != owner) {
+		burst_err_set(err, "%s: owned by uid %u, not root or SlurmUser (uid %u)", path,
+			      (unsigned)st.st_uid, (unsigned)owner);
+		goto fail;
+	}
+	if ((unsigned long long)st.st_size > max) {
+		burst_err_set(err, "%s: %lld bytes, more than a request may have (%zu)", path,
+			      (long long)st.st_size, max);
+		goto fail;
+	}
+	/* read to the end, but never past max (the file may grow meanwhile) */
+	buf = xmalloc(max + 1);
+	while (got <= max && (n = read(fd, buf + got, max + 1 - got)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			burst_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+			goto fail;
+		}
+		got += (size_t)n;
+	}
+	if (got > max) {
+		burst_err_set(err, "%s: more than a request may have (%zu bytes)", path, max);
+		goto fail;
+	}
+	close(fd);
+	buf[got] = '\0';
+	if (len)
+		*len = got;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	return NULL;
+}

@@ -9,6 +9,7 @@
 #define BURST_SPOOL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include "burst_err.h"
 
 /*
@@ -27,5 +28,18 @@ int spool_write(const char *dir, const char *kind, const char *text,
  */
 char **spool_list(const char *dir, burst_err_t *err);
 void spool_list_free(char **names);
+
+#define SPOOL_MAX_REQUEST (4 << 20)   /* bytes of one request file */
+
+/*
+ * The text of request name in dir (NUL-terminated, caller frees; its length
+ * in *len if len is not NULL), read only if it is a regular file owned by
+ * root or by owner and of at most max bytes: it is opened with O_NOFOLLOW
+ * and O_NONBLOCK, so a symbolic link (to /dev/zero, say) or a FIFO is
+ * refused at once rather than read without end or waited on. Returns NULL
+ * with err saying which file and why.
+ */
+char *spool_read(const char *dir, const char *name, uid_t owner, size_t max, size_t *len,
+		 burst_err_t *err);
 
 #endif

@@ -2,6 +2,7 @@
  * state.c - SQLite state of the burst agent (see state.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,30 @@ struct state_db *state_open(const char *path, burst_err_t *err)
 	char *msg = NULL;
 
 	db->path = xstrdup(path);
+	/* live join tokens: the database and its -wal and -shm (which SQLite
+	 * makes with the database's mode) are for root alone, an older agent's
+	 * 0644 files included */
+	{
+		static const char *const sfx[] = { "-wal", "-shm" };
+		char side[4200];
+		int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 || fchmod(fd, 0600) < 0) {
+			burst_err_set(err, "%s: cannot create the state database mode 0600: %s", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			state_close(db);
+			return NULL;
+		}
+		close(fd);
+		for (size_t i = 0; i < 2; i++) {
+			snprintf(side, sizeof(side), "%s%s", path, sfx[i]);
+			if (chmod(side, 0600) < 0 && errno != ENOENT) {
+				burst_err_set(err, "%s: cannot make it mode 0600: %s", side, strerror(errno));
+				state_close(db);
+				return NULL;
+			}
+		}
+	}
 	if (sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
 		burst_err_set(err, "%s: cannot open the state database: %s", path,

@@ -4,7 +4,8 @@
 # second into the join port, reconnecting whenever it is cut off, and the
 # same user holding 20 silent connections on the control socket; meanwhile
 # root's request on the control socket and a report on the join port are
-# answered while those attacks still run. Before the fix the agent read
+# answered while those attacks still run. A FIFO or a link to /dev/zero in
+# the spool is moved aside, not opened or read without end. Before the fix the agent read
 # each connection on the loop's time (5 s, then 2 s per read), so the
 # answers came only once the attackers gave up.
 set -u
@@ -113,5 +114,16 @@ ok $? "each silent connection was refused without sending a byte" "$LAB/att/sile
 lab_wait_file "$LAB/att/trickle.done" 45
 grep -q 'join: closed [1-9][0-9]* connections\? with no whole report within' "$LAB/log/agent.log"
 ok $? "the agent cut the trickler off and said so ($(cat "$LAB/att/trickle.done"))"
+# the spool: a FIFO would hang open(), a link to /dev/zero would be read without end
+mkfifo "$LAB/burst/spool/x.json" && ln -s /dev/zero "$LAB/burst/spool/z.json"
+ok $? "a FIFO x.json and a link z.json -> /dev/zero in the spool"
+poke
+grep -q '"ok":true' "$LAB/answer"; ok $? "root's request (the spool taken) is answered ($(cat "$LAB/answer"))" "$LAB/answer"
+[ -p "$LAB/burst/spool/x.json.bad" ] && [ -L "$LAB/burst/spool/z.json.bad" ] &&
+	[ ! -e "$LAB/burst/spool/x.json" ] && [ ! -L "$LAB/burst/spool/z.json" ]
+ok $? "both are moved aside as they are ($(ls "$LAB/burst/spool" | tr '\n' ' '))"
+grep -q 'spool: .*/x.json: not a regular file' "$LAB/log/agent.log" &&
+	grep -q 'spool: .*/z.json: cannot open: .*symbolic link' "$LAB/log/agent.log"
+ok $? "... and the log says why"
 lab_pid_alive "$AGENT_PID"; ok $? "the agent still runs"
 done_testing

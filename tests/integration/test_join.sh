@@ -117,6 +117,11 @@ pid=$(head -1 "$LAB/job.out")
   { lab_relaunched burst-1 && [[ "$after" == "('admitted', 2, 'local-lab$$-burst-1-2', 1, '$pid') 2" ]]; }; } &&
 	[[ "$pid" =~ ^[0-9a-f]{64}$ ]]
 ok $? "the record is stored, its digest is the job's CLOUD_PROVENANCE_ID ($after)" "$LAB/job.out"
+tok=$(python3 -c 'import sqlite3,sys
+print(sqlite3.connect(sys.argv[1]).execute("select token from nodes where name=?", ("burst-1",)).fetchone()[0])' "$LAB/burst/agent.db")
+[ "$tok" = None ]; ok $? "the used join token is not kept in the database ($tok)"
+m=$(stat -c %a "$LAB/burst/agent.db" "$LAB/burst/agent.db-wal" "$LAB/burst/agent.db-shm" | tr '\n' ' ')
+[ "$m" = "600 600 600 " ]; ok $? "agent.db, -wal and -shm are mode 0600 ($m)"
 
 join_with --record="$LAB/replay.env" >"$LAB/o" 2>&1
 rc=$?

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,6 +85,20 @@ int main(void)
 	ok(move(w, "gpu-1", "requested", "launching", NULL, "capacity: no g5 in us-east-1", "ICE") == 1,
 	   "transition 4");
 	ok(move(w, "burst-1", "launching", "booting", "i-0001", NULL, "instance started") == 1, "transition 5");
+
+	/* the database holds live join tokens: none of its files is for others */
+	{
+		const char *sfx[] = { "", "-wal", "-shm" };
+		char f[600];
+		struct stat st;
+		for (i = 0; i < 3; i++) {
+			snprintf(f, sizeof(f), "%s%s", path, sfx[i]);
+			if (stat(f, &st) < 0)
+				st.st_mode = 0;
+			ok((st.st_mode & 0777) == 0600, "agent.db%s is mode 0600 (%03o)", sfx[i],
+			   (unsigned)(st.st_mode & 0777));
+		}
+	}
 
 	/* the reader, while the writer keeps the database open */
 	ro = state_open_readonly(path, &missing, &err);
@@ -229,6 +244,26 @@ int main(void)
 		has_str(err.msg, other, "... the message names the file");
 		state_close(ro);
 		unlink(other);
+	}
+
+	/* a database left 0644 by an older agent is made 0600 when opened */
+	{
+		char old[600];
+		struct stat st;
+		struct state_db *o;
+		FILE *f;
+		snprintf(old, sizeof(old), "%s/old.db", dir);
+		f = fopen(old, "w");
+		if (f)
+			fclose(f);
+		if (chmod(old, 0644) < 0)
+			diag("chmod %s: failed", old);
+		o = state_open(old, &err);
+		if (stat(old, &st) < 0)
+			st.st_mode = 0;
+		ok(o && (st.st_mode & 0777) == 0600, "an existing 0644 database is made 0600 (%03o)",
+		   (unsigned)(st.st_mode & 0777));
+		state_close(o);
 	}
 
 	{
