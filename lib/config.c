@@ -632,7 +632,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		"StateDir", "SocketPath", "JoinPort", "BootTimeout", "RejectCooldown",
 		"ReconcileInterval", "OrphanGrace", "VanishGrace",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
-		"MemoryTolerance", "RequiredModules", "AllowedTaint", NULL };
+		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint", NULL };
 	struct conf_word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -712,7 +712,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket") ||
 		 str_ieq(w[0].key, "Acceptance") ||
 		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
-		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint")) {
+		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint") ||
+		 str_ieq(w[0].key, "AllowInsecureEndpoint")) {
 		int k;
 		/* global settings: one or more per line */
 		for (k = 0; k < n; k++) {
@@ -729,6 +730,9 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			} else if (str_ieq(w[k].key, "CatalogDir")) {
 				free(cfg->catalog_dir);
 				cfg->catalog_dir = w[k].val[0] ? xstrdup(w[k].val) : NULL;
+			} else if (str_ieq(w[k].key, "AllowInsecureEndpoint")) {
+				if (!parse_bool(w[k].val, &cfg->allow_insecure_endpoint))
+					lerr(ld, file, line, "AllowInsecureEndpoint is yes or no, not '%s'", w[k].val);
 			} else if (str_ieq(w[k].key, "AllowInlineContracts")) {
 				if (!parse_bool(w[k].val, &cfg->allow_inline))
 					lerr(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
@@ -894,6 +898,13 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 					}
 			}
 		}
+		/* cloud API calls carry signed requests and their answers: TLS,
+		 * unless a test's burst.conf says otherwise */
+		for (i = 0; i < cfg->nproviders && !cfg->allow_insecure_endpoint; i++)
+			if (cfg->providers[i].endpoint && !strncasecmp(cfg->providers[i].endpoint, "http://", 7))
+				lerr(&ld, cfg->providers[i].where.file, cfg->providers[i].where.line,
+				     "Provider %s: Endpoint=%s is plain HTTP: requests and answers would travel unencrypted and unverified; use https:// (AllowInsecureEndpoint=yes is for tests against a local endpoint only)",
+				     cfg->providers[i].name, cfg->providers[i].endpoint);
 		for (i = 0; i < cfg->ncontracts; i++)
 			for (j = 0; j < cfg->nnodesets; j++)
 				if (strcmp(cfg->contracts[i].name, cfg->nodesets[j].name) == 0)

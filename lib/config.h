@@ -90,6 +90,7 @@ struct burst_config {
 	char *cluster_name;      /* ClusterName= (default "slurm") */
 	char *catalog_dir;       /* CatalogDir= (may be NULL) */
 	bool allow_inline;       /* AllowInlineContracts= (default yes) */
+	bool allow_insecure_endpoint; /* AllowInsecureEndpoint= (default no; tests only) */
 	char *state_dir;         /* StateDir= (default BURST_DEFAULT_STATE_DIR): database, spool */
 	char *socket_path;       /* SocketPath= (default StateDir/agent.sock) */
 	int join_port;           /* JoinPort= where nodes report (default 6830) */

@@ -662,6 +662,11 @@ static int cmd_check_config(struct opts *o, int argc, char **argv)
 	problems = config_check(cfg, cat, &err);
 	for (i = 0; i < cfg->nnodesets; i++)
 		nodes += cfg->nodesets[i].nodes.n;
+	for (i = 0; i < cfg->nproviders && cfg->allow_insecure_endpoint; i++)
+		if (cfg->providers[i].endpoint && !strncasecmp(cfg->providers[i].endpoint, "http://", 7))
+			fprintf(stderr, "%s: warning: %s:%d: Provider %s talks plain HTTP to %s (AllowInsecureEndpoint=yes): for tests only, never in production\n",
+				prog, cfg->providers[i].where.file, cfg->providers[i].where.line, cfg->providers[i].name,
+				cfg->providers[i].endpoint);
 	if (o->json) {
 		json_object *top = json_object_new_object();
 		json_object_object_add(top, "file", json_object_new_string(o->config));

@@ -68,6 +68,7 @@ CatalogDir=$src/share/catalog
 JoinPort=$jp
 RejectCooldown=5
 Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
+AllowInsecureEndpoint=yes
 Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
 Provider=awsfake Type=aws Regions=us-east-1 Endpoint=$fep CredentialsFile=$aux/creds ImageId=ami-fake JoinAddress=$LAB_NET.1:$jp SecurityGroups=sg-1,sg-2 SubnetId=subnet-9
 Provider=awsbad Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/badcreds ImageId=$ami JoinAddress=$LAB_NET.1:$jp

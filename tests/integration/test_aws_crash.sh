@@ -49,6 +49,7 @@ lab_pre_ctld() {
 	jp=$((LAB_PORT_CTLD + 300))
 	lab_burst_conf <<CONF || return 1
 RejectCooldown=5
+AllowInsecureEndpoint=yes
 Provider=aws Type=aws Regions=us-east-1 Endpoint=$hep CredentialsFile=$aux/creds ImageId=$ami MinCount=all JoinAddress=$LAB_NET.1:$jp
 Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
 NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=aws InstanceTypes=t3.micro

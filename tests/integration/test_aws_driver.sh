@@ -37,6 +37,7 @@ cat >"$work/burst.conf" <<CONF
 ClusterName=drv
 StateDir=$work/state
 # moto launches MinCount instances (EC2: up to MaxCount): MinCount=all
+AllowInsecureEndpoint=yes
 Provider=moto Type=aws Regions=us-east-1 Endpoint=$ep ImageId=$ami JoinAddress=10.0.0.5:6830 MinCount=all
 Provider=moto2 Type=aws Regions=us-east-1,us-west-2 Endpoint=$ep ImageId=$ami
 Provider=fake Type=aws Regions=us-east-1 Endpoint=$fep ImageId=ami-fake LaunchTemplate=burst-nodes IamInstanceProfile=arn:aws:iam::123456789012:instance-profile/burst

@@ -43,6 +43,7 @@ ClusterName=refresh$$
 StateDir=$aux/state
 CatalogDir=$src/share/catalog
 Provider=local Bridge=brx0 Address=10.250.0.1/24
+AllowInsecureEndpoint=yes
 Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=ami-12345678
 Provider=awsbad Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/badcreds ImageId=ami-12345678
 Provider=awsslow Type=aws Regions=us-east-1 Endpoint=$fep CredentialsFile=$aux/creds ImageId=ami-12345678

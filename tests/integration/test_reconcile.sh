@@ -45,6 +45,7 @@ RejectCooldown=4
 ReconcileInterval=1
 OrphanGrace=8
 VanishGrace=3
+AllowInsecureEndpoint=yes
 Provider=aws Type=aws Regions=us-east-1,us-west-2 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
 Contract=ec2 node_provider=aws accelerator_count=0
 Contract=here node_provider=local accelerator_count=0

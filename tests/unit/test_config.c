@@ -354,6 +354,22 @@ int main(void)
 		catalog_free(cat);
 	}
 
+	/* plain-HTTP endpoints: refused unless a test's burst.conf allows them */
+	refused("http.conf", "Provider=aws Regions=us-east-1 Endpoint=http://127.0.0.1:5000\n",
+		"@/http.conf:1: Provider aws: Endpoint=http://127.0.0.1:5000 is plain HTTP");
+	refused("http-up.conf", "Provider=aws Regions=us-east-1 Endpoint=HTTP://ec2.example\n",
+		"@/http-up.conf:1: Provider aws: Endpoint=HTTP://ec2.example is plain HTTP");
+	{
+		struct burst_config *c = load("https.conf", "Provider=aws Regions=us-east-1 Endpoint=https://ec2.example\n", &err);
+		ok(c != NULL, "an https:// endpoint is accepted");
+		config_free(c);
+		c = load("http-ok.conf", "Provider=aws Regions=us-east-1 Endpoint=http://127.0.0.1:5000\nAllowInsecureEndpoint=yes\n",
+			 &err);
+		ok(c && c->allow_insecure_endpoint, "plain HTTP with AllowInsecureEndpoint=yes (even on a later line)");
+		config_free(c);
+	}
+	refused("insecure-bad.conf", "AllowInsecureEndpoint=maybe\n", "@/insecure-bad.conf:1: AllowInsecureEndpoint is yes or no");
+
 	/* config_default_path: explicit, BURST_CONF, beside SLURM_CONF, /etc */
 	unsetenv("BURST_CONF");
 	setenv("SLURM_CONF", "/opt/slurm/etc/slurm.conf", 1);
