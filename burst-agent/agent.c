@@ -940,8 +940,11 @@ static void handle_join(int fd, const char *buf, size_t got)
 	else if (r.token_used || !r.token || strcmp(r.token, token))
 		bad = "invalid or used join token";
 	if (bad) {
-		ERR("join: %s (instance %s, uid %d): refused: %s", node ? node : "?", instance ? instance : "?",
-		    (int)uid, bad);
+		/* node and instance are the report's word: written out, not sent to the log raw */
+		char *en = str_escape_ctl(node ? node : "?"), *ei = str_escape_ctl(instance ? instance : "?");
+		ERR("join: %s (instance %s, uid %d): refused: %s", en, ei, (int)uid, bad);
+		free(en);
+		free(ei);
 		reply_json(fd, false, bad, NULL);
 		goto out;
 	}
@@ -952,11 +955,23 @@ static void handle_join(int fd, const char *buf, size_t got)
 	free(r.provenance_id);
 	r.provenance_id = xstrdup(digest);
 	ns = nodeset_of(node);
-	if (jstr(jrec, "error")) {
+	if (!ns) {
+		/* removed from burst.conf (a reload) while it booted */
+		snprintf(why, sizeof(why), "node %s is no longer in a node set of burst.conf", node);
+		bad = why;
+	} else if (jstr(jrec, "error")) {
 		snprintf(why, sizeof(why), "the node could not collect its provenance: %.1000s", jstr(jrec, "error"));
 		bad = why;
 	} else if (!(bad = acceptance_policy(jrec, why, sizeof(why))))
 		bad = admission_policy(ns, &r, jrec, why, sizeof(why));
+	if (bad) {
+		/* the reasons quote the node's record: no raw control characters
+		 * into the records, events, log and burstctl's terminal */
+		char *e = str_escape_ctl(bad);
+		snprintf(why, sizeof(why), "%s", e);
+		free(e);
+		bad = why;
+	}
 	{
 		json_object *tm, *v;
 		if (json_object_object_get_ex(req, "timing", &tm)) {
@@ -1362,6 +1377,13 @@ static int load_conf(void)
 	if (!c.cfg) {
 		ERR("%s", err.msg);
 		goto fail;
+	}
+	if (old.cfg) {
+		char why[600];
+		if (config_identity_change(old.cfg, c.cfg, why, sizeof(why))) {
+			ERR("%s: %s: a reload cannot change that; restart burst-agent to apply it", A.conf_path, why);
+			goto fail;
+		}
 	}
 	for (i = 0; i < c.cfg->nproviders; i++)
 		if (!strcmp(c.cfg->providers[i].type, "local"))

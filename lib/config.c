@@ -1369,3 +1369,59 @@ void config_policy(const struct burst_config *cfg, const struct cfg_nodeset *ns,
 	if (ns->allowed_taint_set)
 		out->allowed_taint = ns->allowed_taint;
 }
+
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+const char *config_identity_change(const struct burst_config *old, const struct burst_config *cfg,
+				   char *buf, size_t len)
+{
+	size_t i, j, k;
+
+	if (!same_str(old->cluster_name, cfg->cluster_name)) {
+		snprintf(buf, len, "ClusterName changed from %s to %s (instances are tagged with it)",
+			 old->cluster_name, cfg->cluster_name);
+		return buf;
+	}
+	if (!same_str(old->state_dir, cfg->state_dir)) {
+		snprintf(buf, len, "StateDir changed from %s to %s", old->state_dir, cfg->state_dir);
+		return buf;
+	}
+	if (!same_str(old->socket_path, cfg->socket_path)) {
+		snprintf(buf, len, "SocketPath changed from %s to %s", old->socket_path, cfg->socket_path);
+		return buf;
+	}
+	if (old->join_port != cfg->join_port) {
+		snprintf(buf, len, "JoinPort changed from %d to %d", old->join_port, cfg->join_port);
+		return buf;
+	}
+	for (i = 0; i < old->nproviders; i++) {
+		const struct cfg_provider *o = &old->providers[i], *n = NULL;
+		for (j = 0; j < cfg->nproviders && !n; j++)
+			if (!strcmp(cfg->providers[j].name, o->name))
+				n = &cfg->providers[j];
+		if (!n) {
+			snprintf(buf, len, "Provider %s was removed (its live instances would be taken for vanished)",
+				 o->name);
+			return buf;
+		}
+		if (strcmp(n->type, o->type)) {
+			snprintf(buf, len, "Provider %s changed Type from %s to %s", o->name, o->type, n->type);
+			return buf;
+		}
+		for (j = 0; j < o->nregions; j++) {
+			for (k = 0; k < n->nregions; k++)
+				if (!strcmp(n->regions[k], o->regions[j]))
+					break;
+			if (k == n->nregions) {
+				snprintf(buf, len,
+					 "Provider %s: region %s was dropped (its live instances would be taken for vanished)",
+					 o->name, o->regions[j]);
+				return buf;
+			}
+		}
+	}
+	return NULL;
+}

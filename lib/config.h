@@ -151,6 +151,17 @@ struct candset *config_candidates(const struct burst_config *cfg,
  * candidate, node sets have candidates and do not overlap. Returns the
  * number of problems (0 = fine); each is appended to err as a line.
  */
+/*
+ * Whether going from the running configuration old to cfg (a reload) would
+ * change what the agent's instances and state are known by: ClusterName
+ * (the instances' tag), StateDir, SocketPath, JoinPort, a provider removed
+ * or of another Type, a region dropped from a provider. The reconciler
+ * would take every live instance so hidden for vanished and terminate it,
+ * so such a change needs a restart. NULL if none, else why (in buf).
+ */
+const char *config_identity_change(const struct burst_config *old, const struct burst_config *cfg,
+				   char *buf, size_t len);
+
 int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		 burst_err_t *err);
 

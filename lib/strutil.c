@@ -208,3 +208,25 @@ void sb_free(struct strbuf *sb)
 	free(sb->s);
 	sb_init(sb);
 }
+
+char *str_escape_ctl(const char *s)
+{
+	size_t n = 0, i;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	char *out, *o;
+
+	for (i = 0; p[i]; i++)
+		n += p[i] < 0x20 || p[i] == 0x7f ? 4 : (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) ? 6 : 1;
+	o = out = xmalloc(n + 1);
+	for (i = 0; p[i]; i++) {
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			o += sprintf(o, "\\x%02x", p[i]);
+		else if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) {
+			o += sprintf(o, "\\u%04x", p[i + 1]);
+			i++;
+		} else
+			*o++ = (char)p[i];
+	}
+	*o = '\0';
+	return out;
+}

@@ -254,10 +254,12 @@ static void print_event(const struct event_rec *e, bool json)
 							       JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else {
-		char ts[64];
+		char ts[64], *what = str_escape_ctl(e->what), *detail = str_escape_ctl(e->detail);
 		fmt_time(e->time, ts, sizeof(ts));
-		printf("%s %s %s%s%s\n", ts, or_dash(e->node), e->what ? e->what : "",
-		       e->detail ? " " : "", e->detail ? e->detail : "");
+		/* details quote nodes' text: no raw control characters to the terminal */
+		printf("%s %s %s%s%s\n", ts, or_dash(e->node), what, e->detail ? " " : "", detail);
+		free(what);
+		free(detail);
 	}
 }
 
@@ -302,11 +304,12 @@ static void table_print(struct table *t, const char *indent)
 	for (r = 0; r < t->nrows; r++) {
 		printf("%s", indent);
 		for (c = 0; c < t->ncols; c++) {
-			const char *s = t->cells[r * t->ncols + c];
+			char *s = str_escape_ctl(t->cells[r * t->ncols + c]);
 			if (c + 1 < t->ncols)
 				printf("%-*s  ", (int)w[c], s);
 			else
 				printf("%s\n", s);
+			free(s);
 		}
 	}
 	for (r = 0; r < t->nrows * t->ncols; r++)

@@ -293,4 +293,19 @@ ok $? "... and lists every node"
 [ ! -e "$db-wal" ] && [ ! -e "$db-shm" ]
 ok $? "... without leaving files in StateDir"
 
+# text from nodes (a rejection's reason quotes the node's record): written
+# out, never sent raw to the terminal
+state2="$tmp/state2" db2="$tmp/state2/agent.db" conf2="$tmp/burst2.conf"
+mkdir -p "$state2/spool"
+sed "s|^StateDir=.*|StateDir=$state2|" "$conf" >"$conf2"
+"$F" "$db2" ensure burst-1 cpu
+"$F" "$db2" move burst-1 '*' rejected "detail=rejected at join: kernel $(printf '\033[2J\033]0;pwned\007')" \
+	"error=rejected: $(printf '\033[31m')red"
+run 0 -c "$conf2" events
+! grep -q "$(printf '\033')" "$tmp/out" && has 'kernel \x1b[2J\x1b]0;pwned\x07' out
+ok $? "events: control characters from nodes are written out ($(tail -1 "$tmp/out"))"
+run 0 -c "$conf2" nodes
+! grep -q "$(printf '\033')" "$tmp/out" && has 'rejected: \x1b[31mred' out
+ok $? "nodes: ... and in the table"
+
 done_testing

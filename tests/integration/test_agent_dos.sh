@@ -5,7 +5,8 @@
 # same user holding 20 silent connections on the control socket; meanwhile
 # root's request on the control socket and a report on the join port are
 # answered while those attacks still run. A FIFO or a link to /dev/zero in
-# the spool is moved aside, not opened or read without end. Before the fix the agent read
+# the spool is moved aside, not opened or read without end. A SIGHUP with
+# another ClusterName is refused. Before the fix the agent read
 # each connection on the loop's time (5 s, then 2 s per read), so the
 # answers came only once the attackers gave up.
 set -u
@@ -125,5 +126,18 @@ ok $? "both are moved aside as they are ($(ls "$LAB/burst/spool" | tr '\n' ' '))
 grep -q 'spool: .*/x.json: not a regular file' "$LAB/log/agent.log" &&
 	grep -q 'spool: .*/z.json: cannot open: .*symbolic link' "$LAB/log/agent.log"
 ok $? "... and the log says why"
+# a reload that would change the instances' identity (ClusterName tags
+# them): refused, or the reconciler would take every live node for vanished
+cp "$LAB/etc/burst.conf" "$LAB/etc/burst.conf.orig"
+sed -i "s/^ClusterName=.*/ClusterName=renamed$$/" "$LAB/etc/burst.conf"
+kill -HUP "$AGENT_PID"
+for ((i = 0; i < 100; i++)); do
+	grep -q 'SIGHUP: ' "$LAB/log/agent.log" && break
+	sleep 0.1
+done
+grep -q "ClusterName changed from lab$$ to renamed$$ (instances are tagged with it): a reload cannot change that; restart burst-agent" "$LAB/log/agent.log" &&
+	grep -q 'SIGHUP: .* has errors (above): the running configuration is kept' "$LAB/log/agent.log"
+ok $? "SIGHUP with another ClusterName is refused and the running configuration kept"
+cp "$LAB/etc/burst.conf.orig" "$LAB/etc/burst.conf"
 lab_pid_alive "$AGENT_PID"; ok $? "the agent still runs"
 done_testing

@@ -370,6 +370,37 @@ int main(void)
 	}
 	refused("insecure-bad.conf", "AllowInsecureEndpoint=maybe\n", "@/insecure-bad.conf:1: AllowInsecureEndpoint is yes or no");
 
+	/* a reload must not change what instances and state are known by */
+	{
+		const char *base = "ClusterName=c1\nProvider=aws Regions=us-east-1,us-west-2 ImageId=ami-1\n";
+		struct burst_config *a = load("id0.conf", base, &err), *b;
+		char why[600];
+		size_t i;
+		const struct { const char *name, *text, *frag; } cases[] = {
+			{ "id-same.conf", "ClusterName=c1\nProvider=aws Regions=us-west-2,us-east-1 ImageId=ami-2\nProvider=more Type=aws\n", NULL },
+			{ "id-cluster.conf", "ClusterName=c2\nProvider=aws Regions=us-east-1,us-west-2\n", "ClusterName changed from c1 to c2" },
+			{ "id-region.conf", "ClusterName=c1\nProvider=aws Regions=us-east-1\n", "Provider aws: region us-west-2 was dropped" },
+			{ "id-prov.conf", "ClusterName=c1\nProvider=other Type=aws\n", "Provider aws was removed" },
+			{ "id-type.conf", "ClusterName=c1\nProvider=aws Type=local Bridge=b0 Address=10.9.0.1/24 Regions=us-east-1,us-west-2\n",
+			  "Provider aws changed Type from aws to local" },
+			{ "id-port.conf", "ClusterName=c1\nJoinPort=7000\nProvider=aws Regions=us-east-1,us-west-2\n", "JoinPort changed from 6830 to 7000" },
+			{ "id-state.conf", "ClusterName=c1\nStateDir=/srv/b\nProvider=aws Regions=us-east-1,us-west-2\n", "StateDir changed" },
+		};
+		for (i = 0; a && i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const char *r;
+			b = load(cases[i].name, cases[i].text, &err);
+			r = b ? config_identity_change(a, b, why, sizeof(why)) : "not loaded";
+			if (!cases[i].frag)
+				ok(b && r == NULL, "%s: adding a provider or changing an image is no identity change (%s)",
+				   cases[i].name, r ? r : "none");
+			else
+				ok(b && r && strstr(r, cases[i].frag), "%s: %s", cases[i].name, r ? r : "no change found");
+			config_free(b);
+		}
+		ok(a != NULL, "the running configuration loads");
+		config_free(a);
+	}
+
 	/* config_default_path: explicit, BURST_CONF, beside SLURM_CONF, /etc */
 	unsetenv("BURST_CONF");
 	setenv("SLURM_CONF", "/opt/slurm/etc/slurm.conf", 1);
