@@ -1189,22 +1189,68 @@ static void handle_control(int fd, const char *buf)
 
 /* ---- start-up and the loop ---- */
 
-static int listen_unix(const char *path)
+/*
+ * The control socket at path, mode 0666 (root and SlurmUser are told apart
+ * by SO_PEERCRED). Its directory must not be writable by others than root
+ * unless sticky (/run style): someone who can rename entries there could
+ * swap the path for a link between our unlink and bind. The mode comes from
+ * the umask at bind, not from a chmod that would follow a link; only a
+ * socket is removed. -1 with why.
+ */
+static int listen_unix(const char *path, char *why, size_t len)
 {
 	struct sockaddr_un sa;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	struct stat st;
+	char dir[PATH_MAX];
+	char *slash;
+	mode_t old;
+	int fd;
 
-	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path))
+	if (strlen(path) >= sizeof(sa.sun_path) || strlen(path) >= sizeof(dir)) {
+		snprintf(why, len, "the path is longer than a socket's (%zu bytes)", sizeof(sa.sun_path) - 1);
 		return -1;
+	}
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	if (stat(slash ? dir : ".", &st) < 0) {
+		snprintf(why, len, "its directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(why, len, "its directory %s (mode %04o) is writable by others and not sticky: "
+			 "give SocketPath= in a directory only root can write (chmod go-w it)",
+			 dir, (unsigned)(st.st_mode & 07777));
+		errno = EPERM;
+		return -1;
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(why, len, "%s exists and is not a socket (remove it if it is not needed)", path);
+			errno = EEXIST;
+			return -1;
+		}
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		snprintf(why, len, "socket: %s", strerror(errno));
+		return -1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	strcpy(sa.sun_path, path);
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
-	    listen(fd, 64) < 0) {
+	old = umask(0111);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
+		snprintf(why, len, "%s", strerror(errno));
+		umask(old);
 		close(fd);
 		return -1;
 	}
+	umask(old);
 	return fd;
 }
 
@@ -1508,10 +1554,13 @@ static int setup(void)
 	if (A.slurm_uid && chown(A.spool, A.slurm_uid, (gid_t)-1) < 0)
 		ERR("cannot give the spool %s to SlurmUser (uid %u): %s; burst-resume will fail to record requests",
 		    A.spool, (unsigned)A.slurm_uid, strerror(errno));
-	A.usock = listen_unix(A.cfg->socket_path);
-	if (A.usock < 0) {
-		ERR("cannot listen on %s: %s", A.cfg->socket_path, strerror(errno));
-		return -1;
+	{
+		char why[PATH_MAX + 200];
+		A.usock = listen_unix(A.cfg->socket_path, why, sizeof(why));
+		if (A.usock < 0) {
+			ERR("cannot listen on SocketPath=%s: %s", A.cfg->socket_path, why);
+			return -1;
+		}
 	}
 	A.jsock = listen_tcp(A.net, A.cfg->join_port);
 	if (A.jsock < 0) {

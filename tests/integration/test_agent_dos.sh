@@ -6,7 +6,8 @@
 # root's request on the control socket and a report on the join port are
 # answered while those attacks still run. A FIFO or a link to /dev/zero in
 # the spool is moved aside, not opened or read without end. A SIGHUP with
-# another ClusterName is refused. Before the fix the agent read
+# another ClusterName is refused, and so is a SocketPath in a directory
+# others may write. Before the fix the agent read
 # each connection on the loop's time (5 s, then 2 s per read), so the
 # answers came only once the attackers gave up.
 set -u
@@ -139,5 +140,18 @@ grep -q "ClusterName changed from lab$$ to renamed$$ (instances are tagged with 
 	grep -q 'SIGHUP: .* has errors (above): the running configuration is kept' "$LAB/log/agent.log"
 ok $? "SIGHUP with another ClusterName is refused and the running configuration kept"
 cp "$LAB/etc/burst.conf.orig" "$LAB/etc/burst.conf"
+
+# SocketPath in a directory others may write (and not sticky): refused, since
+# whoever writes there could put a link where the socket is made
+mkdir -m 0777 "$LAB/open"
+sed -e "s|^StateDir=.*|StateDir=$LAB/burst2\nSocketPath=$LAB/open/agent.sock|" \
+	-e "s|^JoinPort=.*|JoinPort=$((jport + 1))|" "$LAB/etc/burst.conf" >"$LAB/etc/burst2.conf"
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+	timeout 20 "$agent" -c "$LAB/etc/burst2.conf" -L "$LAB/log/agent2.log"
+rc=$?
+[ $rc = 1 ] && grep -q "cannot listen on SocketPath=$LAB/open/agent.sock: its directory $LAB/open (mode 0777) is writable by others and not sticky" \
+	"$LAB/log/agent2.log" && [ ! -e "$LAB/open/agent.sock" ]
+ok $? "a SocketPath in a directory writable by others is refused (exit $rc)" "$LAB/log/agent2.log"
+[ "$(stat -c %a "$sock")" = 666 ]; ok $? "the agent's own socket is mode 0666 ($(stat -c %a "$sock"))"
 lab_pid_alive "$AGENT_PID"; ok $? "the agent still runs"
 done_testing
