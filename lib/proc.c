@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -87,6 +88,12 @@ static ssize_t drain(int fd, char *buf, size_t len, size_t *used)
 
 int proc_run(char *const argv[], char *out, size_t outlen, char *errbuf, size_t errlen)
 {
+	return proc_run_env(argv, NULL, out, outlen, errbuf, errlen);
+}
+
+int proc_run_env(char *const argv[], char *const env[], char *out, size_t outlen, char *errbuf,
+		 size_t errlen)
+{
 	int op[2], ep[2], status;
 	size_t no = 0, ne = 0;
 	bool oo = true, eo = true;
@@ -111,6 +118,8 @@ int proc_run(char *const argv[], char *out, size_t outlen, char *errbuf, size_t 
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		dup2(op[1], 1);
 		dup2(ep[1], 2);
+		for (size_t i = 0; env && env[i]; i++)
+			putenv(env[i]);   /* the child's own copy of the environment */
 		execv(argv[0], argv);
 		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

@@ -31,6 +31,10 @@ char *proc_environ_get(int pid, const char *name, char *buf, size_t len);
  * status, or -1 if it could not run or died of a signal.
  */
 int proc_run(char *const argv[], char *out, size_t outlen, char *errbuf, size_t errlen);
+/* proc_run with env ("NAME=value" strings, NULL-terminated) added to the
+ * child's environment only: for secrets that must not be on a command line. */
+int proc_run_env(char *const argv[], char *const env[], char *out, size_t outlen, char *errbuf,
+		 size_t errlen);
 
 /* What proc_capture saw of a command. */
 struct proc_capture {

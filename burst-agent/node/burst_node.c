@@ -1,8 +1,9 @@
 /*
  * burst-node - what runs on a burst node.
  *
- *   burst-node join --agent ADDR:PORT --node NAME --instance ID --token TOKEN
+ *   burst-node join --agent ADDR:PORT --node NAME --instance ID [--token TOKEN]
  *                   --record FILE -- SLURMD [ARG...]
+ *   (the token otherwise from BURST_JOIN_TOKEN in the environment: off ps)
  *
  * Reports to the agent over the node's network, waits for its verdict, and
  * only when the node is admitted writes the admission record to FILE and
@@ -254,6 +255,7 @@ static int join(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *agent = NULL, *node = NULL, *instance = NULL, *token = NULL, *record = NULL;
+	static char envtoken[256];
 	const char *munge_socket = NULL, *acceptance = NULL;
 	struct prov_opts po;
 	char dir[4096];
@@ -276,8 +278,16 @@ static int join(int argc, char **argv)
 		default: return 2;
 		}
 	}
+	/* the token from the environment keeps it off the command line (ps);
+	 * it goes no further (not into slurmd's environment) */
+	if (!token && getenv("BURST_JOIN_TOKEN") && *getenv("BURST_JOIN_TOKEN")) {
+		snprintf(envtoken, sizeof(envtoken), "%s", getenv("BURST_JOIN_TOKEN"));
+		token = envtoken;
+	}
+	unsetenv("BURST_JOIN_TOKEN");
 	if (!agent || !node || !instance || !token || !record || optind >= argc) {
-		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID --token T --record FILE [--munge-socket PATH]\n"
+		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID [--token T] --record FILE [--munge-socket PATH]\n"
+			"                       (the token: --token or BURST_JOIN_TOKEN in the environment)\n"
 			"                       [--instance-type T] [--provider P] [--region R] [--acceptance CONF] -- SLURMD [ARG...]\n");
 		return 2;
 	}

@@ -96,7 +96,7 @@ static size_t local_launch(struct provider *p, struct prov_batch *b)
 			ARG(p->bridge); ARG(dir); ARG("--");
 			ARG(p->node_bin); ARG("join"); ARG("--agent"); ARG(b->join_addr);
 			ARG("--node"); ARG(pn->node); ARG("--instance"); ARG(pn->instance);
-			ARG("--token"); ARG(pn->token); ARG("--record"); ARG(record);
+			ARG("--record"); ARG(record);
 			ARG("--munge-socket"); ARG(b->munge_socket);
 			ARG("--provider"); ARG(b->provider); ARG("--instance-type"); ARG(b->instance_type);
 			if (b->acceptance) {
@@ -107,7 +107,12 @@ static size_t local_launch(struct provider *p, struct prov_batch *b)
 			ARG("-N"); ARG(pn->node);
 			argv[k] = NULL;
 #undef ARG
-			rc = proc_run(argv, out, sizeof(out), pn->error, sizeof(pn->error));
+			/* the token in the environment (root's alone to read in
+			 * /proc), not on a command line every user sees in ps */
+			char tokenv[300];
+			char *env[] = { tokenv, NULL };
+			snprintf(tokenv, sizeof(tokenv), "BURST_JOIN_TOKEN=%s", pn->token ? pn->token : "");
+			rc = proc_run_env(argv, env, out, sizeof(out), pn->error, sizeof(pn->error));
 		}
 		if (rc == 0 || rc == 3) {
 			/* 3: the namespace exists, so this (node, attempt) was launched already */

@@ -25,6 +25,7 @@ CONF
 	cat >"$LAB/etc/burst-node-held" <<HELD
 #!/bin/sh
 echo "\$@" >"$LAB/join-args"
+echo "\${BURST_JOIN_TOKEN:-}" >"$LAB/join-token"
 while [ ! -e "$LAB/join-go" ]; do sleep 0.1; done
 exec "$node_bin" "\$@"
 HELD
@@ -53,17 +54,19 @@ read -r -a args <"$LAB/join-args"
 # join ARG=VALUE...: the instance's own join, with some arguments replaced,
 # and /bin/true instead of slurmd
 join_with() {
-	local a=("${args[@]}") kv k v i
+	local a=("${args[@]}") kv k v i found
 	for kv in "$@"; do
-		k=${kv%%=*} v=${kv#*=}
+		k=${kv%%=*} v=${kv#*=} found=
 		for ((i = 0; i < ${#a[@]}; i++)); do
-			[ "${a[$i]}" = "$k" ] && a[$((i + 1))]=$v
+			[ "${a[$i]}" = "$k" ] && a[$((i + 1))]=$v found=1
 		done
+		[ -n "$found" ] || a=("${a[0]}" "$k" "$v" "${a[@]:1}")   # --token: not among the instance's arguments (after "join")
 	done
 	for ((i = 0; i < ${#a[@]}; i++)); do
 		[ "${a[$i]}" = "--" ] && { a=("${a[@]:0:$((i + 1))}" /bin/true); break; }
 	done
-	ip netns exec "burst-lab$$-burst-1" "$node_bin" "${a[@]}"
+	# the instance's token (given in its environment) unless one is given
+	BURST_JOIN_TOKEN=$(cat "$LAB/join-token") ip netns exec "burst-lab$$-burst-1" "$node_bin" "${a[@]}"
 }
 arg() { local i; for ((i = 0; i < ${#args[@]}; i++)); do [ "${args[$i]}" = "$1" ] && echo "${args[$((i + 1))]}"; done; }
 db() {   # the node's row and the number of stored records
@@ -73,6 +76,11 @@ print(c.execute("select state, attempt, instance, token_used, provenance_id from
       c.execute("select count(*) from records").fetchone()[0])' "$LAB/burst/agent.db"
 }
 before=$(db)
+tok=$(python3 -c 'import sqlite3,sys
+print(sqlite3.connect(sys.argv[1]).execute("select token from nodes where name=?", ("burst-1",)).fetchone()[0])' "$LAB/burst/agent.db")
+[ "$(cat "$LAB/join-token")" = "$tok" ] && ! grep -qF -- "$tok" "$LAB/join-args" &&
+	! grep -qaF -- "$tok" /proc/[0-9]*/cmdline
+ok $? "the join token reaches the instance in its environment, on no command line (ps)"
 [[ "$before" == "('booting', 1, 'local-lab$$-burst-1-1', 0, None) 0" ]]; ok $? "the agent waits for burst-1's report ($before)"
 
 join_with --munge-socket="$LAB/munge2/munge.sock" --record="$LAB/forged.env" >"$LAB/o" 2>&1
