@@ -82,15 +82,15 @@ ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
 print(base64.b64decode(ec2.describe_instance_attribute(InstanceId=sys.argv[2], Attribute="userData")["UserData"]["Value"]).decode(), end="")
 PY
 head -1 "$work/ud.sh" | grep -qx '#!/bin/sh'; ok $? "the user data is a shell script" "$work/ud.sh"
-printf '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n' >"$work/fake-node"
+printf '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\necho "BURST_JOIN_TOKEN=$BURST_JOIN_TOKEN"\n' >"$work/fake-node"
 chmod +x "$work/fake-node"
 BURST_LAUNCH_INDEX=1 BURST_INSTANCE_ID="$i2" BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
 	sh "$work/ud.sh" >"$work/args" 2>&1
-printf '%s\n' join --agent 10.0.0.5:6830 --node n2 --instance "$i2" --token tok-two \
+printf '%s\n' join --agent 10.0.0.5:6830 --node n2 --instance "$i2" \
 	--record "$work/state/nodes/n2/admission.env" --provider moto --instance-type t3.micro \
-	--region us-east-1 -- slurmd -D -b -N n2 >"$work/want"
+	--region us-east-1 -- slurmd -D -b -N n2 BURST_JOIN_TOKEN=tok-two >"$work/want"
 diff -u "$work/want" "$work/args" >"$work/diff"
-ok $? "launch index 1 runs burst-node join as n2 with its token, instance and JoinAddress" "$work/diff"
+ok $? "launch index 1 runs burst-node join as n2 with its token (in the environment, not on the command line), instance and JoinAddress" "$work/diff"
 BURST_LAUNCH_INDEX=7 BURST_INSTANCE_ID=i-x BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
 	sh "$work/ud.sh" >"$work/args" 2>&1
 [ $? -ne 0 ] && grep -q 'no node for launch index 7' "$work/args"
