@@ -40,8 +40,25 @@ end
 function burst_job_submit(job_desc, part_list, submit_uid)
 	local env = spank_env(job_desc)
 	local features = env["CLOUD_FEATURES"]
+	-- The job-control environment is the client's to set (a plugin of its
+	-- own, the REST API): trust none of it unless it is one whole decision.
+	-- The node sets the job prolog checks must be exactly those the job's
+	-- features route it to; otherwise a job could claim node sets it is not
+	-- routed to, be refused in the prolog, and have healthy nodes failed.
 	if features == nil or features == "" then
+		for k, _ in pairs(env) do
+			if string.sub(k, 1, 6) == "CLOUD_" then
+				slurm.log_user("cloud_contract: the job carries %s but no --cloud-contract decision; CLOUD_* values are set by the cloud_contract plugin only: submit with sbatch --cloud-contract, or without them", k)
+				return slurm.ERROR
+			end
+		end
 		return slurm.SUCCESS       -- not a contract job
+	end
+	local nodesets = env["CLOUD_NODESETS"] or ""
+	if (string.gsub(nodesets, ",", "|")) ~= features then
+		slurm.log_user("cloud_contract: the job's contract decision is inconsistent (CLOUD_NODESETS=%s, CLOUD_FEATURES=%s): it was not made by the cloud_contract plugin; submit with sbatch --cloud-contract",
+			nodesets, features)
+		return slurm.ERROR
 	end
 	local partitions = env["CLOUD_PARTITIONS"] or ""
 	local contract = env["CLOUD_CONTRACT_NAME"]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_submit.sh - --cloud-contract on a real Slurm 22.05: the SPANK plugin
 # rejects bad contracts in sbatch before anything is submitted, and
-# job_submit.lua routes good ones to the node sets' features and partition.
+# job_submit.lua routes good ones to the node sets' features and partition,
+# and refuses CLOUD_* values that are not the plugin's whole decision.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -125,6 +126,46 @@ sbatch --cloud-contract=gpu-any "$LAB/job.sh" >"$out" 2>"$err"
 ok $((! $?)) "an unknown plugstack.conf argument fails" "$err"
 grep -q "unknown plugstack.conf argument 'frobnicate=1'" "$err"
 ok $? "... naming it" "$err"
+
+# a client sets the job-control environment as it likes (its own SPANK
+# plugin here, through a slurm.conf and plugstack.conf of its own; the REST
+# API likewise): job_submit.lua takes no CLOUD_* value that is not one whole
+# decision of the cloud_contract plugin
+mkdir -p "$LAB/forger"
+cat >"$LAB/forger/forger.c" <<'C'
+#include <slurm/spank.h>
+SPANK_PLUGIN(forger, 1);
+/* after cloud_contract: CLOUD_NODESETS=av[0] in the job-control environment */
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	if (spank_context() == S_CTX_ALLOCATOR && ac > 0)
+		spank_job_control_setenv(sp, "CLOUD_NODESETS", av[0], 1);
+	return 0;
+}
+C
+gcc -shared -fPIC -o "$LAB/forger/forger.so" "$LAB/forger/forger.c" 2>"$err"
+ok $? "a forging SPANK plugin builds" "$err"
+{ grep -v '^PlugStackConfig=' "$LAB/etc/slurm.conf"; echo "PlugStackConfig=$LAB/forger/plugstack.conf"; } >"$LAB/forger/slurm.conf"
+forge() {   # NODESETS SBATCH-ARGS...: sbatch through the forger's plugstack
+	{
+		echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$src/tests/fixtures/catalog-small"
+		echo "required $LAB/forger/forger.so $1"
+	} >"$LAB/forger/plugstack.conf"
+	shift
+	SLURM_CONF="$LAB/forger/slurm.conf" sbatch "$@" "$LAB/job.sh" >"$out" 2>"$err"
+}
+before=$(njobs)
+forge gpu4 --cloud-contract=big-cpu
+ok $((! $?)) "a job routed to node set cpu that claims node set gpu4 is refused at submit" "$err"
+grep -q "the job's contract decision is inconsistent (CLOUD_NODESETS=gpu4, CLOUD_FEATURES=cpu)" "$err"
+ok $? "... saying why" "$err"
+forge gpu4
+ok $((! $?)) "a job without a contract that claims node set gpu4 is refused at submit" "$err"
+grep -q "the job carries CLOUD_NODESETS but no --cloud-contract decision" "$err"
+ok $? "... saying why" "$err"
+[ "$(njobs)" = "$before" ]; ok $? "... and neither was submitted"
+forge cpu --cloud-contract=big-cpu
+ok $? "the plugin's own decision, unchanged, is accepted" "$err"
 
 lab_down
 done_testing
