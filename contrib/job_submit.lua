@@ -9,7 +9,8 @@
 
   Install: JobSubmitPlugins=lua in slurm.conf, and this file as
   job_submit.lua beside slurm.conf (or chain it from your own script:
-  require it and call burst_job_submit(job_desc, part_list, submit_uid)).
+  require it and call burst_job_submit(job_desc, part_list, submit_uid) and
+  burst_job_modify(job_desc, job_rec, part_list, modify_uid)).
 ]]
 
 local function spank_env(job_desc)
@@ -104,8 +105,30 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
 	return burst_job_submit(job_desc, part_list, submit_uid)
 end
 
-function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+-- The features of a contract job are its decision's node sets, which the job
+-- prolog checks against CLOUD_NODESETS: changed later (scontrol update
+-- Features=), the job would be routed to node sets it does not claim and be
+-- refused on healthy nodes there. Cancel and submit again instead.
+function burst_job_modify(job_desc, job_rec, part_list, modify_uid)
+	local f = job_desc.features
+	if f == nil then
+		return slurm.SUCCESS
+	end
+	local env = spank_env(job_rec)
+	local features = env["CLOUD_FEATURES"]
+	if features ~= nil and features ~= "" and f ~= job_rec.features then
+		local msg = string.format("cloud_contract: job %s was routed by its --cloud-contract (node sets %s); its features cannot change: cancel it and submit again with the contract you want",
+			tostring(job_rec.job_id), env["CLOUD_NODESETS"] or "?")
+		-- scontrol of Slurm 22.05 shows only "Unspecified error": the reason goes to slurmctld's log too
+		slurm.log_user("%s", msg)
+		slurm.log_info("%s", msg)
+		return slurm.ERROR
+	end
 	return slurm.SUCCESS
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+	return burst_job_modify(job_desc, job_rec, part_list, modify_uid)
 end
 
 slurm.log_info("slurm-burst job_submit.lua loaded")

@@ -167,5 +167,19 @@ ok $? "... saying why" "$err"
 forge cpu --cloud-contract=big-cpu
 ok $? "the plugin's own decision, unchanged, is accepted" "$err"
 
+# ... nor change a contract job's routing afterwards
+echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$src/tests/fixtures/catalog-small" >"$LAB/etc/plugstack.conf"
+id=$(sbatch --parsable -H --cloud-contract=big-cpu "$LAB/job.sh" 2>"$err")
+ok $? "a held job with --cloud-contract=big-cpu" "$err"
+scontrol update jobid="$id" Features=gpu4 >"$out" 2>&1
+ok $((! $?)) "its features cannot be changed to another node set's (scontrol update Features=gpu4)" "$out"
+grep -q "job $id was routed by its --cloud-contract (node sets cpu); its features cannot change" "$LAB/log/slurmctld.log"
+ok $? "... and slurmctld's log says why" "$LAB/log/slurmctld.log"
+scontrol show job "$id" | grep -q "Features=cpu "; ok $? "... and they are unchanged"
+scontrol update jobid="$id" TimeLimit=5 >"$out" 2>&1; ok $? "other changes are allowed" "$out"
+id2=$(sbatch --parsable -H "$LAB/job.sh" 2>"$err")
+scontrol update jobid="$id2" Features=fast >"$out" 2>&1; ok $? "a job without a contract may change its features" "$out"
+scancel "$id" "$id2"
+
 lab_down
 done_testing
