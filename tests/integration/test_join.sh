@@ -5,6 +5,9 @@
 # munge key), a token for another instance, a wrong token, an oversized
 # report and a replay are each refused and logged, and change nothing in
 # the agent's database; the genuine report is admitted and its record kept.
+# The token reaches the instance in its environment, never on a command
+# line; once used it is dropped. A node removed from burst.conf while it
+# boots is refused when it reports, the agent unharmed.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -24,9 +27,13 @@ CONF
 	# the instance's burst-node: records its arguments, then waits for a go
 	cat >"$LAB/etc/burst-node-held" <<HELD
 #!/bin/sh
-echo "\$@" >"$LAB/join-args"
-echo "\${BURST_JOIN_TOKEN:-}" >"$LAB/join-token"
-while [ ! -e "$LAB/join-go" ]; do sleep 0.1; done
+case "\$*" in
+*"--node burst-2 "*) s=-2 ;;   # burst-2: its own files, its own go
+*) s= ;;
+esac
+echo "\$@" >"$LAB/join-args\$s"
+echo "\${BURST_JOIN_TOKEN:-}" >"$LAB/join-token\$s"
+while [ ! -e "$LAB/join-go\$s" ]; do sleep 0.1; done
 exec "$node_bin" "\$@"
 HELD
 	chmod 755 "$LAB/etc/burst-node-held"
@@ -137,6 +144,23 @@ rc=$?
 ok $? "replaying the report (same token, instance and node) is refused (exit $rc)" "$LAB/o"
 [ "$(db)" = "$after" ] && [ ! -e "$LAB/replay.env" ]
 ok $? "... the database is unchanged and no admission record was written"
+
+# a node removed from burst.conf (SIGHUP) while it boots, whose report then
+# fails the admission policy: refused, and the agent keeps running
+id2=$(sbatch --parsable --cloud-contract=here -w burst-2 -o /dev/null --wrap true 2>"$LAB/err")
+ok $? "a job for burst-2 is submitted" "$LAB/err"
+lab_wait_file "$LAB/join-args-2" 30; ok $? "burst-2's instance starts and is about to report"
+sed -i -e 's/^NodeSet=local Nodes=burst-\[1-2\]/NodeSet=local Nodes=burst-1/' "$LAB/etc/burst.conf"
+echo "BlessedKernels=0.0.0-no-such-kernel" >>"$LAB/etc/burst.conf"
+kill -HUP "$AGENT_PID"
+for ((i = 0; i < 100; i++)); do grep -q 'SIGHUP: .* read again' "$LAB/log/agent.log" && break; sleep 0.1; done
+grep -q 'SIGHUP: .* read again: 1 nodes' "$LAB/log/agent.log"; ok $? "burst.conf without burst-2 is read again"
+touch "$LAB/join-go-2"
+for ((i = 0; i < 300; i++)); do grep -q 'burst-2: booting -> ' "$LAB/log/agent.log" && break; lab_pid_alive "$AGENT_PID" || break; sleep 0.1; done
+lab_pid_alive "$AGENT_PID"; ok $? "the agent survives burst-2's report"
+grep -q 'burst-2: booting -> rejected: rejected at join: node burst-2 is no longer in a node set of burst.conf' "$LAB/log/agent.log"
+ok $? "... which is refused: burst-2 is no longer in a node set"
+scancel "$id2"
 
 lab_down
 ! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
