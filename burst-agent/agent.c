@@ -1733,6 +1733,25 @@ static void release_refused_jobs(void)
 		job_desc_msg_t upd;
 		size_t l;
 
+		if (c && !strncmp(c, "burst: job refused on ", 22) && (j->job_state & JOB_STATE_BASE) == JOB_PENDING &&
+		    j->priority == 0) {
+			/* the job's own doing (its contract does not allow the node's
+			 * node set): it stays held; the node, drained by Slurm for the
+			 * failed prolog, is healthy and goes back to work */
+			char note[1200];
+			l = strcspn(c + 22, ":");
+			snprintf(node, sizeof(node), "%.*s", (int)l, c + 22);
+			INFO("job %u refused by %s for itself (%s): left held; %s is resumed, not failed", j->job_id, node, c, node);
+			snprintf(note, sizeof(note), "burst: held: %.1100s", c + 7);
+			slurm_init_job_desc_msg(&upd);
+			upd.job_id = j->job_id;
+			upd.admin_comment = note;
+			if (slurm_update_job(&upd) != SLURM_SUCCESS)
+				ERR("job %u: cannot update its admin comment: %s", j->job_id, slurm_strerror(slurm_get_errno()));
+			if (node_find(node))
+				slurm_node(node, NULL, NODE_RESUME, NULL);
+			continue;
+		}
 		if (!c || strncmp(c, p, strlen(p)) || (j->job_state & JOB_STATE_BASE) != JOB_PENDING ||
 		    j->priority != 0)
 			continue;

@@ -20,8 +20,11 @@
  * only if the node holds a valid admission record (written by burst-node
  * join when the agent admitted it) for a node set that serves the job's
  * contract. Otherwise the prolog fails, so Slurm drains the node and
- * requeues the job held; the job's admin comment says why, and the burst
- * agent releases it, since that was not the user's fault.
+ * requeues the job held; the job's admin comment says why. When the node
+ * is at fault ("burst: refused on NODE: ..."), the burst agent releases the
+ * job and fails the node. When the job is ("burst: job refused on NODE:
+ * ...": its CLOUD_NODESETS, which the client sets, does not name the node's
+ * node set), the job stays held and the agent resumes the healthy node.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -275,14 +278,16 @@ static bool in_list(const char *list, const char *word)
 }
 
 /* Put the refusal in the job's admin comment, where the agent finds it. */
-static void mark_job(uint32_t job, const char *node, const char *why)
+static void mark_job(uint32_t job, const char *node, const char *why, bool job_side)
 {
 	char arg_job[64], arg_comment[1200];
 	pid_t pid;
 	int status;
 
 	snprintf(arg_job, sizeof(arg_job), "JobId=%u", job);
-	snprintf(arg_comment, sizeof(arg_comment), "AdminComment=burst: refused on %s: %.1000s", node, why);
+	/* "job refused": the job's fault, not the node's (the agent keeps the node) */
+	snprintf(arg_comment, sizeof(arg_comment), "AdminComment=burst: %srefused on %s: %.1000s",
+		 job_side ? "job " : "", node, why);
 	pid = fork();
 	if (pid == 0) {
 		char *argv[] = { "scontrol", "update", arg_job, arg_comment, NULL };
@@ -303,7 +308,7 @@ static void mark_job(uint32_t job, const char *node, const char *why)
 
 /* Why this node may not run the job, or NULL if it may. */
 static const char *admission_check(const struct burst_config *cfg, const char *node,
-				   char *why, size_t len)
+				   char *why, size_t len, bool *job_side)
 {
 	const struct cfg_nodeset *ns = NULL;
 	char path[4096], v[1024];
@@ -339,6 +344,7 @@ static const char *admission_check(const struct burst_config *cfg, const char *n
 	/* the job's contract (from the job control environment) names its node sets */
 	want = getenv("SPANK_CLOUD_NODESETS");
 	if (want && *want && !in_list(want, ns->name)) {
+		*job_side = true;
 		snprintf(why, len, "node set %s of node %s does not serve the job's contract (node sets %s)",
 			 ns->name, node, want);
 		return why;
@@ -355,6 +361,7 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 	char buf[4096], why[2048];
 	uint32_t job = 0;
 	int rc = 0;
+	bool job_side = false;
 
 	if (!node || !*node)
 		return 0;
@@ -369,9 +376,9 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 		slurm_error(PREFIX "job %u on %s: cannot check admission: %s", job, node, err.msg);
 		return 0;
 	}
-	if (admission_check(cfg, node, why, sizeof(why))) {
+	if (admission_check(cfg, node, why, sizeof(why), &job_side)) {
 		slurm_error(PREFIX "job %u refused on %s: %s", job, node, why);
-		mark_job(job, node, why);
+		mark_job(job, node, why, job_side);
 		rc = -1;
 	}
 	config_free(cfg);
