@@ -1,6 +1,6 @@
 /*
  * provider.h - the interface between the burst agent and a cloud driver
- * (DESIGN §9). A driver knows its cloud and nothing of Slurm; the agent
+ * (doc/design.md §9). A driver knows its cloud and nothing of Slurm; the agent
  * knows Slurm and the node life and nothing of any cloud's wire format.
  *
  * Every call is synchronous and returns a class for every failure, which

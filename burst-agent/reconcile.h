@@ -1,5 +1,5 @@
 /*
- * reconcile.h - the reconciler's decisions (DESIGN §3 step 7, §7): the
+ * reconcile.h - the reconciler's decisions (doc/design.md §3 step 7, §7): the
  * agent's node records against the instances its providers list, as a pure
  * function of both and of the time, so that every rule is tested without a
  * cloud (tests/unit/test_reconcile.c). burst-agent gathers the inputs and

@@ -3,7 +3,7 @@
  *
  * A node's acceptance results and the agent's admission decision are exported
  * as in-toto Statements (v1) in DSSE envelopes signed with the agent's Ed25519
- * key (DESIGN §8, §10):
+ * key (doc/design.md §8, §10):
  *
  *   envelope  {"payloadType": "application/vnd.in-toto+json",
  *              "payload": base64(statement),

@@ -1,5 +1,5 @@
 /*
- * policy.h - the admission policy (DESIGN §8): is a node, as its provenance
+ * policy.h - the admission policy (doc/design.md §8): is a node, as its provenance
  * record (lib/provenance.h) describes it, one we admit into the cluster?
  *
  * The policy comes from burst.conf (global keys, overridden per NodeSet; see

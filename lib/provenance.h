@@ -1,5 +1,5 @@
 /*
- * provenance.h - the node provenance record (DESIGN §8).
+ * provenance.h - the node provenance record (doc/design.md §8).
  *
  * A JSON object describing what a node is: identity (from the caller),
  * kernel, firmware (DMI), OS, CPU, memory, accelerators (PCI, mapped to

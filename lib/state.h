@@ -1,6 +1,6 @@
 /*
  * state.h - the burst agent's durable state: one SQLite database (WAL) with
- * the life of every node (DESIGN §7) and an event log. Every transition is
+ * the life of every node (doc/design.md §7) and an event log. Every transition is
  * written, atomically with its event (alone, or in a batch of many nodes'
  * transitions with one commit), before the action it leads to, so that a
  * restart resumes in-flight work.

@@ -36,7 +36,7 @@
 
 static const char *prog = "burstctl";
 
-/* The life of a node (DESIGN §7), the order states are listed in. */
+/* The life of a node (doc/design.md §7), the order states are listed in. */
 static const char *const life[] = {
 	"powered_down", "requested", "launching", "booting", "joining", "admitted",
 	"suspend_requested", "terminating", "rejected", "launch_failed", "lost", NULL

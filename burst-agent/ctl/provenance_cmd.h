@@ -1,7 +1,7 @@
 /*
  * provenance_cmd.h - burstctl provenance: which hardware, kernel and software
  * a node (or every node of a job) had, what its acceptance tests said and
- * whether the agent admitted it, read from the agent's records (DESIGN §8);
+ * whether the agent admitted it, read from the agent's records (doc/design.md §8);
  * optionally as signed in-toto attestations.
  */
 #ifndef BURST_PROVENANCE_CMD_H

@@ -79,7 +79,7 @@ static void reset(void)
  * burst.conf: the conf= argument, else beside slurm.conf. Slurm's commands
  * and slurmd's prolog both carry SLURM_CONF when slurm.conf is not in its
  * default place; no BURST_CONF here, since a job's environment must not
- * choose the file the prolog's admission check reads (DESIGN §10).
+ * choose the file the prolog's admission check reads (doc/design.md §10).
  */
 static const char *burst_conf_path(char *buf, size_t len)
 {

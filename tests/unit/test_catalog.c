@@ -135,7 +135,7 @@ static const struct fact facts[] = {
 	{ "gcp:t2a-standard-4", KEY_PROC_ISA, 0, "aarch64" },
 };
 
-/* On-demand prices shipped from shared/data/prices (USD/h). */
+/* On-demand prices shipped from share/catalog-src/prices (USD/h). */
 static const struct {
 	const char *type, *region;
 	double ondemand, spot;
