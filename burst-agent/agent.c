@@ -48,6 +48,7 @@
 #include "reconcile.h"
 #include "resolver.h"
 #include "sigv4.h"
+#include "slurm_compat.h"
 #include "spool.h"
 #include "state.h"
 #include "strutil.h"
@@ -226,7 +227,7 @@ static void slurm_node(const char *name, const char *addr, uint32_t state, const
 		m.reason_uid = 0;
 	}
 	if (slurm_update_node(&m) != SLURM_SUCCESS)
-		ERR("%s: slurm_update_node: %s", name, slurm_strerror(slurm_get_errno()));
+		ERR("%s: slurm_update_node: %s", name, slurm_strerror(burst_slurm_errno()));
 }
 
 static int transition(const char *node, const char *from, struct node_rec *r, const char *to,
@@ -1549,7 +1550,7 @@ static int setup(void)
 		slurm_free_ctl_conf(sc);
 	} else
 		ERR("cannot read Slurm's configuration (%s): only root may use the control socket",
-		    slurm_strerror(slurm_get_errno()));
+		    slurm_strerror(burst_slurm_errno()));
 	/* the power-save programs run as SlurmUser and write the spool */
 	if (A.slurm_uid && chown(A.spool, A.slurm_uid, (gid_t)-1) < 0)
 		ERR("cannot give the spool %s to SlurmUser (uid %u): %s; burst-resume will fail to record requests",
@@ -1747,7 +1748,7 @@ static void release_refused_jobs(void)
 			upd.job_id = j->job_id;
 			upd.admin_comment = note;
 			if (slurm_update_job(&upd) != SLURM_SUCCESS)
-				ERR("job %u: cannot update its admin comment: %s", j->job_id, slurm_strerror(slurm_get_errno()));
+				ERR("job %u: cannot update its admin comment: %s", j->job_id, slurm_strerror(burst_slurm_errno()));
 			if (node_find(node))
 				slurm_node(node, NULL, NODE_RESUME, NULL);
 			continue;
@@ -1763,7 +1764,7 @@ static void release_refused_jobs(void)
 		upd.job_id = j->job_id;
 		upd.admin_comment = (char *)"burst: released after a refusal on a node that was not admitted";
 		if (slurm_update_job(&upd) != SLURM_SUCCESS)
-			ERR("job %u: cannot update its admin comment: %s", j->job_id, slurm_strerror(slurm_get_errno()));
+			ERR("job %u: cannot update its admin comment: %s", j->job_id, slurm_strerror(burst_slurm_errno()));
 		{
 			char *argv[] = { (char *)"/usr/bin/scontrol", (char *)"release", idbuf, NULL };
 			if (proc_run(argv, out, sizeof(out), errbuf, sizeof(errbuf)) != 0)
@@ -1803,7 +1804,7 @@ static size_t jobs_on(const char *node, uint32_t **ids)
 
 	*ids = NULL;
 	if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
-		ERR("%s: cannot read Slurm's jobs: %s", node, slurm_strerror(slurm_get_errno()));
+		ERR("%s: cannot read Slurm's jobs: %s", node, slurm_strerror(burst_slurm_errno()));
 		return 0;
 	}
 	for (i = 0; i < msg->record_count; i++) {
@@ -1873,14 +1874,14 @@ static void lost_jobs_go_on(void)
 					lj->next = now() + 5.0;
 					if (slurm_update_job(&upd) != SLURM_SUCCESS)
 						ERR("job %u: cannot clear its BeginTime: %s", j->job_id,
-						    slurm_strerror(slurm_get_errno()));
+						    slurm_strerror(burst_slurm_errno()));
 					else if (!lj->nudged)
 						INFO("job %u was requeued from a lost node: it may start at once", j->job_id);
 					lj->nudged = true;
 				}
 			}
 		} else if (!done)
-			done = slurm_get_errno() == ESLURM_INVALID_JOB_ID;
+			done = burst_slurm_errno() == ESLURM_INVALID_JOB_ID;
 		slurm_free_job_info_msg(m);
 		if (done)
 			A.lost_jobs[i] = A.lost_jobs[--A.nlost_jobs];

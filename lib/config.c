@@ -838,6 +838,18 @@ static int load_file(struct loader *ld, const char *path, int depth, const char 
 		parse_line(ld, path, line, buf, depth);
 	}
 	free(buf);
+	if (ferror(f)) {   /* e.g. a directory: fopen succeeds, reading does not */
+		int e = errno;
+
+		fclose(f);
+		if (from)
+			lerr(ld, from, fromline, "Include %s: cannot read: %s", path, strerror(e));
+		else {
+			burst_err_set(ld->err, "%s: cannot read: %s", path, strerror(e));
+			ld->nerr++;
+		}
+		return -1;
+	}
 	fclose(f);
 	return 0;
 }

@@ -926,7 +926,9 @@ int main(int argc, char **argv)
 		case 'N': o.av.node = optarg; break;
 		case 'S': o.av.since = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		case 'V': printf("burstctl (slurm-burst) %s\n", PACKAGE_VERSION); return EXIT_OK;
+		case 'V':
+			printf("burstctl (slurm-burst) %s, built for Slurm %s\n", PACKAGE_VERSION, BURST_SLURM_VERSION);
+			return EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'burstctl --help'.\n");
 			return EXIT_USAGE;

@@ -35,6 +35,7 @@
 #include "config.h"
 #include "hostlist.h"
 #include "provenance_cmd.h"
+#include "slurm_compat.h"
 #include "verb.h"
 #include "state.h"
 #include "strutil.h"
@@ -717,7 +718,7 @@ static int job_from_slurm(const char *id, struct job_node **jn, size_t *n)
 	}
 	slurm_init(NULL);
 	if (slurm_load_job(&msg, (uint32_t)jobid, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) {
-		int e = slurm_get_errno();
+		int e = burst_slurm_errno();
 		if (e == ESLURM_INVALID_JOB_ID) {
 			fprintf(stderr, "%s: Slurm does not know job %lu: it never existed, or it ended "
 				"longer ago than MinJobAge (300 s by default) and slurmctld forgot it. "

@@ -30,6 +30,7 @@
 #include "node_health.h"
 #include "policy.h"
 #include "provenance.h"
+#include "slurm_compat.h"
 #include "strutil.h"
 
 #define REASON_PREFIX "burst: health: "
@@ -47,7 +48,7 @@ static int node_reason(const char *node, bool *drained, char *reason, size_t len
 
 	if (slurm_load_node_single(&msg, (char *)node, SHOW_ALL) != SLURM_SUCCESS) {
 		fprintf(stderr, "burst-node health: %s: cannot read the node from slurmctld: %s\n", node,
-			slurm_strerror(slurm_get_errno()));
+			slurm_strerror(burst_slurm_errno()));
 		return -1;
 	}
 	if (!msg || msg->record_count < 1 || !msg->node_array[0].name) {
@@ -75,7 +76,7 @@ static int update_node(const char *node, uint32_t state, const char *reason)
 	}
 	if (slurm_update_node(&m) != SLURM_SUCCESS) {
 		fprintf(stderr, "burst-node health: %s: cannot %s the node: %s\n", node,
-			state == NODE_RESUME ? "resume" : "drain", slurm_strerror(slurm_get_errno()));
+			state == NODE_RESUME ? "resume" : "drain", slurm_strerror(burst_slurm_errno()));
 		return -1;
 	}
 	return 0;

@@ -27,6 +27,7 @@
 #include "config.h"
 #include "hostlist.h"
 #include "proc.h"
+#include "slurm_compat.h"
 
 #define PROG "burst-prolog-slurmctld"
 #define POLL_US 100000
@@ -113,9 +114,9 @@ static size_t wait_nodes(struct hostlist *job, double timeout)
 			}
 			if (pending == 0)
 				break;
-		} else if (slurm_get_errno() != SLURM_NO_CHANGE_IN_DATA) {
+		} else if (burst_slurm_errno() != SLURM_NO_CHANGE_IN_DATA) {
 			fprintf(stderr, PROG ": cannot read node states: %s (the job starts when Slurm sees its nodes up)\n",
-				slurm_strerror(slurm_get_errno()));
+				slurm_strerror(burst_slurm_errno()));
 			break;
 		}
 		if (now() >= end)

@@ -165,4 +165,10 @@ ok $? "--catalog-dir overrides BURST_CATALOG_DIR"
 (unset BURST_CATALOG_DIR; "$B" catalog show p4d.24xlarge) >"$tmp/out" 2>&1
 ok $? "from the build tree burstctl finds the source tree's catalog"
 
+# --version names the Slurm release the build is for: the one installed here
+run 0 --version
+slurm=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')
+has ", built for Slurm ${slurm:-?}" out
+ok $? "--version names the installed Slurm (${slurm:-none}) as the one it was built for"
+
 done_testing

@@ -118,6 +118,15 @@ sbatch --cloud-contract=gpu4-ampere "$LAB/job.sh" >"$out" 2>"$err"
 ok $((! $?)) "... and with no burst.conf there, sbatch fails" "$err"
 grep -q "cannot use $LAB/etc/burst.conf" "$err"
 ok $? "... naming the file it looked for" "$err"
+sbatch --parsable "$LAB/job.sh" >"$out" 2>"$err"
+ok $? "... while a job without --cloud-contract is still submitted" "$err"
+mkdir "$LAB/etc/burst.conf"
+sbatch --cloud-contract=gpu4-ampere "$LAB/job.sh" >"$out" 2>"$err"
+ok $((! $?)) "a burst.conf that cannot be read (a directory) fails sbatch --cloud-contract" "$err"
+grep -q "cannot use $LAB/etc/burst.conf.*cannot read: Is a directory" "$err" ||
+	{ grep -q "cannot use $LAB/etc/burst.conf" "$err" && grep -q "cannot read: Is a directory" "$err"; }
+ok $? "... with a clear error, not a crash" "$err"
+rmdir "$LAB/etc/burst.conf"
 mv "$LAB/etc/burst.conf.away" "$LAB/etc/burst.conf"
 
 # a plugstack argument the plugin does not know is an error

@@ -281,6 +281,11 @@ int main(void)
 	cfg = config_load(path_of("absent.conf"), &err);
 	ok(cfg == NULL, "a missing file is refused");
 	has_str(err.msg, "absent.conf: cannot open: No such file or directory", "... saying so");
+	mkdir(path_of("dir.conf"), 0755);
+	cfg = config_load(path_of("dir.conf"), &err);
+	ok(cfg == NULL, "a burst.conf that cannot be read (a directory) is refused");
+	has_str(err.msg, "dir.conf: cannot read: Is a directory", "... saying so, not taken as empty");
+	rmdir(path_of("dir.conf"));
 
 	/* ---- with the catalog: overrides and checks ---- */
 	cat = fixture();

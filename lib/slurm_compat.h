@@ -1,0 +1,59 @@
+/*
+ * slurm_compat.h - every difference between the Slurm releases slurm-burst
+ * builds against (22.05 through 25.05), in one place.
+ *
+ * Code that talks to Slurm includes this header instead of testing
+ * SLURM_VERSION_NUMBER itself. configure refuses a Slurm older than 22.05;
+ * doc/admin-guide.md ("Slurm releases") has the table of what differs.
+ *
+ * A program or plugin linked against libslurm works only with the Slurm
+ * major release whose headers it was built against: libslurm's SONAME
+ * changes with each release and the SPANK loader refuses a plugin built
+ * for another one.
+ */
+#ifndef BURST_SLURM_COMPAT_H
+#define BURST_SLURM_COMPAT_H
+
+#include <errno.h>
+#include <slurm/slurm_version.h>
+
+/* true when building against Slurm MAJOR.MINOR or later */
+#define BURST_SLURM_AT_LEAST(major, minor) \
+	(SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(major, minor, 0))
+
+#if !BURST_SLURM_AT_LEAST(22, 5)
+#error "slurm-burst needs Slurm 22.05 or later (slurm/slurm_version.h is older)"
+#endif
+
+/* "22.05.8": the Slurm release these headers are from (set by configure) */
+#ifndef BURST_SLURM_VERSION
+#define BURST_SLURM_VERSION "unknown"
+#endif
+
+/*
+ * The error of the last failed libslurm call. slurm_get_errno() is gone in
+ * 24.11; it only ever returned errno, which every release sets.
+ */
+#define burst_slurm_errno() (errno)
+
+/*
+ * slurm.conf keys that changed meaning (see burstctl slurm-conf):
+ * - SlurmctldParameters=cloud_reg_addrs and CommunicationParameters=
+ *   NoAddrCache are defunct since 23.11 (slurmctld logs an error); before,
+ *   they make slurmctld take a cloud node's address from its registration.
+ * - PrivateData=cloud: cloud nodes are shown by default since 23.02; before,
+ *   powered-down cloud nodes are hidden from sinfo without it.
+ */
+#define BURST_SLURM_HAS_CLOUD_REG_ADDRS (!BURST_SLURM_AT_LEAST(23, 11))
+#define BURST_SLURM_NEEDS_PRIVATEDATA_CLOUD (!BURST_SLURM_AT_LEAST(23, 2))
+
+/*
+ * Power saving: since 23.02 ResumeProgram and SuspendProgram run under
+ * slurmscriptd with only SLURM_CONF and SLURM_RESUME_FILE in their
+ * environment, and the resume file is {"all_nodes_resume", "jobs":
+ * [{"job_id", "nodes_resume", "extra", "features", ...}]}; 22.05 writes
+ * {"all_nodes", "jobs": [{"job_id", "nodes"}]}.
+ */
+#define BURST_SLURM_SCRIPTD_POWER_SAVE BURST_SLURM_AT_LEAST(23, 2)
+
+#endif
