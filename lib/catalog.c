@@ -12,11 +12,11 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
 
 #include "arch.h"
 #include "catalog.h"
 #include "confwords.h"
+#include "sha256.h"
 #include "strutil.h"
 
 #define MAX_LINE 4096
@@ -275,7 +275,7 @@ static const struct colmap type_cols[] = {
 #define NTYPE_COLS (sizeof(type_cols) / sizeof(type_cols[0]))
 
 /* Feed a file's bytes into the checksum and return its lines via f. */
-static FILE *open_hashed(const char *path, EVP_MD_CTX *md, burst_err_t *err)
+static FILE *open_hashed(const char *path, struct sha256 *md, burst_err_t *err)
 {
 	FILE *f = fopen(path, "r");
 	char buf[8192];
@@ -285,10 +285,10 @@ static FILE *open_hashed(const char *path, EVP_MD_CTX *md, burst_err_t *err)
 		burst_err_set(err, "%s: cannot open catalog file: %s", path, strerror(errno));
 		return NULL;
 	}
-	EVP_DigestUpdate(md, path + (strrchr(path, '/') ? strrchr(path, '/') - path + 1 : 0),
+	sha256_update(md, path + (strrchr(path, '/') ? strrchr(path, '/') - path + 1 : 0),
 			 strlen(strrchr(path, '/') ? strrchr(path, '/') + 1 : path));
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		EVP_DigestUpdate(md, buf, n);
+		sha256_update(md, buf, n);
 	rewind(f);
 	return f;
 }
@@ -315,7 +315,7 @@ static void note_version(struct catalog *cat, const char *provider, const char *
 }
 
 static int load_types(struct catalog *cat, const char *path, const char *provider,
-		      EVP_MD_CTX *md, burst_err_t *err)
+		      struct sha256 *md, burst_err_t *err)
 {
 	FILE *f = open_hashed(path, md, err);
 	char line[MAX_LINE], hdrline[MAX_LINE];
@@ -432,7 +432,7 @@ out:
 }
 
 static int load_prices(struct catalog *cat, const char *path, const char *provider,
-		       EVP_MD_CTX *md, burst_err_t *err)
+		       struct sha256 *md, burst_err_t *err)
 {
 	FILE *f = open_hashed(path, md, err);
 	char line[MAX_LINE], hdrline[MAX_LINE];
@@ -521,13 +521,12 @@ static int cmp_str(const void *a, const void *b)
 struct catalog *catalog_load(const char *dir, burst_err_t *err)
 {
 	struct catalog *cat = xcalloc(1, sizeof(*cat));
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	struct sha256 md;
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	char **files = NULL;
 	size_t nfiles = 0, i;
 	unsigned char digest[32];
-	unsigned int dlen = 0;
 	int ok = 0;
 
 	cat->dir = xstrdup(dir);
@@ -551,20 +550,19 @@ struct catalog *catalog_load(const char *dir, burst_err_t *err)
 		goto done;
 	}
 	qsort(files, nfiles, sizeof(char *), cmp_str);
-	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
+	sha256_init(&md);
 	for (i = 0; i < nfiles; i++) {
 		char path[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/%s.csv", dir, files[i]);
-		if (load_types(cat, path, files[i], md, err) < 0)
+		if (load_types(cat, path, files[i], &md, err) < 0)
 			goto done;
 		snprintf(path, sizeof(path), "%s/%s-prices.csv", dir, files[i]);
-		if (access(path, F_OK) == 0 && load_prices(cat, path, files[i], md, err) < 0)
+		if (access(path, F_OK) == 0 && load_prices(cat, path, files[i], &md, err) < 0)
 			goto done;
 	}
-	EVP_DigestFinal_ex(md, digest, &dlen);
-	for (i = 0; i < dlen && i < 32; i++)
-		sprintf(cat->checksum + 2 * i, "%02x", digest[i]);
+	sha256_final(&md, digest);
+	sha256_hex(digest, cat->checksum);
 	if (!cat->version)
 		cat->version = xstrdup("unversioned");
 	catalog_index(cat);
@@ -573,7 +571,6 @@ done:
 	for (i = 0; i < nfiles; i++)
 		free(files[i]);
 	free(files);
-	EVP_MD_CTX_free(md);
 	if (!ok) {
 		catalog_free(cat);
 		return NULL;

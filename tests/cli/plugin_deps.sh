@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# tests/cli/plugin_deps.sh - the SPANK plugin stays lean (TAP, no Slurm): it
+# loads into every sbatch, salloc, srun, slurmd and slurmstepd, so it links
+# libc and libm only (none of curl, libxml2, SQLite, OpenSSL or what they
+# bring), holds none of the agent's code (EC2, state, attestations,
+# provenance), and exports only what Slurm looks up.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+so=${BURST_SPANK_SO:-$build/plugins/spank/.libs/spank_cloud_contract.so}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/integration/tap.sh"
+
+[ -f "$so" ] || bail "no plugin at $so (build it first, or set BURST_SPANK_SO)"
+
+readelf -d "$so" >"$tmp/dyn" 2>&1
+ok $? "readelf -d $so"
+sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' "$tmp/dyn" | sort >"$tmp/needed"
+grep -v -x -e 'libc\.so\.[0-9]*' -e 'libm\.so\.[0-9]*' "$tmp/needed" >"$tmp/extra"
+[ ! -s "$tmp/extra" ]
+ok $? "it needs only libc and libm (extra: $(tr '\n' ' ' <"$tmp/extra"))" "$tmp/needed"
+
+# what would load with it, transitively
+ldd "$so" >"$tmp/ldd" 2>&1
+ok $? "ldd $so" "$tmp/ldd"
+for lib in libcurl libxml2 libsqlite3 libssl libcrypto libjson-c libgnutls libkrb5 libldap; do
+	! grep -q "^[[:space:]]*$lib[.-]" "$tmp/ldd"
+	ok $? "ldd shows no $lib" "$tmp/ldd"
+done
+
+# none of the agent's code inside (the symbol table, hidden ones too)
+nm "$so" >"$tmp/syms" 2>&1
+ok $? "nm $so" "$tmp/syms"
+grep -E ' (ec2_|sigv4_|aws_creds_|state_|spool_|attest_|provenance_|acceptance_|policy_check|catalog_refresh_|proc_)' \
+	"$tmp/syms" >"$tmp/agent"
+[ ! -s "$tmp/agent" ]
+ok $? "no EC2, state, spool, attestation, provenance or acceptance code in it" "$tmp/agent"
+# what it must still have: the submit-time decision and the burst.conf reader
+grep -q ' burst_decide$' "$tmp/syms" && grep -q ' config_load$' "$tmp/syms"
+ok $? "it holds burst_decide and config_load" "$tmp/syms"
+
+# exported: Slurm's entry points, nothing of ours that could clash with Slurm's
+nm -D --defined-only "$so" | awk '{print $3}' | sort >"$tmp/exports"
+grep -v -x -e 'slurm_spank_[a-z_]*' -e 'plugin_name' -e 'plugin_type' -e 'plugin_version' \
+	-e 'spank_plugin_version' "$tmp/exports" >"$tmp/extra_exports"
+[ ! -s "$tmp/extra_exports" ]
+ok $? "it exports only slurm_spank_* and the plugin's identity" "$tmp/extra_exports"
+grep -q -x slurm_spank_init "$tmp/exports" && grep -q -x slurm_spank_job_prolog "$tmp/exports"
+ok $? "it exports slurm_spank_init and slurm_spank_job_prolog" "$tmp/exports"
+
+done_testing
