@@ -1,0 +1,257 @@
+/*
+ * burst-agent: configuration state. What burst.conf makes (the config,
+ * catalog, candidates, nodes and provider drivers), read at start and on
+ * SIGHUP, and the lookups over it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent_int.h"
+#include "strutil.h"
+
+#include "agent_int.h"
+#include "strutil.h"
+
+struct bnode *node_find(const char *name)
+{
+	size_t i;
+	for (i = 0; i < A.nnodes; i++)
+		if (!strcmp(A.nodes[i].name, name))
+			return &A.nodes[i];
+	return NULL;
+}
+
+void node_address(const struct bnode *ni, char *buf, size_t len, bool with_prefix)
+{
+	uint32_t a = A.net + 10 + (uint32_t)ni->index;
+	if (with_prefix)
+		snprintf(buf, len, "%u.%u.%u.%u/%d", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, A.prefix);
+	else
+		snprintf(buf, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+}
+
+struct aprov *prov_by_name(const char *name)
+{
+	size_t i;
+	for (i = 0; name && i < A.nprovs; i++)
+		if (!strcmp(A.provs[i].cfg->name, name))
+			return &A.provs[i];
+	return NULL;
+}
+
+/* The configured provider that launches candidate c of node set ns. */
+struct aprov *prov_of(const struct candidate *c, const struct cfg_nodeset *ns)
+{
+	size_t i, k;
+
+	for (i = 0; i < A.nprovs; i++) {
+		bool allowed = !ns->nproviders;
+		for (k = 0; k < ns->nproviders && !allowed; k++)
+			allowed = !strcmp(ns->providers[k], A.provs[i].cfg->name);
+		if (allowed && A.provs[i].catalog_id == c->type->provider)
+			return &A.provs[i];
+	}
+	return NULL;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct candidate *x = &A.cs->c[*(const size_t *)a], *y = &A.cs->c[*(const size_t *)b];
+	double px = isnan(x->ondemand) ? INFINITY : x->ondemand, py = isnan(y->ondemand) ? INFINITY : y->ondemand;
+	int c;
+
+	if (px != py)
+		return px < py ? -1 : 1;
+	c = strcmp(catalog_str(A.cat, x->type->name), catalog_str(A.cat, y->type->name));
+	if (c)
+		return c;
+	return strcmp(x->region >= 0 ? catalog_str(A.cat, x->region) : "",
+		      y->region >= 0 ? catalog_str(A.cat, y->region) : "");
+}
+
+/* Each node set's candidates in launch order: price per hour, then name, then region. */
+void rank_candidates(void)
+{
+	size_t i, j;
+
+	A.ranked = xcalloc(A.cfg->nnodesets ? A.cfg->nnodesets : 1, sizeof(*A.ranked));
+	A.nranked = xcalloc(A.cfg->nnodesets ? A.cfg->nnodesets : 1, sizeof(*A.nranked));
+	for (i = 0; i < A.cfg->nnodesets; i++) {
+		A.ranked[i] = xcalloc(A.cs->n ? A.cs->n : 1, sizeof(size_t));
+		for (j = 0; j < A.cs->n; j++)
+			if (A.cs->c[j].nodeset == (int)i && prov_of(&A.cs->c[j], &A.cfg->nodesets[i]))
+				A.ranked[i][A.nranked[i]++] = j;
+		qsort(A.ranked[i], A.nranked[i], sizeof(size_t), cmp_rank);
+	}
+}
+
+const struct cfg_nodeset *nodeset_of(const char *node)
+{
+	const struct bnode *ni = node_find(node);
+	return ni ? &A.cfg->nodesets[ni->nodeset] : NULL;
+}
+
+/* What burst.conf makes: config, catalog, candidates, nodes, drivers. */
+struct conf_state {
+	struct burst_config *cfg;
+	struct catalog *cat;
+	struct candset *cs;
+	struct bnode *nodes;
+	size_t nnodes;
+	struct aprov *provs;
+	size_t nprovs;
+	size_t **ranked;
+	size_t *nranked;
+	const struct cfg_provider *local;
+	uint32_t net;
+	int prefix;
+};
+
+static void conf_state_free(struct conf_state *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nprovs; i++)
+		if (c->provs[i].ops && c->provs[i].drv)
+			c->provs[i].ops->fini(c->provs[i].drv);
+	free(c->provs);
+	for (i = 0; c->ranked && c->cfg && i < c->cfg->nnodesets; i++)
+		free(c->ranked[i]);
+	free(c->ranked);
+	free(c->nranked);
+	free(c->nodes);
+	candset_free(c->cs);
+	catalog_free(c->cat);
+	config_free(c->cfg);
+	memset(c, 0, sizeof(*c));
+}
+
+static void conf_state_get(struct conf_state *c)
+{
+	c->cfg = A.cfg; c->cat = A.cat; c->cs = A.cs; c->nodes = A.nodes; c->nnodes = A.nnodes;
+	c->provs = A.provs; c->nprovs = A.nprovs; c->ranked = A.ranked; c->nranked = A.nranked;
+	c->local = A.local; c->net = A.net; c->prefix = A.prefix;
+}
+
+static void conf_state_put(const struct conf_state *c)
+{
+	A.cfg = c->cfg; A.cat = c->cat; A.cs = c->cs; A.nodes = c->nodes; A.nnodes = c->nnodes;
+	A.provs = c->provs; A.nprovs = c->nprovs; A.ranked = c->ranked; A.nranked = c->nranked;
+	A.local = c->local; A.net = c->net; A.prefix = c->prefix;
+}
+
+/* At exit: what burst.conf made, drivers included. */
+void agent_conf_free(void)
+{
+	struct conf_state c;
+
+	conf_state_get(&c);
+	conf_state_free(&c);
+}
+
+/* Read burst.conf into the agent's globals; on failure they are untouched. */
+int load_conf(void)
+{
+	struct conf_state old, c;
+	burst_err_t err;
+	size_t i, j, k = 0;
+
+	conf_state_get(&old);
+	memset(&c, 0, sizeof(c));
+	c.cfg = config_load(A.conf_path, &err);
+	if (!c.cfg) {
+		ERR("%s", err.msg);
+		goto fail;
+	}
+	if (old.cfg) {
+		char why[600];
+		if (config_identity_change(old.cfg, c.cfg, why, sizeof(why))) {
+			ERR("%s: %s: a reload cannot change that; restart burst-agent to apply it", A.conf_path, why);
+			goto fail;
+		}
+	}
+	for (i = 0; i < c.cfg->nproviders; i++)
+		if (!strcmp(c.cfg->providers[i].type, "local"))
+			c.local = &c.cfg->providers[i];
+	{
+		unsigned a, b, cc, d;
+		if (!c.local || !c.local->bridge || !c.local->address ||
+		    sscanf(c.local->address, "%u.%u.%u.%u/%d", &a, &b, &cc, &d, &c.prefix) != 5 ||
+		    a > 255 || b > 255 || cc > 255 || d > 255 || c.prefix < 8 || c.prefix > 30) {
+			ERR("%s: the agent listens for node reports on the local provider's bridge: give Provider=local Bridge=NAME Address=ADDR/PREFIX",
+			    A.conf_path);
+			goto fail;
+		}
+		c.net = (a << 24) | (b << 16) | (cc << 8) | d;
+	}
+	c.cat = catalog_load(catalog_default_dir(c.cfg->catalog_dir), &err);
+	if (!c.cat || config_apply_catalog(c.cfg, c.cat, &err) < 0) {
+		ERR("%s", err.msg);
+		goto fail;
+	}
+	c.cs = config_candidates(c.cfg, c.cat, &err);
+	if (!c.cs) {
+		ERR("%s", err.msg);
+		goto fail;
+	}
+	for (i = 0; i < c.cfg->nnodesets; i++)
+		c.nnodes += c.cfg->nodesets[i].nodes.n;
+	c.nodes = xcalloc(c.nnodes ? c.nnodes : 1, sizeof(*c.nodes));
+	for (i = 0; i < c.cfg->nnodesets; i++)
+		for (j = 0; j < c.cfg->nodesets[i].nodes.n; j++, k++) {
+			c.nodes[k].name = c.cfg->nodesets[i].nodes.names[j];
+			c.nodes[k].nodeset = (int)i;
+			c.nodes[k].index = (int)k;
+		}
+	if (10 + c.nnodes >= (1u << (32 - c.prefix)) - 1) {
+		ERR("Address=%s has room for fewer than %zu nodes", c.local->address, c.nnodes);
+		goto fail;
+	}
+	c.provs = xcalloc(c.cfg->nproviders ? c.cfg->nproviders : 1, sizeof(*c.provs));
+	for (i = 0; i < c.cfg->nproviders; i++) {
+		struct aprov *p = &c.provs[c.nprovs];
+		p->cfg = &c.cfg->providers[i];
+		p->ops = provider_ops_find(p->cfg->type);
+		if (!p->ops) {
+			ERR("%s:%d: Provider %s: Type=%s has no driver in this agent (drivers: local, aws)",
+			    p->cfg->where.file, p->cfg->where.line, p->cfg->name, p->cfg->type);
+			goto fail;
+		}
+		p->drv = p->ops->init(p->cfg, c.cfg, &err);
+		if (!p->drv) {
+			ERR("%s", err.msg);
+			goto fail;
+		}
+		p->catalog_id = catalog_find_str(c.cat, p->cfg->catalog);
+		c.nprovs++;
+	}
+	/* the ranking reads the globals: install, rank, and keep */
+	conf_state_put(&c);
+	rank_candidates();
+	conf_state_get(&c);
+	if (old.cfg) {
+		if (old.net != c.net || old.cfg->join_port != c.cfg->join_port ||
+		    strcmp(old.cfg->state_dir, c.cfg->state_dir) || strcmp(old.cfg->socket_path, c.cfg->socket_path))
+			INFO("StateDir, SocketPath, JoinPort and the bridge address take effect at the next restart");
+		c.net = old.net;
+		c.prefix = old.prefix;
+		conf_state_put(&c);
+		conf_state_free(&old);
+	}
+	return 0;
+fail:
+	conf_state_free(&c);
+	conf_state_put(&old);
+	return -1;
+}
+
+void ensure_nodes(void)
+{
+	burst_err_t err;
+	size_t i;
+
+	for (i = 0; i < A.nnodes; i++)
+		if (state_node_ensure(A.db, A.nodes[i].name, A.cfg->nodesets[A.nodes[i].nodeset].name, &err) < 0)
+			ERR("%s", err.msg);
+}

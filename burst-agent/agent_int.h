@@ -1,0 +1,156 @@
+/*
+ * The burst agent's parts (internal): what they share. One agent per
+ * process, its state in the global A; one thread runs it all (agent.c's
+ * poll loop), so nothing here is locked.
+ *
+ *   agent.c            start-up, the poll loop, sockets and control requests, logging
+ *   agent_conf.c       configuration state: burst.conf, catalog, candidates, nodes, drivers
+ *   agent_life.c       node life: transitions, batches, failing a node
+ *   agent_spool.c      requests from the power-save programs' spool
+ *   agent_launch.c     launching and terminating instances, cooldowns
+ *   agent_join.c       join reports and admission
+ *   agent_slurm.c      the Slurm adapter: what the agent asks of and tells slurmctld
+ *   agent_reconcile.c  reconciler glue: provider listings against the node records
+ */
+#ifndef BURST_AGENT_INT_H
+#define BURST_AGENT_INT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "catalog.h"
+#include "config.h"
+#include "conn.h"
+#include "provider.h"
+#include "state.h"
+
+struct bnode {
+	const char *name;
+	int nodeset;
+	int index;               /* global index: the node's address */
+	bool registered;         /* its slurmd was seen responding since its admission */
+	double missing_since;    /* reconciler: first round its instance was not listed (0: listed) */
+};
+
+/* Reconciler: an instance listed by a provider, and when it was first seen. */
+struct seen_inst {
+	char provider[128];
+	char id[128];
+	double first;
+};
+
+/* Reconciler: a job requeued from a lost node, to let go on at once. */
+struct lost_job {
+	uint32_t id;
+	double until;            /* give up watching it then */
+	double next;             /* when to ask slurmctld to schedule it again */
+	bool pending;            /* seen requeued (pending) */
+	bool released, nudged;
+};
+
+/* A configured provider and its driver. */
+struct aprov {
+	const struct cfg_provider *cfg;
+	const struct provider_ops *ops;
+	struct provider *drv;
+	int catalog_id;          /* the catalog's provider name, interned */
+};
+
+struct agent {
+	struct burst_config *cfg;
+	struct catalog *cat;
+	struct candset *cs;
+	struct state_db *db;
+	const struct cfg_provider *local;
+	struct bnode *nodes;
+	size_t nnodes;
+	struct aprov *provs;     /* a driver for each configured provider */
+	size_t nprovs;
+	size_t **ranked;         /* per node set: candidate indexes in launch order */
+	size_t *nranked;
+	char spool[PATH_MAX], nodes_dir[PATH_MAX];
+	const char *conf_path, *slurm_conf, *libexec, *node_bin;
+	uint32_t net;            /* local bridge address (host order) */
+	int prefix;
+	int usock, jsock;
+	struct conn_table conns; /* join and control connections being read */
+	unsigned long dropped_slow, dropped_full; /* join connections, logged now and then */
+	double dropped_said;
+	uid_t slurm_uid;
+	char munge_socket[PATH_MAX]; /* empty: munge's default */
+	FILE *log;               /* NULL: stderr */
+	bool syslog;             /* log to syslog (LOG_DAEMON) instead */
+	const char *log_path;    /* -L, else burst.conf LogFile= */
+	char **pending;          /* log lines of a batch's transitions, said once it commits */
+	size_t npending;
+	struct seen_inst *seen;  /* reconciler: instances listed in the last round */
+	size_t nseen;
+	struct lost_job *lost_jobs;
+	size_t nlost_jobs;
+};
+
+extern struct agent A;
+
+/* agent.c: logging and clocks */
+void logmsg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define INFO(...) logmsg("info", __VA_ARGS__)
+#define ERR(...) logmsg("error", __VA_ARGS__)
+double now(void);
+/* For durations: seconds on a clock that does not jump. */
+double mono(void);
+
+/* agent_conf.c: configuration state */
+int load_conf(void);
+void ensure_nodes(void);
+void agent_conf_free(void);
+struct bnode *node_find(const char *name);
+void node_address(const struct bnode *ni, char *buf, size_t len, bool with_prefix);
+const struct cfg_nodeset *nodeset_of(const char *node);
+struct aprov *prov_by_name(const char *name);
+struct aprov *prov_of(const struct candidate *c, const struct cfg_nodeset *ns);
+void rank_candidates(void);
+
+/* agent_life.c: node life */
+int transition(const char *node, const char *from, struct node_rec *r, const char *to,
+	       const char *detail);
+void batch_begin(void);
+int batch_commit(void);
+int batch_sync(void);
+void fail_node(const char *node, const char *from, struct node_rec *r, const char *to,
+	       const char *why);
+void random_token(char *buf, size_t len);
+void admission_path(const char *node, char *buf, size_t len);
+
+/* agent_spool.c */
+void take_spool(void);
+
+/* agent_launch.c */
+void cooldown_key(const char *prov, const char *type, const char *region, char *buf, size_t len);
+void launch_requested(void);
+void launch_retry(void);
+void terminate(const char *node);
+void cooldowns(void);
+
+/* agent_join.c */
+void handle_join(int fd, const char *buf, size_t got);
+void reply_json(int fd, bool admit, const char *reason, json_object *record);
+
+/* agent_slurm.c */
+int slurm_settings(void);
+void slurm_node(const char *name, const char *addr, uint32_t state, const char *reason);
+bool slurm_job_begin_now(uint32_t job);
+void registration_check(void);
+void release_refused_jobs(void);
+size_t jobs_on(const char *node, uint32_t **ids);
+
+/* agent_reconcile.c */
+void reconcile(void);
+void lost_jobs_go_on(void);
+void lost_finish(const char *node, struct node_rec *r);
+
+#endif

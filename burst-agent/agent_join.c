@@ -1,0 +1,311 @@
+/*
+ * burst-agent: join and admission. A node's report on the join port
+ * (munge credential, provenance record, acceptance results) is verified
+ * and held against its node set's admission policy.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <munge.h>
+#include <slurm/slurm.h>
+
+#include "agent_int.h"
+#include "policy.h"
+#include "sigv4.h"
+#include "strutil.h"
+
+/*
+ * The admission policy (lib/policy.h) on the node's recorded facts: blessed
+ * kernels (burst.conf and StateDir/blessed-kernels), taint, modules, and
+ * the hardware the catalog promises for the type it was launched as. NULL
+ * if the node passes, else why not.
+ */
+static const char *admission_policy(const struct cfg_nodeset *ns, const struct node_rec *r,
+				    json_object *rec, char *why, size_t len)
+{
+	struct policy p;
+	char **extra = NULL, path[PATH_MAX + 32], tname[512];
+	size_t nextra = 0;
+	burst_err_t err;
+	const struct aprov *pv = prov_by_name(r->provider);
+	const struct cat_type *type;
+	int rc;
+
+	snprintf(tname, sizeof(tname), "%s:%s", pv ? pv->cfg->catalog : "?", r->instance_type ? r->instance_type : "?");
+	type = catalog_find_type(A.cat, tname);
+	if (!type) {
+		snprintf(why, len, "instance type %s is not in the catalog", tname);
+		return why;
+	}
+	config_policy(A.cfg, ns, &p);
+	snprintf(path, sizeof(path), "%s/blessed-kernels", A.cfg->state_dir);
+	if (policy_load_blessed_file(path, &extra, &nextra, &err) < 0)
+		ERR("%s (it blesses nothing more)", err.msg);
+	p.blessed_extra = extra;
+	p.nblessed_extra = nextra;
+	rc = policy_check(&p, A.cat, type, rec, why, len);
+	policy_free_list(extra, nextra);
+	if (rc == 0)
+		return NULL;
+	{
+		/* say which node set's policy and which type the facts were held against */
+		char *copy = xstrdup(rc < 0 && !why[0] ? "malformed record" : why);
+		snprintf(why, len, "node set %s, %s: %s", ns->name, tname, copy);
+		free(copy);
+	}
+	return why;
+}
+
+/*
+ * The node-local acceptance results in the record: NULL if all passed (or
+ * none were run), else why not, naming each failed test and its reason.
+ */
+static const char *acceptance_policy(json_object *rec, char *why, size_t len)
+{
+	json_object *acc, *v;
+	size_t i, failed = 0;
+
+	if (!json_object_object_get_ex(rec, "acceptance", &acc))
+		return NULL;
+	if (json_object_is_type(acc, json_type_object)) {
+		snprintf(why, len, "the acceptance suite could not run: %s",
+			 json_object_object_get_ex(acc, "error", &v) ? json_object_get_string(v) : "no results");
+		return why;
+	}
+	if (!json_object_is_type(acc, json_type_array)) {
+		snprintf(why, len, "malformed acceptance results");
+		return why;
+	}
+	snprintf(why, len, "acceptance failed:");
+	for (i = 0; i < json_object_array_length(acc); i++) {
+		json_object *t = json_object_array_get_idx(acc, i), *p, *n, *r;
+		size_t l = strlen(why);
+		if (!json_object_object_get_ex(t, "passed", &p) || json_object_get_boolean(p))
+			continue;
+		/* a test this node does not run (mpi, at join) is not a failure */
+		if (json_object_object_get_ex(t, "run", &r) && !json_object_get_boolean(r))
+			continue;
+		json_object_object_get_ex(t, "name", &n);
+		json_object_object_get_ex(t, "reason", &r);
+		snprintf(why + l, len - l, "%s %s: %s", failed ? ";" : "", n ? json_object_get_string(n) : "?",
+			 r ? json_object_get_string(r) : "failed");
+		failed++;
+	}
+	return failed ? why : NULL;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+		json_object_get_string(v) : NULL;
+}
+
+/* Read one line (the report) of at most max bytes; NULL (and *len) if too large. */
+/* Decode a munge credential; the payload (caller frees) or NULL with why. */
+static char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
+{
+	munge_ctx_t ctx = munge_ctx_create();
+	void *pay = NULL;
+	int plen = 0;
+	gid_t gid;
+	munge_err_t e;
+	char *out = NULL;
+
+	if (!ctx) {
+		snprintf(why, len, "cannot create a munge context");
+		return NULL;
+	}
+	if (A.munge_socket[0])
+		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, A.munge_socket);
+	e = munge_decode(cred, ctx, &pay, &plen, uid, &gid);
+	if (e != EMUNGE_SUCCESS)
+		snprintf(why, len, "munge credential refused: %s", munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
+	else {
+		out = xmalloc((size_t)plen + 1);
+		memcpy(out, pay, (size_t)plen);
+		out[plen] = '\0';
+	}
+	free(pay);
+	munge_ctx_destroy(ctx);
+	return out;
+}
+
+void reply_json(int fd, bool admit, const char *reason, json_object *record)
+{
+	json_object *o = json_object_new_object();
+	const char *s;
+
+	json_object_object_add(o, "admit", json_object_new_boolean(admit));
+	if (reason)
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+	if (record)
+		json_object_object_add(o, "record", record);
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0)
+		ERR("join: cannot answer: %s", strerror(errno));
+	json_object_put(o);
+}
+
+static void reply_retry(int fd)
+{
+	static const char msg[] = "{\"admit\":false,\"retry\":true,\"reason\":\"not ready for this instance yet\"}\n";
+
+	if (write(fd, msg, sizeof(msg) - 1) < 0)
+		ERR("join: cannot answer: %s", strerror(errno));
+}
+
+/*
+ * A node reported: {"op":"join","cred":MUNGE,"record":TEXT}, the credential's
+ * payload {"digest":sha256(TEXT),"token","instance","node"}. Nothing a
+ * forged, replayed, misdirected or malformed report says reaches the
+ * database; only a verified report from the instance the token was issued
+ * for is stored and decided on.
+ */
+void handle_join(int fd, const char *buf, size_t got)
+{
+	char why[1200], digest[65], *payload = NULL;
+	json_object *req = NULL, *pay = NULL, *jrec = NULL;
+	struct node_rec r;
+	burst_err_t err;
+	const char *node = NULL, *instance = NULL, *token = NULL, *cred, *text, *bad = NULL;
+	const struct cfg_nodeset *ns;
+	uid_t uid = (uid_t)-1;
+
+	memset(&r, 0, sizeof(r));
+	req = json_tokener_parse(buf);
+	cred = jstr(req, "cred");
+	text = jstr(req, "record");
+	if (!cred || !text) {
+		ERR("join: malformed report (%zu bytes: no cred or record), refused", got);
+		reply_json(fd, false, "malformed report", NULL);
+		goto out;
+	}
+	payload = munge_open(cred, &uid, why, sizeof(why));
+	if (!payload) {
+		ERR("join: %s; report refused", why);
+		reply_json(fd, false, why, NULL);
+		goto out;
+	}
+	pay = json_tokener_parse(payload);
+	node = jstr(pay, "node");
+	instance = jstr(pay, "instance");
+	token = jstr(pay, "token");
+	sigv4_sha256_hex(text, strlen(text), digest);
+	if (uid != 0)
+		bad = "the credential is not root's";
+	else if (!node || !instance || !token || !jstr(pay, "digest"))
+		bad = "malformed credential payload";
+	else if (strcmp(jstr(pay, "digest"), digest))
+		bad = "the record does not match the credential's digest";
+	else if (!(jrec = json_tokener_parse(text)) || !json_object_is_type(jrec, json_type_object))
+		bad = "the record is not a JSON object";
+	else if (state_node_get(A.db, node, &r, &err) != 1)
+		bad = "unknown node";
+	else if (!strcmp(r.state, "launching") && r.token && !r.token_used && !strcmp(r.token, token)) {
+		/* launched, but the launch is not recorded yet (a restart, a slow
+		 * API): the node asks again in a moment */
+		INFO("join: %s (instance %s): the launch is not recorded yet: asked to retry", node, instance);
+		reply_retry(fd);
+		goto out;
+	} else if (strcmp(r.state, "booting"))
+		bad = "node is not booting";
+	else if (!r.instance || strcmp(r.instance, instance))
+		bad = "wrong instance for this node";
+	else if (r.token_used || !r.token || strcmp(r.token, token))
+		bad = "invalid or used join token";
+	if (bad) {
+		/* node and instance are the report's word: written out, not sent to the log raw */
+		char *en = str_escape_ctl(node ? node : "?"), *ei = str_escape_ctl(instance ? instance : "?");
+		ERR("join: %s (instance %s, uid %d): refused: %s", en, ei, (int)uid, bad);
+		free(en);
+		free(ei);
+		reply_json(fd, false, bad, NULL);
+		goto out;
+	}
+	/* used: the token is of no more use to anyone, so it is not kept */
+	r.token_used = true;
+	free(r.token);
+	r.token = NULL;
+	free(r.provenance_id);
+	r.provenance_id = xstrdup(digest);
+	ns = nodeset_of(node);
+	if (!ns) {
+		/* removed from burst.conf (a reload) while it booted */
+		snprintf(why, sizeof(why), "node %s is no longer in a node set of burst.conf", node);
+		bad = why;
+	} else if (jstr(jrec, "error")) {
+		snprintf(why, sizeof(why), "the node could not collect its provenance: %.1000s", jstr(jrec, "error"));
+		bad = why;
+	} else if (!(bad = acceptance_policy(jrec, why, sizeof(why))))
+		bad = admission_policy(ns, &r, jrec, why, sizeof(why));
+	if (bad) {
+		/* the reasons quote the node's record: no raw control characters
+		 * into the records, events, log and burstctl's terminal */
+		char *e = str_escape_ctl(bad);
+		snprintf(why, sizeof(why), "%s", e);
+		free(e);
+		bad = why;
+	}
+	{
+		json_object *tm, *v;
+		if (json_object_object_get_ex(req, "timing", &tm)) {
+			double pv = json_object_object_get_ex(tm, "provenance_s", &v) ? json_object_get_double(v) : -1;
+			double av = json_object_object_get_ex(tm, "acceptance_s", &v) ? json_object_get_double(v) : -1;
+			char acc[48];
+			/* a node without acceptance.conf ran no acceptance test */
+			if (av < 0)
+				snprintf(acc, sizeof(acc), "no acceptance tests");
+			else
+				snprintf(acc, sizeof(acc), "acceptance %.3f s", av);
+			INFO("%s: report of instance %s: provenance %.3f s, %s, %zu bytes",
+			     node, instance, pv, acc, got);
+		}
+	}
+	if (state_record_add(A.db, node, instance, digest, text, bad ? bad : "admitted", &err) < 0)
+		ERR("%s: cannot store its record: %s", node, err.msg);
+	if (bad) {
+		char full[1300];
+		snprintf(full, sizeof(full), "rejected at join: %s", bad);
+		fail_node(node, "booting", &r, "rejected", full);
+		reply_json(fd, false, bad, NULL);
+		goto out;
+	}
+	if (transition(node, "booting", &r, "admitted", digest) != 1) {
+		reply_json(fd, false, "state changed", NULL);
+		goto out;
+	}
+	/* the address before slurmd starts (a cloud instance's: where it reported from) */
+	if (!r.address) {
+		struct sockaddr_in sa;
+		socklen_t sl = sizeof(sa);
+		char peer[INET_ADDRSTRLEN];
+		if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET &&
+		    inet_ntop(AF_INET, &sa.sin_addr, peer, sizeof(peer)))
+			r.address = xstrdup(peer);
+	}
+	slurm_node(node, r.address, NO_VAL, NULL);
+	{
+		json_object *rec = json_object_new_object();
+		json_object_object_add(rec, "CLOUD_PROVIDER", json_object_new_string(r.provider ? r.provider : ""));
+		json_object_object_add(rec, "CLOUD_INSTANCE_TYPE", json_object_new_string(r.instance_type ? r.instance_type : ""));
+		json_object_object_add(rec, "CLOUD_INSTANCE_ID", json_object_new_string(r.instance));
+		json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
+		json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
+		json_object_object_add(rec, "CLOUD_PROVENANCE_ID", json_object_new_string(digest));
+		reply_json(fd, true, NULL, rec);
+	}
+out:
+	free(payload);
+	json_object_put(req);
+	json_object_put(pay);
+	json_object_put(jrec);
+	state_node_clear(&r);
+}

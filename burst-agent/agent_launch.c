@@ -1,0 +1,343 @@
+/*
+ * burst-agent: launching. Requested nodes become launch intents (written
+ * first), launched in batches through their provider's driver; launches to
+ * retry, instances to terminate, cooldowns that end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+#include "agent_int.h"
+#include "strutil.h"
+
+#define DEFAULT_MUNGE_SOCKET "/run/munge/munge.socket.2"   /* munged's own default */
+
+void cooldown_key(const char *prov, const char *type, const char *region, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s@%s", prov, type, region ? region : "-");
+}
+
+/* The next candidate of the node's node set that is not cooling down; -1 if none. */
+static ssize_t next_candidate(int nsi, char *tried, size_t triedlen)
+{
+	size_t k;
+	double t = now();
+
+	for (k = 0; k < A.nranked[nsi]; k++) {
+		const struct candidate *c = &A.cs->c[A.ranked[nsi][k]];
+		struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
+		char key[512];
+		double until;
+
+		cooldown_key(p->cfg->name, catalog_str(A.cat, c->type->name),
+			     c->region >= 0 ? catalog_str(A.cat, c->region) : NULL, key, sizeof(key));
+		until = state_cooldown_until(A.db, key);
+		if (until > t) {
+			size_t l = strlen(tried);
+			snprintf(tried + l, triedlen - l, "%s%s (cooling down %.0f s more)", l ? ", " : "", key, until - t);
+			continue;
+		}
+		return (ssize_t)A.ranked[nsi][k];
+	}
+	return -1;
+}
+
+/* Launch the nodes in 'launching' of one node set as one batch (same candidate). */
+static void launch_batch(char **names, size_t n)
+{
+	struct prov_node *pn = xcalloc(n, sizeof(*pn));
+	struct node_rec *recs = xcalloc(n, sizeof(*recs));
+	char (*addr)[64] = xcalloc(n, sizeof(*addr));
+	struct prov_batch b;
+	struct aprov *p;
+	burst_err_t err;
+	char joinaddr[64];
+	size_t i, m = 0, launched = 0;
+	double t0, t1;
+
+	for (i = 0; i < n; i++) {
+		if (state_node_get(A.db, names[i], &recs[m], &err) != 1 || strcmp(recs[m].state, "launching")) {
+			state_node_clear(&recs[m]);
+			continue;
+		}
+		node_address(node_find(names[i]), addr[m], sizeof(addr[m]), true);
+		pn[m].node = recs[m].name;
+		pn[m].attempt = recs[m].attempt;
+		pn[m].token = recs[m].token;
+		pn[m].address = addr[m];
+		m++;
+	}
+	if (!m)
+		goto out;
+	p = prov_by_name(recs[0].provider);
+	snprintf(joinaddr, sizeof(joinaddr), "%u.%u.%u.%u:%d", A.net >> 24, (A.net >> 16) & 255,
+		 (A.net >> 8) & 255, A.net & 255, A.cfg->join_port);
+	memset(&b, 0, sizeof(b));
+	b.cluster = A.cfg->cluster_name;
+	b.provider = recs[0].provider;
+	b.nodeset = recs[0].nodeset;
+	{
+		const struct cfg_nodeset *ns = nodeset_of(recs[0].name);
+		b.acceptance = ns && ns->acceptance ? ns->acceptance : A.cfg->acceptance;
+	}
+	b.instance_type = recs[0].instance_type;
+	b.region = recs[0].region;
+	b.join_addr = joinaddr;
+	b.munge_socket = A.munge_socket[0] ? A.munge_socket : DEFAULT_MUNGE_SOCKET;
+	b.slurm_conf = A.slurm_conf;
+	b.nodes = pn;
+	b.n = m;
+	t0 = mono();
+	if (!p) {
+		for (i = 0; i < m; i++) {
+			pn[i].cls = PROV_PERMANENT;
+			snprintf(pn[i].error, sizeof(pn[i].error), "provider %s is no longer configured",
+				 recs[i].provider ? recs[i].provider : "?");
+		}
+	} else
+		p->ops->launch(p->drv, &b);
+	t1 = mono();
+	/* the outcome of the whole batch in one commit */
+	batch_begin();
+	for (i = 0; i < m; i++) {
+		struct node_rec *r = &recs[i];
+		char why[1200], key[512];
+
+		switch (pn[i].cls) {
+		case PROV_OK:
+			if (pn[i].error[0])   /* the driver's note (an adopted instance) */
+				INFO("%s: %s", r->name, pn[i].error);
+			free(r->instance);
+			r->instance = xstrdup(pn[i].instance);
+			r->retry_at = 0;
+			transition(r->name, "launching", r, "booting", pn[i].instance);
+			launched++;
+			break;
+		case PROV_CAPACITY:
+		case PROV_QUOTA:
+			/* this type and region cools down; the node tries the next candidate */
+			cooldown_key(r->provider, r->instance_type, r->region, key, sizeof(key));
+			state_cooldown_hit(A.db, key, A.cfg->reject_cooldown > 0 ? A.cfg->reject_cooldown : 60,
+					   3600, pn[i].error, &err);
+			snprintf(why, sizeof(why), "%.500s %s: %.500s: trying the next candidate",
+				 key, prov_class_name(pn[i].cls), pn[i].error);
+			free(r->last_error);
+			r->last_error = xstrdup(why);
+			transition(r->name, "launching", r, "requested", why);
+			break;
+		case PROV_THROTTLED:
+		case PROV_TRANSIENT:
+			/* the same attempt again later: the same idempotency key */
+			r->retry_at = now() + 2.0;
+			snprintf(why, sizeof(why), "%s: %.900s: retrying", prov_class_name(pn[i].cls), pn[i].error);
+			transition(r->name, "launching", r, "launching", why);
+			break;
+		default:
+			snprintf(why, sizeof(why), "launch of %s as %s failed (%s): %.900s",
+				 r->name, r->instance_type ? r->instance_type : "?", prov_class_name(pn[i].cls),
+				 pn[i].error);
+			/* whatever a failed launch left is cleaned up by terminating */
+			fail_node(r->name, "launching", r, "terminating", why);
+			break;
+		}
+	}
+	if (batch_commit() < 0)
+		launched = 0;   /* still launching: adopted (batch journal) when retried */
+	/* what bench/launch-scale reads to tell the agent's time from its provider's */
+	INFO("launch of %zu node%s through %s: %zu launched; %.3f s in the provider, %.3f s recording",
+	     m, m == 1 ? "" : "s", b.provider ? b.provider : "?", launched, t1 - t0, mono() - t1);
+out:
+	for (i = 0; i < n; i++)
+		state_node_clear(&recs[i]);
+	free(recs);
+	free(pn);
+	free(addr);
+}
+
+/*
+ * Requested nodes, by node set: each gets the node set's best candidate that
+ * is not cooling down, a new attempt and token, written as an intent
+ * (launching) before anything is launched; then each node set's batch goes.
+ */
+void launch_requested(void)
+{
+	burst_err_t err;
+	char **names = state_nodes_in(A.db, "requested", &err);
+	size_t nsi, i;
+
+	if (!names || !names[0]) {
+		state_names_free(names);
+		return;
+	}
+	for (nsi = 0; nsi < A.cfg->nnodesets; nsi++) {
+		char **batch = xcalloc(A.cfg->nodesets[nsi].nodes.n + 1, sizeof(char *));
+		size_t nb = 0;
+		double t0 = mono();
+		bool any = false;
+		char tried[2048] = "";
+		ssize_t ci = -1;
+		bool picked = false;
+
+		for (i = 0; names[i]; i++) {
+			struct bnode *ni = node_find(names[i]);
+			struct node_rec r;
+			char token[64];
+
+			if (!ni || ni->nodeset != (int)nsi)
+				continue;
+			if (!any) {
+				/* the node set's intents in one commit */
+				batch_begin();
+				any = true;
+			}
+			ni->registered = false;
+			if (!picked) {
+				ci = next_candidate((int)nsi, tried, sizeof(tried));
+				picked = true;
+			}
+			if (state_node_get(A.db, names[i], &r, &err) != 1) {
+				state_node_clear(&r);
+				continue;
+			}
+			if (ci < 0) {
+				char why[2300];
+				snprintf(why, sizeof(why), "no instance type of node set %s can be launched now: %s",
+					 A.cfg->nodesets[nsi].name, tried[0] ? tried : "it has no candidate");
+				fail_node(names[i], "requested", &r, "powered_down", why);
+				state_node_clear(&r);
+				continue;
+			}
+			{
+				const struct candidate *c = &A.cs->c[ci];
+				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
+				r.attempt++;
+				random_token(token, sizeof(token));
+				free(r.token);
+				free(r.instance);
+				free(r.address);
+				free(r.provenance_id);
+				free(r.provider);
+				free(r.instance_type);
+				free(r.region);
+				r.token = xstrdup(token);
+				r.instance = NULL;
+				r.address = NULL;
+				if (!strcmp(p->cfg->type, "local")) {
+					char addr[64];
+					node_address(ni, addr, sizeof(addr), false);
+					r.address = xstrdup(addr);
+				}
+				r.provenance_id = NULL;
+				r.provider = xstrdup(p->cfg->name);
+				r.instance_type = xstrdup(catalog_str(A.cat, c->type->name));
+				r.region = c->region >= 0 ? xstrdup(catalog_str(A.cat, c->region)) : NULL;
+				r.token_used = false;
+				r.want_resume = false;
+				r.cooldown_until = 0;
+				r.retry_at = 0;
+				{
+					char rec[PATH_MAX * 2], detail[600];
+					/* no admission record of an earlier instance may survive */
+					admission_path(names[i], rec, sizeof(rec));
+					unlink(rec);
+					snprintf(detail, sizeof(detail), "attempt %d as %s/%s%s%s", r.attempt, r.provider,
+						 r.instance_type, r.region ? "@" : "", r.region ? r.region : "");
+					/* the intent first: a crash from here on finds the node launching */
+					if (transition(names[i], "requested", &r, "launching", detail) == 1)
+						batch[nb++] = names[i];
+				}
+			}
+			state_node_clear(&r);
+		}
+		/* the intents are durable before anything is launched */
+		if (any && batch_commit() < 0)
+			nb = 0;         /* still requested: tried again */
+		if (nb) {
+			INFO("node set %s: %zu launch intent%s recorded in %.3f s", A.cfg->nodesets[nsi].name,
+			     nb, nb == 1 ? "" : "s", mono() - t0);
+			launch_batch(batch, nb);
+		}
+		free(batch);
+	}
+	state_names_free(names);
+}
+
+/* Launches to try again (throttled, transient, or in flight at a restart). */
+void launch_retry(void)
+{
+	burst_err_t err;
+	char **names = state_nodes_in(A.db, "launching", &err);
+	size_t i;
+	double t = now();
+
+	for (i = 0; names && names[i]; i++) {
+		struct node_rec r;
+		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.retry_at <= t) {
+			char *one[1] = { names[i] };
+			launch_batch(one, 1);
+		}
+		state_node_clear(&r);
+	}
+	state_names_free(names);
+}
+
+void terminate(const char *node)
+{
+	struct node_rec r;
+	burst_err_t err;
+	char rec[PATH_MAX * 2];
+	struct aprov *p;
+	enum prov_class cls = PROV_OK;
+
+	if (state_node_get(A.db, node, &r, &err) != 1 || strcmp(r.state, "terminating")) {
+		state_node_clear(&r);
+		return;
+	}
+	p = prov_by_name(r.provider);
+	if (p && r.instance && p->ops->terminate(p->drv, node, r.instance, &cls, &err) < 0) {
+		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", node, r.instance,
+		    prov_class_name(cls), err.msg);
+		state_node_clear(&r);
+		return;
+	}
+	if (!p && r.provider && r.instance)
+		ERR("%s: instance %s of provider %s, which is no longer configured: terminate it by hand",
+		    node, r.instance, r.provider);
+	admission_path(node, rec, sizeof(rec));
+	unlink(rec);
+	if (r.want_resume) {
+		/* Slurm asked for the node again while it was going away */
+		r.want_resume = false;
+		transition(node, "terminating", &r, "requested", "instance terminated; resume requested meanwhile");
+	} else
+		transition(node, "terminating", &r, "powered_down", "instance terminated");
+	state_node_clear(&r);
+}
+
+/* Nodes whose cooldown is over are powered down in Slurm again (idle~). */
+void cooldowns(void)
+{
+	burst_err_t err;
+	double t = now();
+	/* only those whose cooldown is over: every tick, with thousands of nodes */
+	char **names = state_nodes_due(A.db, "powered_down", STATE_COOLDOWN_UNTIL, t, &err);
+	size_t i;
+
+	for (i = 0; names && names[i]; i++) {
+		struct node_rec r;
+		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.cooldown_until > 0 &&
+		    r.cooldown_until <= t) {
+			char reason[600];
+			snprintf(reason, sizeof(reason), "burst: cooldown over after: %.500s",
+				 r.last_error ? r.last_error : "a failure");
+			r.cooldown_until = 0;
+			if (transition(names[i], "powered_down", &r, "powered_down", "cooldown over: powered down in Slurm") == 1)
+				slurm_node(names[i], NULL, NODE_STATE_POWER_DOWN | NODE_STATE_POWERED_DOWN, reason);
+		}
+		state_node_clear(&r);
+	}
+	state_names_free(names);
+}

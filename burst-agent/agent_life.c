@@ -1,0 +1,139 @@
+/*
+ * burst-agent: node life. Each node's transitions (DESIGN §7) written to
+ * SQLite before the action they lead to, batched in one transaction where
+ * many go together, and the failure path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+
+#include "agent_int.h"
+#include "strutil.h"
+
+void random_token(char *buf, size_t len)
+{
+	unsigned char r[16];
+	size_t i;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || read(fd, r, sizeof(r)) != (ssize_t)sizeof(r)) {
+		ERR("cannot read /dev/urandom: %s", strerror(errno));
+		abort();
+	}
+	close(fd);
+	for (i = 0; i < sizeof(r) && 2 * i + 2 < len; i++)
+		sprintf(buf + 2 * i, "%02x", r[i]);
+}
+
+int transition(const char *node, const char *from, struct node_rec *r, const char *to,
+		      const char *detail)
+{
+	burst_err_t err;
+	int rc = state_transition(A.db, node, from, r, to, detail, &err);
+
+	if (rc < 0)
+		ERR("%s: %s", node, err.msg);
+	else if (rc > 0 && state_in_batch(A.db)) {
+		/* the log says a transition once it is durable */
+		struct strbuf sb;
+		sb_init(&sb);
+		sb_addf(&sb, "%s: %s -> %s%s%s", node, from ? from : "*", to, detail ? ": " : "", detail ? detail : "");
+		A.pending = xrealloc(A.pending, (A.npending + 1) * sizeof(char *));
+		A.pending[A.npending++] = sb_take(&sb);
+	} else if (rc > 0)
+		INFO("%s: %s -> %s%s%s", node, from ? from : "*", to, detail ? ": " : "", detail ? detail : "");
+	return rc;
+}
+
+/*
+ * The transitions of many nodes in one transaction (one sync), for a
+ * spool request, a node set's launch intents and a launch's outcome.
+ * Nothing a transition leads to may be done before batch_commit returns 0
+ * (fail_node commits first, with batch_sync); after -1 none of the batch's
+ * transitions happened.
+ */
+void batch_begin(void)
+{
+	burst_err_t err;
+
+	if (state_begin(A.db, &err) < 0)
+		ERR("%s (the transitions that follow are written one by one)", err.msg);
+}
+
+int batch_commit(void)
+{
+	burst_err_t err;
+	size_t i;
+	int rc = 0;
+
+	if (!state_in_batch(A.db))
+		return 0;
+	if (state_commit(A.db, &err) < 0) {
+		ERR("%s: %zu transition%s not written", err.msg, A.npending, A.npending == 1 ? "" : "s");
+		rc = -1;
+	}
+	for (i = 0; i < A.npending; i++) {
+		if (!rc)
+			INFO("%s", A.pending[i]);
+		free(A.pending[i]);
+	}
+	free(A.pending);
+	A.pending = NULL;
+	A.npending = 0;
+	return rc;
+}
+
+/* Make what the open batch holds durable now, and go on batching. */
+int batch_sync(void)
+{
+	int rc;
+
+	if (!state_in_batch(A.db))
+		return 0;
+	rc = batch_commit();
+	batch_begin();
+	return rc;
+}
+
+void admission_path(const char *node, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s/admission.env", A.nodes_dir, node);
+}
+
+/*
+ * The node failed (launch, join, admission, prolog): Slurm is told now, so
+ * that its job is requeued at once (DOWN with a reason starting "burst:"),
+ * the instance is terminated, and the node is kept out until its cooldown
+ * is over; then it is powered down again (see cooldowns()), so that no node
+ * stays DOWN for good.
+ */
+void fail_node(const char *node, const char *from, struct node_rec *r, const char *to,
+		      const char *why)
+{
+	char reason[512];
+
+	free(r->last_error);
+	r->last_error = xstrdup(why);
+	r->cooldown_until = now() + A.cfg->reject_cooldown;
+	r->want_resume = false;
+	/* in a batch, the transition is committed before Slurm hears of it */
+	if (transition(node, from, r, to, why) != 1 || batch_sync() < 0)
+		return;
+	snprintf(reason, sizeof(reason), "burst: %.480s", why);
+	slurm_node(node, NULL, NODE_STATE_DOWN, reason);
+	if (r->job > 0 && strcmp(from, "admitted")) {
+		/*
+		 * Slurm requeues the job now but holds it back for two minutes
+		 * (its BeginTime), in case the job still runs on the node. It
+		 * never ran here (the node never started slurmd): let it go on.
+		 */
+		if (slurm_job_begin_now((uint32_t)r->job))
+			INFO("%s: job %ld may start at once on another node", node, r->job);
+	}
+}

@@ -1,0 +1,139 @@
+/*
+ * burst-agent: requests from the power-save programs' durable spool
+ * (resume, suspend, resume-fail), each taken in one commit.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "agent_int.h"
+#include "hostlist.h"
+#include "spool.h"
+#include "strutil.h"
+
+/* The job that asked for node, from a resume request's "jobs" list; 0 if none. */
+static long job_of(json_object *req, const char *node)
+{
+	json_object *jobs, *j, *id, *nodes;
+	struct hostlist hl = { NULL, 0, 0 };
+	burst_err_t err;
+	size_t i, k;
+	long found = 0;
+
+	if (!json_object_object_get_ex(req, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
+		return 0;
+	for (i = 0; !found && i < json_object_array_length(jobs); i++) {
+		j = json_object_array_get_idx(jobs, i);
+		if (!json_object_object_get_ex(j, "job_id", &id) || !json_object_object_get_ex(j, "nodes", &nodes) ||
+		    hostlist_expand(json_object_get_string(nodes), &hl, 1 << 20, &err) < 0)
+			continue;
+		for (k = 0; k < hl.n; k++)
+			if (!strcmp(hl.names[k], node))
+				found = (long)json_object_get_int64(id);
+		hostlist_free(&hl);
+	}
+	return found;
+}
+
+static void take_request(const char *file)
+{
+	char path[PATH_MAX * 2];
+	json_object *req, *jop, *jnodes;
+	struct hostlist hl = { NULL, 0, 0 };
+	burst_err_t err;
+	const char *op;
+	char *text;
+	size_t i;
+	double t0;
+
+	snprintf(path, sizeof(path), "%s/%s", A.spool, file);
+	if (state_request_seen(A.db, file, &err) == 1) {
+		unlink(path);
+		return;
+	}
+	text = spool_read(A.spool, file, A.slurm_uid, SPOOL_MAX_REQUEST, NULL, &err);
+	if (!text) {
+		char bad[PATH_MAX * 2 + 8];
+		/* renamed, not followed: a link or a FIFO moves aside as it is */
+		snprintf(bad, sizeof(bad), "%s.bad", path);
+		ERR("spool: %s; moved to %s.bad (remove it once understood)", err.msg, file);
+		if (rename(path, bad) < 0)
+			ERR("spool: cannot move %s aside: %s", path, strerror(errno));
+		return;
+	}
+	req = json_tokener_parse(text);
+	free(text);
+	if (!req || !json_object_object_get_ex(req, "op", &jop) ||
+	    !json_object_object_get_ex(req, "nodes", &jnodes) ||
+	    hostlist_expand(json_object_get_string(jnodes), &hl, 1 << 20, &err) < 0) {
+		char bad[PATH_MAX * 2 + 8];
+		ERR("spool: %s is not a request; moved to %s.bad", path, file);
+		snprintf(bad, sizeof(bad), "%s.bad", path);
+		rename(path, bad);
+		json_object_put(req);
+		hostlist_free(&hl);
+		return;
+	}
+	op = json_object_get_string(jop);
+	t0 = mono();
+	/* the request's transitions and its being taken, in one commit */
+	batch_begin();
+	for (i = 0; i < hl.n; i++) {
+		const char *node = hl.names[i];
+		struct node_rec r;
+
+		if (!node_find(node)) {
+			ERR("%s: %s for a node of no node set (ignored; check burst.conf and slurm.conf)", node, op);
+			continue;
+		}
+		if (state_node_get(A.db, node, &r, &err) != 1)
+			continue;
+		if (!strcmp(op, "resume")) {
+			if (!strcmp(r.state, "powered_down")) {
+				r.cooldown_until = 0;
+				r.job = job_of(req, node);
+				transition(node, "powered_down", &r, "requested", file);
+			} else if (!strcmp(r.state, "terminating") || !strcmp(r.state, "rejected")) {
+				/* launched again once the old instance is gone */
+				r.want_resume = true;
+				transition(node, r.state, &r, r.state, "resume requested: after termination");
+			} else
+				INFO("%s: resume while %s: nothing to do", node, r.state);
+		} else if (!strcmp(op, "suspend") || !strcmp(op, "resume-fail")) {
+			if (strcmp(r.state, "powered_down") && strcmp(r.state, "terminating")) {
+				r.want_resume = false;
+				transition(node, r.state, &r, "terminating", op);
+			} else if (r.want_resume) {
+				r.want_resume = false;
+				transition(node, r.state, &r, r.state, "suspend: resume request withdrawn");
+			}
+		}
+		state_node_clear(&r);
+	}
+	state_request_add(A.db, file, &err);
+	if (batch_commit() == 0) {
+		INFO("spool: %s: %s of %zu node%s taken in %.3f s", file, op, hl.n, hl.n == 1 ? "" : "s", mono() - t0);
+		unlink(path);
+	}   /* else the request stays in the spool, taken again later */
+	json_object_put(req);
+	hostlist_free(&hl);
+}
+
+void take_spool(void)
+{
+	burst_err_t err;
+	char **names = spool_list(A.spool, &err);
+	size_t i;
+
+	if (!names) {
+		ERR("%s", err.msg);
+		return;
+	}
+	for (i = 0; names[i]; i++)
+		take_request(names[i]);
+	spool_list_free(names);
+}
