@@ -29,6 +29,7 @@
 #define PROV_MAX_FILE (16u << 20)     /* no file we read is near this */
 #define PROV_CMD_TIMEOUT_MS 10000
 #define NT_GNU_BUILD_ID_TYPE 3
+#define PROV_NVIDIA_PROC "/proc/driver/nvidia/version"
 
 /* ---------- reading files under the sysroot ---------- */
 
@@ -92,6 +93,143 @@ static char *prov_read_value(const char *root, const char *p)
 	t = xstrdup(str_trim(s));
 	free(s);
 	return t;
+}
+
+/*
+ * At most max bytes of the regular file root/p (NUL-terminated, length in
+ * *len; *over set when the file holds more), or NULL when it is missing,
+ * unreadable or not a regular file (a FIFO, a device, a directory: a
+ * captured tree may hold anything, and a FIFO would block the read).
+ */
+static char *prov_read_head(const char *root, const char *p, size_t max, size_t *len, bool *over)
+{
+	char *path = prov_path(root, p), *buf;
+	size_t n = 0;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	free(path);
+	*len = 0;
+	*over = false;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	buf = xmalloc(max + 2);
+	while (n < max + 1) {
+		ssize_t r = read(fd, buf + n, max + 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			close(fd);
+			free(buf);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > max) {
+		*over = true;
+		n = max;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* A byte a module version may hold: MODULE_VERSION strings in the wild are
+ * "550.54.15", "2.17.3g", "23.10-1.1.9", "6.3.6", "1.0.2.0-k", "2.15.4_1". */
+static bool prov_version_char(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       c == '.' || c == '-' || c == '_' || c == '+' || c == '~' || c == ':';
+}
+
+char *provenance_parse_version(const char *data, size_t len)
+{
+	size_t b = 0, e;
+
+	if (!data || len > PROVENANCE_MAX_VERSION_FILE)
+		return NULL;
+	while (b < len && (data[b] == ' ' || data[b] == '\t'))
+		b++;
+	e = b;
+	while (e < len && prov_version_char((unsigned char)data[e]))
+		e++;
+	if (e == b || e - b > PROVENANCE_MAX_VERSION)
+		return NULL;
+	/* only blanks and one line end may follow: a second line, a NUL or
+	 * any other byte means this is not a version file */
+	{
+		size_t i = e;
+
+		while (i < len && (data[i] == ' ' || data[i] == '\t'))
+			i++;
+		if (i < len && data[i] == '\r')
+			i++;
+		if (i < len && data[i] == '\n')
+			i++;
+		if (i != len)
+			return NULL;
+	}
+	return xstrndup(data + b, e - b);
+}
+
+char *provenance_parse_nvrm(const char *data, size_t len)
+{
+	static const char tag[] = "NVRM version:";
+	size_t off = 0;
+
+	if (!data)
+		return NULL;
+	while (off < len) {
+		const char *line = data + off, *nl = memchr(line, '\n', len - off);
+		size_t ll = nl ? (size_t)(nl - line) : len - off, i = sizeof(tag) - 1;
+
+		off += ll + 1;
+		if (ll < sizeof(tag) - 1 || memcmp(line, tag, sizeof(tag) - 1))
+			continue;
+		if (memchr(line, '\0', ll))
+			return NULL;
+		/* the first blank-separated word of digits and dots with a dot:
+		 * "NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 ..." and
+		 * "NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build ..." */
+		while (i < ll) {
+			size_t w, j;
+			bool digits = true, dot = false;
+
+			while (i < ll && (line[i] == ' ' || line[i] == '\t'))
+				i++;
+			w = i;
+			while (i < ll && line[i] != ' ' && line[i] != '\t')
+				i++;
+			for (j = w; j < i; j++) {
+				if (line[j] == '.')
+					dot = true;
+				else if (line[j] < '0' || line[j] > '9')
+					digits = false;
+			}
+			if (i > w && digits && dot && line[w] != '.' && line[i - 1] != '.' &&
+			    i - w <= PROVENANCE_MAX_VERSION)
+				return xstrndup(line + w, i - w);
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+static bool prov_exists(const char *root, const char *p)
+{
+	char *path = prov_path(root, p);
+	bool e = access(path, F_OK) == 0;
+
+	free(path);
+	return e;
 }
 
 /* ---------- JSON helpers ---------- */
@@ -413,6 +551,108 @@ static json_object *prov_kernel(const char *root)
 		json_object_object_add(k, "modules", NULL);
 	}
 	return k;
+}
+
+/* ---------- drivers: versions of the kernel modules HPC jobs depend on ---------- */
+
+/* Out-of-tree or vendor-versioned modules whose version decides whether a
+ * job runs: GPU and accelerator drivers, RDMA and fabric drivers, parallel
+ * file system clients. A module here is recorded when it is loaded
+ * (/proc/modules) or present in /sys/module (built in). */
+static const char *const prov_driver_modules[] = {
+	/* GPUs and accelerators */
+	"nvidia", "nvidia_uvm", "nvidia_peermem", "nvidia_fs", "gdrdrv", "amdgpu",
+	"habanalabs", "neuron",
+	/* InfiniBand, RDMA, fabrics, intra-node transports */
+	"ib_core", "ib_uverbs", "rdma_ucm", "mlx5_core", "mlx5_ib", "mlx4_core", "efa",
+	"hfi1", "irdma", "bnxt_re", "cxi_ss1", "knem", "xpmem",
+	/* parallel file system clients: Lustre, GPFS (Storage Scale), BeeGFS */
+	"lustre", "lnet", "ko2iblnd", "mmfs26", "mmfslinux", "tracedev", "beegfs",
+	NULL,
+};
+
+const char *const *provenance_driver_modules(void)
+{
+	return prov_driver_modules;
+}
+
+static bool prov_in_list(json_object *list, const char *name)
+{
+	size_t i, n;
+
+	if (!list || !json_object_is_type(list, json_type_array))
+		return false;
+	n = json_object_array_length(list);
+	for (i = 0; i < n; i++) {
+		const char *m = json_object_get_string(json_object_array_get_idx(list, i));
+
+		if (m && !strcmp(m, name))
+			return true;
+	}
+	return false;
+}
+
+static bool prov_is_dir(const char *root, const char *p)
+{
+	char *path = prov_path(root, p);
+	struct stat st;
+	bool dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(path);
+	return dir;
+}
+
+/* The version in the one-line file root/p, or NULL (missing, too big, not
+ * a version). */
+static char *prov_version_file(const char *root, const char *p)
+{
+	size_t len;
+	bool over;
+	char *s = prov_read_head(root, p, PROVENANCE_MAX_VERSION_FILE, &len, &over), *v;
+
+	if (!s)
+		return NULL;
+	v = over ? NULL : provenance_parse_version(s, len);
+	free(s);
+	return v;
+}
+
+static json_object *prov_drivers(const char *root, json_object *kernel)
+{
+	json_object *d = json_object_new_object(), *mods = NULL;
+	size_t i;
+
+	json_object_object_get_ex(kernel, "modules", &mods);
+	for (i = 0; prov_driver_modules[i]; i++) {
+		const char *name = prov_driver_modules[i];
+		char sys[128], *v;
+		const char *src = NULL;
+		bool nvproc = !strcmp(name, "nvidia") && prov_exists(root, PROV_NVIDIA_PROC);
+		json_object *e;
+
+		snprintf(sys, sizeof(sys), "/sys/module/%s", name);
+		if (!prov_in_list(mods, name) && !prov_is_dir(root, sys) && !nvproc)
+			continue;
+		snprintf(sys, sizeof(sys), "/sys/module/%s/version", name);
+		v = prov_version_file(root, sys);
+		if (v)
+			src = sys;
+		if (!v && nvproc) {
+			size_t len;
+			bool over;
+			char *s = prov_read_head(root, PROV_NVIDIA_PROC, PROVENANCE_MAX_NVRM_FILE, &len, &over);
+
+			v = s && !over ? provenance_parse_nvrm(s, len) : NULL;
+			free(s);
+			if (v)
+				src = PROV_NVIDIA_PROC;
+		}
+		e = json_object_new_object();
+		prov_add_str_take(e, "version", v);
+		prov_add_str(e, "source", src);
+		json_object_object_add(d, name, e);
+	}
+	return d;
 }
 
 /* ---------- firmware, os ---------- */
@@ -1079,6 +1319,39 @@ static json_object *prov_packages(const char *root)
 	return p;
 }
 
+/*
+ * The container runtime: Charliecloud. Its version is in
+ * LIBDIR/charliecloud/version.txt (installed with ch-image's library by the
+ * Debian and Fedora packages and by "make install" from source), read
+ * through the sysroot, so a captured or mounted image tells it without
+ * running ch-run. NULL when no Charliecloud is installed there.
+ */
+static json_object *prov_container_runtime(const char *root)
+{
+	static const char *const files[] = {
+		"/usr/lib/charliecloud/version.txt",
+		"/usr/lib64/charliecloud/version.txt",
+		"/usr/local/lib/charliecloud/version.txt",
+		"/usr/local/lib64/charliecloud/version.txt",
+		NULL,
+	};
+	size_t i;
+
+	for (i = 0; files[i]; i++) {
+		char *v = prov_version_file(root, files[i]);
+
+		if (v) {
+			json_object *c = json_object_new_object();
+
+			prov_add_str(c, "name", "charliecloud");
+			prov_add_str_take(c, "version", v);
+			prov_add_str(c, "source", files[i]);
+			return c;
+		}
+	}
+	return NULL;
+}
+
 static json_object *prov_software(const char *root, bool live)
 {
 	json_object *sw = json_object_new_object();
@@ -1088,6 +1361,7 @@ static json_object *prov_software(const char *root, bool live)
 	prov_add_str_take(sw, "ch_run", live ? prov_run(chrun) : NULL);
 	prov_add_str_take(sw, "slurmd", live ? prov_run(slurmd) : NULL);
 	json_object_object_add(sw, "packages", prov_packages(root));
+	json_object_object_add(sw, "container_runtime", prov_container_runtime(root));
 	return sw;
 }
 
@@ -1110,7 +1384,7 @@ int provenance_collect(const char *sysroot, const struct prov_opts *o, json_obje
 	const char *tpath;
 	struct stat st;
 	DIR *d;
-	json_object *rec = NULL, *id, *ic;
+	json_object *rec = NULL, *id, *ic, *k;
 	bool live;
 	int rc = -1;
 
@@ -1140,7 +1414,9 @@ int provenance_collect(const char *sysroot, const struct prov_opts *o, json_obje
 	prov_add_str(id, "image", o->image);
 	prov_add_str(id, "catalog_version", o->catalog_version);
 	json_object_object_add(rec, "identity", id);
-	json_object_object_add(rec, "kernel", prov_kernel(sysroot));
+	k = prov_kernel(sysroot);
+	json_object_object_add(rec, "kernel", k);
+	json_object_object_add(rec, "drivers", prov_drivers(sysroot, k));
 	json_object_object_add(rec, "firmware", prov_firmware(sysroot));
 	json_object_object_add(rec, "os", prov_os(sysroot));
 	json_object_object_add(rec, "cpu", prov_cpu(sysroot));

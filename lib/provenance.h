@@ -2,9 +2,11 @@
  * provenance.h - the node provenance record (doc/design.md §8).
  *
  * A JSON object describing what a node is: identity (from the caller),
- * kernel, firmware (DMI), OS, CPU, memory, accelerators (PCI, mapped to
+ * kernel, the versions of the driver modules HPC jobs depend on (GPU,
+ * RDMA/fabric, parallel file system clients: "drivers", NAME -> {version,
+ * source}), firmware (DMI), OS, CPU, memory, accelerators (PCI, mapped to
  * canonical models by share/pci/accelerators.csv), InfiniBand ports and
- * software versions. Every file is read under a root prefix (the sysroot),
+ * software versions (packages, the container runtime). Every file is read under a root prefix (the sysroot),
  * so the same code runs on a live node ("/") and on captured trees.
  * A missing file gives null (or an absent list entry), never an error.
  *
@@ -61,6 +63,34 @@ char *provenance_id(json_object *rec);
  * (caller frees), or NULL when there is none or the stream is malformed.
  */
 char *provenance_build_id(const unsigned char *notes, size_t len);
+
+/* Limits on what a driver version file may be (bytes); see below. */
+#define PROVENANCE_MAX_VERSION 64           /* a version string */
+#define PROVENANCE_MAX_VERSION_FILE 256     /* /sys/module/NAME/version, version.txt */
+#define PROVENANCE_MAX_NVRM_FILE 4096       /* /proc/driver/nvidia/version */
+
+/*
+ * The version in the contents of a one-line version file
+ * (/sys/module/NAME/version: "550.54.15\n", "2.17.3g", "23.10-1.1.9"):
+ * one word of letters, digits and ._-+~: at most PROVENANCE_MAX_VERSION
+ * long, blanks around it and one line end allowed, nothing else (a second
+ * line, a NUL, other bytes, a file over PROVENANCE_MAX_VERSION_FILE: NULL).
+ * Returns an allocated string (caller frees) or NULL.
+ */
+char *provenance_parse_version(const char *data, size_t len);
+
+/*
+ * The NVIDIA kernel module's version from /proc/driver/nvidia/version: in
+ * the line starting "NVRM version:", the first blank-separated word made of
+ * digits and dots ("NVRM version: NVIDIA UNIX x86_64 Kernel Module
+ * 550.54.15  Tue Mar  5 ..." gives "550.54.15"). NULL when there is no such
+ * line or word, or the line holds a NUL. Allocated; the caller frees.
+ */
+char *provenance_parse_nvrm(const char *data, size_t len);
+
+/* The kernel modules whose versions the record's "drivers" section holds
+ * (NULL-terminated). */
+const char *const *provenance_driver_modules(void);
 
 /* The letters of the kernel taint flags set in mask (bit 0 'P', 1 'F', ...,
  * per the kernel's Documentation/admin-guide/tainted-kernels.rst), in bit

@@ -29,6 +29,23 @@ for f in /proc/sys/kernel/osrelease /proc/sys/kernel/version /proc/sys/kernel/ta
 	/sys/kernel/notes /sys/devices/system/cpu/online /etc/os-release /usr/lib/os-release; do
 	copy "$f"
 done
+copy /proc/driver/nvidia/version
+for f in /usr/lib/charliecloud/version.txt /usr/lib64/charliecloud/version.txt \
+	/usr/local/lib/charliecloud/version.txt /usr/local/lib64/charliecloud/version.txt; do
+	copy "$f"
+done
+# the driver modules of the record's "drivers" section: keep this list the
+# same as prov_driver_modules in lib/provenance.c. initstate marks a module
+# present even when it declares no version.
+for m in nvidia nvidia_uvm nvidia_peermem nvidia_fs gdrdrv amdgpu habanalabs neuron \
+	ib_core ib_uverbs rdma_ucm mlx5_core mlx5_ib mlx4_core efa hfi1 irdma bnxt_re \
+	cxi_ss1 knem xpmem lustre lnet ko2iblnd mmfs26 mmfslinux tracedev beegfs; do
+	[ -d "$root/sys/module/$m" ] || continue
+	copy "/sys/module/$m/initstate"
+	copy "/sys/module/$m/version"
+	# a built-in module has no initstate: keep its directory anyway
+	mkdir -p "$dest/sys/module/$m"
+done
 for f in sys_vendor product_name product_version board_vendor board_name \
 	bios_vendor bios_version bios_date; do
 	copy "/sys/class/dmi/id/$f"

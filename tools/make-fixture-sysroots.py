@@ -7,10 +7,18 @@ tests/unit/test_provenance.c (burst-node provenance on captured trees).
 Each tree holds exactly the files lib/provenance.c reads (see
 tools/capture-sysroot.sh for the list), made up to look like:
   a100x8           8 x A100 SXM4 40GB (p4d.24xlarge-like), Ubuntu 22.04,
-                   kernel 5.15, nvidia driver, 2 InfiniBand ports at 200 Gb/s
+                   kernel 5.15, nvidia driver 550.54.15 (proprietary), MLNX_OFED
+                   mlx5 23.10-1.1.9, 2 InfiniBand ports at 200 Gb/s,
+                   Charliecloud 0.31 (Debian package)
   a10gx4           4 x A10G (g5.12xlarge-like): 48 CPUs, 192 GiB; os-release
-                   only in /usr/lib; no /proc/sys/kernel/arch (ISA inferred)
-  h100x8-missing1  an 8-GPU H100 box (p5.48xlarge-like) showing only 7 GPUs
+                   only in /usr/lib; no /proc/sys/kernel/arch (ISA inferred);
+                   NVIDIA's open kernel module 535.161.07 known only from
+                   /proc/driver/nvidia/version; a Lustre 2.15.4 client
+  h100x8-missing1  an 8-GPU H100 box (p5.48xlarge-like) showing only 7 GPUs;
+                   nvidia 550.54.15, EFA 2.10.0g, Charliecloud 0.37 built from
+                   source (/usr/local)
+The driver files have the real formats; the versions are made up but real
+releases: see SOURCES next to the trees.
 Deterministic: running it again gives the same bytes. The kernel build-ids
 are sha1("slurm-burst fixture kernel NAME"), printed on stdout.
 """
@@ -151,6 +159,24 @@ def kernel(root, name, release, version, tainted, modules, cmdline, arch=True):
     print('%s build-id %s' % (name, build_id(name).hex()))
 
 
+def drivers(root, versions):
+    """/sys/module/NAME for loaded modules: initstate, and version when the
+    module declares one (MODULE_VERSION; in-tree modules mostly do not)."""
+    for name, version in versions.items():
+        write(root, '/sys/module/%s/initstate' % name, 'live\n')
+        if version is not None:
+            write(root, '/sys/module/%s/version' % name, version + '\n')
+
+
+# /proc/driver/nvidia/version as the proprietary and the open kernel modules
+# print it (two spaces around the version; GCC line with a trailing blank)
+NVRM_PROPRIETARY = ('NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Tue Mar  5 22:23:56 UTC 2024\n'
+                    'GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04) \n')
+NVRM_OPEN = ('NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  %s  Release Build  '
+             '(dvs-builder@U16-I3-B03-4-3)  Sat Feb 17 22:55:48 UTC 2024\n'
+             'GCC version:  gcc version 9.4.0 (Ubuntu 9.4.0-1ubuntu1~20.04.2) \n')
+
+
 def a100x8(root):
     kernel(root, 'a100x8', '5.15.0-91-generic', '#101-Ubuntu SMP Tue Nov 14 13:30:08 UTC 2023',
            12289, ['nvidia_uvm', 'nvidia_drm', 'nvidia_modeset', 'nvidia', 'mlx5_ib', 'ib_uverbs',
@@ -178,11 +204,18 @@ def a100x8(root):
                 ('libpmix2', 'install ok installed', '4.1.2-2ubuntu1'),
                 ('openmpi-bin', 'install ok installed', '4.1.2-2ubuntu1'),
                 ('slurmd', 'install ok installed', '22.05.8-4+burst1')])
+    # proprietary NVIDIA driver (version in sysfs and procfs), MLNX_OFED's
+    # mlx5 (versioned), the kernel's own ib_core and ib_uverbs (no version)
+    drivers(root, {'nvidia': '550.54.15', 'nvidia_uvm': '550.54.15', 'nvidia_drm': '550.54.15',
+                   'nvidia_modeset': '550.54.15', 'mlx5_core': '23.10-1.1.9',
+                   'mlx5_ib': '23.10-1.1.9', 'ib_core': None, 'ib_uverbs': None})
+    write(root, '/proc/driver/nvidia/version', NVRM_PROPRIETARY % '550.54.15')
+    write(root, '/usr/lib/charliecloud/version.txt', '0.31\n')
 
 
 def a10gx4(root):
     kernel(root, 'a10gx4', '5.15.0-1051-aws', '#56~20.04.1-Ubuntu SMP Tue Nov 28 15:43:31 UTC 2023',
-           4097, ['nvidia', 'nvidia_uvm', 'ena', 'nvme', 'nvme_core'],
+           4097, ['nvidia', 'nvidia_uvm', 'ena', 'nvme', 'nvme_core', 'lustre', 'lnet', 'ksocklnd'],
            'BOOT_IMAGE=/boot/vmlinuz-5.15.0-1051-aws root=PARTUUID=5e6f7a8b-01 ro console=tty1 console=ttyS0 nvme_core.io_timeout=4294967295',
            arch=False)
     dmi(root, 'g5.12xlarge')
@@ -198,6 +231,11 @@ def a10gx4(root):
     dpkg(root, [('charliecloud-runtime', 'deinstall ok config-files', '0.30-1'),
                 ('libpmix2', 'install ok installed', '4.1.2-2ubuntu1'),
                 ('slurmd', 'install ok installed', '22.05.8-4+burst1')])
+    # NVIDIA's open kernel module with no /sys/module/nvidia (a copy that
+    # kept procfs only): the version comes from /proc/driver/nvidia/version;
+    # a Lustre client over TCP
+    write(root, '/proc/driver/nvidia/version', NVRM_OPEN % '535.161.07')
+    drivers(root, {'nvidia_uvm': '535.161.07', 'lustre': '2.15.4', 'lnet': '2.15.4'})
 
 
 def h100x8_missing1(root):
@@ -219,6 +257,12 @@ def h100x8_missing1(root):
     dpkg(root, [('libpmix2', 'install ok installed', '4.1.2-2ubuntu1'),
                 ('openmpi-bin', 'install ok installed', '4.1.2-2ubuntu1'),
                 ('slurmd', 'install ok installed', '22.05.8-4+burst1')])
+    # AWS's EFA driver (the installer's, "g" for GPUDirect), the kernel's ib_core
+    drivers(root, {'nvidia': '550.54.15', 'nvidia_uvm': '550.54.15', 'nvidia_peermem': '550.54.15',
+                   'efa': '2.10.0g', 'ib_core': None})
+    write(root, '/proc/driver/nvidia/version', NVRM_PROPRIETARY % '550.54.15')
+    # Charliecloud built from source into /usr/local (no package)
+    write(root, '/usr/local/lib/charliecloud/version.txt', '0.37\n')
 
 
 for name, fn in (('a100x8', a100x8), ('a10gx4', a10gx4), ('h100x8-missing1', h100x8_missing1)):

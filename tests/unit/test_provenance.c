@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "provenance.h"
@@ -326,6 +327,208 @@ static void test_unknown_and_errors(void)
 	has_str(err.msg, "accelerators.csv", "... naming the table");
 }
 
+/* ---------- drivers ---------- */
+
+static void test_parse_version(void)
+{
+	char big[PROVENANCE_MAX_VERSION + 2], *s;
+	size_t i;
+
+#define V(data, len, want, name) do { \
+		s = provenance_parse_version(data, len); \
+		if (want) \
+			is_str(s, want, name); \
+		else \
+			ok(s == NULL, name " (none)"); \
+		free(s); \
+	} while (0)
+#define VS(lit, want, name) V(lit, sizeof(lit) - 1, want, name)
+	VS("550.54.15\n", "550.54.15", "version file: one line");
+	VS("550.54.15", "550.54.15", "version file: no newline at the end");
+	VS(" \t2.17.3g \r\n", "2.17.3g", "version file: blanks and CRLF around it");
+	VS("23.10-1.1.9\n", "23.10-1.1.9", "version file: MLNX_OFED's form");
+	VS("1.0.2.0-k\n", "1.0.2.0-k", "version file: an in-kernel driver's form");
+	VS("", NULL, "version file: empty");
+	VS("\n", NULL, "version file: only a newline");
+	VS("1.0\n2.0\n", NULL, "version file: two lines");
+	VS("1.0\n\n", NULL, "version file: an empty second line");
+	VS("1.0\0garbage", NULL, "version file: a NUL inside");
+	VS("\x7f" "ELF\x02\x01\x01\0\0\0", NULL, "version file: binary (an ELF header)");
+	VS("550.54.15 (beta)\n", NULL, "version file: two words");
+	VS("$(reboot)\n", NULL, "version file: shell characters");
+	VS("5.0\xc3\xa9\n", NULL, "version file: non-ASCII");
+	V(NULL, 0, NULL, "version file: NULL");
+	for (i = 0; i < PROVENANCE_MAX_VERSION; i++)
+		big[i] = (char)('0' + i % 10);
+	big[PROVENANCE_MAX_VERSION] = '\n';
+	V(big, PROVENANCE_MAX_VERSION + 1, "0123456789012345678901234567890123456789012345678901234567890123",
+	  "version file: a version of PROVENANCE_MAX_VERSION (64) characters");
+	big[PROVENANCE_MAX_VERSION] = '4';
+	big[PROVENANCE_MAX_VERSION + 1] = '\n';
+	V(big, PROVENANCE_MAX_VERSION + 2, NULL, "version file: one character too long");
+	{
+		size_t n = PROVENANCE_MAX_VERSION_FILE + 1;
+		char *huge = xmalloc(n);
+
+		memset(huge, ' ', n);
+		memcpy(huge, "1.0", 3);
+		V(huge, n, NULL, "version file: bigger than PROVENANCE_MAX_VERSION_FILE");
+		free(huge);
+	}
+
+#define N(lit, want, name) do { \
+		s = provenance_parse_nvrm(lit, sizeof(lit) - 1); \
+		if (want) \
+			is_str(s, want, name); \
+		else \
+			ok(s == NULL, name " (none)"); \
+		free(s); \
+	} while (0)
+	N("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"
+	  "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04) \n", "550.54.15",
+	  "NVRM: the proprietary module's line");
+	N("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.161.07  Release Build  "
+	  "(dvs-builder@U16-I3-B03-4-3)  Sat Feb 17 22:55:48 UTC 2024\n", "535.161.07",
+	  "NVRM: the open module's line (architecture word skipped)");
+	N("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  550.90.07  Release Build", "550.90.07",
+	  "NVRM: aarch64, no newline at the end");
+	N("GCC version:  gcc version 12.3.0\nNVRM version: NVIDIA UNIX x86_64 Kernel Module  470.82.01  Wed Oct 13\n",
+	  "470.82.01", "NVRM: the line need not be the first");
+	N("GCC version:  gcc version 12.3.0 (Ubuntu)\n", NULL, "NVRM: no NVRM line (the GCC line's 12.3.0 is not taken)");
+	N("NVRM version: NVIDIA UNIX x86_64 Kernel Module  unknown  .5 5. 1..2x\n", NULL, "NVRM: no version word");
+	N("NVRM version: NVIDIA UNIX x86_64 Kernel\0Module  550.54.15\n", NULL, "NVRM: a NUL in the line");
+	N("XNVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15\n", NULL, "NVRM: the tag must start the line");
+	N("", NULL, "NVRM: empty");
+	ok(provenance_parse_nvrm(NULL, 0) == NULL, "NVRM: NULL");
+#undef V
+#undef VS
+#undef N
+}
+
+static void mkbin(const char *root, const char *rel, const void *data, size_t len)
+{
+	char path[1024];
+	FILE *f;
+
+	mk(root, rel, "");
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	if (f) {
+		fwrite(data, 1, len, f);
+		fclose(f);
+	}
+}
+
+static void test_drivers(void)
+{
+	char root[] = "/tmp/test_provenance_drv.XXXXXX", p[1024], cmd[1100];
+	static const char elf[] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0, 0, 0 };
+	struct prov_opts o;
+	burst_err_t err;
+	json_object *rec = NULL, *d;
+	char *huge;
+	size_t n = 1u << 20;
+
+	/* the fixtures, whose files make-fixture-sysroots.py wrote */
+	rec = collect("a100x8");
+	if (rec) {
+		is_str(at_str(rec, "drivers.nvidia.version"), "550.54.15", "a100x8: nvidia 550.54.15");
+		is_str(at_str(rec, "drivers.nvidia.source"), "/sys/module/nvidia/version", "... from /sys/module/nvidia/version");
+		is_str(at_str(rec, "drivers.mlx5_core.version"), "23.10-1.1.9", "a100x8: MLNX_OFED mlx5_core");
+		ok(at(rec, "drivers.ib_core") && at(rec, "drivers.ib_core.version") == NULL,
+		   "a100x8: the in-tree ib_core is loaded, without a version");
+		ok(at(rec, "drivers.nvidia_drm") == NULL, "a100x8: nvidia_drm is no driver the record lists");
+		is_str(at_str(rec, "software.container_runtime.name"), "charliecloud", "a100x8: the container runtime is Charliecloud");
+		is_str(at_str(rec, "software.container_runtime.version"), "0.31", "... 0.31, from version.txt");
+		json_object_put(rec);
+	}
+	rec = collect("a10gx4");
+	if (rec) {
+		is_str(at_str(rec, "drivers.nvidia.version"), "535.161.07", "a10gx4: nvidia 535.161.07 (open module)");
+		is_str(at_str(rec, "drivers.nvidia.source"), "/proc/driver/nvidia/version",
+		       "... from /proc/driver/nvidia/version (no /sys/module/nvidia)");
+		is_str(at_str(rec, "drivers.lustre.version"), "2.15.4", "a10gx4: Lustre client 2.15.4");
+		ok(at(rec, "software.container_runtime") == NULL, "a10gx4: no Charliecloud installed: null");
+		json_object_put(rec);
+	}
+	rec = collect("h100x8-missing1");
+	if (rec) {
+		is_str(at_str(rec, "drivers.efa.version"), "2.10.0g", "h100x8-missing1: EFA 2.10.0g");
+		is_str(at_str(rec, "drivers.nvidia_peermem.version"), "550.54.15", "h100x8-missing1: nvidia_peermem");
+		is_str(at_str(rec, "software.container_runtime.source"), "/usr/local/lib/charliecloud/version.txt",
+		       "h100x8-missing1: Charliecloud built from source, in /usr/local");
+		json_object_put(rec);
+	}
+	rec = collect("host");
+	if (rec) {
+		d = at(rec, "drivers");
+		ok(d && json_object_is_type(d, json_type_object) && json_object_object_length(d) == 0,
+		   "host: no driver of the list: an empty drivers section");
+		json_object_put(rec);
+	}
+
+	/* a hostile sysroot: every way a version file can be wrong */
+	memset(&o, 0, sizeof(o));
+	o.pci_table = PCI_TABLE;
+	if (!ok(mkdtemp(root) != NULL, "temporary hostile sysroot"))
+		return;
+	mk(root, "proc/modules",
+	   "nvidia 1 0 - Live 0x0\namdgpu 1 0 - Live 0x0\nefa 1 0 - Live 0x0\nlustre 1 0 - Live 0x0\n"
+	   "mlx5_core 1 0 - Live 0x0\nib_core 1 0 - Live 0x0\nknem 1 0 - Live 0x0\nlnet 1 0 - Live 0x0\n"
+	   "gdrdrv 1 0 - Live 0x0\n");
+	mk(root, "sys/module/amdgpu/version", "6.3.6\n");                  /* ROCm's amdgpu-dkms */
+	huge = xmalloc(n);
+	memset(huge, '5', n);
+	mkbin(root, "sys/module/nvidia/version", huge, n);                 /* 1 MiB of digits */
+	free(huge);
+	mk(root, "proc/driver/nvidia/version",
+	   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n");
+	mkbin(root, "sys/module/efa/version", elf, sizeof(elf));           /* binary */
+	mk(root, "sys/module/lustre/version", "2.15.4");                   /* no newline */
+	mk(root, "sys/module/gdrdrv/version", "2.4\n2.5\n");               /* two lines */
+	snprintf(p, sizeof(p), "%s/sys/module/mlx5_core", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sys/module/mlx5_core/version", root);
+	ok(mkfifo(p, 0644) == 0, "a FIFO as mlx5_core's version");         /* would block a read */
+	snprintf(p, sizeof(p), "%s/sys/module/ib_core/version", root);
+	mk(root, "sys/module/ib_core/initstate", "live\n");
+	mkdir(p, 0755);                                                     /* a directory */
+	snprintf(p, sizeof(p), "%s/sys/module/knem", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/sys/module/knem/version", root);
+	ok(symlink("/dev/zero", p) == 0, "/dev/zero as knem's version");   /* endless */
+	mk(root, "sys/module/lnet/version", "");                           /* empty */
+	snprintf(p, sizeof(p), "%s/sys/module/beegfs", root);               /* built in: no /proc/modules line */
+	mkdir(p, 0755);
+	mk(root, "usr/lib/charliecloud/version.txt", "0.38\nnot a version file\n");
+	mk(root, "usr/local/lib/charliecloud/version.txt", "0.36\n");
+	burst_err_clear(&err);
+	ok(provenance_collect(root, &o, &rec, &err) == 0, "a sysroot with hostile version files is no error");
+	if (rec) {
+		is_str(at_str(rec, "drivers.amdgpu.version"), "6.3.6", "amdgpu-dkms's /sys/module/amdgpu/version");
+		is_str(at_str(rec, "drivers.nvidia.version"), "550.54.15",
+		       "a 1 MiB /sys/module/nvidia/version is no version: /proc/driver/nvidia/version is used");
+		is_str(at_str(rec, "drivers.nvidia.source"), "/proc/driver/nvidia/version", "... and named");
+		ok(at(rec, "drivers.efa") && !at(rec, "drivers.efa.version") && !at(rec, "drivers.efa.source"),
+		   "a binary version file: efa recorded with a null version and source");
+		is_str(at_str(rec, "drivers.lustre.version"), "2.15.4", "a version file without a newline");
+		ok(at(rec, "drivers.gdrdrv") && !at(rec, "drivers.gdrdrv.version"), "a two-line version file: null");
+		ok(at(rec, "drivers.mlx5_core") && !at(rec, "drivers.mlx5_core.version"),
+		   "a FIFO is not read (no hang): null");
+		ok(at(rec, "drivers.ib_core") && !at(rec, "drivers.ib_core.version"), "a directory: null");
+		ok(at(rec, "drivers.knem") && !at(rec, "drivers.knem.version"), "a link to /dev/zero: null");
+		ok(at(rec, "drivers.lnet") && !at(rec, "drivers.lnet.version"), "an empty version file: null");
+		ok(at(rec, "drivers.beegfs") && !at(rec, "drivers.beegfs.version"),
+		   "a module only in /sys/module (built in) is recorded");
+		ok(!at(rec, "drivers.nvidia_uvm"), "a module neither loaded nor in /sys/module is left out");
+		is_str(at_str(rec, "software.container_runtime.version"), "0.36",
+		       "Charliecloud: a bad /usr/lib version.txt is skipped, /usr/local's used");
+		json_object_put(rec);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	ok(system(cmd) == 0, "temporary hostile sysroot removed");
+}
+
 static void test_live(void)
 {
 	struct prov_opts o;
@@ -360,6 +563,8 @@ int main(void)
 	test_build_id();
 	test_fixtures();
 	test_unknown_and_errors();
+	test_parse_version();
+	test_drivers();
 	test_live();
 	return done_testing();
 }
