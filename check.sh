@@ -2,9 +2,10 @@
 # check.sh - build slurm-burst and run every test.
 #
 # Run as root on Debian 12 from a clean clone: installs the missing Debian
-# packages, builds with -Werror, runs the unit and CLI tests, the unit tests
-# again under ASan/UBSan and valgrind, checks that the shipped catalog is
-# what tools/build-catalog.py makes from share/catalog-src, and runs
+# packages and, where the system's Python lacks it, moto for the AWS tests
+# (tools/moto.sh); builds with -Werror, runs the unit and CLI tests, the unit
+# tests again under ASan/UBSan and valgrind, checks that the shipped catalog
+# is what tools/build-catalog.py makes from share/catalog-src, and runs
 # 'make distcheck'. The last line printed is "N passed, N failed".
 set -uo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
@@ -15,6 +16,13 @@ burst_install_deps $BURST_BUILD_DEPS $BURST_LAB_DEPS || exit 2
 jobs=$(nproc 2>/dev/null || echo 2)
 out="$top/_build"
 mkdir -p "$out"
+
+# The AWS tests run against moto_server: use a python3 that has moto, or
+# provide one (Debian 13's python3-moto, or pip in a venv; tools/moto.sh).
+. tools/moto.sh
+BURST_MOTO_PYTHON=$(burst_moto_python "$out/moto") || exit 2
+export BURST_MOTO_PYTHON
+echo "moto: $BURST_MOTO_PYTHON ($("$BURST_MOTO_PYTHON" -c 'import moto; print("moto", moto.__version__)'))"
 passed=0
 failed=0
 failures=()

@@ -1,29 +1,36 @@
 # ec2_peers.sh - the EC2 peers of the tests (sourced): moto_server and the
 # fault-injecting endpoint.
 #
-# moto_up DIR: start moto_server (the python3 first on PATH) on 127.0.0.1
-# at a free port, its log in DIR/moto.log, create an IAM user allowed ec2:*
-# and turn signature checking on (ec2_moto_setup.py). Sets MOTO_PID,
-# MOTO_EP (http://127.0.0.1:PORT), MOTO_AK and MOTO_SK (the user's key) and
-# MOTO_AMI (an image moto knows). Returns 1, with the reason on stderr and moto
-# stopped, when moto does not answer or the setup fails; the caller bails.
+# moto_up DIR: start moto_server on 127.0.0.1 at a free port, its log in
+# DIR/moto.log, create an IAM user allowed ec2:* and turn signature checking
+# on (ec2_moto_setup.py). The Python is MOTO_PY: $BURST_MOTO_PYTHON (check.sh
+# sets it, providing moto where the system lacks it: tools/moto.sh), else
+# the python3 first on PATH or /usr/bin/python3, whichever has moto. Sets
+# MOTO_PID, MOTO_EP (http://127.0.0.1:PORT), MOTO_AK and MOTO_SK (the user's
+# key) and MOTO_AMI (an image moto knows). Returns 1, with the reason on
+# stderr and moto stopped, when there is no moto, moto does not answer or the
+# setup fails; the caller bails.
 # moto_down: stop it (nothing when it is not running).
 # jget FILE EXPR: EXPR (Python, the JSON document is d) of a JSON file.
 
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
 
 MOTO_PID=
+MOTO_PY=
+. "$src/tools/moto.sh"
 
 moto_up() {
 	local dir=$1 port
-	python3 -c 'import moto.server, boto3' 2>/dev/null \
-		|| { echo "python3 ($(command -v python3)) has no moto/boto3 (pip install 'moto[server]')" >&2; return 1; }
+	MOTO_PY=$(burst_moto_find "$src/_build/moto") || {
+		echo "no python3 with moto and boto3 (tried \$BURST_MOTO_PYTHON, python3 on PATH, /usr/bin/python3): ./check.sh provides one (tools/moto.sh), or set BURST_MOTO_PYTHON" >&2
+		return 1
+	}
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	python3 -m moto.server -H 127.0.0.1 -p "$port" >"$dir/moto.log" 2>&1 &
+	"$MOTO_PY" -m moto.server -H 127.0.0.1 -p "$port" >"$dir/moto.log" 2>&1 &
 	MOTO_PID=$!
 	MOTO_EP="http://127.0.0.1:$port"
 	for _ in $(seq 100); do curl -s -o /dev/null "$MOTO_EP/moto-api/" && break; sleep 0.2; done
-	if ! python3 "$src/tests/integration/ec2_moto_setup.py" setup "$MOTO_EP" >"$dir/setup.json" 2>"$dir/setup.err"; then
+	if ! "$MOTO_PY" "$src/tests/integration/ec2_moto_setup.py" setup "$MOTO_EP" >"$dir/setup.json" 2>"$dir/setup.err"; then
 		cat "$dir/setup.err" >&2
 		echo "moto setup failed (moto_server's log: $dir/moto.log)" >&2
 		moto_down

@@ -101,7 +101,7 @@ export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
 unset AWS_SESSION_TOKEN AWS_PROFILE
 # describe INSTANCE -> JSON {state, type, tags, userdata (decoded), sgs}
 describe() {
-	python3 - "$1" "$2" <<'PY'
+	"$MOTO_PY" - "$1" "$2" <<'PY'
 import base64, json, sys, boto3
 ep, iid = sys.argv[1], sys.argv[2]
 ec2 = boto3.client("ec2", endpoint_url=ep, region_name="us-east-1")

@@ -69,7 +69,7 @@ export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
 unset AWS_SESSION_TOKEN AWS_PROFILE
 # the cluster's instances in moto: one line "ID STATE LAUNCH_INDEX BATCH" each
 cluster_instances() {
-	python3 - "$ep" "lab$$" <<'PY'
+	"$MOTO_PY" - "$ep" "lab$$" <<'PY'
 import sys, boto3
 ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
 for page in ec2.get_paginator("describe_instances").paginate(
@@ -129,7 +129,7 @@ sed 's/^/# /' "$LAB/inst.txt"
 idx() { awk -v i="$1" '$1 == i {print $3}' "$LAB/inst.txt"; }
 # the user data's table maps launch index to node: index 0 burst-1, index 1 burst-2
 for iid in $held_ids; do
-	python3 "$src/tests/integration/ec2_moto_setup.py" userdata "$ep" "$iid" | base64 -d >"$LAB/ud-$iid.sh"
+	"$MOTO_PY" "$src/tests/integration/ec2_moto_setup.py" userdata "$ep" "$iid" | base64 -d >"$LAB/ud-$iid.sh"
 done
 set -- $held_ids
 ud=$LAB/ud-$1.sh

@@ -6,7 +6,7 @@
 # the node of its launch index, terminate and exists; against the fault
 # endpoint: a partial launch, instances mapped by amiLaunchIndex, error
 # classes, and a big batch split to keep each user data under 16 KiB.
-# No root needed. Needs the python3 first on PATH to have moto and boto3.
+# No root needed. Needs moto and boto3 (tests/integration/ec2_peers.sh finds them).
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -46,7 +46,7 @@ mkdir -p "$work/state"
 drv() { "$cli" "$work/burst.conf" "$@" >"$work/out" 2>&1; }
 col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$work/out"; }
 moto_ids() {   # instances of a batch token (or all with burst:cluster=drv), not terminated
-	python3 - "$ep" "${1:-}" <<'PY'
+	"$MOTO_PY" - "$ep" "${1:-}" <<'PY'
 import sys, boto3
 ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
 f = [{"Name": "instance-state-name", "Values": ["pending", "running"]}]
@@ -76,7 +76,7 @@ n1b=$(col n1 2)
 [ "$n1b" != "-" ] && ! grep -q "$n1b" <<<"$first" && [ "$(moto_ids | wc -w)" = 4 ]
 ok $? "a new attempt of n1 launches a new instance ($n1b)" "$work/out"
 
-python3 - "$ep" "$i2" >"$work/ud.sh" <<'PY'
+"$MOTO_PY" - "$ep" "$i2" >"$work/ud.sh" <<'PY'
 import base64, sys, boto3
 ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
 print(base64.b64decode(ec2.describe_instance_attribute(InstanceId=sys.argv[2], Attribute="userData")["UserData"]["Value"]).decode(), end="")

@@ -69,7 +69,7 @@ ok $? "the shipped catalog is untouched"
 # --- 2. the CSV against boto3's describe_instance_types ---
 export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
 unset AWS_SESSION_TOKEN AWS_PROFILE
-python3 - "$ep" "$aux/out/aws.csv" >"$aux/cmp.txt" 2>&1 <<'PY'
+"$MOTO_PY" - "$ep" "$aux/out/aws.csv" >"$aux/cmp.txt" 2>&1 <<'PY'
 import csv, re, sys, boto3
 ep, path = sys.argv[1], sys.argv[2]
 rows = {}

@@ -3,7 +3,7 @@
 # on: RunInstances with tags and user data, DescribeInstances by tag filter
 # and with pagination, ClientToken, TerminateInstances, CreateTags, and a
 # wrong secret key (EC2_AUTH, no secret in the message). No root needed.
-# Needs the python3 first on PATH to have moto and boto3.
+# Needs moto and boto3 (tests/integration/ec2_peers.sh finds them).
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -55,7 +55,7 @@ ok $? "and the ClientToken"
 
 first=${ids%% *}
 want=$(printf '%s' "$ud" | base64 -w0)
-got=$(python3 "$src/tests/integration/ec2_moto_setup.py" userdata "$ep" "$first" 2>"$work/ud.err")
+got=$("$MOTO_PY" "$src/tests/integration/ec2_moto_setup.py" userdata "$ep" "$first" 2>"$work/ud.err")
 [ "$got" = "$want" ]
 ok $? "DescribeInstanceAttribute userData is the base64 of the bytes sent" "$work/ud.err"
 

@@ -67,7 +67,7 @@ export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk AWS_DEFAULT_REGION=us-eas
 unset AWS_SESSION_TOKEN AWS_PROFILE
 # ec2 ACTION ARGS...: boto3 against moto
 ec2() {
-	python3 - "$ep" "$@" <<'PY'
+	"$MOTO_PY" - "$ep" "$@" <<'PY'
 import base64, json, os, sys, boto3
 ep, action, args = sys.argv[1], sys.argv[2], sys.argv[3:]
 c = boto3.client("ec2", endpoint_url=ep, region_name=os.environ.get("REGION", "us-east-1"))
