@@ -17,8 +17,8 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "join_verify.h"
 #include "policy.h"
-#include "sigv4.h"
 #include "strutil.h"
 
 /*
@@ -171,15 +171,21 @@ static void reply_retry(int fd)
  */
 void handle_join(int fd, const char *buf, size_t got)
 {
-	char why[1200], digest[65], *payload = NULL;
+	char why[1200], *payload = NULL;
 	json_object *req = NULL, *pay = NULL, *jrec = NULL;
 	struct node_rec r;
 	burst_err_t err;
-	const char *node = NULL, *instance = NULL, *token = NULL, *cred, *text, *bad = NULL;
+	const char *node = NULL, *instance = NULL, *cred, *text, *bad = NULL, *digest;
 	const struct cfg_nodeset *ns;
-	uid_t uid = (uid_t)-1;
+	struct join_report rep;
+	struct join_expect held;
+	struct join_result res;
+	bool known = false;
 
 	memset(&r, 0, sizeof(r));
+	memset(&rep, 0, sizeof(rep));
+	memset(&res, 0, sizeof(res));
+	rep.uid = (uid_t)-1;
 	req = json_tokener_parse(buf);
 	cred = jstr(req, "cred");
 	text = jstr(req, "record");
@@ -188,46 +194,39 @@ void handle_join(int fd, const char *buf, size_t got)
 		reply_json(fd, false, "malformed report", NULL);
 		goto out;
 	}
-	payload = munge_open(cred, &uid, why, sizeof(why));
+	payload = munge_open(cred, &rep.uid, why, sizeof(why));
 	if (!payload) {
 		ERR("join: %s; report refused", why);
 		reply_json(fd, false, why, NULL);
 		goto out;
 	}
-	pay = json_tokener_parse(payload);
-	node = jstr(pay, "node");
-	instance = jstr(pay, "instance");
-	token = jstr(pay, "token");
-	sigv4_sha256_hex(text, strlen(text), digest);
-	if (uid != 0)
-		bad = "the credential is not root's";
-	else if (!node || !instance || !token || !jstr(pay, "digest"))
-		bad = "malformed credential payload";
-	else if (strcmp(jstr(pay, "digest"), digest))
-		bad = "the record does not match the credential's digest";
-	else if (!(jrec = json_tokener_parse(text)) || !json_object_is_type(jrec, json_type_object))
-		bad = "the record is not a JSON object";
-	else if (state_node_get(A.db, node, &r, &err) != 1)
-		bad = "unknown node";
-	else if (!strcmp(r.state, "launching") && r.token && !r.token_used && !strcmp(r.token, token)) {
-		/* launched, but the launch is not recorded yet (a restart, a slow
-		 * API): the node asks again in a moment */
+	join_claims(payload, &rep, &pay);
+	rep.record = text;
+	node = rep.node;
+	instance = rep.instance;
+	if (node && state_node_get(A.db, node, &r, &err) == 1) {
+		held.node = r.name;
+		held.state = r.state;
+		held.token = r.token;
+		held.token_used = r.token_used;
+		held.instance = r.instance;
+		known = true;
+	}
+	join_verify(&rep, 0, known ? &held : NULL, &res);
+	jrec = res.record;
+	digest = res.digest;
+	if (res.verdict == JOIN_RETRY) {
 		INFO("join: %s (instance %s): the launch is not recorded yet: asked to retry", node, instance);
 		reply_retry(fd);
 		goto out;
-	} else if (strcmp(r.state, "booting"))
-		bad = "node is not booting";
-	else if (!r.instance || strcmp(r.instance, instance))
-		bad = "wrong instance for this node";
-	else if (r.token_used || !r.token || strcmp(r.token, token))
-		bad = "invalid or used join token";
-	if (bad) {
+	}
+	if (res.verdict != JOIN_VERIFIED) {
 		/* node and instance are the report's word: written out, not sent to the log raw */
 		char *en = str_escape_ctl(node ? node : "?"), *ei = str_escape_ctl(instance ? instance : "?");
-		ERR("join: %s (instance %s, uid %d): refused: %s", en, ei, (int)uid, bad);
+		ERR("join: %s (instance %s, uid %d): refused: %s", en, ei, (int)rep.uid, res.reason);
 		free(en);
 		free(ei);
-		reply_json(fd, false, bad, NULL);
+		reply_json(fd, false, res.reason, NULL);
 		goto out;
 	}
 	/* used: the token is of no more use to anyone, so it is not kept */

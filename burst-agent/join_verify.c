@@ -1,0 +1,73 @@
+/*
+ * join_verify.c - the join checks as a pure function (join_verify.h).
+ */
+#include <string.h>
+
+#include "join_verify.h"
+#include "sigv4.h"
+
+static const char *claim(json_object *o, const char *key)
+{
+	json_object *v;
+	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+		json_object_get_string(v) : NULL;
+}
+
+void join_claims(const char *payload, struct join_report *rep, json_object **owner)
+{
+	json_object *pay = payload ? json_tokener_parse(payload) : NULL;
+
+	rep->node = claim(pay, "node");
+	rep->instance = claim(pay, "instance");
+	rep->token = claim(pay, "token");
+	rep->digest = claim(pay, "digest");
+	*owner = pay;
+}
+
+static enum join_verdict refuse(struct join_result *res, const char *why)
+{
+	if (res->record)
+		json_object_put(res->record);
+	res->record = NULL;
+	res->reason = why;
+	return res->verdict = JOIN_REFUSED;
+}
+
+enum join_verdict join_verify(const struct join_report *rep, uid_t want_uid, const struct join_expect *e,
+			      struct join_result *res)
+{
+	const char *text = rep->record ? rep->record : "";
+
+	memset(res, 0, sizeof(*res));
+	sigv4_sha256_hex(text, strlen(text), res->digest);
+	if (rep->uid != want_uid)
+		return refuse(res, want_uid == 0 ? "the credential is not root's" : "the credential is not of the expected user");
+	if (!rep->node || !rep->instance || !rep->token || !rep->digest || !rep->record)
+		return refuse(res, "malformed credential payload");
+	if (strcmp(rep->digest, res->digest))
+		return refuse(res, "the record does not match the credential's digest");
+	res->record = json_tokener_parse(text);
+	if (!res->record || !json_object_is_type(res->record, json_type_object))
+		return refuse(res, "the record is not a JSON object");
+	if (!e || !e->state)
+		return refuse(res, "unknown node");
+	if (!e->node || strcmp(e->node, rep->node))
+		return refuse(res, "the credential is for another node");
+	if (!strcmp(e->state, "launching") && e->token && e->token[0] && !e->token_used &&
+	    !strcmp(e->token, rep->token)) {
+		/* launched, but the launch is not recorded yet (a restart, a slow
+		 * API): the node asks again in a moment */
+		json_object_put(res->record);
+		res->record = NULL;
+		res->reason = "not ready for this instance yet";
+		return res->verdict = JOIN_RETRY;
+	}
+	if (strcmp(e->state, "booting"))
+		return refuse(res, "node is not booting");
+	if (!e->instance || strcmp(e->instance, rep->instance))
+		return refuse(res, "wrong instance for this node");
+	if (e->token_used || !e->token || !e->token[0] || strcmp(e->token, rep->token))
+		return refuse(res, "invalid or used join token");
+	res->reason = NULL;
+	return res->verdict = JOIN_VERIFIED;
+}

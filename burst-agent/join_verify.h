@@ -1,0 +1,67 @@
+/*
+ * join_verify.h - whether a node's join report may be decided on: the
+ * checks that carry the security of admission (whose credential, which
+ * record, which node, state, instance and token), as a pure function of
+ * the report and what the agent holds for the node. No I/O: munge decodes
+ * the credential before, the caller reads the node's record between
+ * join_claims() and join_verify().
+ */
+#ifndef BURST_JOIN_VERIFY_H
+#define BURST_JOIN_VERIFY_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+/* What a report says: its credential (decoded by munge) and its record. */
+struct join_report {
+	uid_t uid;               /* the credential's uid, as munge decoded it */
+	const char *node;        /* the credential's payload: NULL where absent or not a string */
+	const char *instance;
+	const char *token;
+	const char *digest;      /* sha256 hex of the record, as the node computed it */
+	const char *record;      /* the record text */
+};
+
+/* What the agent holds for the node the credential names. */
+struct join_expect {
+	const char *node;
+	const char *state;       /* the node's life state (state.h) */
+	const char *token;       /* the join token issued for its attempt; NULL: none */
+	bool token_used;
+	const char *instance;    /* the instance it was launched as; NULL: not recorded */
+};
+
+enum join_verdict {
+	JOIN_VERIFIED,           /* go on to the node's admission policy */
+	JOIN_RETRY,              /* launched, launch not recorded yet: the node asks again */
+	JOIN_REFUSED,            /* nothing of the report is stored; reason says why */
+};
+
+struct join_result {
+	enum join_verdict verdict;
+	const char *reason;      /* static text: why refused, or retried; NULL if verified */
+	char digest[65];         /* sha256 hex of the record text */
+	json_object *record;     /* the record parsed, when verified (the caller puts it); else NULL */
+};
+
+/*
+ * The credential payload's claims ({"node","instance","token","digest"})
+ * into rep's pointers, which live in *owner (json_object_put it; NULL if
+ * the payload is not JSON, and then the claims are NULL).
+ */
+void join_claims(const char *payload, struct join_report *rep, json_object **owner);
+
+/*
+ * The verdict on rep for a node the agent holds as e (NULL: no such node),
+ * from a credential that must be want_uid's. The refusals, in order: not
+ * want_uid's credential, malformed payload, record not matching the
+ * digest, record not a JSON object, unknown node, a credential for another
+ * node, node not booting (launching with the right token: JOIN_RETRY),
+ * wrong instance, invalid or used token.
+ */
+enum join_verdict join_verify(const struct join_report *rep, uid_t want_uid, const struct join_expect *e,
+			      struct join_result *res);
+
+#endif

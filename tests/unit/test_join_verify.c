@@ -1,0 +1,211 @@
+/*
+ * test_join_verify.c - the join checks (burst-agent/join_verify.c) on
+ * their own: a report verified for the node it was issued for, and each
+ * forged, replayed, misdirected or malformed report refused with its
+ * reason, before anything of it reaches the database.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "../../burst-agent/join_verify.h"
+#include "sigv4.h"
+#include "tap.h"
+
+#define RECORD "{\"kernel\":\"6.1.0\",\"cpus\":4}"
+#define TOKEN "0123456789abcdef0123456789abcdef"
+
+static char good_digest[65];
+
+/* A report as burst-node sends it for burst-3, instance i-0abc, TOKEN. */
+static struct join_report report(void)
+{
+	struct join_report r;
+
+	r.uid = 0;
+	r.node = "burst-3";
+	r.instance = "i-0abc";
+	r.token = TOKEN;
+	r.digest = good_digest;
+	r.record = RECORD;
+	return r;
+}
+
+/* What the agent holds for burst-3: booting as i-0abc with TOKEN unused. */
+static struct join_expect expect(void)
+{
+	struct join_expect e;
+
+	e.node = "burst-3";
+	e.state = "booting";
+	e.token = TOKEN;
+	e.token_used = false;
+	e.instance = "i-0abc";
+	return e;
+}
+
+/* The verdict on rep for e; res->record is put here. */
+static enum join_verdict verdict(const struct join_report *rep, const struct join_expect *e, const char **reason)
+{
+	struct join_result res;
+	enum join_verdict v = join_verify(rep, 0, e, &res);
+
+	*reason = res.reason;
+	if (v != JOIN_VERIFIED && res.record)
+		*reason = "BUG: a record handed back with a refusal";
+	json_object_put(res.record);
+	return v;
+}
+
+#define REFUSED(rep, e, want, name) do { \
+	const char *why_ = NULL; \
+	enum join_verdict v_ = verdict(rep, e, &why_); \
+	ok(v_ == JOIN_REFUSED, "%s: refused", name); \
+	is_str(why_, want, "%s: the reason", name); \
+} while (0)
+
+int main(void)
+{
+	struct join_report rep;
+	struct join_expect e;
+	struct join_result res;
+	json_object *owner, *v;
+	const char *why;
+	char other_digest[65];
+
+	sigv4_sha256_hex(RECORD, strlen(RECORD), good_digest);
+
+	/* the report the node was issued for passes */
+	rep = report();
+	e = expect();
+	ok(join_verify(&rep, 0, &e, &res) == JOIN_VERIFIED && res.verdict == JOIN_VERIFIED && !res.reason,
+	   "a report from the instance its token was issued for is verified");
+	is_str(res.digest, good_digest, "the verdict carries the record's digest");
+	ok(res.record && json_object_object_get_ex(res.record, "cpus", &v) && json_object_get_int(v) == 4,
+	   "and the record, parsed");
+	json_object_put(res.record);
+
+	/* whose credential */
+	rep = report();
+	rep.uid = 65534;
+	REFUSED(&rep, &e, "the credential is not root's", "a credential of uid 65534 (a job on a burst node)");
+	rep.uid = 1000;
+	REFUSED(&rep, &e, "the credential is not root's", "a credential of uid 1000");
+
+	/* malformed payloads: each claim is needed */
+	rep = report(); rep.node = NULL;
+	REFUSED(&rep, &e, "malformed credential payload", "no node in the payload");
+	rep = report(); rep.instance = NULL;
+	REFUSED(&rep, &e, "malformed credential payload", "no instance in the payload");
+	rep = report(); rep.token = NULL;
+	REFUSED(&rep, &e, "malformed credential payload", "no token in the payload");
+	rep = report(); rep.digest = NULL;
+	REFUSED(&rep, &e, "malformed credential payload", "no digest in the payload");
+	rep = report(); rep.record = NULL;
+	REFUSED(&rep, &e, "malformed credential payload", "no record");
+
+	/* the record is the one the credential vouches for */
+	rep = report();
+	rep.record = "{\"kernel\":\"6.1.0\",\"cpus\":400}";
+	REFUSED(&rep, &e, "the record does not match the credential's digest", "a record changed after it was signed");
+	sigv4_sha256_hex("other", 5, other_digest);
+	rep = report();
+	rep.digest = other_digest;
+	REFUSED(&rep, &e, "the record does not match the credential's digest", "a digest of something else");
+	rep = report();
+	rep.digest = "";
+	REFUSED(&rep, &e, "the record does not match the credential's digest", "an empty digest");
+	{
+		static const char arr[] = "[1,2]", bad[] = "{not json";
+		char d1[65], d2[65];
+		sigv4_sha256_hex(arr, strlen(arr), d1);
+		sigv4_sha256_hex(bad, strlen(bad), d2);
+		rep = report(); rep.record = arr; rep.digest = d1;
+		REFUSED(&rep, &e, "the record is not a JSON object", "a signed record that is an array");
+		rep = report(); rep.record = bad; rep.digest = d2;
+		REFUSED(&rep, &e, "the record is not a JSON object", "a signed record that is not JSON");
+	}
+
+	/* which node */
+	rep = report();
+	REFUSED(&rep, NULL, "unknown node", "a node the agent does not hold");
+	e = expect(); e.node = "burst-4";
+	REFUSED(&rep, &e, "the credential is for another node", "a credential for burst-3 held against burst-4");
+	e = expect(); e.node = NULL;
+	REFUSED(&rep, &e, "the credential is for another node", "a record without a node name");
+
+	/* which state */
+	{
+		static const char *const not_booting[] = { "powered_down", "requested", "admitted", "rejected",
+							   "terminating", "lost", NULL };
+		size_t i;
+		for (i = 0; not_booting[i]; i++) {
+			char name[96];
+			e = expect();
+			e.state = not_booting[i];
+			snprintf(name, sizeof(name), "a report for a node %s", not_booting[i]);
+			REFUSED(&rep, &e, "node is not booting", name);
+		}
+	}
+	e = expect(); e.state = "launching";
+	why = NULL;
+	ok(verdict(&rep, &e, &why) == JOIN_RETRY, "launching, with its unused token: asked to retry");
+	ok(why && strstr(why, "not ready"), "... saying it is not ready yet");
+	e = expect(); e.state = "launching"; e.token = "ffffffffffffffffffffffffffffffff";
+	REFUSED(&rep, &e, "node is not booting", "launching, with a forged token: refused, not retried");
+	e = expect(); e.state = "launching"; e.token_used = true;
+	REFUSED(&rep, &e, "node is not booting", "launching, with a used token: refused, not retried");
+	e = expect(); e.state = "launching"; e.token = NULL;
+	REFUSED(&rep, &e, "node is not booting", "launching, with no token issued: refused, not retried");
+
+	/* which instance */
+	e = expect(); e.instance = "i-0def";
+	REFUSED(&rep, &e, "wrong instance for this node", "a report from another instance");
+	e = expect(); e.instance = NULL;
+	REFUSED(&rep, &e, "wrong instance for this node", "a report before the instance is recorded");
+	rep = report(); rep.instance = "i-0ab";
+	e = expect();
+	REFUSED(&rep, &e, "wrong instance for this node", "an instance id that is a prefix of the right one");
+
+	/* which token */
+	rep = report(); rep.token = "ffffffffffffffffffffffffffffffff";
+	REFUSED(&rep, &e, "invalid or used join token", "a forged token");
+	rep = report(); rep.token = "";
+	REFUSED(&rep, &e, "invalid or used join token", "an empty token");
+	rep = report();
+	e = expect(); e.token_used = true;
+	REFUSED(&rep, &e, "invalid or used join token", "a replayed token (marked used)");
+	e = expect(); e.token_used = true; e.token = NULL;
+	REFUSED(&rep, &e, "invalid or used join token", "a replayed token (dropped after its use)");
+	e = expect(); e.token = NULL;
+	REFUSED(&rep, &e, "invalid or used join token", "no token issued");
+	e = expect(); e.token = "";
+	rep.token = "";
+	REFUSED(&rep, &e, "invalid or used join token", "an empty token matching an empty one");
+	rep = report();
+	e = expect(); e.token = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	REFUSED(&rep, &e, "invalid or used join token", "the token of an earlier attempt");
+
+	/* the order: a report that is wrong in many ways says its first fault */
+	rep = report(); rep.uid = 1000; rep.token = "x";
+	e = expect(); e.state = "admitted";
+	REFUSED(&rep, &e, "the credential is not root's", "not root's, wrong token, not booting: the uid first");
+
+	/* the payload's claims */
+	join_claims("{\"node\":\"burst-3\",\"instance\":\"i-0abc\",\"token\":\"" TOKEN "\",\"digest\":\"d\"}", &rep, &owner);
+	ok(rep.node && !strcmp(rep.node, "burst-3") && rep.instance && !strcmp(rep.instance, "i-0abc") &&
+	   rep.token && !strcmp(rep.token, TOKEN) && rep.digest && !strcmp(rep.digest, "d"),
+	   "the payload's four claims are read");
+	json_object_put(owner);
+	join_claims("{\"node\":3,\"instance\":[\"i-0abc\"],\"token\":null}", &rep, &owner);
+	ok(!rep.node && !rep.instance && !rep.token && !rep.digest, "claims that are not strings are absent");
+	json_object_put(owner);
+	join_claims("not json", &rep, &owner);
+	ok(!owner && !rep.node && !rep.token, "a payload that is not JSON claims nothing");
+	rep.uid = 0;
+	rep.record = RECORD;
+	e = expect();
+	REFUSED(&rep, &e, "malformed credential payload", "... and is refused as malformed");
+	return done_testing();
+}
