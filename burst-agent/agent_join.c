@@ -23,7 +23,8 @@
 
 /*
  * The admission policy (lib/policy.h) on the node's recorded facts: blessed
- * kernels (burst.conf and StateDir/blessed-kernels), taint, modules, and
+ * kernels and driver versions (burst.conf, StateDir/blessed-kernels and
+ * blessed-drivers), taint, modules, and
  * the hardware the catalog promises for the type it was launched as. NULL
  * if the node passes, else why not.
  */
@@ -31,8 +32,7 @@ static const char *admission_policy(const struct cfg_nodeset *ns, const struct n
 				    json_object *rec, char *why, size_t len)
 {
 	struct policy p;
-	char **extra = NULL, path[PATH_MAX + 32], tname[512];
-	size_t nextra = 0;
+	char tname[512];
 	burst_err_t err;
 	const struct aprov *pv = prov_by_name(r->provider);
 	const struct cat_type *type;
@@ -45,13 +45,10 @@ static const char *admission_policy(const struct cfg_nodeset *ns, const struct n
 		return why;
 	}
 	config_policy(A.cfg, ns, &p);
-	snprintf(path, sizeof(path), "%s/blessed-kernels", A.cfg->state_dir);
-	if (policy_load_blessed_file(path, &extra, &nextra, &err) < 0)
+	if (policy_load_state(&p, A.cfg->state_dir, &err) < 0)
 		ERR("%s (it blesses nothing more)", err.msg);
-	p.blessed_extra = extra;
-	p.nblessed_extra = nextra;
 	rc = policy_check(&p, A.cat, type, rec, why, len);
-	policy_free_list(extra, nextra);
+	policy_free_state(&p);
 	if (rc == 0)
 		return NULL;
 	{

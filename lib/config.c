@@ -144,9 +144,27 @@ static bool parse_bool(const char *v, bool *out)
 static bool parse_policy_key(struct loader *ld, const char *file, int line, const char *obj,
 			     const char *key, const char *val, char ***blessed, size_t *nblessed,
 			     double *tolerance, char ***required, size_t *nrequired,
-			     unsigned long long *taint, bool *taint_set)
+			     unsigned long long *taint, bool *taint_set, char ***drivers,
+			     size_t *ndrivers)
 {
 	size_t i;
+
+	if (str_ieq(key, "BlessedDrivers")) {
+		char **v;
+		size_t n;
+		v = split_list(val, &n);
+		for (i = 0; i < n; i++)
+			if (!policy_valid_driver(v[i])) {
+				lerr(ld, file, line, "%sBlessedDrivers: '%s' is not NAME=VERSION (a kernel module and its version as /sys/module/NAME/version gives it, e.g. nvidia=550.54.15 or efa=2.10.0g; burstctl bless --driver writes one)",
+				     obj, v[i]);
+				free_list(v, n);
+				return true;
+			}
+		free_list(*drivers, *ndrivers);
+		*drivers = v;
+		*ndrivers = n;
+		return true;
+	}
 
 	if (str_ieq(key, "BlessedKernels")) {
 		char **v;
@@ -383,6 +401,7 @@ static void free_nodeset(struct cfg_nodeset *ns)
 	contract_free(ns->constraint);
 	free(ns->features);
 	free_list(ns->blessed_kernels, ns->nblessed_kernels);
+	free_list(ns->blessed_drivers, ns->nblessed_drivers);
 	free(ns->acceptance);
 	free_list(ns->required_modules, ns->nrequired_modules);
 	free(ns->where.file);
@@ -393,7 +412,7 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 	static const char *const keys[] = { "NodeSet", "Nodes", "Partition", "Providers",
 		"Provider", "Regions", "Region", "InstanceTypes", "Constraint", "Features",
 		"BlessedKernels", "Weight", "Acceptance", "MemoryTolerance", "RequiredModules",
-		"AllowedTaint", NULL };
+		"AllowedTaint", "BlessedDrivers", NULL };
 	char pobj[300];
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_nodeset ns;
@@ -461,7 +480,8 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 				ns.acceptance = xstrdup(val);
 		} else if (parse_policy_key(ld, file, line, pobj, key, val, &ns.blessed_kernels,
 					    &ns.nblessed_kernels, &ns.memory_tolerance, &ns.required_modules,
-					    &ns.nrequired_modules, &ns.allowed_taint, &ns.allowed_taint_set)) {
+					    &ns.nrequired_modules, &ns.allowed_taint, &ns.allowed_taint_set,
+					    &ns.blessed_drivers, &ns.nblessed_drivers)) {
 			;
 		} else if (str_ieq(key, "Weight")) {
 			char *end;
@@ -632,7 +652,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		"StateDir", "SocketPath", "JoinPort", "BootTimeout", "RejectCooldown",
 		"ReconcileInterval", "OrphanGrace", "VanishGrace",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
-		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint", NULL };
+		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
+		"BlessedDrivers", NULL };
 	struct conf_word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -712,6 +733,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket") ||
 		 str_ieq(w[0].key, "Acceptance") ||
 		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
+		 str_ieq(w[0].key, "BlessedDrivers") ||
 		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint") ||
 		 str_ieq(w[0].key, "AllowInsecureEndpoint")) {
 		int k;
@@ -722,7 +744,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			} else if (parse_policy_key(ld, file, line, "", w[k].key, w[k].val,
 						    &cfg->blessed_kernels, &cfg->nblessed_kernels,
 						    &cfg->memory_tolerance, &cfg->required_modules,
-						    &cfg->nrequired_modules, &cfg->allowed_taint, NULL)) {
+						    &cfg->nrequired_modules, &cfg->allowed_taint, NULL,
+						    &cfg->blessed_drivers, &cfg->nblessed_drivers)) {
 				;
 			} else if (str_ieq(w[k].key, "ClusterName")) {
 				free(cfg->cluster_name);
@@ -991,6 +1014,7 @@ void config_free(struct burst_config *cfg)
 	free(cfg->acceptance);
 	free(cfg->log_file);
 	free_list(cfg->blessed_kernels, cfg->nblessed_kernels);
+	free_list(cfg->blessed_drivers, cfg->nblessed_drivers);
 	free_list(cfg->required_modules, cfg->nrequired_modules);
 	free(cfg);
 }
@@ -1365,8 +1389,15 @@ void config_policy(const struct burst_config *cfg, const struct cfg_nodeset *ns,
 	out->required_modules = cfg->required_modules;
 	out->nrequired = cfg->nrequired_modules;
 	out->allowed_taint = cfg->allowed_taint;
+	out->blessed_drivers = cfg->blessed_drivers;
+	out->nblessed_drivers = cfg->nblessed_drivers;
 	if (!ns)
 		return;
+	if (ns->blessed_drivers) {
+		out->blessed_drivers = ns->blessed_drivers;
+		out->nblessed_drivers = ns->nblessed_drivers;
+		out->any_driver = ns->nblessed_drivers == 0;
+	}
 	if (ns->blessed_kernels) {
 		out->blessed_kernels = ns->blessed_kernels;
 		out->nblessed = ns->nblessed_kernels;

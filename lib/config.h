@@ -83,6 +83,9 @@ struct cfg_nodeset {
 	size_t nrequired_modules;
 	unsigned long long allowed_taint; /* AllowedTaint= (when allowed_taint_set) */
 	bool allowed_taint_set;
+	char **blessed_drivers;      /* BlessedDrivers= NAME=VERSION,... (NULL: not set; set and
+				      * empty: any driver, whatever the global list and the file say) */
+	size_t nblessed_drivers;
 };
 
 struct burst_config {
@@ -121,6 +124,8 @@ struct burst_config {
 	char **required_modules;     /* RequiredModules= */
 	size_t nrequired_modules;
 	unsigned long long allowed_taint; /* AllowedTaint= (default POLICY_DEFAULT_TAINT: P, O, E) */
+	char **blessed_drivers;      /* BlessedDrivers= NAME=VERSION,... (NULL: none blessed here) */
+	size_t nblessed_drivers;
 };
 
 /*
@@ -168,11 +173,11 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 struct policy;
 /*
  * The effective admission policy of node set ns (NULL: the global one): the
- * node set's BlessedKernels=, MemoryTolerance=, RequiredModules= and
- * AllowedTaint= where it sets them, else the global ones. out's lists point
- * into cfg (nothing allocated; valid while cfg is); its blessed_extra is
- * left empty for the caller (policy_load_blessed_file of
- * StateDir/blessed-kernels).
+ * node set's BlessedKernels=, BlessedDrivers=, MemoryTolerance=,
+ * RequiredModules= and AllowedTaint= where it sets them, else the global
+ * ones. out's lists point into cfg (nothing allocated; valid while cfg is);
+ * its blessed_extra and blessed_drivers_extra are left empty for the caller
+ * (policy_load_state: StateDir/blessed-kernels and blessed-drivers).
  */
 void config_policy(const struct burst_config *cfg, const struct cfg_nodeset *ns,
 		   struct policy *out);

@@ -141,6 +141,86 @@ static void check_modules(const struct policy *p, json_object *k, struct reasons
 	}
 }
 
+/* Does entry "NAME=VERSION" name this module? */
+static bool driver_named(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(entry, name, n) && entry[n] == '=';
+}
+
+/* The blessed versions of module name in p's lists, ", "-separated, into
+ * sb; false when it has none (any version runs). */
+static bool blessed_versions(const struct policy *p, const char *name, struct strbuf *sb)
+{
+	char **lists[2] = { p->blessed_drivers, p->blessed_drivers_extra };
+	size_t ns[2] = { p->nblessed_drivers, p->nblessed_drivers_extra }, l, i;
+	bool any = false;
+
+	sb_init(sb);
+	sb_add(sb, "");
+	if (p->any_driver)
+		return false;
+	for (l = 0; l < 2; l++)
+		for (i = 0; i < ns[l]; i++)
+			if (driver_named(lists[l][i], name)) {
+				sb_addf(sb, "%s%s", any ? ", " : "", strchr(lists[l][i], '=') + 1);
+				any = true;
+			}
+	return any;
+}
+
+static bool version_blessed(const struct policy *p, const char *name, const char *version)
+{
+	char **lists[2] = { p->blessed_drivers, p->blessed_drivers_extra };
+	size_t ns[2] = { p->nblessed_drivers, p->nblessed_drivers_extra }, l, i;
+
+	for (l = 0; l < 2; l++)
+		for (i = 0; i < ns[l]; i++)
+			if (driver_named(lists[l][i], name) && !strcmp(strchr(lists[l][i], '=') + 1, version))
+				return true;
+	return false;
+}
+
+static void check_drivers(const struct policy *p, json_object *rec, struct reasons *r)
+{
+	json_object *d;
+
+	if (p->any_driver || (!p->nblessed_drivers && !p->nblessed_drivers_extra))
+		return;
+	if (!json_object_object_get_ex(rec, "drivers", &d) || !json_object_is_type(d, json_type_object)) {
+		reason(r, "driver versions unknown (the record has no drivers section: a burst-node older than "
+		       "BlessedDrivers=?) and some drivers are blessed");
+		return;
+	}
+	json_object_object_foreach(d, name, e) {
+		const char *version = jstr(e, "version");
+		struct strbuf bl;
+
+		if (!blessed_versions(p, name, &bl)) {
+			sb_free(&bl);
+			continue;
+		}
+		if (!version)
+			reason(r, "driver %s is loaded but its version is unknown (no readable /sys/module/%s/version); "
+			       "blessed: %s", name, name, bl.s);
+		else if (!version_blessed(p, name, version))
+			reason(r, "driver %s %s is not blessed (blessed: %s; bless it with burstctl bless --driver %s=%s, "
+			       "or see BlessedDrivers=)", name, version, bl.s, name, version);
+		sb_free(&bl);
+	}
+}
+
+int policy_check_drivers(const struct policy *p, json_object *record, char *why, size_t whylen)
+{
+	struct reasons r = { why, whylen, 0 };
+
+	if (whylen)
+		why[0] = '\0';
+	check_drivers(p, record, &r);
+	return r.n ? 1 : 0;
+}
+
 /* Does the recorded model name satisfy the catalog's ("A100" takes "A100-40GB")? */
 static bool model_matches(const char *recorded, const char *promised)
 {
@@ -232,6 +312,7 @@ int policy_check(const struct policy *p, const struct catalog *cat, const struct
 	check_kernel(p, k, &r);
 	check_taint(p, k, &r);
 	check_modules(p, k, &r);
+	check_drivers(p, record, &r);
 	if (type && cat)
 		check_hardware(cat, type, p->memory_tolerance, record, &r);
 	return r.n ? 1 : 0;
@@ -250,7 +331,51 @@ void policy_free_list(char **list, size_t n)
 	free(list);
 }
 
+static int load_list(const char *path, bool (*valid)(const char *), const char *what,
+		     const char *form, char ***list, size_t *n, burst_err_t *err);
+
 int policy_load_blessed_file(const char *path, char ***list, size_t *n, burst_err_t *err)
+{
+	return load_list(path, policy_valid_kernel, "kernels",
+			 "RELEASE[:BUILDID] (e.g. 6.1.0-18-amd64:3f2a...", list, n, err);
+}
+
+int policy_load_blessed_drivers(const char *path, char ***list, size_t *n, burst_err_t *err)
+{
+	return load_list(path, policy_valid_driver, "drivers",
+			 "NAME=VERSION (e.g. nvidia=550.54.15", list, n, err);
+}
+
+int policy_load_state(struct policy *p, const char *state_dir, burst_err_t *err)
+{
+	char path[4096];
+	burst_err_t e2;
+	int rc = 0;
+
+	p->blessed_extra = NULL;
+	p->nblessed_extra = 0;
+	p->blessed_drivers_extra = NULL;
+	p->nblessed_drivers_extra = 0;
+	snprintf(path, sizeof(path), "%s/blessed-kernels", state_dir);
+	if (policy_load_blessed_file(path, &p->blessed_extra, &p->nblessed_extra, err) < 0)
+		rc = -1;
+	snprintf(path, sizeof(path), "%s/blessed-drivers", state_dir);
+	if (policy_load_blessed_drivers(path, &p->blessed_drivers_extra, &p->nblessed_drivers_extra,
+					rc < 0 ? &e2 : err) < 0)
+		rc = -1;
+	return rc;
+}
+
+void policy_free_state(struct policy *p)
+{
+	policy_free_list(p->blessed_extra, p->nblessed_extra);
+	policy_free_list(p->blessed_drivers_extra, p->nblessed_drivers_extra);
+	p->blessed_extra = p->blessed_drivers_extra = NULL;
+	p->nblessed_extra = p->nblessed_drivers_extra = 0;
+}
+
+static int load_list(const char *path, bool (*valid)(const char *), const char *what,
+		     const char *form, char ***list, size_t *n, burst_err_t *err)
 {
 	FILE *f = fopen(path, "r");
 	char *line = NULL, **v = NULL;
@@ -260,7 +385,7 @@ int policy_load_blessed_file(const char *path, char ***list, size_t *n, burst_er
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;
-		burst_err_set(err, "%s: cannot read the blessed kernels: %s", path, strerror(errno));
+		burst_err_set(err, "%s: cannot read the blessed %s: %s", path, what, strerror(errno));
 		return -1;
 	}
 	while (getline(&line, &cap, f) >= 0) {
@@ -272,9 +397,9 @@ int policy_load_blessed_file(const char *path, char ***list, size_t *n, burst_er
 		s = str_trim(line);
 		if (!*s)
 			continue;
-		if (!policy_valid_kernel(s)) {
-			burst_err_set(err, "%s:%d: '%s' is not RELEASE[:BUILDID] (e.g. 6.1.0-18-amd64:3f2a...; "
-				      "fix or remove the line, or use burstctl bless)", path, lineno, s);
+		if (!valid(s)) {
+			burst_err_set(err, "%s:%d: '%s' is not %s; fix or remove the line, or use burstctl bless)",
+				      path, lineno, s, form);
 			goto out;
 		}
 		v = xrealloc(v, (nv + 1) * sizeof(*v));
@@ -355,6 +480,30 @@ static void compare_accelerators(json_object *was, json_object *is, struct reaso
 	}
 }
 
+/* Drivers of the admitted record that changed version or are gone now. */
+static void compare_drivers(json_object *admitted, json_object *now, struct reasons *r)
+{
+	json_object *wd, *id;
+
+	if (!json_object_object_get_ex(admitted, "drivers", &wd) || !json_object_is_type(wd, json_type_object))
+		return;   /* admitted by a burst-node that did not record drivers */
+	if (!json_object_object_get_ex(now, "drivers", &id) || !json_object_is_type(id, json_type_object))
+		id = NULL;
+	json_object_object_foreach(wd, name, e) {
+		const char *a = jstr(e, "version"), *b;
+		json_object *ie;
+
+		if (!id || !json_object_object_get_ex(id, name, &ie)) {
+			reason(r, "driver %s %s admitted, not loaded now", name, a ? a : "(version unknown)");
+			continue;
+		}
+		b = jstr(ie, "version");
+		if ((a || b) && !(a && b && !strcmp(a, b)))
+			reason(r, "driver %s %s admitted, %s now", name, a ? a : "(version unknown)",
+			       b ? b : "(version unknown)");
+	}
+}
+
 int policy_compare(json_object *admitted, json_object *now, double tolerance, char *why,
 		   size_t whylen)
 {
@@ -390,6 +539,7 @@ int policy_compare(json_object *admitted, json_object *now, double tolerance, ch
 			reason(&r, "kernel build-id %s admitted, %s now", a ? a : "unknown", b ? b : "unknown");
 	}
 	compare_accelerators(section(admitted, "accelerators"), section(now, "accelerators"), &r);
+	compare_drivers(admitted, now, &r);
 	wmem = section(admitted, "memory");
 	imem = section(now, "memory");
 	wt = jint(wmem, "total_bytes");

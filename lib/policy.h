@@ -31,6 +31,7 @@
  */
 #define POLICY_DEFAULT_TAINT (POLICY_TAINT_P | POLICY_TAINT_O | POLICY_TAINT_E)
 #define POLICY_DEFAULT_MEMORY_TOLERANCE 0.05
+#define POLICY_MAX_DRIVER_VERSION 64      /* = PROVENANCE_MAX_VERSION */
 
 struct policy {
 	/* RELEASE[:BUILDID] entries; when both lists are empty any kernel is admitted,
@@ -46,6 +47,14 @@ struct policy {
 	size_t nblessed_extra;
 	bool any_kernel;                 /* a node set's empty BlessedKernels=: every kernel,
 					  * whatever the global list and the file say */
+	/* NAME=VERSION entries: a driver module (the record's "drivers") that
+	 * has a blessed version in either list must run one of them; a module
+	 * without any blessed version runs any */
+	char **blessed_drivers;          /* burst.conf BlessedDrivers= */
+	size_t nblessed_drivers;
+	char **blessed_drivers_extra;    /* StateDir/blessed-drivers (may be NULL) */
+	size_t nblessed_drivers_extra;
+	bool any_driver;                 /* a node set's empty BlessedDrivers=: every driver */
 };
 
 /*
@@ -61,6 +70,14 @@ struct policy {
  *	p.nblessed_extra = nextra;
  *	rc = policy_check(&p, cat, type, record, why, sizeof(why));
  *	policy_free_list(extra, nextra);
+ *
+ * or, for both files of StateDir (blessed-kernels, blessed-drivers):
+ *
+ *	config_policy(cfg, ns, &p);
+ *	if (policy_load_state(&p, cfg->state_dir, &err) < 0)
+ *		... log err.msg ...
+ *	rc = policy_check(&p, cat, type, record, why, sizeof(why));
+ *	policy_free_state(&p);
  */
 
 /* A policy with the defaults: any kernel, 5% memory tolerance, no required
@@ -84,13 +101,25 @@ int policy_check(const struct policy *p, const struct catalog *cat, const struct
 		 json_object *record, char *why, size_t whylen);
 
 /*
+ * The driver part of policy_check alone (the health check holds a node's
+ * record now against it): every module of the record's "drivers" section
+ * that has blessed versions must run one of them. Returns 0 admit, 1 reject
+ * (why: "driver NAME VERSION is not blessed (blessed: ...)" per driver,
+ * "; "-separated), never -1: a record without a drivers section is
+ * rejected only when some driver is blessed.
+ */
+int policy_check_drivers(const struct policy *p, json_object *record, char *why, size_t whylen);
+
+/*
  * Compare a node now with the record it was admitted with (both provenance
  * records): the kernel release or build-id changed, fewer accelerators of a
  * model than admitted (naming the PCI addresses gone), or MemTotal shrunk by
  * more than tolerance (a fraction) of the admitted one. Returns 0 the same,
  * 1 changed (why: every change, "; "-separated, each starting with what
  * changed: "kernel release ...", "kernel build-id ...", "accelerators ...",
- * "memory ..."), -1 malformed (why says which record lacks what).
+ * "memory ...", "driver NAME V1 admitted, V2 now" or "..., not loaded now"
+ * when the admitted record has a drivers section), -1 malformed (why says
+ * which record lacks what).
  */
 int policy_compare(json_object *admitted, json_object *now, double tolerance, char *why,
 		   size_t whylen);
@@ -125,5 +154,23 @@ bool policy_valid_kernel(const char *entry);
 int policy_load_blessed_file(const char *path, char ***list, size_t *n, burst_err_t *err);
 
 void policy_free_list(char **list, size_t n);
+
+/* Is entry a well-formed NAME=VERSION (name: a kernel module name, letters,
+ * digits, _ and -; version: 1 to 64 letters, digits and ._-+~:)? */
+bool policy_valid_driver(const char *entry);
+
+/* As policy_load_blessed_file, for a blessed-drivers file (one NAME=VERSION
+ * per line). */
+int policy_load_blessed_drivers(const char *path, char ***list, size_t *n, burst_err_t *err);
+
+/*
+ * Load StateDir/blessed-kernels and StateDir/blessed-drivers into
+ * p->blessed_extra and p->blessed_drivers_extra (release them with
+ * policy_free_state). A file that does not exist blesses nothing; a broken
+ * one blesses nothing and makes this return -1 with err naming file:line
+ * (the other file is still loaded).
+ */
+int policy_load_state(struct policy *p, const char *state_dir, burst_err_t *err);
+void policy_free_state(struct policy *p);
 
 #endif

@@ -52,6 +52,26 @@ bool policy_valid_kernel(const char *entry)
 	return true;
 }
 
+static bool version_char(unsigned char c)
+{
+	return isalnum(c) || c == '.' || c == '-' || c == '_' || c == '+' || c == '~' || c == ':';
+}
+
+bool policy_valid_driver(const char *entry)
+{
+	const char *eq = strchr(entry, '='), *p;
+
+	if (!eq || eq == entry || !eq[1] || strlen(eq + 1) > POLICY_MAX_DRIVER_VERSION)
+		return false;
+	for (p = entry; p < eq; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '-'))
+			return false;
+	for (p = eq + 1; *p; p++)
+		if (!version_char((unsigned char)*p))
+			return false;
+	return true;
+}
+
 int policy_parse_tolerance(const char *s, double *out)
 {
 	char *end;

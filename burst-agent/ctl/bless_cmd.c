@@ -1,14 +1,19 @@
 /*
- * bless_cmd.c - burstctl bless: which kernels the admission policy admits.
+ * bless_cmd.c - burstctl bless: which kernels and driver versions the
+ * admission policy admits.
  *
  *   burstctl bless --kernel RELEASE[:BUILDID]
  *       add the kernel to StateDir/blessed-kernels (atomically; no duplicate)
+ *   burstctl bless --driver NAME=VERSION
+ *       add the driver version to StateDir/blessed-drivers (the same way):
+ *       from then on a node running driver module NAME must run a blessed
+ *       version of it
  *   burstctl bless --from NODE
  *       add the kernel (release and build-id) of NODE's latest admitted
  *       record in the agent's database, StateDir/agent.db (read-only)
  *   burstctl bless --list
- *       every blessed kernel: burst.conf's BlessedKernels= (global and per
- *       node set) and the file's
+ *       every blessed kernel and driver: burst.conf's BlessedKernels= and
+ *       BlessedDrivers= (global and per node set) and the files
  *
  * StateDir is burst.conf's (--config, $BURST_CONF, else the default path if
  * present), or --state-dir.
@@ -39,18 +44,39 @@
 #define EXIT_NONE 1
 #define EXIT_USAGE 2
 
-#define BLESSED_FILE "blessed-kernels"
+/* what a blessed-* file holds */
+struct kind {
+	const char *file;        /* in StateDir */
+	const char *what;        /* "kernel", "driver" */
+	int (*load)(const char *, char ***, size_t *, burst_err_t *);
+	int (*cmp)(const char *, const char *);   /* same entry? (0) */
+	const char *header;
+};
+
+static const struct kind KERNELS = {
+	"blessed-kernels", "kernel", policy_load_blessed_file, strcasecmp,
+	"# Kernels admitted by slurm-burst besides burst.conf's BlessedKernels=:\n"
+	"# RELEASE[:BUILDID], one per line. Written by burstctl bless.\n",
+};
+
+static const struct kind DRIVERS = {
+	"blessed-drivers", "driver", policy_load_blessed_drivers, strcmp,
+	"# Driver versions admitted by slurm-burst besides burst.conf's BlessedDrivers=:\n"
+	"# NAME=VERSION, one per line; a node running module NAME must run one of\n"
+	"# its blessed versions. Written by burstctl bless.\n",
+};
 
 const char bless_cmd_usage[] =
-"  bless --kernel RELEASE[:BUILDID] | --from NODE | --list\n"
-"                           bless a kernel for admission (StateDir/blessed-kernels):\n"
-"                           as given, or the one NODE's admitted record names\n";
+"  bless --kernel RELEASE[:BUILDID] | --driver NAME=VERSION | --from NODE | --list\n"
+"                           bless a kernel (StateDir/blessed-kernels) or a driver\n"
+"                           version (StateDir/blessed-drivers) for admission: as\n"
+"                           given, or the kernel NODE's admitted record names\n";
 
 static const char *prog = "burstctl bless";
 
 /* burstctl's global options that take a value, and ours */
 static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
-	"libexecdir", "node", "since", "state-dir", "kernel", "from", NULL };
+	"libexecdir", "node", "since", "state-dir", "kernel", "from", "driver", NULL };
 
 /* The state directory: --state-dir, else burst.conf's StateDir. Returns an
  * allocated string, or NULL after a message. *cfg_out gets the config (or
@@ -108,12 +134,15 @@ static char *slurp(const char *path, bool *missing)
 }
 
 /*
- * Append entry to dir/blessed-kernels unless it is there: under an exclusive
- * lock (dir/blessed-kernels.lock), write a temporary file with the old
- * contents and the new line, fsync, chmod 0644, rename over the file, fsync
- * the directory. Returns EXIT_OK (also when already blessed) or EXIT_USAGE.
+ * Append entry to dir/K->file unless it is there: under an exclusive lock
+ * (dir/K->file.lock), write a temporary file with the old contents and the
+ * new line, fsync, chmod 0644, rename over the file, fsync the directory.
+ * configured: burst.conf blesses some already (for a driver: some version
+ * of this driver), so blessing this one restricts nothing new. Returns
+ * EXIT_OK (also when already blessed) or EXIT_USAGE.
  */
-static int bless_entry(const char *dir, const char *entry, const char *note, bool configured)
+static int bless_entry(const struct kind *K, const char *dir, const char *entry, const char *note,
+		       bool configured)
 {
 	char path[PATH_MAX], tmp[PATH_MAX], lock[PATH_MAX];
 	char **list = NULL, *old = NULL;
@@ -123,9 +152,11 @@ static int bless_entry(const char *dir, const char *entry, const char *note, boo
 	int lfd = -1, fd = -1, dfd, rc = EXIT_USAGE;
 	FILE *f = NULL;
 
-	if (snprintf(path, sizeof(path), "%s/%s", dir, BLESSED_FILE) >= (int)sizeof(path) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, BLESSED_FILE) >= (int)sizeof(tmp) ||
-	    snprintf(lock, sizeof(lock), "%s/%s.lock", dir, BLESSED_FILE) >= (int)sizeof(lock)) {
+	size_t before = 0, namelen = K == &DRIVERS ? strcspn(entry, "=") + 1 : 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, K->file) >= (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, K->file) >= (int)sizeof(tmp) ||
+	    snprintf(lock, sizeof(lock), "%s/%s.lock", dir, K->file) >= (int)sizeof(lock)) {
 		fprintf(stderr, "%s: state directory path too long: %s\n", prog, dir);
 		return EXIT_USAGE;
 	}
@@ -135,12 +166,15 @@ static int bless_entry(const char *dir, const char *entry, const char *note, boo
 			prog, lock, strerror(errno), dir);
 		goto out;
 	}
-	if (policy_load_blessed_file(path, &list, &n, &err) < 0) {
+	if (K->load(path, &list, &n, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		if (!strcasecmp(list[i], entry)) {
+		if (!namelen || !strncmp(list[i], entry, namelen))
+			before++;
+	for (i = 0; i < n; i++)
+		if (!K->cmp(list[i], entry)) {
 			printf("%s is already blessed (%s)\n", entry, path);
 			rc = EXIT_OK;
 			goto out;
@@ -162,8 +196,7 @@ static int bless_entry(const char *dir, const char *entry, const char *note, boo
 	if (old)
 		fputs(old, f);
 	else
-		fputs("# Kernels admitted by slurm-burst besides burst.conf's BlessedKernels=:\n"
-		      "# RELEASE[:BUILDID], one per line. Written by burstctl bless.\n", f);
+		fputs(K->header, f);
 	if (old && *old && old[strlen(old) - 1] != '\n')
 		fputc('\n', f);
 	fprintf(f, "%s%s%s\n", entry, note ? "  # " : "", note ? note : "");
@@ -184,9 +217,13 @@ static int bless_entry(const char *dir, const char *entry, const char *note, boo
 		close(dfd);
 	}
 	printf("blessed %s (%s)\n", entry, path);
-	if (!n && !configured)
+	if (!before && !configured && K == &KERNELS)
 		printf("note: no kernel was blessed before, so any kernel was admitted; from now on only "
 		       "blessed kernels are (a node set with an empty BlessedKernels= still admits any)\n");
+	else if (!before && !configured)
+		printf("note: no version of driver %.*s was blessed before, so any was admitted; from now on "
+		       "only blessed versions are (a node set with an empty BlessedDrivers= still admits any)\n",
+		       (int)namelen - 1, entry);
 	rc = EXIT_OK;
 out:
 	if (lfd >= 0)
@@ -285,8 +322,27 @@ static int list(const struct burst_config *cfg, const char *dir)
 				       cfg->nodesets[i].where.file, cfg->nodesets[i].where.line,
 				       cfg->nodesets[i].name);
 	}
-	snprintf(path, sizeof(path), "%s/%s", dir, BLESSED_FILE);
+	snprintf(path, sizeof(path), "%s/%s", dir, KERNELS.file);
 	if (policy_load_blessed_file(path, &file, &n, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < n; i++)
+		printf("%s\t%s\n", file[i], path);
+	policy_free_list(file, n);
+	file = NULL;
+	n = 0;
+	if (cfg) {
+		for (i = 0; i < cfg->nblessed_drivers; i++)
+			printf("%s\t%s (global BlessedDrivers=)\n", cfg->blessed_drivers[i], cfg->path);
+		for (i = 0; i < cfg->nnodesets; i++)
+			for (j = 0; j < cfg->nodesets[i].nblessed_drivers; j++)
+				printf("%s\t%s:%d (NodeSet %s)\n", cfg->nodesets[i].blessed_drivers[j],
+				       cfg->nodesets[i].where.file, cfg->nodesets[i].where.line,
+				       cfg->nodesets[i].name);
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, DRIVERS.file);
+	if (policy_load_blessed_drivers(path, &file, &n, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 		return EXIT_USAGE;
 	}
@@ -298,7 +354,8 @@ static int list(const struct burst_config *cfg, const char *dir)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: burstctl [-c burst.conf] bless [--state-dir DIR] --kernel RELEASE[:BUILDID] | --from NODE | --list\n");
+	fprintf(f, "usage: burstctl [-c burst.conf] bless [--state-dir DIR] --kernel RELEASE[:BUILDID] | --driver NAME=VERSION\n"
+		   "         | --from NODE | --list\n");
 }
 
 int bless_cmd_main(int argc, char **argv)
@@ -308,11 +365,12 @@ int bless_cmd_main(int argc, char **argv)
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "from", required_argument, NULL, 'f' },
+		{ "driver", required_argument, NULL, 'D' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *config = NULL, *sdir = NULL, *kernel = NULL, *from = NULL;
+	const char *config = NULL, *sdir = NULL, *kernel = NULL, *from = NULL, *driver = NULL;
 	struct burst_config *cfg = NULL;
 	char *dir = NULL, *entry = NULL, note[300];
 	int v = ctl_find_verb(argc, argv, "cpn", valued), ch, actions, rc = EXIT_USAGE;
@@ -331,23 +389,29 @@ int bless_cmd_main(int argc, char **argv)
 		case 'S': sdir = optarg; break;
 		case 'k': kernel = optarg; break;
 		case 'f': from = optarg; break;
+		case 'D': driver = optarg; break;
 		case 'l': do_list = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
-	actions = !!kernel + !!from + do_list;
+	actions = !!kernel + !!from + !!driver + do_list;
 	if (optind < argc || actions != 1) {
 		if (optind < argc)
 			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
 		else
-			fprintf(stderr, "%s: give one of --kernel, --from, --list\n", prog);
+			fprintf(stderr, "%s: give one of --kernel, --driver, --from, --list\n", prog);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	if (kernel && !policy_valid_kernel(kernel)) {
 		fprintf(stderr, "%s: '%s' is not RELEASE[:BUILDID] (e.g. 6.1.0-18-amd64 or 6.1.0-18-amd64:9a3c..., the hex GNU build-id)\n",
 			prog, kernel);
+		return EXIT_USAGE;
+	}
+	if (driver && !policy_valid_driver(driver)) {
+		fprintf(stderr, "%s: '%s' is not NAME=VERSION (a kernel module and its version as /sys/module/NAME/version or "
+			"burstctl provenance shows it, e.g. nvidia=550.54.15 or efa=2.10.0g)\n", prog, driver);
 		return EXIT_USAGE;
 	}
 	dir = state_dir(config, sdir, &cfg);
@@ -365,13 +429,27 @@ int bless_cmd_main(int argc, char **argv)
 		}
 		snprintf(note, sizeof(note), "from %.200s", from);
 	}
+	if (driver) {
+		size_t nl = strcspn(driver, "=") + 1, i, j;
+		bool configured = false;
+
+		for (i = 0; cfg && i < cfg->nblessed_drivers; i++)
+			if (!strncmp(cfg->blessed_drivers[i], driver, nl))
+				configured = true;
+		for (i = 0; cfg && i < cfg->nnodesets; i++)
+			for (j = 0; j < cfg->nodesets[i].nblessed_drivers; j++)
+				if (!strncmp(cfg->nodesets[i].blessed_drivers[j], driver, nl))
+					configured = true;
+		rc = bless_entry(&DRIVERS, dir, driver, NULL, configured);
+		goto out;
+	}
 	{
 		bool configured = cfg && cfg->nblessed_kernels;
 		size_t i;
 		for (i = 0; cfg && i < cfg->nnodesets; i++)
 			if (cfg->nodesets[i].nblessed_kernels)
 				configured = true;
-		rc = bless_entry(dir, entry ? entry : kernel, from ? note : NULL, configured);
+		rc = bless_entry(&KERNELS, dir, entry ? entry : kernel, from ? note : NULL, configured);
 	}
 out:
 	free(entry);

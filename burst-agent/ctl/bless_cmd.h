@@ -1,6 +1,7 @@
 /*
- * bless_cmd.h - burstctl's bless verb: the kernels the admission policy
- * admits, kept in StateDir/blessed-kernels beside BlessedKernels= of
+ * bless_cmd.h - burstctl's bless verb: the kernels and driver versions the
+ * admission policy admits, kept in StateDir/blessed-kernels and
+ * StateDir/blessed-drivers beside BlessedKernels= and BlessedDrivers= of
  * burst.conf.
  */
 #ifndef BURST_BLESS_CMD_H

@@ -8,7 +8,9 @@
  * again and compares it with the one it was admitted with
  * (StateDir/nodes/NODE/provenance.json, written at join): a changed kernel
  * (release or build-id), a missing accelerator, memory shrunk beyond the node
- * set's MemoryTolerance. A node that changed is drained with a reason
+ * set's MemoryTolerance, a driver module whose version changed or that is
+ * gone; and holds the drivers now against the blessed versions
+ * (BlessedDrivers=, StateDir/blessed-drivers). A node that changed is drained with a reason
  * starting "burst: health: "; a node that matches again is resumed, but only
  * when that is the reason it is drained for: a node someone else drained
  * stays drained. --dry-run prints the verdict and leaves Slurm alone.
@@ -106,7 +108,7 @@ int node_health(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *node = NULL, *record = NULL, *sysroot = "/", *sdir = NULL, *config = NULL;
+	const char *node = NULL, *record = NULL, *sysroot = "/", *sdir = NULL, *config = NULL, *state_dir;
 	struct prov_opts po;
 	struct burst_config *cfg = NULL;
 	struct policy pol;
@@ -157,9 +159,9 @@ int node_health(int argc, char **argv)
 		config_policy(cfg, nodeset_of(cfg, node), &pol);
 	else
 		policy_init(&pol);
+	state_dir = sdir ? sdir : cfg ? cfg->state_dir : BURST_DEFAULT_STATE_DIR;
 	if (!record) {
-		snprintf(path, sizeof(path), "%s/nodes/%s/provenance.json",
-			 sdir ? sdir : cfg ? cfg->state_dir : BURST_DEFAULT_STATE_DIR, node);
+		snprintf(path, sizeof(path), "%s/nodes/%s/provenance.json", state_dir, node);
 		record = path;
 	}
 	if (access(record, F_OK) < 0 && errno == ENOENT) {
@@ -182,6 +184,22 @@ int node_health(int argc, char **argv)
 	if (cmp < 0) {
 		fprintf(stderr, "burst-node health: %s: %s (%s)\n", node, why, record);
 		goto out;
+	}
+	/* the drivers now against the blessed versions (burst.conf and
+	 * StateDir/blessed-drivers): a driver updated in place, or no longer
+	 * blessed since the node joined */
+	{
+		char dwhy[1024];
+
+		if (policy_load_state(&pol, state_dir, &err) < 0)
+			fprintf(stderr, "burst-node health: %s: %s (it blesses nothing more)\n", node, err.msg);
+		if (policy_check_drivers(&pol, now, dwhy, sizeof(dwhy)) == 1) {
+			size_t used = strlen(why);
+
+			snprintf(why + used, sizeof(why) - used, "%s%s", cmp ? "; " : "", dwhy);
+			cmp = 1;
+		}
+		policy_free_state(&pol);
 	}
 	/* Slurm keeps the reason whole; a shorter one reads better in sinfo -R */
 	snprintf(reason, sizeof(reason), "%s%.*s", REASON_PREFIX,

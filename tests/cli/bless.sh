@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/bless.sh - `burstctl bless` end to end (TAP): --kernel appends to
 # StateDir/blessed-kernels atomically and once, --from takes the kernel of a
-# node's latest admitted record in the agent's database, --list shows
-# burst.conf's and the file's entries.
+# node's latest admitted record in the agent's database, --driver appends to
+# StateDir/blessed-drivers, --list shows burst.conf's and the files' entries.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -84,7 +84,7 @@ ok $? "a malformed kernel is a usage error"
 [ $? = 2 ]
 ok $? "a build-id must be hex"
 "$B" bless >"$tmp/out" 2>"$tmp/err"
-[ $? = 2 ] && grep -q 'give one of --kernel, --from, --list' "$tmp/err"
+[ $? = 2 ] && grep -q 'give one of --kernel, --driver, --from, --list' "$tmp/err"
 ok $? "bless without an action is a usage error"
 "$B" bless --state-dir "$tmp/other" --kernel 6.1.0 >"$tmp/out" 2>"$tmp/err"
 [ $? = 2 ] && grep -q "cannot lock $tmp/other/blessed-kernels.lock" "$tmp/err"
@@ -99,4 +99,48 @@ mkdir "$tmp/fresh"
 BURST_CONF="$tmp/empty.conf" "$B" bless --state-dir "$tmp/fresh" --kernel 6.2.0 >"$tmp/out" 2>"$tmp/err" &&
 	grep -q '^note: no kernel was blessed before, so any kernel was admitted; from now on only blessed kernels are' "$tmp/out"
 ok $? "the first blessed kernel says that from now on only blessed kernels are admitted" "$tmp/out" "$tmp/err"
+# --driver: StateDir/blessed-drivers, the same way
+D="$tmp/state/blessed-drivers"
+"$B" bless --driver nvidia=550.54.15 >"$tmp/out" 2>"$tmp/err"
+ok $? "bless --driver exits 0" "$tmp/err"
+grep -qx 'nvidia=550.54.15' "$D" && [ "$(stat -c %a "$D")" = 644 ]
+ok $? "the entry is in StateDir/blessed-drivers, mode 0644" "$D"
+grep -q "^blessed nvidia=550.54.15 ($D)$" "$tmp/out" &&
+	grep -q '^note: no version of driver nvidia was blessed before, so any was admitted; from now on only blessed versions are' "$tmp/out"
+ok $? "it says so, and that nvidia is now restricted" "$tmp/out"
+"$B" bless --driver nvidia=550.54.15 >"$tmp/out" 2>"$tmp/err" && grep -q 'already blessed' "$tmp/out" &&
+	[ "$(grep -c '^nvidia=' "$D")" = 1 ]
+ok $? "blessing it again: already blessed, no duplicate" "$tmp/out"
+"$B" bless --driver nvidia=535.161.07 >"$tmp/out" 2>"$tmp/err" && ! grep -q '^note:' "$tmp/out" &&
+	grep -qx 'nvidia=535.161.07' "$D"
+ok $? "a second version of nvidia: no note" "$tmp/out"
+"$B" bless --driver efa=2.10.0g >"$tmp/out" 2>"$tmp/err"
+ok $? "another driver"
+! grep -q 'blessed-kernels' "$D" && ! grep -q 'nvidia=' "$F"
+ok $? "drivers and kernels stay in their own files"
+"$B" bless --driver 'nvidia 550' >"$tmp/out" 2>"$tmp/err"
+[ $? = 2 ] && grep -q "'nvidia 550' is not NAME=VERSION" "$tmp/err"
+ok $? "a malformed driver is a usage error" "$tmp/err"
+"$B" bless --driver 'nvidia=$(reboot)' >"$tmp/out" 2>"$tmp/err"
+[ $? = 2 ]
+ok $? "shell characters in a version are refused"
+cat >"$tmp/drivers.conf" <<EOF
+StateDir=$tmp/state
+BlessedDrivers=mlx5_core=23.10-1.1.9
+NodeSet=gpu Nodes=g-[1-2] InstanceTypes=p5.48xlarge BlessedDrivers=nvidia=550.54.15
+EOF
+BURST_CONF="$tmp/drivers.conf" "$B" bless --driver mlx5_core=24.01-0.3.3 >"$tmp/out" 2>"$tmp/err" &&
+	! grep -q '^note:' "$tmp/out"
+ok $? "no note when burst.conf blesses a version of that driver already" "$tmp/out"
+BURST_CONF="$tmp/drivers.conf" "$B" bless --list >"$tmp/out" 2>"$tmp/err"
+ok $? "bless --list with drivers exits 0" "$tmp/err"
+grep -q "^mlx5_core=23.10-1.1.9	$tmp/drivers.conf (global BlessedDrivers=)$" "$tmp/out" &&
+	grep -q "^nvidia=550.54.15	$tmp/drivers.conf:3 (NodeSet gpu)$" "$tmp/out" &&
+	grep -q "^nvidia=535.161.07	$D$" "$tmp/out" && grep -q "^efa=2.10.0g	$D$" "$tmp/out" &&
+	grep -q "^mlx5_core=24.01-0.3.3	$D$" "$tmp/out"
+ok $? "--list shows burst.conf's drivers and the file's" "$tmp/out"
+echo 'nvidia 1' >>"$D"
+"$B" bless --driver gdrdrv=2.4 >"$tmp/out" 2>"$tmp/err"
+[ $? = 2 ] && grep -q "blessed-drivers:[0-9]*: 'nvidia 1' is not NAME=VERSION" "$tmp/err" && ! grep -q gdrdrv "$D"
+ok $? "a broken blessed-drivers file is named (file:line) and left alone" "$tmp/err"
 done_testing

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/cli/health.sh - `burst-node health --dry-run` (TAP, no Slurm): the
 # verdict of a node's fixture sysroot against an admitted record, the record
-# path from StateDir, the node set's MemoryTolerance, and errors.
+# path from StateDir, the node set's MemoryTolerance, drivers changed since
+# admission or not blessed, and errors.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -86,4 +87,35 @@ ok $? "a record that is not a provenance record is an error" "$tmp/err"
 "$N" health --bogus >"$tmp/out" 2>"$tmp/err"
 [ $? = 2 ]
 ok $? "an unknown option is a usage error"
+# drivers: gpu-1 was admitted running NVIDIA's 535.161.07 (a10gx4's
+# /proc/driver/nvidia/version); the driver updated in place is a change
+cp -a "$tmp/good" "$tmp/newdrv"
+sed -i 's/535\.161\.07/550.54.15/' "$tmp/newdrv/proc/driver/nvidia/version"
+"$N" health --dry-run --node gpu-1 --state-dir "$tmp/state" --sysroot "$tmp/newdrv" >"$tmp/out" 2>"$tmp/err"
+[ $? = 1 ] && grep -q '^gpu-1: unhealthy: driver nvidia 535.161.07 admitted, 550.54.15 now$' "$tmp/out"
+ok $? "a driver updated since admission is unhealthy, naming both versions" "$tmp/out" "$tmp/err"
+rm -rf "$tmp/newdrv/sys/module/lustre"
+sed -i '/^lustre /d' "$tmp/newdrv/proc/modules"
+"$N" health --dry-run --node gpu-1 --state-dir "$tmp/state" --sysroot "$tmp/newdrv" >"$tmp/out" 2>"$tmp/err"
+[ $? = 1 ] && grep -q 'driver lustre 2.15.4 admitted, not loaded now' "$tmp/out"
+ok $? "a driver unloaded since admission (the Lustre client) is unhealthy" "$tmp/out" "$tmp/err"
+# the drivers now against the blessed versions: burst.conf's, then the file's
+cat >"$tmp/drivers.conf" <<EOF
+StateDir=$tmp/state
+BlessedDrivers=nvidia=550.54.15
+EOF
+"$N" health --dry-run --config "$tmp/drivers.conf" --node gpu-1 --sysroot "$tmp/good" >"$tmp/out" 2>"$tmp/err"
+[ $? = 1 ] && grep -q '^gpu-1: unhealthy: driver nvidia 535.161.07 is not blessed (blessed: 550.54.15; bless it with burstctl bless --driver nvidia=535.161.07, or see BlessedDrivers=)$' "$tmp/out"
+ok $? "a node whose driver is not blessed is unhealthy, with the version in the reason" "$tmp/out" "$tmp/err"
+echo 'nvidia=535.161.07' >"$tmp/state/blessed-drivers"
+"$N" health --dry-run --config "$tmp/drivers.conf" --node gpu-1 --sysroot "$tmp/good" >"$tmp/out" 2>"$tmp/err"
+ok $? "blessed in StateDir/blessed-drivers: healthy" "$tmp/out" "$tmp/err"
+echo 'nvidia 535' >"$tmp/state/blessed-drivers"
+"$N" health --dry-run --config "$tmp/drivers.conf" --node gpu-1 --sysroot "$tmp/good" >"$tmp/out" 2>"$tmp/err"
+[ $? = 1 ] && grep -q "blessed-drivers:1: 'nvidia 535' is not NAME=VERSION" "$tmp/err"
+ok $? "a broken blessed-drivers file is named and blesses nothing" "$tmp/out" "$tmp/err"
+rm -f "$tmp/state/blessed-drivers"
+"$N" health --dry-run --config "$tmp/drivers.conf" --node gpu-1 --sysroot "$tmp/newdrv" >"$tmp/out" 2>"$tmp/err"
+[ $? = 1 ] && grep -q '^gpu-1: unhealthy: driver lustre 2.15.4 admitted, not loaded now; driver nvidia 535.161.07 admitted, 550.54.15 now$' "$tmp/out"
+ok $? "the blessed 550.54.15 is still a change from the admitted record" "$tmp/out" "$tmp/err"
 done_testing

@@ -416,6 +416,187 @@ static void test_compare(void)
 	json_object_put(h8);
 }
 
+/* ---- blessed drivers ---- */
+
+static void test_drivers(void)
+{
+	struct policy p;
+	char why[2048], dir[] = "/tmp/test_policy_drv.XXXXXX", path[600], **list = NULL;
+	size_t n = 0;
+	burst_err_t err;
+	json_object *r, *d;
+	char *nv550[] = { "nvidia=550.54.15" }, *nv535[] = { "nvidia=535.161.07", "nvidia=535.183.01" };
+	char *mlx[] = { "mlx5_core=23.10-1.1.9", "ib_core=6.5" }, *efa[] = { "efa=2.10.0g" };
+	FILE *f;
+
+	ok(policy_valid_driver("nvidia=550.54.15"), "nvidia=550.54.15 is NAME=VERSION");
+	ok(policy_valid_driver("mlx5_core=23.10-1.1.9") && policy_valid_driver("efa=2.10.0g") &&
+	   policy_valid_driver("cxi-ss1=1.0+git~1:2"), "MLNX_OFED, EFA and odd version forms");
+	ok(!policy_valid_driver("nvidia") && !policy_valid_driver("=1.0") && !policy_valid_driver("nvidia=") &&
+	   !policy_valid_driver("nvidia=550 54") && !policy_valid_driver("nv idia=1") &&
+	   !policy_valid_driver("nvidia=1.0#x") && !policy_valid_driver("nvidia=$(x)") &&
+	   !policy_valid_driver("nvidia=0123456789012345678901234567890123456789012345678901234567890123x"),
+	   "no name, no version, blanks, shell characters, a version over 64 are not");
+
+	/* the a100x8 fixture runs nvidia 550.54.15, mlx5_core 23.10-1.1.9, ib_core without a version */
+	policy_init(&p);
+	is_num(check(&p, "a100x8", "aws:p4d.24xlarge", NULL, why, sizeof(why)), 0, "no driver blessed: any admitted");
+	p.blessed_drivers = nv550;
+	p.nblessed_drivers = 1;
+	is_num(check(&p, "a100x8", "aws:p4d.24xlarge", NULL, why, sizeof(why)), 0, "nvidia=550.54.15 blessed: admitted");
+	p.blessed_drivers = nv535;
+	p.nblessed_drivers = 2;
+	is_num(check(&p, "a100x8", "aws:p4d.24xlarge", NULL, why, sizeof(why)), 1, "only 535 blessed: rejected");
+	is_str(why, "driver nvidia 550.54.15 is not blessed (blessed: 535.161.07, 535.183.01; bless it with "
+	       "burstctl bless --driver nvidia=550.54.15, or see BlessedDrivers=)",
+	       "the reason names the driver, its version and the blessed ones");
+	p.blessed_drivers_extra = nv550;
+	p.nblessed_drivers_extra = 1;
+	is_num(check(&p, "a100x8", "aws:p4d.24xlarge", NULL, why, sizeof(why)), 0,
+	       "blessed in the blessed-drivers file (the extra list): admitted");
+	p.blessed_drivers_extra = NULL;
+	p.nblessed_drivers_extra = 0;
+	p.any_driver = true;
+	is_num(check(&p, "a100x8", "aws:p4d.24xlarge", NULL, why, sizeof(why)), 0,
+	       "a node set's empty BlessedDrivers=: any driver");
+	p.any_driver = false;
+	p.blessed_drivers = mlx;
+	p.nblessed_drivers = 2;
+	is_num(check(&p, "a100x8", NULL, NULL, why, sizeof(why)), 1, "ib_core=6.5 blessed, ib_core has no version");
+	is_str(why, "driver ib_core is loaded but its version is unknown (no readable /sys/module/ib_core/version); blessed: 6.5",
+	       "an unknown version is named as such");
+	p.blessed_drivers = efa;
+	p.nblessed_drivers = 1;
+	is_num(check(&p, "a100x8", NULL, NULL, why, sizeof(why)), 0, "efa blessed, efa not loaded: admitted");
+	is_num(check(&p, "h100x8-missing1", NULL, NULL, why, sizeof(why)), 0, "h100x8-missing1 runs efa 2.10.0g");
+	r = record("a100x8");
+	json_object_object_del(r, "drivers");
+	is_num(check(&p, NULL, NULL, r, why, sizeof(why)), 1, "a record without a drivers section when drivers are blessed");
+	has_str(why, "driver versions unknown (the record has no drivers section", "... says so");
+	p.nblessed_drivers = 0;
+	is_num(check(&p, NULL, NULL, r, why, sizeof(why)), 0, "... and is admitted when none is");
+	json_object_put(r);
+	/* the taint and the kernel reasons come before, joined with "; " */
+	p.blessed_drivers = nv535;
+	p.nblessed_drivers = 2;
+	p.allowed_taint = 0;
+	is_num(check(&p, "a100x8", NULL, NULL, why, sizeof(why)), 1, "tainted and an unblessed driver");
+	has_str(why, "kernel tainted with POE (taint 12289; AllowedTaint=none); driver nvidia 550.54.15 is not blessed",
+		"every reason, \"; \"-separated");
+	p.allowed_taint = POLICY_DEFAULT_TAINT;
+	r = record("a100x8");
+	is_num(policy_check_drivers(&p, r, why, sizeof(why)), 1, "policy_check_drivers alone rejects it too");
+	has_str(why, "driver nvidia 550.54.15 is not blessed", "... with the same reason");
+	/* a hostile version in a record (it came over the network) is named as is, within why */
+	json_object_object_get_ex(r, "drivers", &d);
+	json_object_object_add(d, "nvidia", json_tokener_parse("{\"version\": \"x\\\"; rm -rf /\", \"source\": null}"));
+	is_num(policy_check_drivers(&p, r, why, 64), 1, "a hostile version is rejected");
+	is_num((long long)strlen(why), 63, "... and the reason fits the buffer");
+	json_object_put(r);
+
+	/* health: the drivers now against the admitted record */
+	{
+		json_object *a = record("a100x8"), *b = record("a100x8"), *bd, *e;
+
+		is_num(policy_compare(a, b, 0.05, why, sizeof(why)), 0, "the same drivers: healthy");
+		json_object_object_get_ex(b, "drivers", &bd);
+		json_object_object_get_ex(bd, "nvidia", &e);
+		json_object_object_add(e, "version", json_object_new_string("535.161.07"));
+		json_object_object_del(bd, "mlx5_core");
+		json_object_object_add(bd, "efa", json_tokener_parse("{\"version\": \"2.10.0g\", \"source\": null}"));
+		is_num(policy_compare(a, b, 0.05, why, sizeof(why)), 1, "a driver updated in place and one unloaded");
+		is_str(why, "driver mlx5_core 23.10-1.1.9 admitted, not loaded now; driver nvidia 550.54.15 admitted, 535.161.07 now",
+		       "both named with their versions; a driver loaded since admission is no change");
+		json_object_object_del(b, "drivers");
+		is_num(policy_compare(a, b, 0.05, why, sizeof(why)), 1, "no drivers section now");
+		has_str(why, "driver nvidia 550.54.15 admitted, not loaded now", "... every admitted driver is gone");
+		is_num(policy_compare(b, a, 0.05, why, sizeof(why)), 0,
+		       "an admitted record without drivers (older burst-node) compares no drivers");
+		json_object_put(a);
+		json_object_put(b);
+	}
+
+	/* the blessed-drivers file and policy_load_state */
+	if (!ok(mkdtemp(dir) != NULL, "a state directory"))
+		return;
+	policy_init(&p);
+	is_num(policy_load_state(&p, dir, &err), 0, "an empty StateDir loads (nothing blessed)");
+	ok(p.nblessed_extra == 0 && p.nblessed_drivers_extra == 0, "... and blesses nothing");
+	policy_free_state(&p);
+	snprintf(path, sizeof(path), "%s/blessed-drivers", dir);
+	f = fopen(path, "w");
+	fputs("# comment\nnvidia=550.54.15  # from burst-1\n\nefa=2.10.0g\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/blessed-kernels", dir);
+	f = fopen(path, "w");
+	fputs("5.15.0-91-generic\n", f);
+	fclose(f);
+	is_num(policy_load_state(&p, dir, &err), 0, "both files load");
+	is_num(p.nblessed_drivers_extra, 2, "two blessed drivers");
+	is_str(p.blessed_drivers_extra[1], "efa=2.10.0g", "as written, comments dropped");
+	is_num(p.nblessed_extra, 1, "one blessed kernel");
+	is_num(check(&p, "a100x8", NULL, NULL, why, sizeof(why)), 0, "a100x8 passes the state's kernel and drivers");
+	policy_free_state(&p);
+	ok(p.blessed_drivers_extra == NULL && p.blessed_extra == NULL, "policy_free_state empties the lists");
+	snprintf(path, sizeof(path), "%s/blessed-drivers", dir);
+	f = fopen(path, "w");
+	fputs("nvidia=550.54.15\nnvidia 535\n", f);
+	fclose(f);
+	is_num(policy_load_state(&p, dir, &err), -1, "a bad blessed-drivers line fails");
+	has_str(err.msg, "blessed-drivers:2: 'nvidia 535' is not NAME=VERSION", "naming file:line and the form");
+	is_num(p.nblessed_drivers_extra, 0, "a broken file blesses nothing");
+	is_num(p.nblessed_extra, 1, "the kernels file is still loaded");
+	policy_free_state(&p);
+	is_num(policy_load_blessed_drivers("/nonexistent/blessed-drivers", &list, &n, &err), 0,
+	       "a missing blessed-drivers file adds nothing");
+	is_num(n, 0, "... nothing");
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	ok(system(path) == 0, "state directory removed");
+}
+
+static void test_driver_config(void)
+{
+	burst_err_t err;
+	struct burst_config *cfg;
+	struct policy p;
+	char *path;
+
+	path = write_tmp("BlessedDrivers=nvidia=550.54.15,efa=2.10.0g\n"
+			 "NodeSet=gpu Nodes=g-[1-2] InstanceTypes=p5.48xlarge BlessedDrivers=nvidia=535.161.07\n"
+			 "NodeSet=cpu Nodes=c-[1-2] InstanceTypes=m5.2xlarge BlessedDrivers=\n"
+			 "NodeSet=mix Nodes=m-[1-2] InstanceTypes=m5.2xlarge\n");
+	cfg = config_load(path, &err);
+	ok(cfg != NULL, "burst.conf with BlessedDrivers= loads");
+	if (!cfg)
+		diag("%s", err.msg);
+	else {
+		config_policy(cfg, NULL, &p);
+		is_num(p.nblessed_drivers, 2, "global: two blessed drivers");
+		is_str(p.blessed_drivers[1], "efa=2.10.0g", "as written");
+		config_policy(cfg, &cfg->nodesets[0], &p);
+		is_num(p.nblessed_drivers, 1, "gpu overrides the list");
+		is_str(p.blessed_drivers[0], "nvidia=535.161.07", "with its own");
+		ok(!p.any_driver, "gpu: not any driver");
+		config_policy(cfg, &cfg->nodesets[1], &p);
+		ok(p.any_driver && p.nblessed_drivers == 0, "cpu: empty BlessedDrivers= admits any driver");
+		config_policy(cfg, &cfg->nodesets[2], &p);
+		is_num(p.nblessed_drivers, 2, "mix inherits the global list");
+		config_free(cfg);
+	}
+	unlink(path);
+	free(path);
+	path = write_tmp("ClusterName=x\n"
+			 "BlessedDrivers=nvidia\n"
+			 "NodeSet=gpu Nodes=g-[1-2] InstanceTypes=p5.48xlarge BlessedDrivers=efa\n");
+	cfg = config_load(path, &err);
+	ok(cfg == NULL, "bad BlessedDrivers= values are errors");
+	has_str(err.msg, ":2: BlessedDrivers: 'nvidia' is not NAME=VERSION", "a global error names line 2");
+	has_str(err.msg, ":3: NodeSet gpu: BlessedDrivers: 'efa' is not NAME=VERSION", "a node set error names the node set");
+	config_free(cfg);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	burst_err_t err;
@@ -432,6 +613,8 @@ int main(void)
 	test_config();
 	test_blessed_file();
 	test_compare();
+	test_drivers();
+	test_driver_config();
 	catalog_free(cat);
 	return done_testing();
 }
