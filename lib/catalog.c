@@ -275,9 +275,12 @@ static const struct colmap type_cols[] = {
 #define NTYPE_COLS (sizeof(type_cols) / sizeof(type_cols[0]))
 
 /* Feed a file's bytes into the checksum and return its lines via f. */
+/* Feed a file's name and bytes into the checksum (md NULL: none) and return
+ * its lines via f. */
 static FILE *open_hashed(const char *path, struct sha256 *md, burst_err_t *err)
 {
 	FILE *f = fopen(path, "r");
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	char buf[8192];
 	size_t n;
 
@@ -285,8 +288,9 @@ static FILE *open_hashed(const char *path, struct sha256 *md, burst_err_t *err)
 		burst_err_set(err, "%s: cannot open catalog file: %s", path, strerror(errno));
 		return NULL;
 	}
-	sha256_update(md, path + (strrchr(path, '/') ? strrchr(path, '/') - path + 1 : 0),
-			 strlen(strrchr(path, '/') ? strrchr(path, '/') + 1 : path));
+	if (!md)
+		return f;
+	sha256_update(md, base, strlen(base));
 	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 		sha256_update(md, buf, n);
 	rewind(f);
@@ -439,10 +443,23 @@ static int load_prices(struct catalog *cat, const char *path, const char *provid
 	char *hdr[MAX_COLS], *cols[MAX_COLS];
 	size_t nhdr = 0, lineno = 0;
 	int ci[4] = { -1, -1, -1, -1 };
-	int rc = -1;
+	int rc = -1, pid = catalog_find_str(cat, provider);
+	/* the provider's types by their name's string id (the first of a name,
+	 * as catalog_find_type finds it): a price row finds its type at once */
+	size_t nbyname = cat->nstrs, i;
+	int *byname = xmalloc((nbyname ? nbyname : 1) * sizeof(int));
 
-	if (!f)
+	for (i = 0; i < nbyname; i++)
+		byname[i] = -1;
+	for (i = 0; i < cat->ntypes; i++) {
+		const struct cat_type *t = &cat->types[i];
+		if (t->provider == pid && t->name >= 0 && (size_t)t->name < nbyname && byname[t->name] < 0)
+			byname[t->name] = (int)i;
+	}
+	if (!f) {
+		free(byname);
 		return -1;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		lineno++;
 		chomp(line);
@@ -467,14 +484,13 @@ static int load_prices(struct catalog *cat, const char *path, const char *provid
 			goto out;
 		}
 		{
-			char name[512];
+			int nid = catalog_find_str(cat, cols[ci[0]]);
 			struct cat_type *t;
 			double od, sp;
 
-			snprintf(name, sizeof(name), "%s:%s", provider, cols[ci[0]]);
-			t = catalog_find_type(cat, name);
-			if (!t)
+			if (nid < 0 || (size_t)nid >= nbyname || byname[nid] < 0)
 				continue;   /* a price for a type this catalog does not describe */
+			t = &cat->types[byname[nid]];
 			if (parse_num(cols[ci[2]], &od) < 0 || parse_num(cols[ci[3]], &sp) < 0) {
 				burst_err_set(err, "%s:%zu: price of %s is not a non-negative number",
 					      path, lineno, cols[ci[0]]);
@@ -489,6 +505,7 @@ static int load_prices(struct catalog *cat, const char *path, const char *provid
 	}
 	rc = 0;
 out:
+	free(byname);
 	fclose(f);
 	return rc;
 }
@@ -520,8 +537,13 @@ static int cmp_str(const void *a, const void *b)
 
 struct catalog *catalog_load(const char *dir, burst_err_t *err)
 {
+	return catalog_load_opts(dir, 0, err);
+}
+
+struct catalog *catalog_load_opts(const char *dir, unsigned flags, burst_err_t *err)
+{
 	struct catalog *cat = xcalloc(1, sizeof(*cat));
-	struct sha256 md;
+	struct sha256 md, *sum;
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	char **files = NULL;
@@ -551,18 +573,21 @@ struct catalog *catalog_load(const char *dir, burst_err_t *err)
 	}
 	qsort(files, nfiles, sizeof(char *), cmp_str);
 	sha256_init(&md);
+	sum = (flags & CATALOG_NO_CHECKSUM) ? NULL : &md;
 	for (i = 0; i < nfiles; i++) {
 		char path[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/%s.csv", dir, files[i]);
-		if (load_types(cat, path, files[i], &md, err) < 0)
+		if (load_types(cat, path, files[i], sum, err) < 0)
 			goto done;
 		snprintf(path, sizeof(path), "%s/%s-prices.csv", dir, files[i]);
-		if (access(path, F_OK) == 0 && load_prices(cat, path, files[i], &md, err) < 0)
+		if (access(path, F_OK) == 0 && load_prices(cat, path, files[i], sum, err) < 0)
 			goto done;
 	}
-	sha256_final(&md, digest);
-	sha256_hex(digest, cat->checksum);
+	if (sum) {
+		sha256_final(sum, digest);
+		sha256_hex(digest, cat->checksum);
+	}
 	if (!cat->version)
 		cat->version = xstrdup("unversioned");
 	catalog_index(cat);

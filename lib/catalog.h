@@ -50,7 +50,7 @@ struct catalog {
 	int none_id;             /* id of "none" */
 	char *dir;
 	char *version;           /* "aws=2026.11.22 gcp=2026.11.22" */
-	char checksum[65];       /* sha256 of the loaded files, hex */
+	char checksum[65];       /* sha256 of the loaded files, hex ("" with CATALOG_NO_CHECKSUM) */
 	char **sources;          /* "file:line" strings owned here */
 	size_t nsources, capsources;
 	/* the distinct accelerator model ids (for "A100" = every A100-*);
@@ -69,6 +69,13 @@ struct catalog {
  * naming file:line and the column for bad data.
  */
 struct catalog *catalog_load(const char *dir, burst_err_t *err);
+/*
+ * The same, with flags: CATALOG_NO_CHECKSUM leaves checksum empty ("") and
+ * reads each file once (the SPANK plugin, which decides with the catalog in
+ * every sbatch with --cloud-contract and never shows its checksum).
+ */
+#define CATALOG_NO_CHECKSUM 1u
+struct catalog *catalog_load_opts(const char *dir, unsigned flags, burst_err_t *err);
 void catalog_free(struct catalog *cat);
 
 /*

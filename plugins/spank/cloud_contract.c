@@ -102,7 +102,9 @@ static int decide(const char *arg)
 			    path, err.msg);
 		return -1;
 	}
-	cat = catalog_load(catalog_default_dir(catalog_dir ? catalog_dir : cfg->catalog_dir), &err);
+	/* the decision needs no checksum of the catalog: not computed */
+	cat = catalog_load_opts(catalog_default_dir(catalog_dir ? catalog_dir : cfg->catalog_dir),
+				CATALOG_NO_CHECKSUM, &err);
 	if (!cat) {
 		slurm_error(PREFIX "%s; tell your administrator", err.msg);
 		goto out;

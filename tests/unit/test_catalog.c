@@ -189,6 +189,29 @@ int main(void)
 	ok(strstr(cat->version, "aws=") && strstr(cat->version, "gcp="), "version names each provider (%s)",
 	   cat->version);
 	ok(strlen(cat->checksum) == 64, "a sha256 checksum");
+	/* without the checksum (the SPANK plugin): the same types and prices */
+	{
+		struct catalog *lean = catalog_load_opts(dir ? dir : "share/catalog", CATALOG_NO_CHECKSUM, &err);
+		size_t differ = 0, nprices = 0;
+
+		ok(lean && lean->checksum[0] == '\0', "CATALOG_NO_CHECKSUM: loads, checksum empty");
+		ok(lean && lean->ntypes == cat->ntypes, "... the same number of types");
+		for (i = 0; lean && i < cat->ntypes && i < lean->ntypes; i++) {
+			const struct cat_type *a = &cat->types[i], *b = &lean->types[i];
+			if (strcmp(catalog_str(cat, a->name), catalog_str(lean, b->name)) || a->nprices != b->nprices) {
+				differ++;
+				continue;
+			}
+			for (k = 0; k < a->nprices; k++, nprices++)
+				if (strcmp(catalog_str(cat, a->prices[k].region), catalog_str(lean, b->prices[k].region)) ||
+				    memcmp(&a->prices[k].ondemand, &b->prices[k].ondemand, sizeof(double)) ||
+				    memcmp(&a->prices[k].spot, &b->prices[k].spot, sizeof(double)))
+					differ++;
+		}
+		ok(differ == 0 && nprices > 500, "... each type with the same prices (%zu prices, %zu differ)",
+		   nprices, differ);
+		catalog_free(lean);
+	}
 
 	for (i = 0; i < sizeof(facts) / sizeof(facts[0]); i++)
 		check_fact(cat, &facts[i]);
