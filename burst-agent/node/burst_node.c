@@ -2,7 +2,7 @@
  * burst-node - what runs on a burst node.
  *
  *   burst-node join --agent ADDR:PORT --node NAME --instance ID [--token TOKEN]
- *                   --record FILE -- SLURMD [ARG...]
+ *                   --record FILE [--sysroot DIR] -- SLURMD [ARG...]
  *   (the token otherwise from BURST_JOIN_TOKEN in the environment: off ps)
  *
  * Reports to the agent over the node's network, waits for its verdict, and
@@ -143,14 +143,14 @@ static json_object *run_acceptance(const char *conf, const char *node, const cha
  * and, when an acceptance suite is given, the results of its node-local
  * tests under "acceptance". The agent checks both against its policy.
  */
-static json_object *node_record(const struct prov_opts *po, const char *acceptance, const char *dir,
-				json_object *timing)
+static json_object *node_record(const char *sysroot, const struct prov_opts *po, const char *acceptance,
+				const char *dir, json_object *timing)
 {
 	json_object *rec = NULL;
 	burst_err_t err;
 	double t0 = mono();
 
-	if (provenance_collect("/", po, &rec, &err) < 0) {
+	if (provenance_collect(sysroot, po, &rec, &err) < 0) {
 		/* the agent rejects it, saying why, rather than waiting for BootTimeout */
 		rec = json_object_new_object();
 		json_object_object_add(rec, "error", json_object_new_string(err.msg));
@@ -252,8 +252,10 @@ static int join(int argc, char **argv)
 		{ "provider", required_argument, NULL, 'P' },
 		{ "region", required_argument, NULL, 'R' },
 		{ "acceptance", required_argument, NULL, 'A' },
+		{ "sysroot", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *sysroot = "/";
 	const char *agent = NULL, *node = NULL, *instance = NULL, *token = NULL, *record = NULL;
 	static char envtoken[256];
 	const char *munge_socket = NULL, *acceptance = NULL;
@@ -275,6 +277,7 @@ static int join(int argc, char **argv)
 		case 'P': po.provider = optarg; break;
 		case 'R': po.region = optarg; break;
 		case 'A': acceptance = optarg; break;
+		case 's': sysroot = optarg; break;
 		default: return 2;
 		}
 	}
@@ -288,7 +291,8 @@ static int join(int argc, char **argv)
 	if (!agent || !node || !instance || !token || !record || optind >= argc) {
 		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID [--token T] --record FILE [--munge-socket PATH]\n"
 			"                       (the token: --token or BURST_JOIN_TOKEN in the environment)\n"
-			"                       [--instance-type T] [--provider P] [--region R] [--acceptance CONF] -- SLURMD [ARG...]\n");
+			"                       [--instance-type T] [--provider P] [--region R] [--acceptance CONF]\n"
+			"                       [--sysroot DIR] -- SLURMD [ARG...]\n");
 		return 2;
 	}
 	po.node = node;
@@ -311,7 +315,7 @@ static int join(int argc, char **argv)
 	 */
 	{
 		json_object *timing = json_object_new_object();
-		json_object *rec = node_record(&po, acceptance, dir, timing);
+		json_object *rec = node_record(sysroot, &po, acceptance, dir, timing);
 		char digest[65], *text = provenance_serialize(rec, false);
 		double give_up = mono() + JOIN_RETRY_S;
 
