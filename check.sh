@@ -11,7 +11,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
 cd "$top"
 . tools/deps.sh
-burst_install_deps $BURST_BUILD_DEPS $BURST_LAB_DEPS || exit 2
+burst_install_deps $BURST_BUILD_DEPS $BURST_LAB_DEPS $BURST_OPENSTACK_DEPS || exit 2
 
 jobs=$(nproc 2>/dev/null || echo 2)
 out="$top/_build"

@@ -13,6 +13,14 @@ BURST_BUILD_DEPS="$BURST_BUILD_DEPS python3-yaml"
 BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2 \
 charliecloud-runtime busybox-static libxml2-utils python3-junitparser curl \
 openmpi-bin libopenmpi-dev"
+# The OpenStack provider's tests: real Keystone and Nova on loopback
+# (tests/integration/os_peers.sh). Nova's API, conductor, scheduler and fake
+# compute run from python3-nova's own functional-test fixtures, which need
+# the test libraries below; nova-common has the api-paste.ini.
+BURST_OPENSTACK_DEPS="python3-keystone python3-keystonemiddleware python3-keystoneclient \
+python3-openstackclient python3-nova nova-common python3-placement python3-novaclient \
+python3-wsgi-intercept python3-oslotest python3-fixtures python3-testtools \
+python3-testscenarios python3-requests-mock"
 
 burst_install_deps() {
 	local missing=() p

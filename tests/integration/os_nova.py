@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""os_nova.py - serve Nova's compute API on 127.0.0.1 for the tests.
+
+Runs the stack of python3-nova's own functional tests in one process: the
+API (the real osapi_compute WSGI application from /etc/nova/api-paste.ini),
+conductor, scheduler and one compute service with the fake virt driver
+(nova.virt.fake.FakeDriver), SQLite databases, and the Placement, Glance,
+Neutron and Cinder fixtures. Unlike the functional tests, keystonemiddleware
+is not stubbed: every request's token is checked against the Keystone at
+--keystone (as the service user "nova" of project "service"), so what the
+driver under test got from Keystone is what Nova checks.
+
+One test hook, so that a build can fail the way a cloud's does: an image
+named "burst-broken" (made here) is refused by the compute driver at spawn
+(ImageUnacceptable: Nova aborts the build, the server goes ERROR with a
+fault).
+
+The images of Nova's Glance fixture are also served read-only (Glance v2's
+GET /v2/images, /v2/images/ID) on --glance-port, so that clients (the
+openstack CLI, the driver) can find images by name as in a cloud.
+
+    os_nova.py --port P --glance-port G --keystone URL --service-password PW --info FILE --stop FILE
+
+When it serves, FILE (--info) is written: {"image", "broken_image",
+"network"}. It stops when the --stop file appears (or on SIGTERM).
+"""
+import argparse
+import json
+import os
+import signal
+import sys
+import unittest
+import urllib.parse
+
+import nova.monkey_patch  # noqa: F401 (eventlet first, as Nova's tests do)
+
+import eventlet
+import fixtures
+import eventlet.wsgi
+from keystoneauth1 import loading as ks_loading
+from oslo_config import cfg
+
+from nova.api import wsgi as nova_api_wsgi
+from nova.api.openstack import wsgi_app
+from nova import exception
+from nova.tests import fixtures as nova_fixtures
+from nova.tests.functional import integrated_helpers
+from nova.virt import fake as fake_virt
+
+ARGS = None
+BROKEN_IMAGE = "b0b0b0b0-0000-4000-8000-00000000dead"
+
+
+def spawn_or_refuse(orig):
+    def spawn(self, context, instance, image_meta, *args, **kwargs):
+        if getattr(image_meta, "name", None) == "burst-broken":
+            raise exception.ImageUnacceptable(
+                image_id=image_meta.id, reason="os_nova.py: the image burst-broken does not boot")
+        return orig(self, context, instance, image_meta, *args, **kwargs)
+    return spawn
+
+
+class Serve(integrated_helpers._IntegratedTestBase):
+    STUB_KEYSTONE = False
+    compute_driver = "fake.FakeDriver"
+
+    def _setup_services(self):
+        conf = cfg.CONF
+        group = "keystone_authtoken"
+        # what keystonemiddleware reads: registered here so that they can be set
+        ks_loading.register_auth_conf_options(conf, group)
+        conf.register_opts(ks_loading.get_auth_plugin_conf_options("password"), group=group)
+        self.flags(compute_driver=self.compute_driver)
+        # room for a 100-node burst; no limit on cores and RAM, so that a
+        # flavor bigger than the fake host (800000 MB) finds no valid host
+        # rather than the quota (the tests set quotas where they want them)
+        self.flags(instances=500, cores=-1, ram=-1, group="quota")
+        self.flags(auth_strategy="keystone", group="api")
+        self.flags(api_paste_config="/etc/nova/api-paste.ini", group="wsgi")
+        self.flags(www_authenticate_uri=ARGS.keystone, token_cache_time=-1,
+                   auth_type="password", auth_url=ARGS.keystone, username="nova",
+                   password=ARGS.service_password, project_name="service",
+                   user_domain_name="Default", project_domain_name="Default",
+                   group=group)
+        self.useFixture(fixtures.MonkeyPatch(
+            "nova.virt.fake.FakeDriver.spawn", spawn_or_refuse(fake_virt.FakeDriver.spawn)))
+        self.glance.create(None, {"id": BROKEN_IMAGE, "name": "burst-broken", "status": "active",
+                                  "container_format": "raw", "disk_format": "raw",
+                                  "visibility": "public", "properties": {}})
+        self.conductor = self._setup_conductor_service()
+        self.scheduler = self._setup_scheduler_service()
+        self.compute = self._setup_compute_service()
+        app = nova_api_wsgi.Loader().load_app("osapi_compute")
+        wsgi_app._setup_service(conf.host, "osapi_compute")
+        self.app = app
+
+    def image_app(self, environ, start_response):
+        """Glance's v2 image reads, from the Glance fixture Nova uses."""
+        def image_doc(im):
+            d = {k: im.get(k) for k in ("id", "name", "status", "visibility", "container_format",
+                                          "disk_format", "min_ram", "min_disk", "protected")}
+            d.update({"tags": im.get("tags", []), "size": int(im.get("size") or 0),
+                      "created_at": "2011-01-01T01:02:03Z", "updated_at": "2011-01-01T01:02:03Z",
+                      "self": "/v2/images/" + im["id"], "file": "/v2/images/%s/file" % im["id"],
+                      "schema": "/v2/schemas/image"})
+            d.update(im.get("properties") or {})
+            return d
+
+        def answer(status, doc):
+            body = json.dumps(doc).encode()
+            start_response(status, [("Content-Type", "application/json"),
+                                    ("Content-Length", str(len(body)))])
+            return [body]
+
+        path = environ.get("PATH_INFO", "").rstrip("/")
+        qs = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""))
+        images = list(self.glance.images.values())
+        if path in ("", "/v2", "/versions"):
+            return answer("200 OK", {"versions": [{"id": "v2.9", "status": "CURRENT", "links": [
+                {"rel": "self", "href": "http://127.0.0.1:%d/v2/" % ARGS.glance_port}]}]})
+        if path == "/v2/images":
+            if "name" in qs:
+                images = [im for im in images if im.get("name") in qs["name"]]
+            if "marker" in qs:
+                images = []
+            return answer("200 OK", {"images": [image_doc(im) for im in images],
+                                     "first": "/v2/images", "schema": "/v2/schemas/images"})
+        if path.startswith("/v2/images/"):
+            im = self.glance.images.get(path[len("/v2/images/"):])
+            if im:
+                return answer("200 OK", image_doc(im))
+        return answer("404 Not Found", {"message": "no such image here", "code": 404})
+
+    def test_serve(self):
+        sock = eventlet.listen(("127.0.0.1", ARGS.port))
+        eventlet.spawn(eventlet.wsgi.server, sock, self.app, log=sys.stderr, debug=False)
+        gsock = eventlet.listen(("127.0.0.1", ARGS.glance_port))
+        eventlet.spawn(eventlet.wsgi.server, gsock, self.image_app, log=sys.stderr, debug=False)
+        info = {"image": self.glance.image1["id"], "broken_image": BROKEN_IMAGE,
+                "network": nova_fixtures.NeutronFixture.network_1["id"]}
+        tmp = ARGS.info + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(info, f)
+        os.rename(tmp, ARGS.info)
+        print("os_nova.py: serving on 127.0.0.1:%d" % ARGS.port, file=sys.stderr, flush=True)
+        while not os.path.exists(ARGS.stop):
+            eventlet.sleep(0.2)
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--glance-port", type=int, required=True)
+    ap.add_argument("--keystone", required=True)
+    ap.add_argument("--service-password", required=True)
+    ap.add_argument("--info", required=True)
+    ap.add_argument("--stop", required=True)
+    ARGS = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    res = unittest.TextTestRunner(stream=sys.stderr, verbosity=2).run(Serve("test_serve"))
+    sys.exit(0 if res.wasSuccessful() else 1)
+
+
+if __name__ == "__main__":
+    main()
