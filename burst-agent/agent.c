@@ -339,14 +339,14 @@ static int setup(void)
 /* After a restart: finish what was in flight. */
 static void recover(void)
 {
-	static const char *const live[] = { "booting", "admitted", NULL };
+	static const enum node_state live[] = { NS_BOOTING, NS_ADMITTED };
 	burst_err_t err;
 	size_t s, i;
 
 	/* launching: the intent was written; it is repeated now with the same
 	 * attempt, which the driver makes idempotent */
 	launch_retry();
-	for (s = 0; live[s]; s++) {
+	for (s = 0; s < sizeof(live) / sizeof(live[0]); s++) {
 		char **names = state_nodes_in(A.db, live[s], &err);
 		for (i = 0; names && names[i]; i++) {
 			struct node_rec r;
@@ -361,9 +361,9 @@ static void recover(void)
 			if (exists == 0) {
 				char why[300];
 				snprintf(why, sizeof(why), "instance %s lost", r.instance ? r.instance : "?");
-				fail_node(names[i], live[s], &r, "powered_down", why);
+				fail_node(names[i], live[s], &r, NS_POWERED_DOWN, why);
 			} else
-				INFO("%s: %s, instance %s %s", names[i], live[s], r.instance,
+				INFO("%s: %s, instance %s %s", names[i], node_state_name(live[s]), r.instance,
 				     exists > 0 ? "still there" : "not known yet (the reconciler will see)");
 			state_node_clear(&r);
 		}
@@ -371,7 +371,7 @@ static void recover(void)
 	}
 	/* lost before a crash: finish what rc_lost began */
 	{
-		char **names = state_nodes_in(A.db, "lost", &err);
+		char **names = state_nodes_in(A.db, NS_LOST, &err);
 		for (i = 0; names && names[i]; i++) {
 			struct node_rec r;
 			if (state_node_get(A.db, names[i], &r, &err) == 1)
@@ -391,15 +391,15 @@ static void tick(void)
 	take_spool();
 	launch_requested();
 	launch_retry();
-	names = state_nodes_in(A.db, "rejected", &err);
+	names = state_nodes_in(A.db, NS_REJECTED, &err);
 	for (i = 0; names && names[i]; i++) {
 		struct node_rec r;
 		if (state_node_get(A.db, names[i], &r, &err) == 1)
-			transition(names[i], "rejected", &r, "terminating", "terminate the rejected instance");
+			transition(names[i], NS_REJECTED, &r, NS_TERMINATING, "terminate the rejected instance");
 		state_node_clear(&r);
 	}
 	state_names_free(names);
-	names = state_nodes_in(A.db, "terminating", &err);
+	names = state_nodes_in(A.db, NS_TERMINATING, &err);
 	for (i = 0; names && names[i]; i++)
 		terminate(names[i]);
 	state_names_free(names);
@@ -409,14 +409,14 @@ static void tick(void)
 	reconcile();
 	lost_jobs_go_on();
 	/* only those booting longer than BootTimeout */
-	names = state_nodes_due(A.db, "booting", STATE_SINCE, now() - A.cfg->boot_timeout, &err);
+	names = state_nodes_due(A.db, NS_BOOTING, STATE_SINCE, now() - A.cfg->boot_timeout, &err);
 	for (i = 0; names && names[i]; i++) {
 		struct node_rec r;
 		if (state_node_get(A.db, names[i], &r, &err) == 1 && now() - r.since > A.cfg->boot_timeout) {
 			char why[300];
 			snprintf(why, sizeof(why), "instance %s did not join within BootTimeout=%d s",
 				 r.instance ? r.instance : "?", A.cfg->boot_timeout);
-			fail_node(names[i], "booting", &r, "terminating", why);
+			fail_node(names[i], NS_BOOTING, &r, NS_TERMINATING, why);
 		}
 		state_node_clear(&r);
 	}

@@ -116,12 +116,12 @@ struct aprov *prov_of(const struct candidate *c, const struct cfg_nodeset *ns);
 void rank_candidates(void);
 
 /* agent_life.c: node life */
-int transition(const char *node, const char *from, struct node_rec *r, const char *to,
+int transition(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
 	       const char *detail);
 void batch_begin(void);
 int batch_commit(void);
 int batch_sync(void);
-void fail_node(const char *node, const char *from, struct node_rec *r, const char *to,
+void fail_node(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
 	       const char *why);
 void random_token(char *buf, size_t len);
 void admission_path(const char *node, char *buf, size_t len);

@@ -270,11 +270,11 @@ void handle_join(int fd, const char *buf, size_t got)
 	if (bad) {
 		char full[1300];
 		snprintf(full, sizeof(full), "rejected at join: %s", bad);
-		fail_node(node, "booting", &r, "rejected", full);
+		fail_node(node, NS_BOOTING, &r, NS_REJECTED, full);
 		reply_json(fd, false, bad, NULL);
 		goto out;
 	}
-	if (transition(node, "booting", &r, "admitted", digest) != 1) {
+	if (transition(node, NS_BOOTING, &r, NS_ADMITTED, digest) != 1) {
 		reply_json(fd, false, "state changed", NULL);
 		goto out;
 	}

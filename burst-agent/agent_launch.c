@@ -59,7 +59,7 @@ static void launch_batch(char **names, size_t n)
 	double t0, t1;
 
 	for (i = 0; i < n; i++) {
-		if (state_node_get(A.db, names[i], &recs[m], &err) != 1 || strcmp(recs[m].state, "launching")) {
+		if (state_node_get(A.db, names[i], &recs[m], &err) != 1 || recs[m].state != NS_LAUNCHING) {
 			state_node_clear(&recs[m]);
 			continue;
 		}
@@ -113,7 +113,7 @@ static void launch_batch(char **names, size_t n)
 			free(r->instance);
 			r->instance = xstrdup(pn[i].instance);
 			r->retry_at = 0;
-			transition(r->name, "launching", r, "booting", pn[i].instance);
+			transition(r->name, NS_LAUNCHING, r, NS_BOOTING, pn[i].instance);
 			launched++;
 			break;
 		case PROV_CAPACITY:
@@ -126,21 +126,21 @@ static void launch_batch(char **names, size_t n)
 				 key, prov_class_name(pn[i].cls), pn[i].error);
 			free(r->last_error);
 			r->last_error = xstrdup(why);
-			transition(r->name, "launching", r, "requested", why);
+			transition(r->name, NS_LAUNCHING, r, NS_REQUESTED, why);
 			break;
 		case PROV_THROTTLED:
 		case PROV_TRANSIENT:
 			/* the same attempt again later: the same idempotency key */
 			r->retry_at = now() + 2.0;
 			snprintf(why, sizeof(why), "%s: %.900s: retrying", prov_class_name(pn[i].cls), pn[i].error);
-			transition(r->name, "launching", r, "launching", why);
+			transition(r->name, NS_LAUNCHING, r, NS_LAUNCHING, why);
 			break;
 		default:
 			snprintf(why, sizeof(why), "launch of %s as %s failed (%s): %.900s",
 				 r->name, r->instance_type ? r->instance_type : "?", prov_class_name(pn[i].cls),
 				 pn[i].error);
 			/* whatever a failed launch left is cleaned up by terminating */
-			fail_node(r->name, "launching", r, "terminating", why);
+			fail_node(r->name, NS_LAUNCHING, r, NS_TERMINATING, why);
 			break;
 		}
 	}
@@ -165,7 +165,7 @@ out:
 void launch_requested(void)
 {
 	burst_err_t err;
-	char **names = state_nodes_in(A.db, "requested", &err);
+	char **names = state_nodes_in(A.db, NS_REQUESTED, &err);
 	size_t nsi, i;
 
 	if (!names || !names[0]) {
@@ -206,7 +206,7 @@ void launch_requested(void)
 				char why[2300];
 				snprintf(why, sizeof(why), "no instance type of node set %s can be launched now: %s",
 					 A.cfg->nodesets[nsi].name, tried[0] ? tried : "it has no candidate");
-				fail_node(names[i], "requested", &r, "powered_down", why);
+				fail_node(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, why);
 				state_node_clear(&r);
 				continue;
 			}
@@ -246,7 +246,7 @@ void launch_requested(void)
 					snprintf(detail, sizeof(detail), "attempt %d as %s/%s%s%s", r.attempt, r.provider,
 						 r.instance_type, r.region ? "@" : "", r.region ? r.region : "");
 					/* the intent first: a crash from here on finds the node launching */
-					if (transition(names[i], "requested", &r, "launching", detail) == 1)
+					if (transition(names[i], NS_REQUESTED, &r, NS_LAUNCHING, detail) == 1)
 						batch[nb++] = names[i];
 				}
 			}
@@ -269,7 +269,7 @@ void launch_requested(void)
 void launch_retry(void)
 {
 	burst_err_t err;
-	char **names = state_nodes_in(A.db, "launching", &err);
+	char **names = state_nodes_in(A.db, NS_LAUNCHING, &err);
 	size_t i;
 	double t = now();
 
@@ -292,7 +292,7 @@ void terminate(const char *node)
 	struct aprov *p;
 	enum prov_class cls = PROV_OK;
 
-	if (state_node_get(A.db, node, &r, &err) != 1 || strcmp(r.state, "terminating")) {
+	if (state_node_get(A.db, node, &r, &err) != 1 || r.state != NS_TERMINATING) {
 		state_node_clear(&r);
 		return;
 	}
@@ -311,9 +311,9 @@ void terminate(const char *node)
 	if (r.want_resume) {
 		/* Slurm asked for the node again while it was going away */
 		r.want_resume = false;
-		transition(node, "terminating", &r, "requested", "instance terminated; resume requested meanwhile");
+		transition(node, NS_TERMINATING, &r, NS_REQUESTED, "instance terminated; resume requested meanwhile");
 	} else
-		transition(node, "terminating", &r, "powered_down", "instance terminated");
+		transition(node, NS_TERMINATING, &r, NS_POWERED_DOWN, "instance terminated");
 	state_node_clear(&r);
 }
 
@@ -323,7 +323,7 @@ void cooldowns(void)
 	burst_err_t err;
 	double t = now();
 	/* only those whose cooldown is over: every tick, with thousands of nodes */
-	char **names = state_nodes_due(A.db, "powered_down", STATE_COOLDOWN_UNTIL, t, &err);
+	char **names = state_nodes_due(A.db, NS_POWERED_DOWN, STATE_COOLDOWN_UNTIL, t, &err);
 	size_t i;
 
 	for (i = 0; names && names[i]; i++) {
@@ -334,7 +334,7 @@ void cooldowns(void)
 			snprintf(reason, sizeof(reason), "burst: cooldown over after: %.500s",
 				 r.last_error ? r.last_error : "a failure");
 			r.cooldown_until = 0;
-			if (transition(names[i], "powered_down", &r, "powered_down", "cooldown over: powered down in Slurm") == 1)
+			if (transition(names[i], NS_POWERED_DOWN, &r, NS_POWERED_DOWN, "cooldown over: powered down in Slurm") == 1)
 				slurm_node(names[i], NULL, NODE_STATE_POWER_DOWN | NODE_STATE_POWERED_DOWN, reason);
 		}
 		state_node_clear(&r);

@@ -31,7 +31,7 @@ void random_token(char *buf, size_t len)
 		sprintf(buf + 2 * i, "%02x", r[i]);
 }
 
-int transition(const char *node, const char *from, struct node_rec *r, const char *to,
+int transition(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
 		      const char *detail)
 {
 	burst_err_t err;
@@ -43,11 +43,13 @@ int transition(const char *node, const char *from, struct node_rec *r, const cha
 		/* the log says a transition once it is durable */
 		struct strbuf sb;
 		sb_init(&sb);
-		sb_addf(&sb, "%s: %s -> %s%s%s", node, from ? from : "*", to, detail ? ": " : "", detail ? detail : "");
+		sb_addf(&sb, "%s: %s -> %s%s%s", node, from != NS_ANY ? node_state_name(from) : "*", node_state_name(to),
+			detail ? ": " : "", detail ? detail : "");
 		A.pending = xrealloc(A.pending, (A.npending + 1) * sizeof(char *));
 		A.pending[A.npending++] = sb_take(&sb);
 	} else if (rc > 0)
-		INFO("%s: %s -> %s%s%s", node, from ? from : "*", to, detail ? ": " : "", detail ? detail : "");
+		INFO("%s: %s -> %s%s%s", node, from != NS_ANY ? node_state_name(from) : "*", node_state_name(to),
+		     detail ? ": " : "", detail ? detail : "");
 	return rc;
 }
 
@@ -113,7 +115,7 @@ void admission_path(const char *node, char *buf, size_t len)
  * is over; then it is powered down again (see cooldowns()), so that no node
  * stays DOWN for good.
  */
-void fail_node(const char *node, const char *from, struct node_rec *r, const char *to,
+void fail_node(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
 		      const char *why)
 {
 	char reason[512];
@@ -127,7 +129,7 @@ void fail_node(const char *node, const char *from, struct node_rec *r, const cha
 		return;
 	snprintf(reason, sizeof(reason), "burst: %.480s", why);
 	slurm_node(node, NULL, NODE_STATE_DOWN, reason);
-	if (r->job > 0 && strcmp(from, "admitted")) {
+	if (r->job > 0 && from != NS_ADMITTED) {
 		/*
 		 * Slurm requeues the job now but holds it back for two minutes
 		 * (its BeginTime), in case the job still runs on the node. It

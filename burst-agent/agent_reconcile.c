@@ -121,13 +121,13 @@ static void rc_adopt(const struct rc_action *a)
 	burst_err_t err;
 	char detail[500];
 
-	if (state_node_get(A.db, a->node, &r, &err) == 1 && !strcmp(r.state, "launching") &&
+	if (state_node_get(A.db, a->node, &r, &err) == 1 && r.state == NS_LAUNCHING &&
 	    (!r.instance || !r.instance[0])) {
 		free(r.instance);
 		r.instance = xstrdup(a->instance);
 		r.retry_at = 0;
 		snprintf(detail, sizeof(detail), "%s (reconcile: adopted, %s)", a->instance, a->why);
-		transition(a->node, "launching", &r, "booting", detail);
+		transition(a->node, NS_LAUNCHING, &r, NS_BOOTING, detail);
 	}
 	state_node_clear(&r);
 }
@@ -149,7 +149,7 @@ void lost_finish(const char *node, struct node_rec *r)
 		    prov_class_name(cls), err.msg);
 	free(r->instance);
 	r->instance = NULL;
-	transition(node, "lost", r, "powered_down", "instance record cleared; powered down in Slurm after RejectCooldown");
+	transition(node, NS_LOST, r, NS_POWERED_DOWN, "instance record cleared; powered down in Slurm after RejectCooldown");
 }
 
 /*
@@ -164,20 +164,20 @@ static void rc_lost(const struct rc_action *a)
 	burst_err_t err;
 	uint32_t *jobs = NULL;
 	size_t nj, i;
-	const char *from;
+	enum node_state from;
 
-	if (state_node_get(A.db, a->node, &r, &err) != 1 || (strcmp(r.state, "booting") && strcmp(r.state, "admitted")) ||
+	if (state_node_get(A.db, a->node, &r, &err) != 1 || (r.state != NS_BOOTING && r.state != NS_ADMITTED) ||
 	    !r.instance || strcmp(r.instance, a->instance)) {
 		state_node_clear(&r);
 		return;
 	}
-	from = !strcmp(r.state, "booting") ? "booting" : "admitted";
+	from = r.state;
 	nj = jobs_on(a->node, &jobs);
 	INFO("reconcile: %s: %s%s", a->node, a->why, nj ? "; its job is requeued" : "");
 	r.job = 0;    /* the requeued jobs are let go on below, whoever asked for the node */
-	fail_node(a->node, from, &r, "lost", a->why);
+	fail_node(a->node, from, &r, NS_LOST, a->why);
 	state_node_clear(&r);
-	if (state_node_get(A.db, a->node, &r, &err) != 1 || strcmp(r.state, "lost")) {
+	if (state_node_get(A.db, a->node, &r, &err) != 1 || r.state != NS_LOST) {
 		free(jobs);
 		state_node_clear(&r);
 		return;

@@ -97,7 +97,7 @@ void registration_check(void)
 	if (now() - last < 2.0)
 		return;
 	last = now();
-	names = state_nodes_in(A.db, "admitted", &err);
+	names = state_nodes_in(A.db, NS_ADMITTED, &err);
 	for (i = 0; names && names[i]; i++) {
 		struct bnode *ni = node_find(names[i]);
 		node_info_msg_t *m = NULL;
@@ -120,7 +120,7 @@ void registration_check(void)
 			snprintf(why, sizeof(why), "slurmd of %s did not register within %d s: launching it again",
 				 r.instance ? r.instance : "?", REGISTER_TIMEOUT_S);
 			r.want_resume = true;
-			transition(names[i], "admitted", &r, "terminating", why);
+			transition(names[i], NS_ADMITTED, &r, NS_TERMINATING, why);
 		}
 		slurm_free_node_info_msg(m);
 		state_node_clear(&r);
@@ -193,10 +193,10 @@ void release_refused_jobs(void)
 		}
 		memset(&r, 0, sizeof(r));
 		if (node_find(node) && state_node_get(A.db, node, &r, &err) == 1 &&
-		    strcmp(r.state, "powered_down") && strcmp(r.state, "terminating")) {
+		    r.state != NS_POWERED_DOWN && r.state != NS_TERMINATING) {
 			char why[700];
 			snprintf(why, sizeof(why), "job prolog refused job %u: %.600s", j->job_id, c);
-			fail_node(node, r.state, &r, "terminating", why);
+			fail_node(node, r.state, &r, NS_TERMINATING, why);
 		}
 		state_node_clear(&r);
 	}

@@ -93,20 +93,20 @@ static void take_request(const char *file)
 		if (state_node_get(A.db, node, &r, &err) != 1)
 			continue;
 		if (!strcmp(op, "resume")) {
-			if (!strcmp(r.state, "powered_down")) {
+			if (r.state == NS_POWERED_DOWN) {
 				r.cooldown_until = 0;
 				r.job = job_of(req, node);
-				transition(node, "powered_down", &r, "requested", file);
-			} else if (!strcmp(r.state, "terminating") || !strcmp(r.state, "rejected")) {
+				transition(node, NS_POWERED_DOWN, &r, NS_REQUESTED, file);
+			} else if (r.state == NS_TERMINATING || r.state == NS_REJECTED) {
 				/* launched again once the old instance is gone */
 				r.want_resume = true;
 				transition(node, r.state, &r, r.state, "resume requested: after termination");
 			} else
-				INFO("%s: resume while %s: nothing to do", node, r.state);
+				INFO("%s: resume while %s: nothing to do", node, node_state_name(r.state));
 		} else if (!strcmp(op, "suspend") || !strcmp(op, "resume-fail")) {
-			if (strcmp(r.state, "powered_down") && strcmp(r.state, "terminating")) {
+			if (r.state != NS_POWERED_DOWN && r.state != NS_TERMINATING) {
 				r.want_resume = false;
-				transition(node, r.state, &r, "terminating", op);
+				transition(node, r.state, &r, NS_TERMINATING, op);
 			} else if (r.want_resume) {
 				r.want_resume = false;
 				transition(node, r.state, &r, r.state, "suspend: resume request withdrawn");

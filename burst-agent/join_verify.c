@@ -49,11 +49,11 @@ enum join_verdict join_verify(const struct join_report *rep, uid_t want_uid, con
 	res->record = json_tokener_parse(text);
 	if (!res->record || !json_object_is_type(res->record, json_type_object))
 		return refuse(res, "the record is not a JSON object");
-	if (!e || !e->state)
+	if (!e)
 		return refuse(res, "unknown node");
 	if (!e->node || strcmp(e->node, rep->node))
 		return refuse(res, "the credential is for another node");
-	if (!strcmp(e->state, "launching") && e->token && e->token[0] && !e->token_used &&
+	if (e->state == NS_LAUNCHING && e->token && e->token[0] && !e->token_used &&
 	    !strcmp(e->token, rep->token)) {
 		/* launched, but the launch is not recorded yet (a restart, a slow
 		 * API): the node asks again in a moment */
@@ -62,7 +62,7 @@ enum join_verdict join_verify(const struct join_report *rep, uid_t want_uid, con
 		res->reason = "not ready for this instance yet";
 		return res->verdict = JOIN_RETRY;
 	}
-	if (strcmp(e->state, "booting"))
+	if (e->state != NS_BOOTING)
 		return refuse(res, "node is not booting");
 	if (!e->instance || strcmp(e->instance, rep->instance))
 		return refuse(res, "wrong instance for this node");

@@ -14,6 +14,8 @@
 
 #include <json-c/json.h>
 
+#include "node_state.h"
+
 /* What a report says: its credential (decoded by munge) and its record. */
 struct join_report {
 	uid_t uid;               /* the credential's uid, as munge decoded it */
@@ -27,7 +29,7 @@ struct join_report {
 /* What the agent holds for the node the credential names. */
 struct join_expect {
 	const char *node;
-	const char *state;       /* the node's life state (state.h) */
+	enum node_state state;
 	const char *token;       /* the join token issued for its attempt; NULL: none */
 	bool token_used;
 	const char *instance;    /* the instance it was launched as; NULL: not recorded */

@@ -25,22 +25,16 @@ static bool streq(const char *a, const char *b)
 }
 
 /* States in which a node's recorded instance is its own (not an orphan). */
-static bool owning_state(const char *st)
+static bool owning_state(enum node_state st)
 {
-	static const char *const owning[] = { "launching", "booting", "admitted", "rejected",
-		"terminating", "lost", NULL };
-	size_t i;
-
-	for (i = 0; st && owning[i]; i++)
-		if (!strcmp(st, owning[i]))
-			return true;
-	return false;
+	return st == NS_LAUNCHING || st == NS_BOOTING || st == NS_ADMITTED || st == NS_REJECTED ||
+	       st == NS_TERMINATING || st == NS_LOST;
 }
 
 /* States in which a node must have a live instance. */
-static bool live_state(const char *st)
+static bool live_state(enum node_state st)
 {
-	return streq(st, "booting") || streq(st, "admitted");
+	return st == NS_BOOTING || st == NS_ADMITTED;
 }
 
 static bool listed(const struct rc_settings *s, const char *provider)
@@ -89,7 +83,7 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 				owned[i] = true;
 	for (k = 0; k < nn; k++) {
 		const struct rc_node *nd = &nodes[k];
-		if (!streq(nd->state, "launching") || (nd->instance && nd->instance[0]) ||
+		if (nd->state != NS_LAUNCHING || (nd->instance && nd->instance[0]) ||
 		    !listed(s, nd->provider))
 			continue;
 		for (i = 0; i < ni; i++) {
@@ -122,7 +116,7 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 			const char *nst = NULL;
 			for (k = 0; in->node && k < nn; k++)
 				if (!strcmp(nodes[k].name, in->node))
-					nst = nodes[k].state;
+					nst = node_state_name(nodes[k].state);
 			if (in->node)
 				snprintf(a->why, sizeof(a->why),
 					 "orphan: launched for %s (attempt %d) %.0f s ago (OrphanGrace=%.0f s), which %s%s",
@@ -163,7 +157,7 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 			a = push(&v, &n, RC_MISSING, nd->name, nd->instance, nd->provider);
 			snprintf(a->why, sizeof(a->why),
 				 "instance %s %s for %.0f s, the node %s for %.0f s (VanishGrace=%.0f s): waiting",
-				 nd->instance, found ? "is stopped" : "is not listed", gone, nd->state,
+				 nd->instance, found ? "is stopped" : "is not listed", gone, node_state_name(nd->state),
 				 now - nd->since, s->vanish_grace);
 		}
 	}

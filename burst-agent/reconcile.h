@@ -27,10 +27,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "node_state.h"
+
 /* A node record of the agent (pointers borrowed from the caller). */
 struct rc_node {
 	const char *name;
-	const char *state;       /* the agent's state: powered_down, launching, booting, ... */
+	enum node_state state;   /* the agent's state of the node */
 	const char *provider;    /* configured provider of its current attempt (may be NULL) */
 	const char *instance;    /* its recorded instance (may be NULL) */
 	int attempt;

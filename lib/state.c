@@ -25,11 +25,6 @@ struct state_db {
 static const char schema[] =
 	"PRAGMA journal_mode=WAL;"
 	"PRAGMA synchronous=FULL;"
-	"CREATE TABLE IF NOT EXISTS nodes ("
-	" name TEXT PRIMARY KEY, nodeset TEXT, state TEXT NOT NULL,"
-	" attempt INTEGER NOT NULL DEFAULT 0, instance TEXT, address TEXT, token TEXT,"
-	" token_used INTEGER NOT NULL DEFAULT 0, job INTEGER NOT NULL DEFAULT 0,"
-	" since REAL NOT NULL, cooldown_until REAL NOT NULL DEFAULT 0, last_error TEXT);"
 	"CREATE TABLE IF NOT EXISTS events ("
 	" id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT,"
 	" what TEXT NOT NULL, detail TEXT);"
@@ -39,6 +34,24 @@ static const char schema[] =
 	" instance TEXT, provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS cooldowns ("
 	" key TEXT PRIMARY KEY, until REAL NOT NULL, failures INTEGER NOT NULL, last_error TEXT);";
+
+/* The nodes table, whole: %s is the node states' names (its CHECK). */
+static const char nodes_table[] =
+	"CREATE TABLE %s ("
+	" name TEXT PRIMARY KEY, nodeset TEXT, state TEXT NOT NULL CHECK (state IN (%s)),"
+	" attempt INTEGER NOT NULL DEFAULT 0, instance TEXT, address TEXT, token TEXT,"
+	" token_used INTEGER NOT NULL DEFAULT 0, job INTEGER NOT NULL DEFAULT 0,"
+	" since REAL NOT NULL, cooldown_until REAL NOT NULL DEFAULT 0, last_error TEXT,"
+	" want_resume INTEGER NOT NULL DEFAULT 0, provenance_id TEXT, provider TEXT,"
+	" instance_type TEXT, region TEXT, retry_at REAL NOT NULL DEFAULT 0)";
+static const char nodes_columns[] =
+	"name, nodeset, state, attempt, instance, address, token, token_used, job, since,"
+	" cooldown_until, last_error, want_resume, provenance_id, provider, instance_type, region, retry_at";
+
+static int exec1(struct state_db *db, const char *sql, burst_err_t *err);
+
+/* PRAGMA user_version: 1 is the nodes table with its CHECK on the state. */
+#define SCHEMA_VERSION 1
 
 /* Columns added after the first release: added to an older database on open. */
 static const char *const added_columns[] = {
@@ -62,6 +75,89 @@ static double now(void)
 static int fail(struct state_db *db, burst_err_t *err, const char *what)
 {
 	burst_err_set(err, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->db));
+	return -1;
+}
+
+static int int_of(struct state_db *db, const char *sql, int *out)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/*
+ * The nodes table at SCHEMA_VERSION: made whole in a new database; in an
+ * older one, the columns added since are added, then (version 0) the table
+ * is rebuilt with the CHECK on its states, in one transaction. A row whose
+ * state is no node state's name stops the upgrade, named.
+ */
+static int nodes_schema(struct state_db *db, burst_err_t *err)
+{
+	char names[256], sql[2048], *msg = NULL;
+	int version = 0, had = 0;
+
+	node_state_sql_list(names, sizeof(names));
+	if (int_of(db, "PRAGMA user_version", &version) < 0 ||
+	    int_of(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='nodes'", &had) < 0)
+		return fail(db, err, "read the schema version");
+	if (!had) {
+		snprintf(sql, sizeof(sql), nodes_table, "nodes", names);
+		if (exec1(db, sql, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; had && added_columns[i]; i++) {
+		/* "duplicate column name" when the database has it already */
+		if (sqlite3_exec(db->db, added_columns[i], NULL, NULL, &msg) != SQLITE_OK &&
+		    !strstr(msg ? msg : "", "duplicate column")) {
+			burst_err_set(err, "%s: cannot upgrade the state database: %s", db->path, msg);
+			sqlite3_free(msg);
+			return -1;
+		}
+		sqlite3_free(msg);
+		msg = NULL;
+	}
+	if (had && version < 1) {
+		sqlite3_stmt *st;
+		if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
+			return -1;
+		snprintf(sql, sizeof(sql), "SELECT name, state FROM nodes WHERE state NOT IN (%s) ORDER BY name LIMIT 1", names);
+		if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK) {
+			fail(db, err, "upgrade: prepare");
+			exec1(db, "ROLLBACK", NULL);
+			return -1;
+		}
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			burst_err_set(err, "%s: cannot upgrade the state database: node %s is in state '%s', which is "
+				      "no node state (%s): set it to powered_down with sqlite3 while the agent is stopped",
+				      db->path, (const char *)sqlite3_column_text(st, 0),
+				      (const char *)sqlite3_column_text(st, 1), names);
+			sqlite3_finalize(st);
+			exec1(db, "ROLLBACK", NULL);
+			return -1;
+		}
+		sqlite3_finalize(st);
+		snprintf(sql, sizeof(sql), nodes_table, "nodes_v1", names);
+		if (exec1(db, sql, err) < 0)
+			goto undo;
+		snprintf(sql, sizeof(sql), "INSERT INTO nodes_v1(%s) SELECT %s FROM nodes", nodes_columns, nodes_columns);
+		if (exec1(db, sql, err) < 0 || exec1(db, "DROP TABLE nodes", err) < 0 ||
+		    exec1(db, "ALTER TABLE nodes_v1 RENAME TO nodes", err) < 0 ||
+		    exec1(db, "PRAGMA user_version=1", err) < 0 || exec1(db, "COMMIT", err) < 0)
+			goto undo;
+		return 0;
+	}
+	if (version < SCHEMA_VERSION && exec1(db, "PRAGMA user_version=1", err) < 0)
+		return -1;
+	return 0;
+undo:
+	exec1(db, "ROLLBACK", NULL);
 	return -1;
 }
 
@@ -109,17 +205,9 @@ struct state_db *state_open(const char *path, burst_err_t *err)
 		state_close(db);
 		return NULL;
 	}
-	for (size_t i = 0; added_columns[i]; i++) {
-		/* "duplicate column name" when the database has it already */
-		if (sqlite3_exec(db->db, added_columns[i], NULL, NULL, &msg) != SQLITE_OK &&
-		    !strstr(msg ? msg : "", "duplicate column")) {
-			burst_err_set(err, "%s: cannot upgrade the state database: %s", path, msg);
-			sqlite3_free(msg);
-			state_close(db);
-			return NULL;
-		}
-		sqlite3_free(msg);
-		msg = NULL;
+	if (nodes_schema(db, err) < 0) {
+		state_close(db);
+		return NULL;
 	}
 	return db;
 }
@@ -140,12 +228,13 @@ int state_node_ensure(struct state_db *db, const char *name, const char *nodeset
 	int rc;
 
 	if (sqlite3_prepare_v2(db->db,
-			       "INSERT OR IGNORE INTO nodes(name, nodeset, state, since) VALUES(?,?,'powered_down',?)",
+			       "INSERT OR IGNORE INTO nodes(name, nodeset, state, since) VALUES(?1,?2,?4,?3)",
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, nodeset, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_double(st, 3, now());
+	sqlite3_bind_text(st, 4, node_state_name(NS_POWERED_DOWN), -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert node");
@@ -155,6 +244,22 @@ static char *col_text(sqlite3_stmt *st, int i)
 {
 	const unsigned char *t = sqlite3_column_text(st, i);
 	return t ? xstrdup((const char *)t) : NULL;
+}
+
+/* Column i as a node state; -1 with err (naming the node) if it is none. */
+static int col_state(struct state_db *db, sqlite3_stmt *st, int i, const char *node, enum node_state *out,
+		     burst_err_t *err)
+{
+	const char *t = (const char *)sqlite3_column_text(st, i);
+	int s = node_state_parse(t);
+
+	if (s < 0) {
+		burst_err_set(err, "%s: node %s is in state '%s', which is no node state", db->path,
+			      node ? node : "?", t ? t : "(null)");
+		return -1;
+	}
+	*out = (enum node_state)s;
+	return 0;
 }
 
 int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
@@ -175,7 +280,11 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 	if (rc == SQLITE_ROW) {
 		out->name = col_text(st, 0);
 		out->nodeset = col_text(st, 1);
-		out->state = col_text(st, 2);
+		if (col_state(db, st, 2, name, &out->state, err) < 0) {
+			sqlite3_finalize(st);
+			state_node_clear(out);
+			return -1;
+		}
 		out->attempt = sqlite3_column_int(st, 3);
 		out->instance = col_text(st, 4);
 		out->address = col_text(st, 5);
@@ -202,7 +311,6 @@ void state_node_clear(struct node_rec *r)
 {
 	free(r->name);
 	free(r->nodeset);
-	free(r->state);
 	free(r->instance);
 	free(r->address);
 	free(r->token);
@@ -314,13 +422,18 @@ static int tr_end(struct state_db *db, burst_err_t *err)
 	return 0;
 }
 
-int state_transition(struct state_db *db, const char *name, const char *from,
-		     const struct node_rec *r, const char *to, const char *detail,
+int state_transition(struct state_db *db, const char *name, enum node_state from,
+		     const struct node_rec *r, enum node_state to, const char *detail,
 		     burst_err_t *err)
 {
 	sqlite3_stmt *st;
 	int rc, changed;
 
+	if ((int)to < 0 || to >= NS_COUNT || (from != NS_ANY && ((int)from < 0 || from >= NS_COUNT))) {
+		burst_err_set(err, "%s: node %s: no such state (%d -> %d): a transition not written", db->path,
+			      name, (int)from, (int)to);
+		return -1;
+	}
 	if (tr_begin(db, err) < 0)
 		return -1;
 	if (sqlite3_prepare_v2(db->db,
@@ -334,7 +447,7 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 		tr_undo(db);
 		return -1;
 	}
-	sqlite3_bind_text(st, 1, to, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 1, node_state_name(to), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 2, r->attempt);
 	sqlite3_bind_text(st, 3, r->instance, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, r->address, -1, SQLITE_TRANSIENT);
@@ -345,8 +458,8 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 	sqlite3_bind_double(st, 9, r->cooldown_until);
 	sqlite3_bind_text(st, 10, r->last_error, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 11, name, -1, SQLITE_TRANSIENT);
-	if (from)
-		sqlite3_bind_text(st, 12, from, -1, SQLITE_TRANSIENT);
+	if (from != NS_ANY)
+		sqlite3_bind_text(st, 12, node_state_name(from), -1, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(st, 12);
 	sqlite3_bind_int(st, 13, r->want_resume);
@@ -365,7 +478,8 @@ int state_transition(struct state_db *db, const char *name, const char *from,
 	changed = sqlite3_changes(db->db);
 	if (changed) {
 		char what[96];
-		snprintf(what, sizeof(what), "%s -> %s", from ? from : "*", to);
+		snprintf(what, sizeof(what), "%s -> %s", from != NS_ANY ? node_state_name(from) : "*",
+			 node_state_name(to));
 		if (add_event(db, name, what, detail, err) < 0) {
 			tr_undo(db);
 			return -1;
@@ -401,14 +515,16 @@ static char **names_of(struct state_db *db, const char *sql, const char *stname,
 	return v;
 }
 
-char **state_nodes_in(struct state_db *db, const char *stname, burst_err_t *err)
+char **state_nodes_in(struct state_db *db, enum node_state stv, burst_err_t *err)
 {
-	return names_of(db, "SELECT name FROM nodes WHERE state=?1 ORDER BY name", stname, 0, err);
+	return names_of(db, "SELECT name FROM nodes WHERE state=?1 ORDER BY name", node_state_name(stv), 0, err);
 }
 
-char **state_nodes_due(struct state_db *db, const char *stname, enum state_time_field field,
+char **state_nodes_due(struct state_db *db, enum node_state stv, enum state_time_field field,
 		       double t, burst_err_t *err)
 {
+	const char *stname = node_state_name(stv);
+
 	switch (field) {
 	case STATE_SINCE:
 		return names_of(db, "SELECT name FROM nodes WHERE state=?1 AND since > 0 AND since <= ?2"
@@ -644,11 +760,12 @@ static void ro_refresh(struct state_db *db)
 		ro_connect(db, false, &code, &e);
 }
 
-static void read_node(sqlite3_stmt *st, struct node_rec *out)
+static int read_node(struct state_db *db, sqlite3_stmt *st, struct node_rec *out, burst_err_t *err)
 {
 	out->name = col_text(st, 0);
 	out->nodeset = col_text(st, 1);
-	out->state = col_text(st, 2);
+	if (col_state(db, st, 2, out->name, &out->state, err) < 0)
+		return -1;
 	out->attempt = sqlite3_column_int(st, 3);
 	out->instance = col_text(st, 4);
 	out->address = col_text(st, 5);
@@ -662,6 +779,7 @@ static void read_node(sqlite3_stmt *st, struct node_rec *out)
 		out->want_resume = sqlite3_column_int(st, 12) != 0;
 		out->provenance_id = col_text(st, 13);
 	}
+	return 0;
 }
 
 int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err)
@@ -692,7 +810,11 @@ int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst
 			v = xrealloc(v, cap * sizeof(*v));
 		}
 		memset(&v[cnt], 0, sizeof(v[cnt]));
-		read_node(st, &v[cnt++]);
+		if (read_node(db, st, &v[cnt++], err) < 0) {
+			sqlite3_finalize(st);
+			state_nodes_free(v, cnt);
+			return -1;
+		}
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

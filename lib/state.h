@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "burst_err.h"
+#include "node_state.h"
 
 struct state_db;
 
@@ -18,8 +19,7 @@ struct state_db;
 struct node_rec {
 	char *name;
 	char *nodeset;
-	char *state;             /* powered_down, requested, launching, booting, admitted,
-				  * terminating, rejected, lost */
+	enum node_state state;
 	int attempt;             /* launches so far; part of the idempotency key */
 	char *instance;          /* provider's instance id */
 	char *address;
@@ -37,7 +37,12 @@ struct node_rec {
 	double retry_at;         /* launching: when to try the launch again (throttled, transient) */
 };
 
-/* Open (creating if needed) path; caller closes with state_close. */
+/*
+ * Open (creating if needed) path; caller closes with state_close. The
+ * nodes table's CHECK admits only the node states' names; a database of an
+ * older agent (schema version 0) is upgraded to it on open, and refused,
+ * naming the node, if a row holds anything else.
+ */
 struct state_db *state_open(const char *path, burst_err_t *err);
 void state_close(struct state_db *db);
 
@@ -50,12 +55,13 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 void state_node_clear(struct node_rec *r);
 
 /*
- * Compare-and-set: if name is in state from (or from is NULL), write r's
+ * Compare-and-set: if name is in state from (or from is NS_ANY), write r's
  * fields with state to, and an event with detail, in one transaction.
- * Returns 1 done, 0 not in state from (nothing written), -1 error.
+ * Returns 1 done, 0 not in state from (nothing written), -1 error (also
+ * for a to that is not a node state: the schema's CHECK refuses it).
  */
-int state_transition(struct state_db *db, const char *name, const char *from,
-		     const struct node_rec *r, const char *to, const char *detail,
+int state_transition(struct state_db *db, const char *name, enum node_state from,
+		     const struct node_rec *r, enum node_state to, const char *detail,
 		     burst_err_t *err);
 
 /*
@@ -75,7 +81,7 @@ void state_rollback(struct state_db *db);
 bool state_in_batch(const struct state_db *db);
 
 /* Names of nodes in state st (NULL-terminated; free with state_names_free). */
-char **state_nodes_in(struct state_db *db, const char *st, burst_err_t *err);
+char **state_nodes_in(struct state_db *db, enum node_state st, burst_err_t *err);
 void state_names_free(char **names);
 
 /*
@@ -87,7 +93,7 @@ enum state_time_field {
 	STATE_SINCE,             /* the time of the last transition */
 	STATE_COOLDOWN_UNTIL,
 };
-char **state_nodes_due(struct state_db *db, const char *st, enum state_time_field field,
+char **state_nodes_due(struct state_db *db, enum node_state st, enum state_time_field field,
 		       double t, burst_err_t *err);
 
 /* Record that a spool request was taken in (so a replayed file is skipped). */

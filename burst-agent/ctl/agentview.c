@@ -36,12 +36,6 @@
 
 static const char *prog = "burstctl";
 
-/* The life of a node (doc/design.md §7), the order states are listed in. */
-static const char *const life[] = {
-	"powered_down", "requested", "launching", "booting", "joining", "admitted",
-	"suspend_requested", "terminating", "rejected", "launch_failed", "lost", NULL
-};
-
 /* ---- shared ---- */
 
 struct view {
@@ -193,7 +187,7 @@ static int load_nodes(struct view *v, struct node_rec **nodes, size_t *n)
  * still holds is its last life (shown as last_instance in JSON). */
 static bool node_live(const struct node_rec *r)
 {
-	return strcmp(r->state, "powered_down") != 0;
+	return r->state != NS_POWERED_DOWN;
 }
 
 /* A node as JSON: every column but the token. */
@@ -206,7 +200,7 @@ static json_object *node_json(const struct node_rec *r, double now)
 #define JSTR(k, s) json_object_object_add(o, k, (s) ? json_object_new_string(s) : NULL)
 	JSTR("name", r->name);
 	JSTR("nodeset", r->nodeset);
-	JSTR("state", r->state);
+	JSTR("state", node_state_name(r->state));
 	json_object_object_add(o, "attempt", json_object_new_int(r->attempt));
 	JSTR("instance", live ? r->instance : NULL);
 	JSTR("address", live ? r->address : NULL);
@@ -348,35 +342,20 @@ static void group_add(struct group *g, size_t i)
 	g->idx[g->n++] = i;
 }
 
-/* state counts of a group in life order, then any other state by name */
+/* state counts of a group, in the order of a node's life (node_state.h) */
 static size_t state_counts(const struct group *g, const struct node_rec *nodes,
 			   const char **names, size_t *counts, size_t max)
 {
-	size_t k = 0, i, j;
+	size_t k = 0, j;
+	int i;
 
-	for (i = 0; life[i] && k < max; i++) {
+	for (i = 0; i < NS_COUNT && k < max; i++) {
 		size_t c = 0;
 		for (j = 0; j < g->n; j++)
-			if (!strcmp(nodes[g->idx[j]].state, life[i]))
+			if (nodes[g->idx[j]].state == (enum node_state)i)
 				c++;
 		if (c) {
-			names[k] = life[i];
-			counts[k++] = c;
-		}
-	}
-	for (j = 0; j < g->n && k < max; j++) {
-		const char *st = nodes[g->idx[j]].state;
-		bool known = false;
-		for (i = 0; life[i] && !known; i++)
-			known = !strcmp(st, life[i]);
-		for (i = 0; i < k && !known; i++)
-			known = !strcmp(st, names[i]);
-		if (!known) {
-			size_t c = 0, m;
-			for (m = j; m < g->n; m++)
-				if (!strcmp(nodes[g->idx[m]].state, st))
-					c++;
-			names[k] = st;
+			names[k] = node_state_name((enum node_state)i);
 			counts[k++] = c;
 		}
 	}
@@ -453,7 +432,7 @@ int agentview_status(const struct agentview_opts *o, int argc, char **argv)
 		size_t cooling = 0;
 
 		for (j = 0; j < g->n; j++)
-			if (!strcmp(nodes[g->idx[j]].state, "powered_down") && nodes[g->idx[j]].cooldown_until > v.now)
+			if (nodes[g->idx[j]].state == NS_POWERED_DOWN && nodes[g->idx[j]].cooldown_until > v.now)
 				cooling++;
 		if (o->json) {
 			js = json_object_new_object();
@@ -485,7 +464,7 @@ int agentview_status(const struct agentview_opts *o, int argc, char **argv)
 			const struct node_rec *r = &nodes[g->idx[j]];
 			char age[32];
 			const char *row[7];
-			if (!strcmp(r->state, "powered_down"))
+			if (r->state == NS_POWERED_DOWN)
 				continue;
 			if (o->json) {
 				json_object_array_add(jact, node_json(r, v.now));
@@ -502,7 +481,7 @@ int agentview_status(const struct agentview_opts *o, int argc, char **argv)
 				snprintf(job, sizeof(job), "%ld", r->job);
 				snprintf(att, sizeof(att), "%d", r->attempt);
 				row[0] = r->name;
-				row[1] = r->state;
+				row[1] = node_state_name(r->state);
 				row[2] = r->instance;
 				row[3] = age;
 				row[4] = r->job ? job : NULL;
@@ -618,7 +597,7 @@ int agentview_nodes(const struct agentview_opts *o, int argc, char **argv)
 		fmt_age(ceil(r->cooldown_until - v.now), cool, sizeof(cool));
 		row[0] = r->name;
 		row[1] = r->nodeset;
-		row[2] = r->state;
+		row[2] = node_state_name(r->state);
 		row[3] = att;
 		row[4] = node_live(r) ? r->instance : NULL;
 		row[5] = node_live(r) ? r->address : NULL;

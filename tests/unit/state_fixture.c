@@ -107,8 +107,13 @@ int main(int argc, char **argv)
 				*field = *eq ? strdup(eq) : NULL;
 			}
 		}
-		rc = state_transition(db, argv[3], strcmp(argv[4], "*") ? argv[4] : NULL, &r, argv[5],
-				      detail, &err);
+		if ((strcmp(argv[4], "*") && node_state_parse(argv[4]) < 0) || node_state_parse(argv[5]) < 0) {
+			fprintf(stderr, "state_fixture: %s or %s is no node state\n", argv[4], argv[5]);
+			state_node_clear(&r);
+			goto out;
+		}
+		rc = state_transition(db, argv[3], strcmp(argv[4], "*") ? (enum node_state)node_state_parse(argv[4]) : NS_ANY,
+				      &r, (enum node_state)node_state_parse(argv[5]), detail, &err);
 		if (rc < 0)
 			fprintf(stderr, "state_fixture: %s\n", err.msg);
 		rc = rc == 1 ? 0 : rc == 0 ? 1 : 2;

@@ -38,7 +38,7 @@ static struct join_expect expect(void)
 	struct join_expect e;
 
 	e.node = "burst-3";
-	e.state = "booting";
+	e.state = NS_BOOTING;
 	e.token = TOKEN;
 	e.token_used = false;
 	e.instance = "i-0abc";
@@ -137,26 +137,26 @@ int main(void)
 
 	/* which state */
 	{
-		static const char *const not_booting[] = { "powered_down", "requested", "admitted", "rejected",
-							   "terminating", "lost", NULL };
-		size_t i;
-		for (i = 0; not_booting[i]; i++) {
+		int i;
+		for (i = 0; i < NS_COUNT; i++) {
 			char name[96];
+			if (i == NS_BOOTING || i == NS_LAUNCHING)
+				continue;
 			e = expect();
-			e.state = not_booting[i];
-			snprintf(name, sizeof(name), "a report for a node %s", not_booting[i]);
+			e.state = (enum node_state)i;
+			snprintf(name, sizeof(name), "a report for a node %s", node_state_name(e.state));
 			REFUSED(&rep, &e, "node is not booting", name);
 		}
 	}
-	e = expect(); e.state = "launching";
+	e = expect(); e.state = NS_LAUNCHING;
 	why = NULL;
 	ok(verdict(&rep, &e, &why) == JOIN_RETRY, "launching, with its unused token: asked to retry");
 	ok(why && strstr(why, "not ready"), "... saying it is not ready yet");
-	e = expect(); e.state = "launching"; e.token = "ffffffffffffffffffffffffffffffff";
+	e = expect(); e.state = NS_LAUNCHING; e.token = "ffffffffffffffffffffffffffffffff";
 	REFUSED(&rep, &e, "node is not booting", "launching, with a forged token: refused, not retried");
-	e = expect(); e.state = "launching"; e.token_used = true;
+	e = expect(); e.state = NS_LAUNCHING; e.token_used = true;
 	REFUSED(&rep, &e, "node is not booting", "launching, with a used token: refused, not retried");
-	e = expect(); e.state = "launching"; e.token = NULL;
+	e = expect(); e.state = NS_LAUNCHING; e.token = NULL;
 	REFUSED(&rep, &e, "node is not booting", "launching, with no token issued: refused, not retried");
 
 	/* which instance */
@@ -189,7 +189,7 @@ int main(void)
 
 	/* the order: a report that is wrong in many ways says its first fault */
 	rep = report(); rep.uid = 1000; rep.token = "x";
-	e = expect(); e.state = "admitted";
+	e = expect(); e.state = NS_ADMITTED;
 	REFUSED(&rep, &e, "the credential is not root's", "not root's, wrong token, not booting: the uid first");
 
 	/* the payload's claims */

@@ -34,7 +34,7 @@ static struct rc_instance inst(const char *id, const char *cluster, const char *
 	return i;
 }
 
-static struct rc_node node(const char *name, const char *state, const char *instance, int attempt,
+static struct rc_node node(const char *name, enum node_state state, const char *instance, int attempt,
 			   double since_age, double missing_age)
 {
 	struct rc_node n = { name, state, "aws", instance, attempt, NOW - since_age,
@@ -57,7 +57,7 @@ int main(void)
 
 	/* --- orphans --- */
 	{
-		struct rc_node nd[] = { node("burst-1", "powered_down", NULL, 0, 1000, -1) };
+		struct rc_node nd[] = { node("burst-1", NS_POWERED_DOWN, NULL, 0, 1000, -1) };
 		struct rc_instance in[] = { inst("i-old", "lab", NULL, 0, "running", 301) };
 		n = decide(nd, 1, in, 1, &s, &v);
 		a = one(v, n);
@@ -95,10 +95,10 @@ int main(void)
 		free(v);
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 1000, -1),
-			node("burst-2", "terminating", "i-2", 1, 1000, -1),
-			node("burst-3", "rejected", "i-3", 1, 1000, -1),
-			node("burst-4", "booting", "i-4", 1, 1000, -1) };
+		struct rc_node nd[] = { node("burst-1", NS_ADMITTED, "i-1", 1, 1000, -1),
+			node("burst-2", NS_TERMINATING, "i-2", 1, 1000, -1),
+			node("burst-3", NS_REJECTED, "i-3", 1, 1000, -1),
+			node("burst-4", NS_BOOTING, "i-4", 1, 1000, -1) };
 		struct rc_instance in[] = { inst("i-1", "lab", "burst-1", 1, "running", 1000),
 			inst("i-2", "lab", "burst-2", 1, "running", 1000),
 			inst("i-3", "lab", "burst-3", 1, "running", 1000),
@@ -109,8 +109,8 @@ int main(void)
 	}
 	{
 		/* a node powered down whose termination did not take, and an earlier attempt's leftover */
-		struct rc_node nd[] = { node("burst-1", "powered_down", "i-1", 1, 1000, -1),
-			node("burst-2", "admitted", "i-2b", 2, 1000, -1) };
+		struct rc_node nd[] = { node("burst-1", NS_POWERED_DOWN, "i-1", 1, 1000, -1),
+			node("burst-2", NS_ADMITTED, "i-2b", 2, 1000, -1) };
 		struct rc_instance in[] = { inst("i-1", "lab", "burst-1", 1, "running", 1000),
 			inst("i-2a", "lab", "burst-2", 1, "running", 1000),
 			inst("i-2b", "lab", "burst-2", 2, "running", 900) };
@@ -124,7 +124,7 @@ int main(void)
 	}
 	{
 		/* the same id listed by another provider is not this node's */
-		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 1000, -1) };
+		struct rc_node nd[] = { node("burst-1", NS_ADMITTED, "i-1", 1, 1000, -1) };
 		struct rc_instance in[] = { inst("i-1", "lab", NULL, 0, "running", 1000) };
 		const char *const both[] = { "aws", "aws2", NULL };
 		struct rc_settings s2 = settings(both);
@@ -137,7 +137,7 @@ int main(void)
 
 	/* --- adoption --- */
 	{
-		struct rc_node nd[] = { node("burst-1", "launching", NULL, 3, 5, -1) };
+		struct rc_node nd[] = { node("burst-1", NS_LAUNCHING, NULL, 3, 5, -1) };
 		struct rc_instance in[] = { inst("i-a", "lab", "burst-1", 3, "pending", 4) };
 		n = decide(nd, 1, in, 1, &s, &v);
 		a = one(v, n);
@@ -146,7 +146,7 @@ int main(void)
 		free(v);
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "launching", NULL, 3, 5, -1) };
+		struct rc_node nd[] = { node("burst-1", NS_LAUNCHING, NULL, 3, 5, -1) };
 		struct rc_instance in[] = { inst("i-a", "lab", "burst-1", 2, "running", 400) };
 		n = decide(nd, 1, in, 1, &s, &v);
 		a = one(v, n);
@@ -154,7 +154,7 @@ int main(void)
 		free(v);
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "launching", NULL, 3, 5, -1) };
+		struct rc_node nd[] = { node("burst-1", NS_LAUNCHING, NULL, 3, 5, -1) };
 		struct rc_instance in[] = { inst("i-a", "other", "burst-1", 3, "running", 400),
 			inst("i-b", "lab", "burst-1", 3, "running", 400),
 			inst("i-c", "lab", "burst-1", 3, "running", 400) };
@@ -167,7 +167,7 @@ int main(void)
 
 	/* --- vanished instances --- */
 	{
-		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 61) };
+		struct rc_node nd[] = { node("burst-1", NS_ADMITTED, "i-1", 1, 3600, 61) };
 		n = decide(nd, 1, NULL, 0, &s, &v);
 		a = one(v, n);
 		ok(a && a->kind == RC_LOST && !strcmp(a->node, "burst-1") && !strcmp(a->instance, "i-1"),
@@ -177,14 +177,14 @@ int main(void)
 		free(v);
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, -1) };
+		struct rc_node nd[] = { node("burst-1", NS_ADMITTED, "i-1", 1, 3600, -1) };
 		n = decide(nd, 1, NULL, 0, &s, &v);
 		a = one(v, n);
 		ok(a && a->kind == RC_MISSING, "the first miss is only noted (listings are eventually consistent)");
 		free(v);
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 59) };
+		struct rc_node nd[] = { node("burst-1", NS_ADMITTED, "i-1", 1, 3600, 59) };
 		n = decide(nd, 1, NULL, 0, &s, &v);
 		a = one(v, n);
 		ok(a && a->kind == RC_MISSING, "missing for less than VanishGrace: still waiting");
@@ -192,21 +192,21 @@ int main(void)
 	}
 	{
 		/* InvalidInstanceID.NotFound right after a launch: missing, but young */
-		struct rc_node nd[] = { node("burst-1", "booting", "i-new", 1, 2, 120) };
+		struct rc_node nd[] = { node("burst-1", NS_BOOTING, "i-new", 1, 2, 120) };
 		n = decide(nd, 1, NULL, 0, &s, &v);
 		a = one(v, n);
 		ok(a && a->kind == RC_MISSING, "an instance launched less than VanishGrace ago is not lost when not listed");
 		free(v);
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "booting", "i-1", 1, 100, 100) };
+		struct rc_node nd[] = { node("burst-1", NS_BOOTING, "i-1", 1, 100, 100) };
 		n = decide(nd, 1, NULL, 0, &s, &v);
 		a = one(v, n);
 		ok(a && a->kind == RC_LOST, "a booting node's vanished instance is lost too");
 		free(v);
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 100) };
+		struct rc_node nd[] = { node("burst-1", NS_ADMITTED, "i-1", 1, 3600, 100) };
 		struct rc_instance in[] = { inst("i-1", "lab", "burst-1", 1, "stopped", 3600) };
 		n = decide(nd, 1, in, 1, &s, &v);
 		a = one(v, n);
@@ -215,17 +215,17 @@ int main(void)
 		free(v);
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 100) };
+		struct rc_node nd[] = { node("burst-1", NS_ADMITTED, "i-1", 1, 3600, 100) };
 		struct rc_instance in[] = { inst("i-1", "lab", "burst-1", 1, "running", 3600) };
 		n = decide(nd, 1, in, 1, &s, &v);
 		ok(n == 0, "listed again: nothing to do (the agent forgets the miss)");
 		free(v);
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 100),
-			node("burst-2", "powered_down", "i-2", 1, 3600, 100),
-			node("burst-3", "terminating", "i-3", 1, 3600, 100),
-			node("burst-4", "launching", NULL, 1, 3600, 100) };
+		struct rc_node nd[] = { node("burst-1", NS_ADMITTED, "i-1", 1, 3600, 100),
+			node("burst-2", NS_POWERED_DOWN, "i-2", 1, 3600, 100),
+			node("burst-3", NS_TERMINATING, "i-3", 1, 3600, 100),
+			node("burst-4", NS_LAUNCHING, NULL, 1, 3600, 100) };
 		struct rc_settings s2 = settings(listed_none);
 		n = decide(nd, 4, NULL, 0, &s2, &v);
 		ok(n == 0, "nothing is decided for a provider whose listing failed");
@@ -235,7 +235,7 @@ int main(void)
 		ok(n == 0, "only booting and admitted nodes can lose their instance");
 	}
 	{
-		struct rc_node nd[] = { node("burst-1", "admitted", "i-1", 1, 3600, 0) };
+		struct rc_node nd[] = { node("burst-1", NS_ADMITTED, "i-1", 1, 3600, 0) };
 		struct rc_settings s2 = settings(listed_aws);
 		s2.vanish_grace = 0;
 		nd[0].missing_since = 0;

@@ -40,7 +40,8 @@ static int move(struct state_db *db, const char *node, const char *from, const c
 	r.last_error = (char *)error;
 	if (!strcmp(to, "admitted"))
 		r.provenance_id = (char *)"sha256:0123abcd";
-	rc = state_transition(db, node, from, &r, to, detail, &err);
+	rc = state_transition(db, node, (enum node_state)node_state_parse(from), &r,
+			      (enum node_state)node_state_parse(to), detail, &err);
 	if (rc < 0)
 		diag("%s", err.msg);
 	return rc;
@@ -115,7 +116,7 @@ int main(void)
 		is_str(nodes[0].name, "burst-1", "ordered by name: burst-1 first");
 		is_str(nodes[1].name, "burst-2", "... burst-2");
 		is_str(nodes[2].name, "gpu-1", "... gpu-1");
-		is_str(nodes[0].state, "booting", "burst-1 is booting");
+		is_str(node_state_name(nodes[0].state), "booting", "burst-1 is booting");
 		is_str(nodes[0].nodeset, "cpu", "burst-1 is in node set cpu");
 		is_str(nodes[0].instance, "i-0001", "burst-1's instance");
 		is_str(nodes[0].address, "10.0.0.7", "burst-1's address");
@@ -128,9 +129,9 @@ int main(void)
 		if (!ok(nodes[0].since >= t0 && nodes[0].since <= t1,
 			"burst-1's since is the time of its last transition"))
 			diag("since %.6f, not in [%.6f, %.6f]", nodes[0].since, t0, t1);
-		is_str(nodes[1].state, "powered_down", "burst-2 never moved");
+		is_str(node_state_name(nodes[1].state), "powered_down", "burst-2 never moved");
 		ok(nodes[1].instance == NULL, "burst-2 has no instance");
-		is_str(nodes[2].state, "launching", "gpu-1 is launching");
+		is_str(node_state_name(nodes[2].state), "launching", "gpu-1 is launching");
 		is_str(nodes[2].last_error, "capacity: no g5 in us-east-1", "gpu-1's last error");
 	}
 	state_nodes_free(nodes, n);
@@ -212,7 +213,7 @@ int main(void)
 		ok(ev[0].id > last, "... with a newer id");
 	}
 	state_events_free(ev, n);
-	ok(state_nodes_all(ro, &nodes, &n, &err) == 0 && n == 3 && !strcmp(nodes[0].state, "admitted"),
+	ok(state_nodes_all(ro, &nodes, &n, &err) == 0 && n == 3 && nodes[0].state == NS_ADMITTED,
 	   "... and the node's new state");
 	if (n == 3) {
 		is_str(nodes[0].provenance_id, "sha256:0123abcd", "... and its provenance id");

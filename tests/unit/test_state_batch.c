@@ -29,7 +29,8 @@ static int move(struct state_db *db, const char *node, const char *from, const c
 
 	memset(&r, 0, sizeof(r));
 	r.attempt = 1;
-	rc = state_transition(db, node, from, &r, to, "batch test", &err);
+	rc = state_transition(db, node, (enum node_state)node_state_parse(from), &r,
+			      (enum node_state)node_state_parse(to), "batch test", &err);
 	if (rc < 0)
 		diag("%s", err.msg);
 	return rc;
@@ -49,7 +50,7 @@ static const char *seen(const char *node, char *buf, size_t len)
 	if (ro && state_nodes_all(ro, &v, &n, &err) == 0) {
 		for (i = 0; i < n; i++)
 			if (!strcmp(v[i].name, node))
-				snprintf(buf, len, "%s", v[i].state);
+				snprintf(buf, len, "%s", node_state_name(v[i].state));
 		state_nodes_free(v, n);
 	}
 	state_close(ro);
@@ -187,22 +188,22 @@ int main(void)
 		state_node_ensure(w, "c-2", "cpu", &err);
 		state_node_ensure(w, "c-3", "cpu", &err);
 		r.cooldown_until = t - 5;
-		state_transition(w, "c-1", "powered_down", &r, "powered_down", "cooled", &err);
+		state_transition(w, "c-1", NS_POWERED_DOWN, &r, NS_POWERED_DOWN, "cooled", &err);
 		r.cooldown_until = t + 600;
-		state_transition(w, "c-2", "powered_down", &r, "powered_down", "cooling", &err);
-		v = state_nodes_due(w, "powered_down", STATE_COOLDOWN_UNTIL, t, &err);
+		state_transition(w, "c-2", NS_POWERED_DOWN, &r, NS_POWERED_DOWN, "cooling", &err);
+		v = state_nodes_due(w, NS_POWERED_DOWN, STATE_COOLDOWN_UNTIL, t, &err);
 		ok(v && v[0] && !strcmp(v[0], "c-1") && !v[1],
 		   "due by cooldown: only c-1 (over), not c-2 (cooling) nor nodes without one");
 		state_names_free(v);
-		v = state_nodes_due(w, "powered_down", STATE_COOLDOWN_UNTIL, t + 3600, &err);
+		v = state_nodes_due(w, NS_POWERED_DOWN, STATE_COOLDOWN_UNTIL, t + 3600, &err);
 		ok(v && v[0] && v[1] && !strcmp(v[0], "c-1") && !strcmp(v[1], "c-2") && !v[2],
 		   "... an hour later c-1 and c-2, by name");
 		state_names_free(v);
-		v = state_nodes_due(w, "requested", STATE_SINCE, t + 60, &err);
+		v = state_nodes_due(w, NS_REQUESTED, STATE_SINCE, t + 60, &err);
 		ok(v && v[0] && v[1] && !strcmp(v[0], "b-3") && !strcmp(v[1], "b-4") && !v[2],
 		   "due by since: the two requested nodes (b-3, b-4), moved before a minute from now");
 		state_names_free(v);
-		v = state_nodes_due(w, "requested", STATE_SINCE, t - 3600, &err);
+		v = state_nodes_due(w, NS_REQUESTED, STATE_SINCE, t - 3600, &err);
 		ok(v && !v[0], "... none moved before an hour ago");
 		state_names_free(v);
 	}

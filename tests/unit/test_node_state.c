@@ -1,0 +1,184 @@
+/*
+ * test_node_state.c - the node states as one enum with one names table
+ * (lib/node_state.h), and the state database's CHECK on them: a name
+ * round-trips, an unknown state is refused by the schema itself (a new
+ * database and one upgraded from an agent before the CHECK), and an old
+ * database holding a state that is no node state is refused, named.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "state.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/test_node_state.XXXXXX";
+
+/* The schema of an agent before the CHECK (schema version 0), with rows. */
+static int old_database(const char *path, const char *rows)
+{
+	static const char old[] =
+		"PRAGMA journal_mode=WAL;"
+		"CREATE TABLE nodes ("
+		" name TEXT PRIMARY KEY, nodeset TEXT, state TEXT NOT NULL,"
+		" attempt INTEGER NOT NULL DEFAULT 0, instance TEXT, address TEXT, token TEXT,"
+		" token_used INTEGER NOT NULL DEFAULT 0, job INTEGER NOT NULL DEFAULT 0,"
+		" since REAL NOT NULL, cooldown_until REAL NOT NULL DEFAULT 0, last_error TEXT);"
+		"ALTER TABLE nodes ADD COLUMN want_resume INTEGER NOT NULL DEFAULT 0;"
+		"ALTER TABLE nodes ADD COLUMN provenance_id TEXT;"
+		"CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT,"
+		" what TEXT NOT NULL, detail TEXT);";
+	sqlite3 *h;
+	char *msg = NULL;
+	int rc;
+
+	unlink(path);
+	if (sqlite3_open(path, &h) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_exec(h, old, NULL, NULL, &msg) == SQLITE_OK && sqlite3_exec(h, rows, NULL, NULL, &msg) == SQLITE_OK;
+	if (!rc)
+		diag("old database: %s", msg ? msg : "?");
+	sqlite3_free(msg);
+	sqlite3_close(h);
+	return rc ? 0 : -1;
+}
+
+/* Whether the schema of path takes a row of node state st (written behind the library's back). */
+static int raw_insert(const char *path, const char *node, const char *st, char *why, size_t len)
+{
+	sqlite3 *h;
+	char sql[256], *msg = NULL;
+	int rc;
+
+	if (sqlite3_open(path, &h) != SQLITE_OK)
+		return -1;
+	snprintf(sql, sizeof(sql), "INSERT INTO nodes(name, nodeset, state, since) VALUES('%s','ns','%s',1)", node, st);
+	rc = sqlite3_exec(h, sql, NULL, NULL, &msg) == SQLITE_OK ? 0 : -1;
+	snprintf(why, len, "%s", msg ? msg : "");
+	sqlite3_free(msg);
+	sqlite3_close(h);
+	return rc;
+}
+
+static int user_version(const char *path)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	int v = -1;
+
+	if (sqlite3_open(path, &h) != SQLITE_OK)
+		return -1;
+	if (sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return v;
+}
+
+int main(void)
+{
+	char path[256], why[512], list[256];
+	struct state_db *db;
+	struct node_rec r;
+	burst_err_t err;
+	int i, seen = 0;
+
+	/* the names table */
+	for (i = 0; i < NS_COUNT; i++) {
+		const char *n = node_state_name((enum node_state)i);
+		ok(n && strcmp(n, "?") && node_state_parse(n) == i, "state %d is named %s, and the name gives it back", i,
+		   n ? n : "(null)");
+		seen++;
+	}
+	ok(seen == 8, "eight states");
+	is_str(node_state_name(NS_POWERED_DOWN), "powered_down", "the names are the database's words: powered_down");
+	is_str(node_state_name(NS_ADMITTED), "admitted", "... admitted");
+	is_str(node_state_name(NS_LOST), "lost", "... lost");
+	is_str(node_state_name(NS_COUNT), "?", "a value past the last has no name");
+	is_str(node_state_name(NS_ANY), "?", "nor has NS_ANY");
+	ok(node_state_parse("bootng") == -1, "a mistyped name is no state");
+	ok(node_state_parse("Booting") == -1 && node_state_parse("booting ") == -1, "names are exact");
+	ok(node_state_parse("") == -1 && node_state_parse(NULL) == -1, "nor is an empty or missing name");
+	ok(node_state_sql_list(list, sizeof(list)) == (int)strlen(list) &&
+	   !strncmp(list, "'powered_down','requested',", 27) && strstr(list, ",'lost'") &&
+	   list[strlen(list) - 1] == '\'', "the SQL list of names: %s", list);
+	ok(node_state_sql_list(list, 10) > 10 && strlen(list) == 9, "a short buffer: cut, and the length needed said");
+
+	if (!mkdtemp(dir))
+		return 1;
+
+	/* a new database: the CHECK refuses what is no node state */
+	snprintf(path, sizeof(path), "%s/agent.db", dir);
+	db = state_open(path, &err);
+	ok(db != NULL, "a new state database");
+	ok(user_version(path) == 1, "... at schema version 1");
+	ok(db && state_node_ensure(db, "burst-1", "ns", &err) == 0, "a node is made powered_down");
+	ok(raw_insert(path, "burst-2", "bootng", why, sizeof(why)) < 0 && strstr(why, "CHECK"),
+	   "the schema refuses a row in state 'bootng': %s", why);
+	ok(raw_insert(path, "burst-3", "booting", why, sizeof(why)) == 0, "and takes one in state booting");
+	memset(&r, 0, sizeof(r));
+	ok(state_transition(db, "burst-1", NS_POWERED_DOWN, &r, NS_REQUESTED, "test", &err) == 1,
+	   "a compare-and-set with enum values");
+	ok(state_transition(db, "burst-1", NS_POWERED_DOWN, &r, NS_LAUNCHING, "test", &err) == 0,
+	   "one whose from does not hold does nothing");
+	ok(state_transition(db, "burst-1", NS_ANY, &r, NS_COUNT, "test", &err) == -1 && strstr(err.msg, "no such state"),
+	   "a to that is no state is refused: %s", err.msg);
+	ok(state_transition(db, "burst-1", (enum node_state)42, &r, NS_BOOTING, "test", &err) == -1,
+	   "and a from that is none");
+	ok(state_node_get(db, "burst-1", &r, &err) == 1 && r.state == NS_REQUESTED, "burst-1 is requested");
+	state_node_clear(&r);
+	ok(state_transition(db, "burst-1", NS_ANY, &r, NS_LOST, "test", &err) == 1, "NS_ANY sets whatever the state");
+	ok(state_node_get(db, "burst-1", &r, &err) == 1 && r.state == NS_LOST, "burst-1 is lost");
+	state_node_clear(&r);
+	state_close(db);
+	db = state_open(path, &err);
+	ok(db != NULL && user_version(path) == 1, "opened again: still version 1, nothing to upgrade");
+	state_close(db);
+
+	/* an agent's database from before the CHECK: upgraded, rows kept */
+	snprintf(path, sizeof(path), "%s/old.db", dir);
+	ok(old_database(path, "INSERT INTO nodes(name, nodeset, state, attempt, instance, token, since)"
+			      " VALUES('burst-1','ns','booting',3,'i-1','tok',5);"
+			      "INSERT INTO nodes(name, nodeset, state, since) VALUES('burst-2','ns','powered_down',6);") == 0,
+	   "an old database (version 0, no CHECK) with two nodes");
+	ok(user_version(path) == 0, "... at version 0");
+	db = state_open(path, &err);
+	ok(db != NULL, "opened: %s", db ? "upgraded" : err.msg);
+	ok(user_version(path) == 1, "... to version 1");
+	memset(&r, 0, sizeof(r));
+	ok(db && state_node_get(db, "burst-1", &r, &err) == 1 && r.state == NS_BOOTING && r.attempt == 3 &&
+	   r.instance && !strcmp(r.instance, "i-1") && r.token && !strcmp(r.token, "tok") && r.since == 5,
+	   "burst-1's row is kept whole");
+	state_node_clear(&r);
+	ok(db && state_node_get(db, "burst-2", &r, &err) == 1 && r.state == NS_POWERED_DOWN, "burst-2's too");
+	state_node_clear(&r);
+	ok(raw_insert(path, "burst-9", "joining", why, sizeof(why)) < 0 && strstr(why, "CHECK"),
+	   "the upgraded schema refuses a row in state 'joining'");
+	ok(db && state_transition(db, "burst-1", NS_BOOTING, &r, NS_ADMITTED, "test", &err) == 1,
+	   "and the agent goes on with it");
+	state_close(db);
+
+	/* an old database holding something that is no node state: refused, named, its nodes as they were */
+	snprintf(path, sizeof(path), "%s/bad.db", dir);
+	ok(old_database(path, "INSERT INTO nodes(name, nodeset, state, since) VALUES('burst-1','ns','booting',5);"
+			      "INSERT INTO nodes(name, nodeset, state, since) VALUES('burst-7','ns','bootng',6);") == 0,
+	   "an old database with a node in state 'bootng'");
+	db = state_open(path, &err);
+	ok(db == NULL, "is not opened");
+	ok(!db && strstr(err.msg, "burst-7") && strstr(err.msg, "'bootng'") && strstr(err.msg, "powered_down"),
+	   "the error names the node, its state and what to do: %s", err.msg);
+	ok(user_version(path) == 0 && raw_insert(path, "burst-8", "whatever", why, sizeof(why)) == 0,
+	   "the database is left as it was (version 0, no CHECK)");
+	state_close(db);
+
+	{
+		char cmd[300];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd) != 0)
+			diag("cannot remove %s", dir);
+	}
+	return done_testing();
+}
