@@ -41,81 +41,97 @@ static void append(struct strbuf *sb, const char *word, char sep)
 	sb_add(sb, word);
 }
 
-int burst_decide(const struct burst_config *cfg, const struct catalog *cat,
-		 const char *arg, struct burst_decision *d, burst_err_t *err)
+static void contract_names(const struct burst_config *cfg, struct strbuf *names)
 {
-	struct contract *inl = NULL;
-	const struct contract *c;
-	const struct cfg_contract *named = NULL;
-	struct candset *cs;
-	struct resolution res;
-	struct strbuf ns, parts, feats;
 	size_t i;
-	int rc = -1;
 
-	memset(d, 0, sizeof(*d));
+	sb_init(names);
+	for (i = 0; i < cfg->ncontracts; i++)
+		sb_addf(names, "%s%s", i ? ", " : "", cfg->contracts[i].name);
+}
+
+const struct contract *burst_contract_of(const struct burst_config *cfg, const char *arg,
+					 const struct cfg_contract **named,
+					 struct contract **inl, burst_err_t *err)
+{
+	struct strbuf names;
+
+	*named = NULL;
+	*inl = NULL;
 	if (!arg || !*arg) {
 		burst_err_set(err, "--cloud-contract needs a contract name or an expression");
-		return -1;
+		return NULL;
 	}
 	if (looks_like_expr(arg)) {
 		if (!cfg->allow_inline) {
-			struct strbuf names;
-			sb_init(&names);
-			for (i = 0; i < cfg->ncontracts; i++)
-				sb_addf(&names, "%s%s", i ? ", " : "", cfg->contracts[i].name);
+			contract_names(cfg, &names);
 			burst_err_set(err, "inline contracts are not allowed on this cluster (AllowInlineContracts=no in %s); use a named one: %s",
 				      cfg->path, names.len ? names.s : "(none defined)");
 			sb_free(&names);
-			return -1;
+			return NULL;
 		}
-		inl = contract_parse(arg, err);
-		if (!inl)
-			return -1;
-		c = inl;
-	} else {
-		named = config_find_contract(cfg, arg);
-		if (!named) {
-			const char *near = config_suggest_contract(cfg, arg);
-			struct strbuf names;
-			sb_init(&names);
-			for (i = 0; i < cfg->ncontracts; i++)
-				sb_addf(&names, "%s%s", i ? ", " : "", cfg->contracts[i].name);
-			if (near)
-				burst_err_set(err, "no contract named '%s'; did you mean '%s'? (contracts: %s)",
-					      arg, near, names.len ? names.s : "none");
-			else
-				burst_err_set(err, "no contract named '%s' (contracts: %s; or write an expression such as 'accelerator_count>=1')",
-					      arg, names.len ? names.s : "none");
-			sb_free(&names);
-			return -1;
-		}
-		c = named->c;
+		*inl = contract_parse(arg, err);
+		return *inl;
 	}
-	cs = config_candidates(cfg, cat, err);
-	if (!cs)
-		goto out;
-	if (resolver_run(cat, cs, c, RESOLVE_EXPLAIN, &res, err) < 0) {
-		candset_free(cs);
-		goto out;
+	*named = config_find_contract(cfg, arg);
+	if (*named)
+		return (*named)->c;
+	{
+		const char *near = config_suggest_contract(cfg, arg);
+		contract_names(cfg, &names);
+		if (near)
+			burst_err_set(err, "no contract named '%s'; did you mean '%s'? (contracts: %s)",
+				      arg, near, names.len ? names.s : "none");
+		else
+			burst_err_set(err, "no contract named '%s' (contracts: %s; or write an expression such as 'accelerator_count>=1')",
+				      arg, names.len ? names.s : "none");
+		sb_free(&names);
 	}
-	if (res.n == 0) {
+	return NULL;
+}
+
+int burst_decide_ranked(const struct burst_config *cfg, const struct catalog *cat,
+			const struct candset *cs, const char *arg, int flags,
+			struct burst_decision *d, struct burst_ranking *rk, burst_err_t *err)
+{
+	const struct contract *c;
+	const struct cfg_contract *named;
+	const struct resolution *res = &rk->res;
+	struct strbuf ns, parts, feats;
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	memset(rk, 0, sizeof(*rk));
+	c = burst_contract_of(cfg, arg, &named, &rk->inl, err);
+	if (!c)
+		return -1;
+	if (!cs) {
+		cs = rk->own_cs = config_candidates(cfg, cat, err);
+		if (!cs)
+			return -1;
+	}
+	if (resolver_run(cat, cs, c, flags | RESOLVE_EXPLAIN, &rk->res, err) < 0)
+		return -1;
+	rk->c = c;
+	rk->named = named;
+	rk->cs = cs;
+	if (res->n == 0) {
 		struct strbuf sb;
 		sb_init(&sb);
 		sb_addf(&sb, "no burst node set can satisfy the contract %s%s%s'%s'",
 			named ? "'" : "", named ? named->name : "", named ? "' = " : "", c->text);
-		if (res.nmiss) {
+		if (res->nmiss) {
 			sb_add(&sb, "; nearest:");
-			for (i = 0; i < res.nmiss && i < MAX_MISSES_SHOWN; i++) {
+			for (i = 0; i < res->nmiss && i < MAX_MISSES_SHOWN; i++) {
 				char name[256];
-				candidate_name(cat, &cs->c[res.miss[i].cand], name, sizeof(name));
+				candidate_name(cat, &cs->c[res->miss[i].cand], name, sizeof(name));
 				sb_addf(&sb, "%s %s (node set %s) fails %s", i ? ";" : "", name,
-					cfg->nodesets[cs->c[res.miss[i].cand].nodeset].name,
-					res.miss[i].reason);
+					cfg->nodesets[cs->c[res->miss[i].cand].nodeset].name,
+					res->miss[i].reason);
 			}
 		}
-		if (res.notes)
-			sb_addf(&sb, "; note: %s", res.notes);
+		if (res->notes)
+			sb_addf(&sb, "; note: %s", res->notes);
 		burst_err_set(err, "%s", sb.s);
 		/* drop a trailing newline from notes */
 		{
@@ -124,22 +140,20 @@ int burst_decide(const struct burst_config *cfg, const struct catalog *cat,
 				err->msg[--l] = '\0';
 		}
 		sb_free(&sb);
-		resolution_free(&res);
-		candset_free(cs);
-		goto out;
+		return 1;
 	}
 	sb_init(&ns);
 	sb_init(&parts);
 	sb_init(&feats);
-	for (i = 0; i < res.n; i++) {
-		const struct cfg_nodeset *set = &cfg->nodesets[cs->c[res.m[i].cand].nodeset];
+	for (i = 0; i < res->n; i++) {
+		const struct cfg_nodeset *set = &cfg->nodesets[cs->c[res->m[i].cand].nodeset];
 		append(&ns, set->name, ',');
 		append(&parts, set->partition, ',');
 		append(&feats, set->name, '|');
 	}
 	{
 		char name[256], line[320];
-		const struct match *m = &res.m[0];
+		const struct match *m = &res->m[0];
 		candidate_name(cat, &cs->c[m->cand], name, sizeof(name));
 		if (isnan(m->price))
 			snprintf(line, sizeof(line), "%s", name);
@@ -152,12 +166,25 @@ int burst_decide(const struct burst_config *cfg, const struct catalog *cat,
 	d->nodesets = sb_take(&ns);
 	d->partitions = sb_take(&parts);
 	d->features = sb_take(&feats);
-	resolution_free(&res);
-	candset_free(cs);
-	rc = 0;
-out:
-	contract_free(inl);
-	return rc;
+	return 0;
+}
+
+void burst_ranking_free(struct burst_ranking *rk)
+{
+	resolution_free(&rk->res);
+	candset_free(rk->own_cs);
+	contract_free(rk->inl);
+	memset(rk, 0, sizeof(*rk));
+}
+
+int burst_decide(const struct burst_config *cfg, const struct catalog *cat,
+		 const char *arg, struct burst_decision *d, burst_err_t *err)
+{
+	struct burst_ranking rk;
+	int rc = burst_decide_ranked(cfg, cat, NULL, arg, 0, d, &rk, err);
+
+	burst_ranking_free(&rk);
+	return rc == 0 ? 0 : -1;
 }
 
 void burst_decision_free(struct burst_decision *d)

@@ -9,6 +9,7 @@
 #include "burst_err.h"
 #include "catalog.h"
 #include "config.h"
+#include "resolver.h"
 
 struct burst_decision {
 	char *name;              /* the contract's name, or NULL for an inline one */
@@ -29,5 +30,42 @@ struct burst_decision {
 int burst_decide(const struct burst_config *cfg, const struct catalog *cat,
 		 const char *arg, struct burst_decision *d, burst_err_t *err);
 void burst_decision_free(struct burst_decision *d);
+
+/*
+ * The contract arg stands for: cfg's contract of that name, or (when arg
+ * looks like an expression: it has one of = < > ! {) the expression parsed,
+ * if cfg allows inline contracts. Returns it, or NULL with err set as
+ * burst_decide says. *named gets the named contract (NULL for an inline
+ * one); *inl the parsed inline contract, which the caller frees with
+ * contract_free (NULL for a named one). The one way every part of
+ * slurm-burst reads a --cloud-contract value.
+ */
+const struct contract *burst_contract_of(const struct burst_config *cfg, const char *arg,
+					 const struct cfg_contract **named,
+					 struct contract **inl, burst_err_t *err);
+
+/* The ranking behind a decision (burst_decide_ranked). */
+struct burst_ranking {
+	const struct contract *c;          /* the contract ranked by */
+	const struct cfg_contract *named;  /* cfg's, or NULL for an inline one */
+	const struct candset *cs;          /* the candidates ranked */
+	struct resolution res;             /* over cs, best first */
+	struct contract *inl;              /* owned */
+	struct candset *own_cs;            /* owned, when cs was built */
+};
+
+/*
+ * burst_decide, keeping its ranking in rk (free with burst_ranking_free,
+ * also after a failure): over cs (the config's candidates, sorted, as
+ * config_candidates makes them; NULL: made here), resolved with flags
+ * (RESOLVE_WHY, RESOLVE_EXPLAIN: near misses are always asked for).
+ * Returns 0 decided, 1 when no node set satisfies the contract (err says
+ * so with the nearest misses; rk holds them), -1 for any other error
+ * (err; rk->c NULL).
+ */
+int burst_decide_ranked(const struct burst_config *cfg, const struct catalog *cat,
+			const struct candset *cs, const char *arg, int flags,
+			struct burst_decision *d, struct burst_ranking *rk, burst_err_t *err);
+void burst_ranking_free(struct burst_ranking *rk);
 
 #endif

@@ -25,6 +25,7 @@
 #include "config.h"
 #include "contract.h"
 #include "keys.h"
+#include "decide.h"
 #include "resolver.h"
 #include "strutil.h"
 
@@ -347,66 +348,80 @@ static const char *nodeset_name(const struct burst_config *cfg, int ns)
 	return cfg && ns >= 0 ? cfg->nodesets[ns].name : "-";
 }
 
+/* Is candidate cd of the listing shown (--provider filters the listing only)? */
+static bool shown_cand(const struct opts *o, const struct catalog *cat, const struct candidate *cd)
+{
+	return !o->provider || str_ieq(catalog_str(cat, cd->type->provider), o->provider);
+}
+
+/*
+ * With a burst.conf that has node sets, resolve takes the submission's own
+ * decision path (burst_decide_ranked, as the SPANK plugin and the agent's
+ * per-job ranking do), so that what it shows is what a job gets.
+ */
 static int cmd_resolve(const struct opts *o, int argc, char **argv)
 {
 	struct burst_config *cfg;
 	struct catalog *cat;
-	struct candset *cs;
+	struct candset *cs = NULL;
 	struct contract *c = NULL;
 	const struct cfg_contract *named = NULL;
-	struct resolution res;
+	struct resolution own_res, *resp = &own_res;
+	struct burst_decision d;
+	struct burst_ranking rk;
 	burst_err_t err;
 	const char *provs[2] = { o->provider, NULL };
-	size_t i;
-	bool by_nodeset;
+	size_t i, shown = 0;
+	bool by_nodeset, decided = false;
 
+	memset(&d, 0, sizeof(d));
+	memset(&rk, 0, sizeof(rk));
+	memset(&own_res, 0, sizeof(own_res));
 	if (argc != 1) {
 		fprintf(stderr, "%s: resolve takes one contract name or expression (quote it)\n", prog);
 		return EXIT_USAGE;
 	}
-	if (looks_like_expr(argv[0])) {
-		c = parse_or_die(argv[0]);
-		cfg = load_config(o, false);
-		if (cfg && !cfg->allow_inline)
-			fprintf(stderr, "%s: note: %s forbids inline contracts (AllowInlineContracts=no); jobs could not use this one\n",
-				prog, cfg->path);
-	} else {
-		if (!o->config) {
-			fprintf(stderr, "%s: '%s' is not an expression, so it names a contract, but no burst.conf was found (give --config FILE)\n",
-				prog, argv[0]);
-			return EXIT_USAGE;
-		}
-		cfg = load_config(o, true);
-		named = config_find_contract(cfg, argv[0]);
-		if (!named) {
-			const char *near = config_suggest_contract(cfg, argv[0]);
-			fprintf(stderr, "%s: no contract named '%s' in %s%s%s%s\n", prog, argv[0], cfg->path,
-				near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
-			config_free(cfg);
-			return EXIT_USAGE;
-		}
+	if (!looks_like_expr(argv[0]) && !o->config) {
+		fprintf(stderr, "%s: '%s' is not an expression, so it names a contract, but no burst.conf was found (give --config FILE)\n",
+			prog, argv[0]);
+		return EXIT_USAGE;
 	}
+	cfg = load_config(o, false);
 	cat = load_catalog(o, cfg);
 	by_nodeset = cfg && cfg->nnodesets && !o->whole_catalog;
 	if (by_nodeset) {
-		cs = config_candidates(cfg, cat, &err);
-		if (!cs) {
+		int rc = burst_decide_ranked(cfg, cat, NULL, argv[0],
+					     RESOLVE_WHY | (o->explain ? RESOLVE_EXPLAIN : 0), &d, &rk, &err);
+		if (rc < 0) {
 			fprintf(stderr, "%s: %s\n", prog, err.msg);
-			exit(EXIT_USAGE);
+			burst_ranking_free(&rk);
+			catalog_free(cat);
+			config_free(cfg);
+			return EXIT_USAGE;
 		}
-		if (o->provider) {
-			size_t k = 0;
-			for (i = 0; i < cs->n; i++)
-				if (str_ieq(catalog_str(cat, cs->c[i].type->provider), o->provider))
-					cs->c[k++] = cs->c[i];
-			cs->n = k;
-		}
-	} else
+		decided = rc == 0;
+		resp = &rk.res;
+		named = rk.named;
+	} else {
+		const struct contract *cc;
+		if (cfg) {
+			cc = burst_contract_of(cfg, argv[0], &named, &c, &err);
+			if (!cc) {
+				fprintf(stderr, "%s: %s\n", prog, err.msg);
+				catalog_free(cat);
+				config_free(cfg);
+				return EXIT_USAGE;
+			}
+		} else
+			cc = c = parse_or_die(argv[0]);
 		cs = candset_from_catalog(cat, o->provider ? provs : NULL);
+		resolver_run(cat, cs, cc, RESOLVE_WHY | (o->explain ? RESOLVE_EXPLAIN : 0), &own_res, &err);
+	}
 	{
-		const struct contract *cc = named ? named->c : c;
-		resolver_run(cat, cs, cc, RESOLVE_WHY | (o->explain ? RESOLVE_EXPLAIN : 0), &res, &err);
-		print_notes(&res);
+		const struct contract *cc = by_nodeset ? rk.c : named ? named->c : c;
+		const struct candset *rcs = by_nodeset ? rk.cs : cs;
+		const struct resolution *res = resp;
+		print_notes(res);
 		if (o->json) {
 			json_object *top = json_object_new_object(), *arr = json_object_new_array();
 			json_object *miss = json_object_new_array();
@@ -421,30 +436,42 @@ static int cmd_resolve(const struct opts *o, int argc, char **argv)
 			json_object_object_add(top, "spot", json_object_new_boolean(cc->spot));
 			json_object_object_add(top, "catalog_version", json_object_new_string(cat->version));
 			json_object_object_add(top, "catalog_sha256", json_object_new_string(cat->checksum));
-			for (i = 0; i < res.n && (o->limit <= 0 || i < (size_t)o->limit); i++) {
-				const struct candidate *cd = &cs->c[res.m[i].cand];
-				json_object *m = json_object_new_object();
-				json_object_object_add(m, "rank", json_object_new_int((int)i + 1));
+			for (i = 0; i < res->n && (o->limit <= 0 || shown < (size_t)o->limit); i++) {
+				const struct candidate *cd = &rcs->c[res->m[i].cand];
+				json_object *m;
+				if (!shown_cand(o, cat, cd))
+					continue;
+				m = json_object_new_object();
+				json_object_object_add(m, "rank", json_object_new_int((int)++shown));
 				json_object_object_add(m, "provider", json_object_new_string(catalog_str(cat, cd->type->provider)));
 				json_object_object_add(m, "instance_type", json_object_new_string(catalog_str(cat, cd->type->name)));
 				json_object_object_add(m, "region", cd->region >= 0 ?
 						       json_object_new_string(catalog_str(cat, cd->region)) : NULL);
 				json_object_object_add(m, "nodeset", cd->nodeset >= 0 ?
 						       json_object_new_string(nodeset_name(cfg, cd->nodeset)) : NULL);
-				json_object_object_add(m, "price_per_hour", isnan(res.m[i].price) ? NULL :
-						       json_object_new_double(res.m[i].price));
-				json_object_object_add(m, "excess", json_object_new_double(res.m[i].excess));
+				json_object_object_add(m, "price_per_hour", isnan(res->m[i].price) ? NULL :
+						       json_object_new_double(res->m[i].price));
+				json_object_object_add(m, "excess", json_object_new_double(res->m[i].excess));
 				json_object_array_add(arr, m);
 			}
 			json_object_object_add(top, "candidates", arr);
-			json_object_object_add(top, "why", res.why ? json_object_new_string(res.why) : NULL);
-			for (i = 0; i < res.nmiss; i++) {
+			json_object_object_add(top, "why", res->why ? json_object_new_string(res->why) : NULL);
+			if (decided) {
+				/* what a job with this contract gets at submission */
+				json_object *dj = json_object_new_object();
+				json_object_object_add(dj, "nodesets", json_object_new_string(d.nodesets));
+				json_object_object_add(dj, "partitions", json_object_new_string(d.partitions));
+				json_object_object_add(dj, "features", json_object_new_string(d.features));
+				json_object_object_add(dj, "first", json_object_new_string(d.first));
+				json_object_object_add(top, "decision", dj);
+			}
+			for (i = 0; i < res->nmiss; i++) {
 				char name[256];
 				json_object *m = json_object_new_object();
-				candidate_name(cat, &cs->c[res.miss[i].cand], name, sizeof(name));
+				candidate_name(cat, &rcs->c[res->miss[i].cand], name, sizeof(name));
 				json_object_object_add(m, "candidate", json_object_new_string(name));
-				json_object_object_add(m, "failed", json_object_new_int((int)res.miss[i].nfailed));
-				json_object_object_add(m, "reason", json_object_new_string(res.miss[i].reason));
+				json_object_object_add(m, "failed", json_object_new_int((int)res->miss[i].nfailed));
+				json_object_object_add(m, "reason", json_object_new_string(res->miss[i].reason));
 				json_object_array_add(miss, m);
 			}
 			if (o->explain)
@@ -464,38 +491,48 @@ static int cmd_resolve(const struct opts *o, int argc, char **argv)
 			       cc->spot ? " (spot prices)" : "",
 			       by_nodeset ? "the configured node sets" : "the whole catalog",
 			       cat->version, cat->checksum);
-			if (res.n) {
+			if (res->n) {
 				printf("\n%4s %-8s %-22s %-14s %-10s %9s %7s  %s\n", "RANK", "PROVIDER",
 				       "INSTANCE_TYPE", "REGION", "NODESET", "$/HOUR", "EXCESS", "HARDWARE");
-				for (i = 0; i < res.n && (o->limit <= 0 || i < (size_t)o->limit); i++) {
-					const struct candidate *cd = &cs->c[res.m[i].cand];
+				for (i = 0; i < res->n && (o->limit <= 0 || shown < (size_t)o->limit); i++) {
+					const struct candidate *cd = &rcs->c[res->m[i].cand];
 					char mem[32], acc[96];
+					if (!shown_cand(o, cat, cd))
+						continue;
 					fmt_size(cd->type->num[KEY_MEMORY], mem, sizeof(mem));
 					fmt_accel(cat, cd->type, acc, sizeof(acc));
-					fmt_price(res.m[i].price, buf, sizeof(buf));
-					printf("%4zu %-8s %-22s %-14s %-10s %9s %7.1f  %g vCPU, %s, %s\n", i + 1,
+					fmt_price(res->m[i].price, buf, sizeof(buf));
+					printf("%4zu %-8s %-22s %-14s %-10s %9s %7.1f  %g vCPU, %s, %s\n", ++shown,
 					       catalog_str(cat, cd->type->provider), catalog_str(cat, cd->type->name),
 					       cd->region >= 0 ? catalog_str(cat, cd->region) : "-",
-					       nodeset_name(cfg, cd->nodeset), buf, res.m[i].excess,
+					       nodeset_name(cfg, cd->nodeset), buf, res->m[i].excess,
 					       cd->type->num[KEY_VCPUS], mem, acc);
 				}
-				if (o->limit > 0 && res.n > (size_t)o->limit)
-					printf("     ... %zu more (drop --limit to see all)\n", res.n - (size_t)o->limit);
-				printf("\nchosen: %s\n", res.why);
-				if (res.n > 1)
+				{
+					size_t k, more = 0;
+					for (k = i; k < res->n; k++)
+						more += shown_cand(o, cat, &rcs->c[res->m[k].cand]);
+					if (more)
+						printf("     ... %zu more (drop --limit to see all)\n", more);
+				}
+				printf("\nchosen: %s\n", res->why);
+				if (res->n > 1)
 					printf("fallback order: the rest of the list, top to bottom\n");
+				if (decided)
+					printf("jobs with this contract go to node sets %s (partitions %s, features %s)\n",
+					       d.nodesets, d.partitions, d.features);
 			} else {
 				printf("\nno candidate satisfies the contract%s\n",
 				       o->explain ? "" : " (add --explain to see the near misses)");
 			}
 			if (o->explain) {
-				if (res.nmiss) {
-					printf("\nnear misses (failing %zu assumption%s):\n", res.miss[0].nfailed,
-					       res.miss[0].nfailed == 1 ? "" : "s");
-					for (i = 0; i < res.nmiss; i++) {
+				if (res->nmiss) {
+					printf("\nnear misses (failing %zu assumption%s):\n", res->miss[0].nfailed,
+					       res->miss[0].nfailed == 1 ? "" : "s");
+					for (i = 0; i < res->nmiss; i++) {
 						char name[256];
-						candidate_name(cat, &cs->c[res.miss[i].cand], name, sizeof(name));
-						printf("  %-40s excluded by %s\n", name, res.miss[i].reason);
+						candidate_name(cat, &rcs->c[res->miss[i].cand], name, sizeof(name));
+						printf("  %-40s excluded by %s\n", name, res->miss[i].reason);
 					}
 				} else
 					printf("\nno near misses: every other candidate fails more assumptions or none is left\n");
@@ -503,8 +540,10 @@ static int cmd_resolve(const struct opts *o, int argc, char **argv)
 		}
 	}
 	{
-		int rc = res.n ? EXIT_OK : EXIT_NOMATCH;
-		resolution_free(&res);
+		int rc = resp->n && (!o->provider || shown) ? EXIT_OK : EXIT_NOMATCH;
+		resolution_free(&own_res);
+		burst_ranking_free(&rk);
+		burst_decision_free(&d);
 		candset_free(cs);
 		contract_free(c);
 		catalog_free(cat);

@@ -52,6 +52,19 @@ first=$(awk '$1 == "1" { print $3 }' "$tmp/out")
 [ "$first" = "g5.12xlarge" ]
 ok $? "gpu4-ampere ranks g5.12xlarge first (cheapest; got $first)"
 
+# resolve takes the submission's decision path (lib/decide.c): it says where
+# jobs with the contract go, as the SPANK plugin would route them
+has "jobs with this contract go to node sets gpu4 (partitions burst-gpu, features gpu4)" out
+ok $? "resolve gpu4-ampere gives the submission's decision: node set gpu4, partition burst-gpu"
+run 0 --config "$conf" --provider gcp resolve gpu-modern
+has "jobs with this contract go to node sets gpu1,gpu4 (partitions burst-gpu, features gpu1|gpu4)" out &&
+	! awk '$1 ~ /^[0-9]+$/ && $2 != "gcp"' "$tmp/out" | grep -q .
+ok $? "--provider filters the listing, not the decision (node sets gpu1,gpu4)"
+sed 's/^AllowInlineContracts=yes/AllowInlineContracts=no/' "$conf" >"$tmp/noinline.conf"
+run 2 --config "$tmp/noinline.conf" resolve 'accelerator_count>=1'
+has "inline contracts are not allowed on this cluster (AllowInlineContracts=no in $tmp/noinline.conf); use a named one: gpu4-ampere, gpu-modern, cpu-hpc" err
+ok $? "an inline contract under AllowInlineContracts=no is refused as sbatch refuses it (exit 2)"
+
 # --- catalog show ---
 run 0 catalog show p4d.24xlarge
 ok $? "catalog show p4d.24xlarge exits 0"
