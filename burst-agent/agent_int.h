@@ -35,6 +35,7 @@ struct bnode {
 	int index;               /* global index: the node's address */
 	bool registered;         /* its slurmd was seen responding since its admission */
 	double missing_since;    /* reconciler: first round its instance was not listed (0: listed) */
+	double requested_at;     /* when the agent took Slurm's last resume request for it (0: not since start) */
 };
 
 /* Reconciler: an instance listed by a provider, and when it was first seen. */

@@ -19,6 +19,7 @@
 #include "agent_int.h"
 #include "join_verify.h"
 #include "policy.h"
+#include "slurm_compat.h"
 #include "strutil.h"
 
 /*
@@ -135,20 +136,42 @@ static char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
 	return out;
 }
 
+/* Write a reply object (one line) and free it. */
+static void send_reply(int fd, json_object *o)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+
+	if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0)
+		ERR("join: cannot answer: %s", strerror(errno));
+	json_object_put(o);
+}
+
 void reply_json(int fd, bool admit, const char *reason, json_object *record)
 {
 	json_object *o = json_object_new_object();
-	const char *s;
 
 	json_object_object_add(o, "admit", json_object_new_boolean(admit));
 	if (reason)
 		json_object_object_add(o, "reason", json_object_new_string(reason));
 	if (record)
 		json_object_object_add(o, "record", record);
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-	if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0)
-		ERR("join: cannot answer: %s", strerror(errno));
-	json_object_put(o);
+	send_reply(fd, o);
+}
+
+/*
+ * Admitted: the node's record, and on Slurm releases with the registration
+ * stall (slurm_compat.h) the first whole second its slurmd may start in,
+ * the one after the resume request's.
+ */
+static void reply_admit(int fd, json_object *record, double requested)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "admit", json_object_new_boolean(true));
+	json_object_object_add(o, "record", record);
+	if (BURST_SLURMD_SAME_SECOND_STALL && requested > 0)
+		json_object_object_add(o, "slurmd_not_before", json_object_new_int64((int64_t)requested + 1));
+	send_reply(fd, o);
 }
 
 static void reply_retry(int fd)
@@ -178,6 +201,7 @@ void handle_join(int fd, const char *buf, size_t got)
 	struct join_expect held;
 	struct join_result res;
 	bool known = false;
+	double launched, requested;
 
 	memset(&r, 0, sizeof(r));
 	memset(&rep, 0, sizeof(rep));
@@ -274,6 +298,12 @@ void handle_join(int fd, const char *buf, size_t got)
 		reply_json(fd, false, bad, NULL);
 		goto out;
 	}
+	{
+		/* the launch was recorded at or after Slurm's resume request */
+		const struct bnode *bn = node_find(node);
+		launched = r.since;
+		requested = bn && bn->requested_at > 0 && bn->requested_at <= launched ? bn->requested_at : launched;
+	}
 	if (transition(node, NS_BOOTING, &r, NS_ADMITTED, digest) != 1) {
 		reply_json(fd, false, "state changed", NULL);
 		goto out;
@@ -296,7 +326,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
 		json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
 		json_object_object_add(rec, "CLOUD_PROVENANCE_ID", json_object_new_string(digest));
-		reply_json(fd, true, NULL, rec);
+		reply_admit(fd, rec, requested);
 	}
 out:
 	free(payload);

@@ -86,13 +86,17 @@ static void take_request(const char *file)
 		const char *node = hl.names[i];
 		struct node_rec r;
 
-		if (!node_find(node)) {
+		struct bnode *bn = node_find(node);
+
+		if (!bn) {
 			ERR("%s: %s for a node of no node set (ignored; check burst.conf and slurm.conf)", node, op);
 			continue;
 		}
 		if (state_node_get(A.db, node, &r, &err) != 1)
 			continue;
 		if (!strcmp(op, "resume")) {
+			/* at or after the power-save scan that asked for it */
+			bn->requested_at = now();
 			if (r.state == NS_POWERED_DOWN) {
 				r.cooldown_until = 0;
 				r.job = job_of(req, node);

@@ -56,4 +56,17 @@
  */
 #define BURST_SLURM_SCRIPTD_POWER_SAVE BURST_SLURM_AT_LEAST(23, 2)
 
+/*
+ * The registration stall of 22.05 (fixed in 23.11.1): `slurmd -b` reports
+ * its uptime in whole seconds that tick at the host's boot-time phase, and
+ * slurmctld ignores the registration of a POWERING_UP node whose
+ * boot_time = now - uptime falls before the whole second in which the
+ * power-save scan asked for the node (node_mgr.c waiting_for_node_boot).
+ * slurmd got a success reply, so it never registers again: the node waits
+ * for ResumeTimeout. A slurmd started in a later whole second than the
+ * resume request cannot stall, so on these releases the agent tells a node
+ * the first second its slurmd may start in.
+ */
+#define BURST_SLURMD_SAME_SECOND_STALL (SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 11, 1))
+
 #endif

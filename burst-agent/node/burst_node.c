@@ -239,6 +239,41 @@ static json_object *send_report(const char *agent, const char *node, const char 
 	return rep;
 }
 
+/*
+ * On Slurm releases whose slurmctld can miss a registration made in the
+ * same whole second as the node's resume request (the agent's reply says
+ * so, with "slurmd_not_before": an epoch second), slurmd is started only
+ * from that second on. A clock far ahead of the agent's does not hold the
+ * node longer than SLURMD_WAIT_MAX_S.
+ */
+#define SLURMD_WAIT_MAX_S 2
+static void wait_for_second(const char *node, json_object *rep)
+{
+	json_object *v;
+	struct timespec now, until;
+	int64_t nb;
+
+	if (!json_object_object_get_ex(rep, "slurmd_not_before", &v)) {
+		fprintf(stderr, "burst-node: %s: slurmd starts now\n", node);
+		return;
+	}
+	nb = json_object_get_int64(v);
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(stderr, "burst-node: %s: slurmd starts at second %lld or later (now %lld.%03ld): the resume request's second is over\n",
+		node, (long long)nb, (long long)now.tv_sec, now.tv_nsec / 1000000);
+	if (nb <= now.tv_sec)
+		return;
+	if (nb - now.tv_sec > SLURMD_WAIT_MAX_S) {
+		fprintf(stderr, "burst-node: %s: the agent asks to start slurmd at %lld, %lld s from now by this clock: waiting %d s only (is the clock of this node or of the agent's host wrong?)\n",
+			node, (long long)nb, (long long)(nb - now.tv_sec), SLURMD_WAIT_MAX_S);
+		nb = now.tv_sec + SLURMD_WAIT_MAX_S;
+	}
+	until.tv_sec = (time_t)nb;
+	until.tv_nsec = 0;
+	while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, NULL) == EINTR)
+		;
+}
+
 static int join(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -361,6 +396,7 @@ static int join(int argc, char **argv)
 		if (fclose(f) != 0)
 			return 1;
 	}
+	wait_for_second(node, rep);
 	json_object_put(rep);
 	setenv("BURST_ADMISSION", record, 1);
 	execvp(argv[optind], argv + optind);

@@ -46,6 +46,22 @@ grep -q '^CLOUD_PROVIDER=local$' "$LAB/job.out" && grep -q '^CLOUD_INSTANCE_TYPE
 ok $? "... and CLOUD_PROVIDER, CLOUD_INSTANCE_TYPE, CLOUD_INSTANCE_ID" "$LAB/job.out"
 [ "$(tail -1 "$LAB/job.out")" = 0 ]; ok $? "the node has a private /tmp" "$LAB/job.out"
 grep -q 'booting -> admitted' "$LAB/log/agent.log"; ok $? "the node was admitted before slurmd started" "$LAB/log/agent.log"
+# Slurm before 23.11.1 misses a registration from a slurmd started in the
+# second of the resume request (lib/slurm_compat.h): such a slurmd waits
+# for the next second; later releases start it at once
+nlog="$LAB/burst/nodes/$node/node.log"
+# the spool file's name starts with the time burst-resume ran, in or after
+# the second of slurmctld's power-save scan
+req=$(sed -n "s/.* $node: powered_down -> requested: 0*\([0-9]*\)\.[0-9]*-.*/\1/p" "$LAB/log/agent.log" | head -1)
+nb=$(sed -n "s/^burst-node: $node: slurmd starts at second \([0-9]*\) or later.*/\1/p" "$nlog" | head -1)
+case "$(slurmctld -V | sed 's/^[^0-9]*//')" in
+22.*|23.0*|23.11.0)
+	[ -n "$req" ] && [ -n "$nb" ] && [ "$nb" -gt "$req" ]
+	ok $? "slurmd starts after the second of the resume request ($req < $nb)" "$nlog" "$LAB/log/agent.log" ;;
+*)
+	grep -q "^burst-node: $node: slurmd starts now$" "$nlog"
+	ok $? "slurmd starts as soon as the node is admitted" "$nlog" ;;
+esac
 grep -Eq ': report of instance [^ ]+: provenance [0-9.]+ s, no acceptance tests, [0-9]+ bytes$' "$LAB/log/agent.log" &&
 	! grep -q 'acceptance -1' "$LAB/log/agent.log"
 ok $? "without acceptance.conf the agent logs that no acceptance test ran (not a negative time)" "$LAB/log/agent.log"
