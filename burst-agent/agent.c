@@ -2,7 +2,7 @@
  * burst-agent - provisions the nodes of burst node sets.
  *
  * One thread, one poll loop. Requests come from the power-save programs'
- * durable spool (poked over the UNIX socket); each node's life (DESIGN §7)
+ * durable spool (poked over the UNIX socket); each node's life (doc/design.md §7)
  * is in SQLite, every transition written before the action it leads to;
  * instances come from a provider driver (this slice: local, an instance is
  * a set of namespaces on this host); nodes report on the join port and
@@ -408,6 +408,7 @@ static void tick(void)
 	release_refused_jobs();
 	reconcile();
 	lost_jobs_go_on();
+	ended_check();
 	/* only those booting longer than BootTimeout */
 	names = state_nodes_due(A.db, NS_BOOTING, STATE_SINCE, now() - A.cfg->boot_timeout, &err);
 	for (i = 0; names && names[i]; i++) {
@@ -416,7 +417,7 @@ static void tick(void)
 			char why[300];
 			snprintf(why, sizeof(why), "instance %s did not join within BootTimeout=%d s",
 				 r.instance ? r.instance : "?", A.cfg->boot_timeout);
-			fail_node(names[i], NS_BOOTING, &r, NS_TERMINATING, why);
+			boot_failed(names[i], NS_BOOTING, &r, NS_TERMINATING, why);
 		}
 		state_node_clear(&r);
 	}

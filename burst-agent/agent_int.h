@@ -146,6 +146,12 @@ int slurm_settings(void);
 void slurm_node(const char *name, const char *addr, uint32_t state, const char *reason);
 bool slurm_job_begin_now(uint32_t job);
 void registration_check(void);
+
+/* agent_boot.c: instances that fail to boot */
+void boot_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
+		 const char *why);
+void slurmd_failed(const char *node, struct node_rec *r, const char *why);
+void ended_check(void);
 void release_refused_jobs(void);
 size_t jobs_on(const char *node, uint32_t **ids);
 

@@ -198,7 +198,8 @@ void launch_requested(void)
 				ci = next_candidate((int)nsi, tried, sizeof(tried));
 				picked = true;
 			}
-			if (state_node_get(A.db, names[i], &r, &err) != 1) {
+			if (state_node_get(A.db, names[i], &r, &err) != 1 || r.retry_at > now()) {
+				/* (a relaunch waits for its backoff: agent_boot.c) */
 				state_node_clear(&r);
 				continue;
 			}

@@ -1,5 +1,5 @@
 /*
- * burst-agent: node life. Each node's transitions (DESIGN §7) written to
+ * burst-agent: node life. Each node's transitions (doc/design.md §7) written to
  * SQLite before the action they lead to, batched in one transaction where
  * many go together, and the failure path.
  */

@@ -85,7 +85,9 @@ void slurm_node(const char *name, const char *addr, uint32_t state, const char *
  * RegisterTimeout is launched again, as a new instance, while Slurm still
  * waits for it (its ResumeTimeout is longer): rarely, a slurmd started
  * right after its node was resumed is never taken in by slurmctld 22.05,
- * and the job would wait for ResumeTimeout and then be requeued.
+ * and the job would wait for ResumeTimeout and then be requeued. A node
+ * whose slurmd never comes up is launched again a few times, each after a
+ * longer wait, and then goes DOWN (slurmd_failed, agent_boot.c).
  */
 void registration_check(void)
 {
@@ -113,14 +115,17 @@ void registration_check(void)
 			continue;
 		}
 		st = m->node_array[0].node_state;
-		if (!(st & (NODE_STATE_POWERING_UP | NODE_STATE_NO_RESPOND | NODE_STATE_POWERED_DOWN)))
+		if (!(st & (NODE_STATE_POWERING_UP | NODE_STATE_NO_RESPOND | NODE_STATE_POWERED_DOWN))) {
 			ni->registered = true;
-		else if (st & NODE_STATE_POWERING_UP) {
+			if (r.failures) {
+				r.failures = 0;
+				transition(names[i], NS_ADMITTED, &r, NS_ADMITTED, "slurmd registered");
+			}
+		} else if (st & NODE_STATE_POWERING_UP) {
 			char why[300];
-			snprintf(why, sizeof(why), "slurmd of %s did not register within %d s: launching it again",
+			snprintf(why, sizeof(why), "slurmd of %s did not register within %d s",
 				 r.instance ? r.instance : "?", REGISTER_TIMEOUT_S);
-			r.want_resume = true;
-			transition(names[i], NS_ADMITTED, &r, NS_TERMINATING, why);
+			slurmd_failed(names[i], &r, why);
 		}
 		slurm_free_node_info_msg(m);
 		state_node_clear(&r);

@@ -99,6 +99,8 @@ static void take_request(const char *file)
 			bn->requested_at = now();
 			if (r.state == NS_POWERED_DOWN) {
 				r.cooldown_until = 0;
+				r.retry_at = 0;
+				r.failures = 0;
 				r.job = job_of(req, node);
 				transition(node, NS_POWERED_DOWN, &r, NS_REQUESTED, file);
 			} else if (r.state == NS_TERMINATING || r.state == NS_REJECTED) {

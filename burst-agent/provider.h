@@ -103,6 +103,16 @@ struct provider_ops {
 	 * with prov_list_free. 0, or -1 with err and its class (the listing is
 	 * incomplete: the reconciler decides nothing for this provider). */
 	int (*list)(struct provider *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err);
+	/* The end of the instance's console (what its boot printed): at most
+	 * len - 1 bytes, NUL-terminated ("" when it printed nothing yet); where
+	 * gets how an admin reads all of it (a file, a command). 0, or -1 with
+	 * err and its class. */
+	int (*console)(struct provider *p, const char *node, const char *instance, char *buf, size_t len,
+		       char *where, size_t wlen, enum prov_class *cls, burst_err_t *err);
+	/* Has the instance ended on its own (its boot or its slurmd failed, as
+	 * a machine that powers off)? 1 yes, 0 no, -1 cannot tell. NULL when
+	 * the driver cannot know; BootTimeout then catches such an instance. */
+	int (*ended)(struct provider *p, const char *node, const char *instance);
 	void (*fini)(struct provider *p);
 };
 

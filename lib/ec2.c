@@ -1152,6 +1152,61 @@ enum ec2_class ec2_terminate_instances(struct ec2_client *c, const char *const *
 	return cls;
 }
 
+enum ec2_class ec2_console_output(struct ec2_client *c, const char *id, char **out, burst_err_t *err)
+{
+	struct strbuf b;
+	char ctx[160], *b64, *w, *r;
+	xmlDoc *doc = NULL;
+	enum ec2_class cls;
+
+	*out = NULL;
+	snprintf(ctx, sizeof(ctx), " %.140s", id);
+	begin(&b, "GetConsoleOutput");
+	paramf(&b, id, "InstanceId");
+	paramf(&b, "true", "Latest");
+	cls = call(c, "GetConsoleOutput", ctx, b.s, &doc, err);
+	sb_free(&b);
+	if (cls != EC2_OK) {
+		if (doc)
+			xmlFreeDoc(doc);
+		return cls;
+	}
+	b64 = child_text(xmlDocGetRootElement(doc), "output");
+	xmlFreeDoc(doc);
+	if (!b64 || !*b64) {
+		/* no output yet: the console is empty */
+		free(b64);
+		*out = xstrdup("");
+		return EC2_OK;
+	}
+	/* base64 without the line breaks EC2 may put in it */
+	for (w = r = b64; *r; r++)
+		if (*r != '\n' && *r != '\r' && *r != ' ' && *r != '\t')
+			*w++ = *r;
+	*w = '\0';
+	{
+		size_t len = strlen(b64);
+		unsigned char *dec = xmalloc(len / 4 * 3 + 4);
+		int n = len % 4 ? -1 : EVP_DecodeBlock(dec, (const unsigned char *)b64, (int)len);
+
+		if (n < 0) {
+			free(dec);
+			free(b64);
+			burst_err_set(err, "ec2 GetConsoleOutput%s: the output is not base64", ctx);
+			return EC2_PERMANENT;
+		}
+		/* EVP_DecodeBlock counts the padding as bytes */
+		if (len >= 1 && b64[len - 1] == '=')
+			n--;
+		if (len >= 2 && b64[len - 2] == '=')
+			n--;
+		dec[n] = '\0';
+		*out = (char *)dec;
+	}
+	free(b64);
+	return EC2_OK;
+}
+
 enum ec2_class ec2_create_tags(struct ec2_client *c, const char *const *ids, size_t n,
 			       const struct ec2_tag *tags, size_t ntags, burst_err_t *err)
 {

@@ -185,6 +185,12 @@ enum ec2_class ec2_describe_instances(struct ec2_client *c, const struct ec2_des
 enum ec2_class ec2_terminate_instances(struct ec2_client *c, const char *const *ids, size_t n,
 				       burst_err_t *err);
 
+/*
+ * GetConsoleOutput (Latest=true) of one instance: *out gets its console text,
+ * decoded (caller frees; "" when there is none yet).
+ */
+enum ec2_class ec2_console_output(struct ec2_client *c, const char *id, char **out, burst_err_t *err);
+
 enum ec2_class ec2_create_tags(struct ec2_client *c, const char *const *ids, size_t n,
 			       const struct ec2_tag *tags, size_t ntags, burst_err_t *err);
 

@@ -34,7 +34,10 @@ struct node_rec {
 	char *provider;          /* the configured provider of this attempt's instance */
 	char *instance_type;
 	char *region;            /* may be NULL (local) */
-	double retry_at;         /* launching: when to try the launch again (throttled, transient) */
+	double retry_at;         /* launching: when to try the launch again (throttled, transient);
+				  * requested: not launched before (relaunch backoff) */
+	int failures;            /* instances in a row whose slurmd never registered: bounds
+				  * the relaunches (0 again once one registers) */
 };
 
 /*

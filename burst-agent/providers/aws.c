@@ -814,6 +814,45 @@ static int aws_exists(struct provider *p, const char *node, const char *instance
 	return res;
 }
 
+/* GetConsoleOutput, in the region that knows the instance; its last len - 1 bytes. */
+static int aws_console(struct provider *p, const char *node, const char *instance, char *buf, size_t len,
+		       char *where, size_t wlen, enum prov_class *cls, burst_err_t *err)
+{
+	enum ec2_class ec = EC2_NOT_FOUND;
+	char *text = NULL;
+	size_t i;
+
+	(void)node;
+	*cls = PROV_OK;
+	buf[0] = '\0';
+	snprintf(where, wlen, "aws ec2 get-console-output --latest --instance-id %s", instance ? instance : "?");
+	if (!instance || !*instance)
+		return 0;
+	if (all_clients(p, cls, err) < 0)
+		return -1;
+	for (i = 0; i < p->nrc; i++) {
+		ec = ec2_console_output(p->rc[i].c, instance, &text, err);
+		if (ec != EC2_NOT_FOUND)
+			break;
+	}
+	if (ec != EC2_OK) {
+		*cls = prov_of_ec2(ec);
+		return -1;
+	}
+	if (i < p->nrc && p->rc[i].region)
+		snprintf(where, wlen, "aws ec2 get-console-output --latest --region %s --instance-id %s",
+			 p->rc[i].region, instance);
+	{
+		size_t n = strlen(text);
+		const char *from = n > len - 1 ? text + n - (len - 1) : text;
+		if (from != text && strchr(from, '\n'))
+			from = strchr(from, '\n') + 1;
+		snprintf(buf, len, "%s", from);
+	}
+	free(text);
+	return 0;
+}
+
 /* An EC2 launch time (2026-11-23T17:42:45.000Z) in seconds since the epoch; 0 if unreadable. */
 static double launch_seconds(const char *t)
 {
@@ -935,5 +974,6 @@ const struct provider_ops provider_aws = {
 	.terminate = aws_terminate,
 	.exists = aws_exists,
 	.list = aws_list,
+	.console = aws_console,
 	.fini = aws_fini,
 };

@@ -5,9 +5,17 @@
  * join and then that node's slurmd. The namespaces are made by the
  * burst-local-instance script beside it. Its one instance type, local.host,
  * describes this machine (config_apply_catalog).
+ *
+ * An instance sees this host's files except /tmp, so it gets its software
+ * the way a cloud instance gets it from its image, not from wherever the
+ * agent was started: the agent copies burst-node and the data it reads into
+ * StateDir/local-image at its first launch, and every instance runs that copy
+ * (slurmd is the host's, from its PATH). StateDir itself must not be under
+ * /tmp (each instance writes its admission record there).
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +24,7 @@
 #include <unistd.h>
 
 #include "../provider.h"
+#include "confwords.h"
 #include "proc.h"
 #include "strutil.h"
 
@@ -24,12 +33,87 @@ struct provider {
 	char *bridge;
 	char *nodes_dir;
 	char script[PATH_MAX];
-	const char *node_bin;
+	char *node_bin;          /* the image's burst-node */
+	char *pci_table;         /* the image's accelerator table */
+	char *state_dir;
 };
 
 static void netns_name(const struct provider *p, const char *node, char *buf, size_t len)
 {
 	snprintf(buf, len, "burst-%s-%s", p->cluster, node);
+}
+
+/* Is path /tmp or under it, as given or once its links are resolved? */
+static bool under_tmp(const char *path)
+{
+	char real[PATH_MAX];
+
+	if (!strcmp(path, "/tmp") || !strncmp(path, "/tmp/", 5))
+		return true;
+	if (!realpath(path, real))
+		return false;
+	return !strcmp(real, "/tmp") || !strncmp(real, "/tmp/", 5);
+}
+
+/* Copy src to dst (mode 0755 or 0644) through a temporary name, so that a
+ * running instance keeps the file it started with. */
+static int copy_file(const char *src, const char *dst, mode_t mode, burst_err_t *err)
+{
+	char tmp[PATH_MAX + 16], buf[65536];
+	int in, out;
+	ssize_t n;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", dst);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return burst_err_set(err, "cannot read %s: %s", src, strerror(errno)), -1;
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (out < 0) {
+		burst_err_set(err, "cannot write %s: %s", tmp, strerror(errno));
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	if (n < 0 || fchmod(out, mode) < 0 || close(out) < 0) {
+		burst_err_set(err, "cannot copy %s to %s: %s", src, tmp, strerror(errno));
+		close(in);
+		unlink(tmp);
+		return -1;
+	}
+	close(in);
+	if (rename(tmp, dst) < 0) {
+		burst_err_set(err, "cannot rename %s to %s: %s", tmp, dst, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* StateDir/local-image: burst-node and its accelerator table. */
+static int make_image(struct provider *p, const char *state_dir, burst_err_t *err)
+{
+	const char *bin = getenv("BURST_NODE") ? getenv("BURST_NODE") : BURST_LIBEXECDIR "/burst-node";
+	char table_buf[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 64];
+	const char *table = share_default_path(NULL, "BURST_PCI_TABLE", "pci/accelerators.csv",
+					       table_buf, sizeof(table_buf));
+
+	snprintf(dir, sizeof(dir), "%s/local-image", state_dir);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return burst_err_set(err, "cannot create %s: %s", dir, strerror(errno)), -1;
+	snprintf(path, sizeof(path), "%s/burst-node", dir);
+	if (copy_file(bin, path, 0755, err) < 0)
+		return -1;
+	free(p->node_bin);
+	p->node_bin = xstrdup(path);
+	snprintf(path, sizeof(path), "%s/accelerators.csv", dir);
+	if (copy_file(table, path, 0644, err) < 0)
+		return -1;
+	p->pci_table = xstrdup(path);
+	return 0;
 }
 
 static struct provider *local_init(const struct cfg_provider *cfg, const struct burst_config *all,
@@ -44,13 +128,18 @@ static struct provider *local_init(const struct cfg_provider *cfg, const struct 
 			      cfg->where.file, cfg->where.line, cfg->name);
 		return NULL;
 	}
+	if (under_tmp(all->state_dir)) {
+		burst_err_set(err, "%s:%d: Provider=%s (local): StateDir=%s is under /tmp, which the local provider's instances do not see (each has a private /tmp): choose a StateDir elsewhere (e.g. /var/lib/slurm-burst)",
+			      cfg->where.file, cfg->where.line, cfg->name, all->state_dir);
+		return NULL;
+	}
 	p = xcalloc(1, sizeof(*p));
 	p->cluster = xstrdup(all->cluster_name);
 	p->bridge = xstrdup(cfg->bridge);
 	snprintf(dir, sizeof(dir), "%s/nodes", all->state_dir);
 	p->nodes_dir = xstrdup(dir);
 	snprintf(p->script, sizeof(p->script), "%s/burst-local-instance", libexec);
-	p->node_bin = getenv("BURST_NODE") ? getenv("BURST_NODE") : BURST_LIBEXECDIR "/burst-node";
+	p->state_dir = xstrdup(all->state_dir);
 	mkdir(p->nodes_dir, 0755);
 	return p;
 }
@@ -77,6 +166,18 @@ static void instance_record(const char *dir, const char *id)
 static size_t local_launch(struct provider *p, struct prov_batch *b)
 {
 	size_t i, launched = 0;
+	burst_err_t ierr;
+
+	/* the image, made at the first launch (StateDir exists by then) */
+	if (!p->pci_table && make_image(p, p->state_dir, &ierr) < 0) {
+		for (i = 0; i < b->n; i++) {
+			b->nodes[i].cls = PROV_PERMANENT;
+			b->nodes[i].instance[0] = '\0';
+			snprintf(b->nodes[i].error, sizeof(b->nodes[i].error), "the local instances' image: %.480s",
+				 ierr.msg);
+		}
+		return 0;
+	}
 
 	for (i = 0; i < b->n; i++) {
 		struct prov_node *pn = &b->nodes[i];
@@ -109,9 +210,10 @@ static size_t local_launch(struct provider *p, struct prov_batch *b)
 #undef ARG
 			/* the token in the environment (root's alone to read in
 			 * /proc), not on a command line every user sees in ps */
-			char tokenv[300];
-			char *env[] = { tokenv, NULL };
+			char tokenv[300], tablev[PATH_MAX + 32];
+			char *env[] = { tokenv, tablev, NULL };
 			snprintf(tokenv, sizeof(tokenv), "BURST_JOIN_TOKEN=%s", pn->token ? pn->token : "");
+			snprintf(tablev, sizeof(tablev), "BURST_PCI_TABLE=%s", p->pci_table);
 			rc = proc_run_env(argv, env, out, sizeof(out), pn->error, sizeof(pn->error));
 		}
 		if (rc == 0 || rc == 3) {
@@ -225,6 +327,54 @@ static int local_list(struct provider *p, struct prov_list *out, enum prov_class
 	return 0;
 }
 
+/* NODEDIR/node.log, the instance's console: its last len - 1 bytes, from a line start. */
+static int local_console(struct provider *p, const char *node, const char *instance, char *buf, size_t len,
+			 char *where, size_t wlen, enum prov_class *cls, burst_err_t *err)
+{
+	char path[PATH_MAX + 256];
+	struct stat sb;
+	size_t n;
+	FILE *f;
+
+	(void)instance;
+	*cls = PROV_OK;
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%s/node.log", p->nodes_dir, node);
+	snprintf(where, wlen, "%s", path);
+	f = fopen(path, "r");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0;
+		*cls = PROV_TRANSIENT;
+		burst_err_set(err, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &sb) == 0 && (size_t)sb.st_size > len - 1)
+		fseek(f, sb.st_size - (off_t)(len - 1), SEEK_SET);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	if (fstat(fileno(f), &sb) == 0 && (size_t)sb.st_size > len - 1) {
+		/* from the first whole line */
+		char *nl = strchr(buf, '\n');
+		if (nl)
+			memmove(buf, nl + 1, strlen(nl + 1) + 1);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* NODEDIR/exited: the instance's command has ended (burst-local-instance). */
+static int local_ended(struct provider *p, const char *node, const char *instance)
+{
+	char path[PATH_MAX + 256];
+
+	(void)instance;
+	snprintf(path, sizeof(path), "%s/%s/exited", p->nodes_dir, node);
+	if (access(path, F_OK) == 0)
+		return 1;
+	return errno == ENOENT ? 0 : -1;
+}
+
 static void local_fini(struct provider *p)
 {
 	if (!p)
@@ -232,6 +382,9 @@ static void local_fini(struct provider *p)
 	free(p->cluster);
 	free(p->bridge);
 	free(p->nodes_dir);
+	free(p->node_bin);
+	free(p->pci_table);
+	free(p->state_dir);
 	free(p);
 }
 
@@ -242,5 +395,7 @@ const struct provider_ops provider_local = {
 	.terminate = local_terminate,
 	.exists = local_exists,
 	.list = local_list,
+	.console = local_console,
+	.ended = local_ended,
 	.fini = local_fini,
 };
