@@ -12,32 +12,9 @@
 
 #include "agent_int.h"
 #include "hostlist.h"
+#include "resume_file.h"
 #include "spool.h"
 #include "strutil.h"
-
-/* The job that asked for node, from a resume request's "jobs" list; 0 if none. */
-static long job_of(json_object *req, const char *node)
-{
-	json_object *jobs, *j, *id, *nodes;
-	struct hostlist hl = { NULL, 0, 0 };
-	burst_err_t err;
-	size_t i, k;
-	long found = 0;
-
-	if (!json_object_object_get_ex(req, "jobs", &jobs) || !json_object_is_type(jobs, json_type_array))
-		return 0;
-	for (i = 0; !found && i < json_object_array_length(jobs); i++) {
-		j = json_object_array_get_idx(jobs, i);
-		if (!json_object_object_get_ex(j, "job_id", &id) || !json_object_object_get_ex(j, "nodes", &nodes) ||
-		    hostlist_expand(json_object_get_string(nodes), &hl, 1 << 20, &err) < 0)
-			continue;
-		for (k = 0; k < hl.n; k++)
-			if (!strcmp(hl.names[k], node))
-				found = (long)json_object_get_int64(id);
-		hostlist_free(&hl);
-	}
-	return found;
-}
 
 static void take_request(const char *file)
 {
@@ -99,9 +76,12 @@ static void take_request(const char *file)
 			bn->requested_at = now();
 			if (r.state == NS_POWERED_DOWN) {
 				r.cooldown_until = 0;
+				json_object *jobs = NULL;
 				r.retry_at = 0;
 				r.failures = 0;
-				r.job = job_of(req, node);
+				json_object_object_get_ex(req, "jobs", &jobs);
+				/* the job it is for (0: none, an admin's scontrol power up) */
+				r.job = resume_job_of(jobs, node);
 				transition(node, NS_POWERED_DOWN, &r, NS_REQUESTED, file);
 			} else if (r.state == NS_TERMINATING || r.state == NS_REJECTED) {
 				/* launched again once the old instance is gone */

@@ -30,6 +30,7 @@
 #include "config.h"
 #include "hostlist.h"
 #include "proc.h"
+#include "resume_file.h"
 #include "spool.h"
 #include "strutil.h"
 
@@ -42,27 +43,28 @@
 #define POKE_TIMEOUT_MS 200
 
 /*
- * SLURM_RESUME_FILE: {"jobs":[{"job_id":3,"nodes":"burst-1"}],"all_nodes":"burst-1"}
- * in 22.05; 23.02 calls them nodes_resume / all_nodes_resume and adds more.
- * It is a memfd that vanishes when we exit: read it first. Returns the
- * parsed object (caller puts it) or NULL, with a warning, if unusable.
+ * The jobs of SLURM_RESUME_FILE, normalized (lib/resume_file.h: 22.05's
+ * format and that of 23.02 on): [{"job_id":N,"nodes":"..."}]. It is a
+ * memfd that vanishes when we exit: read it first. An unusable file gives
+ * no jobs, with a warning (the nodes are still resumed).
  */
 static json_object *read_resume_file(void)
 {
 	const char *path = getenv("SLURM_RESUME_FILE");
-	json_object *obj;
+	json_object *jobs;
+	burst_err_t err;
 	char *buf;
 	size_t n = 0;
 	ssize_t r;
 	int fd;
 
 	if (!path || !*path)
-		return NULL;
+		return json_object_new_array();
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, PROG ": warning: cannot read SLURM_RESUME_FILE %s: %s (the nodes are resumed without job details)\n",
 			path, strerror(errno));
-		return NULL;
+		return json_object_new_array();
 	}
 	buf = xmalloc(MAX_RESUME_FILE + 1);
 	while (n < MAX_RESUME_FILE && (r = read(fd, buf + n, MAX_RESUME_FILE - n)) != 0) {
@@ -75,40 +77,14 @@ static json_object *read_resume_file(void)
 	}
 	close(fd);
 	buf[n] = '\0';
-	obj = json_tokener_parse(buf);
-	if (!obj || !json_object_is_type(obj, json_type_object)) {
-		fprintf(stderr, PROG ": warning: SLURM_RESUME_FILE %s is not a JSON object (the nodes are resumed without job details)\n",
-			path);
-		json_object_put(obj);
-		obj = NULL;
+	jobs = resume_file_jobs(buf, &err);
+	if (!jobs) {
+		fprintf(stderr, PROG ": warning: SLURM_RESUME_FILE %s: %s (the nodes are resumed without job details)\n",
+			path, err.msg);
+		jobs = json_object_new_array();
 	}
 	free(buf);
-	return obj;
-}
-
-/* The jobs of the resume file, normalized: [{"job_id":N,"nodes":"..."}]. */
-static json_object *resume_jobs(json_object *rf)
-{
-	json_object *jobs, *out = json_object_new_array();
-	size_t i;
-
-	if (!rf || !json_object_object_get_ex(rf, "jobs", &jobs) ||
-	    !json_object_is_type(jobs, json_type_array))
-		return out;
-	for (i = 0; i < json_object_array_length(jobs); i++) {
-		json_object *j = json_object_array_get_idx(jobs, i), *id, *nodes, *o;
-		if (!json_object_object_get_ex(j, "job_id", &id))
-			continue;
-		/* 22.05: "nodes"; 23.02: "nodes_resume" (and "nodes_alloc") */
-		if (!json_object_object_get_ex(j, "nodes_resume", &nodes) &&
-		    !json_object_object_get_ex(j, "nodes", &nodes))
-			continue;
-		o = json_object_new_object();
-		json_object_object_add(o, "job_id", json_object_new_int64(json_object_get_int64(id)));
-		json_object_object_add(o, "nodes", json_object_new_string(json_object_get_string(nodes)));
-		json_object_array_add(out, o);
-	}
-	return out;
+	return jobs;
 }
 
 /* Tell a running agent to look at its spool now; harmless if it is down. */
@@ -191,7 +167,7 @@ int main(int argc, char **argv)
 	if (getenv("SLURM_JOB_ID"))
 		json_object_object_add(req, "slurm_job_id", json_object_new_string(getenv("SLURM_JOB_ID")));
 	if (!strcmp(BURST_ROLE, "resume"))
-		json_object_object_add(req, "jobs", resume_jobs(rf));
+		json_object_object_add(req, "jobs", json_object_get(rf));
 
 	if (spool_write(spooldir, BURST_ROLE, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN),
 			name, sizeof(name), &err) < 0) {
