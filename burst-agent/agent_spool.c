@@ -16,6 +16,25 @@
 #include "spool.h"
 #include "strutil.h"
 
+/*
+ * What the power-save program said while it made the request (since Slurm
+ * 23.02 its own output reaches slurmctld's log only with DebugFlags=Script):
+ * into the agent's log, escaped, as the program's word.
+ */
+static void log_diagnostics(const char *file, const char *op, json_object *req)
+{
+	json_object *d;
+	size_t i;
+
+	if (!json_object_object_get_ex(req, "diagnostics", &d) || !json_object_is_type(d, json_type_array))
+		return;
+	for (i = 0; i < json_object_array_length(d) && i < 16; i++) {
+		char *e = str_escape_ctl(json_object_get_string(json_object_array_get_idx(d, i)));
+		logmsg("warning", "spool: %s: burst-%s said: %s", file, op, e);
+		free(e);
+	}
+}
+
 static void take_request(const char *file)
 {
 	char path[PATH_MAX * 2];
@@ -56,6 +75,7 @@ static void take_request(const char *file)
 		return;
 	}
 	op = json_object_get_string(jop);
+	log_diagnostics(file, op, req);
 	t0 = mono();
 	/* the request's transitions and its being taken, in one commit */
 	batch_begin();

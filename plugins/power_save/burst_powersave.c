@@ -8,7 +8,13 @@
  * each one: reopens 0-2 on /dev/null, reads its input, writes the request
  * durably into the agent's spool (lib/spool.h), pokes the agent's socket if
  * the agent is up, and exits: nothing blocks slurmctld, nothing is lost
- * when the agent is down. Messages go to stderr, which slurmctld logs.
+ * when the agent is down. Nothing is left running: since 23.02 slurmscriptd
+ * kills the program's process group once it exits.
+ *
+ * Messages go to stderr, which slurmctld logs (since 23.02 only with
+ * DebugFlags=Script), and to syslog (daemon facility); the warnings of a
+ * request that is spooled also travel in it ("diagnostics"), and the agent
+ * logs them when it takes the request.
  *
  * Built three times with BURST_ROLE = "resume", "suspend", "resume-fail".
  */
@@ -18,10 +24,12 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +49,28 @@
 #define PROG "burst-" BURST_ROLE
 #define MAX_RESUME_FILE (16 << 20)
 #define POKE_TIMEOUT_MS 200
+
+/* what the request carries to the agent's log (NULL: nothing spooled yet) */
+static json_object *diagnostics;
+
+/*
+ * A message: to stderr (Slurm's script log), syslog and, for a warning of a
+ * request that is spooled, the agent's log. fmt has no PROG prefix and no
+ * newline.
+ */
+static void __attribute__((format(printf, 2, 3))) diag(int prio, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, PROG ": %s\n", msg);
+	syslog(prio, "%s", msg);
+	if (diagnostics)
+		json_object_array_add(diagnostics, json_object_new_string(msg));
+}
 
 /*
  * The jobs of SLURM_RESUME_FILE, normalized (lib/resume_file.h: 22.05's
@@ -62,8 +92,8 @@ static json_object *read_resume_file(void)
 		return json_object_new_array();
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, PROG ": warning: cannot read SLURM_RESUME_FILE %s: %s (the nodes are resumed without job details)\n",
-			path, strerror(errno));
+		diag(LOG_WARNING, "warning: cannot read SLURM_RESUME_FILE %s: %s (the nodes are resumed without job details)",
+		     path, strerror(errno));
 		return json_object_new_array();
 	}
 	buf = xmalloc(MAX_RESUME_FILE + 1);
@@ -79,8 +109,8 @@ static json_object *read_resume_file(void)
 	buf[n] = '\0';
 	jobs = resume_file_jobs(buf, &err);
 	if (!jobs) {
-		fprintf(stderr, PROG ": warning: SLURM_RESUME_FILE %s: %s (the nodes are resumed without job details)\n",
-			path, err.msg);
+		diag(LOG_WARNING, "warning: SLURM_RESUME_FILE %s: %s (the nodes are resumed without job details)",
+		     path, err.msg);
 		jobs = json_object_new_array();
 	}
 	free(buf);
@@ -129,14 +159,18 @@ int main(int argc, char **argv)
 
 	proc_reopen_stdio();
 	proc_reset_signals();
+	openlog(PROG, LOG_PID, LOG_DAEMON);
+	diagnostics = json_object_new_array();
 	if (argc != 2 || !argv[1][0]) {
 		fprintf(stderr, "usage: " PROG " HOSTLIST (run by slurmctld as %s)\n",
 			!strcmp(BURST_ROLE, "resume") ? "ResumeProgram" :
 			!strcmp(BURST_ROLE, "suspend") ? "SuspendProgram" : "ResumeFailProgram");
+		json_object_put(diagnostics);
 		return 2;
 	}
 	if (hostlist_expand(argv[1], &hl, 1 << 20, &err) < 0) {
-		fprintf(stderr, PROG ": bad host list '%s' from slurmctld: %s\n", argv[1], err.msg);
+		diag(LOG_ERR, "bad host list '%s' from slurmctld: %s", argv[1], err.msg);
+		json_object_put(diagnostics);
 		return 2;
 	}
 	if (!strcmp(BURST_ROLE, "resume"))
@@ -149,8 +183,8 @@ int main(int argc, char **argv)
 		sock_path = cfg->socket_path;
 	} else {
 		/* never lose the request: spool where the agent also looks */
-		fprintf(stderr, PROG ": error: %s\n" PROG ": spooling %s for %s in %s anyway; fix %s (burstctl check-config)\n",
-			err.msg, BURST_ROLE, argv[1], BURST_DEFAULT_STATE_DIR, conf_path);
+		diag(LOG_ERR, "error: %s; spooling %s for %s in %s anyway; fix %s (burstctl check-config)",
+		     err.msg, BURST_ROLE, argv[1], BURST_DEFAULT_STATE_DIR, conf_path);
 		state_dir = BURST_DEFAULT_STATE_DIR;
 		sock_path = BURST_DEFAULT_STATE_DIR "/agent.sock";
 	}
@@ -168,16 +202,21 @@ int main(int argc, char **argv)
 		json_object_object_add(req, "slurm_job_id", json_object_new_string(getenv("SLURM_JOB_ID")));
 	if (!strcmp(BURST_ROLE, "resume"))
 		json_object_object_add(req, "jobs", json_object_get(rf));
+	if (json_object_array_length(diagnostics))
+		json_object_object_add(req, "diagnostics", json_object_get(diagnostics));
 
 	if (spool_write(spooldir, BURST_ROLE, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN),
 			name, sizeof(name), &err) < 0) {
-		fprintf(stderr, PROG ": error: %s: the %s request for %s is NOT recorded; Slurm will mark the nodes down after its timeout\n",
-			err.msg, BURST_ROLE, argv[1]);
+		json_object_put(diagnostics);
+		diagnostics = NULL;   /* nothing spooled: syslog and Slurm's log only */
+		diag(LOG_ERR, "error: %s: the %s request for %s is NOT recorded; Slurm will mark the nodes down after its timeout",
+		     err.msg, BURST_ROLE, argv[1]);
 		goto out;
 	}
 	poke(sock_path);
 	rc = 0;
 out:
+	json_object_put(diagnostics);
 	json_object_put(req);
 	json_object_put(rf);
 	hostlist_free(&hl);

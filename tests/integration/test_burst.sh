@@ -96,6 +96,14 @@ st=$(squeue -h -t all -j "$id" -o '%T %r')
 ok $? "a failing site PrologSlurmctld keeps its verdict ($st)" "$LAB/site-prolog.log" "$LAB/log/slurmctld.log"
 scancel "$id"
 
+# what a power-save program says reaches the agent's log, not only
+# slurmctld's (which since 23.02 logs it only with DebugFlags=Script)
+env -i SLURM_CONF="$SLURM_CONF" SLURM_RESUME_FILE="$LAB/no-such-resume-file" \
+	"$build/plugins/power_save/burst-resume" not-a-burst-node 2>/dev/null
+for i in $(seq 50); do grep -q 'burst-resume said: warning: cannot read SLURM_RESUME_FILE' "$LAB/log/agent.log" && break; sleep 0.1; done
+grep -q "spool: [^ ]*-resume.json: burst-resume said: warning: cannot read SLURM_RESUME_FILE $LAB/no-such-resume-file: No such file or directory" "$LAB/log/agent.log"
+ok $? "a power-save program's warning is in the agent's log" "$LAB/log/agent.log"
+
 # the control socket admits root and SlurmUser only
 if id nobody >/dev/null 2>&1; then
 	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c '

@@ -79,6 +79,8 @@ rc=$?
 f=$(newest resume)
 [ $rc -eq 0 ] && [ "$(field "$f" 'd["jobs"]')" = "[]" ] && grep -q "is not a JSON object" "$LAB/err"
 ok $? "a broken resume file is a warning; the nodes are still resumed" "$LAB/err"
+field "$f" 'd["diagnostics"][0]' | grep -q "^warning: SLURM_RESUME_FILE $LAB/rf-bad.json: the resume file is not a JSON object"
+ok $? "... and the warning travels in the request, for the agent's log" "$f"
 env -i SLURM_CONF="$SLURM_CONF" "$ps/burst-suspend" 'burst-[1-4]' 2>"$LAB/err"
 f=$(newest suspend)
 [ "$(field "$f" 'd["op"]')" = suspend ] && [ "$(field "$f" 'd["count"]')" = 4 ]
