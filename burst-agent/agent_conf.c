@@ -8,9 +8,7 @@
 #include <string.h>
 
 #include "agent_int.h"
-#include "strutil.h"
-
-#include "agent_int.h"
+#include "decide.h"
 #include "strutil.h"
 
 struct bnode *node_find(const char *name)
@@ -84,6 +82,81 @@ void rank_candidates(void)
 				A.ranked[i][A.nranked[i]++] = j;
 		qsort(A.ranked[i], A.nranked[i], sizeof(size_t), cmp_rank);
 	}
+}
+
+/*
+ * The launch order of node set nsi for node, resumed for job: the node
+ * set's candidates that satisfy the job's contract, ranked by it, by the
+ * decision sbatch --cloud-contract and burstctl resolve take
+ * (burst_decide_ranked, over the agent's own candidates). The node set's
+ * own order (rank_candidates) for a node resumed for no job (an admin's
+ * scontrol power up) or for a job without a contract; also, with a log line
+ * naming the job and the node, when the job's contract cannot be read, no
+ * longer resolves (renamed or removed from burst.conf, inline contracts
+ * forbidden since) or nothing of this node set satisfies it.
+ */
+void job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node)
+{
+	const char *ns = A.cfg->nodesets[nsi].name;
+	struct burst_decision d;
+	struct burst_ranking rk;
+	burst_err_t err;
+	char why[400];
+	char *contract;
+	size_t i;
+	int rc;
+
+	memset(jo, 0, sizeof(*jo));
+	jo->job = job;
+	jo->nodeset = nsi;
+	jo->order = A.ranked[nsi];
+	jo->n = A.nranked[nsi];
+	if (!job) {
+		snprintf(jo->how, sizeof(jo->how), "node set order: resumed for no job");
+		return;
+	}
+	contract = slurm_job_contract(job, why, sizeof(why));
+	if (!contract) {
+		if (strncmp(why, "no contract", 11))
+			ERR("%s: job %u: %s: launched in node set %s's own order", node, job, why, ns);
+		snprintf(jo->how, sizeof(jo->how), "node set order: job %u: %s", job, why);
+		return;
+	}
+	rc = burst_decide_ranked(A.cfg, A.cat, A.cs, contract, 0, &d, &rk, &err);
+	if (rc < 0) {
+		ERR("%s: job %u's contract '%s' no longer resolves: %s: launched in node set %s's own order",
+		    node, job, contract, err.msg, ns);
+		snprintf(jo->how, sizeof(jo->how), "node set order: job %u's contract '%.200s' does not resolve",
+			 job, contract);
+	} else {
+		size_t *own = xcalloc(rk.res.n ? rk.res.n : 1, sizeof(*own)), n = 0;
+		for (i = 0; i < rk.res.n; i++) {
+			const struct candidate *c = &A.cs->c[rk.res.m[i].cand];
+			if (c->nodeset == nsi && prov_of(c, &A.cfg->nodesets[nsi]))
+				own[n++] = rk.res.m[i].cand;
+		}
+		if (!n) {
+			free(own);
+			ERR("%s: job %u's contract '%s' matches no instance type of node set %s: launched in the node set's own order",
+			    node, job, contract, ns);
+			snprintf(jo->how, sizeof(jo->how), "node set order: job %u's contract '%.200s' matches none of it",
+				 job, contract);
+		} else {
+			jo->own = own;
+			jo->order = own;
+			jo->n = n;
+			snprintf(jo->how, sizeof(jo->how), "job %u's contract %.200s", job, contract);
+		}
+	}
+	burst_decision_free(&d);
+	burst_ranking_free(&rk);
+	free(contract);
+}
+
+void job_order_free(struct job_order *jo)
+{
+	free(jo->own);
+	memset(jo, 0, sizeof(*jo));
 }
 
 const struct cfg_nodeset *nodeset_of(const char *node)

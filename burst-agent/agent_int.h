@@ -115,6 +115,17 @@ const struct cfg_nodeset *nodeset_of(const char *node);
 struct aprov *prov_by_name(const char *name);
 struct aprov *prov_of(const struct candidate *c, const struct cfg_nodeset *ns);
 void rank_candidates(void);
+/* A job's launch order in a node set (agent_conf.c). */
+struct job_order {
+	uint32_t job;            /* 0: a node resumed for no job */
+	int nodeset;
+	const size_t *order;     /* candidate indexes, best first (into A.ranked or own) */
+	size_t n;
+	size_t *own;
+	char how[600];           /* "job 12's contract cheap", "node set order: ..." */
+};
+void job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node);
+void job_order_free(struct job_order *jo);
 
 /* agent_life.c: node life */
 int transition(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
@@ -154,6 +165,7 @@ void slurmd_failed(const char *node, struct node_rec *r, const char *why);
 void ended_check(void);
 void release_refused_jobs(void);
 size_t jobs_on(const char *node, uint32_t **ids);
+char *slurm_job_contract(uint32_t job, char *why, size_t len);
 
 /* agent_reconcile.c */
 void reconcile(void);

@@ -20,15 +20,16 @@ void cooldown_key(const char *prov, const char *type, const char *region, char *
 	snprintf(buf, len, "%s/%s@%s", prov, type, region ? region : "-");
 }
 
-/* The next candidate of the node's node set that is not cooling down; -1 if none. */
-static ssize_t next_candidate(int nsi, char *tried, size_t triedlen)
+/* The next candidate of order (a node set's, or a job's in it) that is not
+ * cooling down; -1 if none. */
+static ssize_t next_candidate(const struct job_order *jo, char *tried, size_t triedlen)
 {
 	size_t k;
 	double t = now();
 
-	for (k = 0; k < A.nranked[nsi]; k++) {
-		const struct candidate *c = &A.cs->c[A.ranked[nsi][k]];
-		struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
+	for (k = 0; k < jo->n; k++) {
+		const struct candidate *c = &A.cs->c[jo->order[k]];
+		struct aprov *p = prov_of(c, &A.cfg->nodesets[jo->nodeset]);
 		char key[512];
 		double until;
 
@@ -40,7 +41,7 @@ static ssize_t next_candidate(int nsi, char *tried, size_t triedlen)
 			snprintf(tried + l, triedlen - l, "%s%s (cooling down %.0f s more)", l ? ", " : "", key, until - t);
 			continue;
 		}
-		return (ssize_t)A.ranked[nsi][k];
+		return (ssize_t)jo->order[k];
 	}
 	return -1;
 }
@@ -157,32 +158,56 @@ out:
 	free(addr);
 }
 
+/* A job's pick in one launch round: its order in the node set and its candidate. */
+struct job_pick {
+	struct job_order jo;
+	ssize_t ci;
+	char tried[2048];
+};
+
+/* A node whose intent is recorded, with its candidate. */
+struct picked {
+	char *name;
+	ssize_t ci;
+	size_t seq;
+};
+
+static int cmp_picked(const void *a, const void *b)
+{
+	const struct picked *x = a, *y = b;
+	if (x->ci != y->ci)
+		return x->ci < y->ci ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 /*
- * Requested nodes, by node set: each gets the node set's best candidate that
- * is not cooling down, a new attempt and token, written as an intent
- * (launching) before anything is launched; then each node set's batch goes.
+ * Requested nodes, by node set: each gets the best candidate not cooling
+ * down in its job's order (job_order_for: the job's contract ranks the node
+ * set's candidates; the node set's own order for a node resumed for no
+ * job), a new attempt and token, written as an intent (launching) before
+ * anything is launched; then the node set's nodes go in one batch per
+ * candidate.
  */
 void launch_requested(void)
 {
 	burst_err_t err;
 	char **names = state_nodes_in(A.db, NS_REQUESTED, &err);
-	size_t nsi, i;
+	size_t nsi, i, k;
 
 	if (!names || !names[0]) {
 		state_names_free(names);
 		return;
 	}
 	for (nsi = 0; nsi < A.cfg->nnodesets; nsi++) {
-		char **batch = xcalloc(A.cfg->nodesets[nsi].nodes.n + 1, sizeof(char *));
-		size_t nb = 0;
+		struct picked *picks = xcalloc(A.cfg->nodesets[nsi].nodes.n + 1, sizeof(*picks));
+		struct job_pick *jobs = NULL;
+		size_t np = 0, njobs = 0;
 		double t0 = mono();
 		bool any = false;
-		char tried[2048] = "";
-		ssize_t ci = -1;
-		bool picked = false;
 
 		for (i = 0; names[i]; i++) {
 			struct bnode *ni = node_find(names[i]);
+			struct job_pick *jp = NULL;
 			struct node_rec r;
 			char token[64];
 
@@ -194,25 +219,32 @@ void launch_requested(void)
 				any = true;
 			}
 			ni->registered = false;
-			if (!picked) {
-				ci = next_candidate((int)nsi, tried, sizeof(tried));
-				picked = true;
-			}
 			if (state_node_get(A.db, names[i], &r, &err) != 1 || r.retry_at > now()) {
 				/* (a relaunch waits for its backoff: agent_boot.c) */
 				state_node_clear(&r);
 				continue;
 			}
-			if (ci < 0) {
-				char why[2300];
-				snprintf(why, sizeof(why), "no instance type of node set %s can be launched now: %s",
-					 A.cfg->nodesets[nsi].name, tried[0] ? tried : "it has no candidate");
+			/* one order and one pick per job (and one for nodes of no job) */
+			for (k = 0; k < njobs && !jp; k++)
+				if (jobs[k].jo.job == (uint32_t)r.job)
+					jp = &jobs[k];
+			if (!jp) {
+				jobs = xrealloc(jobs, (njobs + 1) * sizeof(*jobs));
+				jp = &jobs[njobs++];
+				job_order_for(&jp->jo, (int)nsi, (uint32_t)r.job, names[i]);
+				jp->tried[0] = '\0';
+				jp->ci = next_candidate(&jp->jo, jp->tried, sizeof(jp->tried));
+			}
+			if (jp->ci < 0) {
+				char why[3000];
+				snprintf(why, sizeof(why), "no instance type of node set %s can be launched now (%s): %s",
+					 A.cfg->nodesets[nsi].name, jp->jo.how, jp->tried[0] ? jp->tried : "it has no candidate");
 				fail_node(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, why);
 				state_node_clear(&r);
 				continue;
 			}
 			{
-				const struct candidate *c = &A.cs->c[ci];
+				const struct candidate *c = &A.cs->c[jp->ci];
 				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
 				r.attempt++;
 				random_token(token, sizeof(token));
@@ -240,28 +272,44 @@ void launch_requested(void)
 				r.cooldown_until = 0;
 				r.retry_at = 0;
 				{
-					char rec[PATH_MAX * 2], detail[600];
+					char rec[PATH_MAX * 2], detail[1200];
 					/* no admission record of an earlier instance may survive */
 					admission_path(names[i], rec, sizeof(rec));
 					unlink(rec);
-					snprintf(detail, sizeof(detail), "attempt %d as %s/%s%s%s", r.attempt, r.provider,
-						 r.instance_type, r.region ? "@" : "", r.region ? r.region : "");
+					snprintf(detail, sizeof(detail), "attempt %d as %s/%s%s%s (%s)", r.attempt, r.provider,
+						 r.instance_type, r.region ? "@" : "", r.region ? r.region : "", jp->jo.how);
 					/* the intent first: a crash from here on finds the node launching */
-					if (transition(names[i], NS_REQUESTED, &r, NS_LAUNCHING, detail) == 1)
-						batch[nb++] = names[i];
+					if (transition(names[i], NS_REQUESTED, &r, NS_LAUNCHING, detail) == 1) {
+						picks[np].name = names[i];
+						picks[np].ci = jp->ci;
+						picks[np].seq = np;
+						np++;
+					}
 				}
 			}
 			state_node_clear(&r);
 		}
 		/* the intents are durable before anything is launched */
 		if (any && batch_commit() < 0)
-			nb = 0;         /* still requested: tried again */
-		if (nb) {
+			np = 0;         /* still requested: tried again */
+		if (np) {
+			char **batch = xcalloc(np, sizeof(char *));
 			INFO("node set %s: %zu launch intent%s recorded in %.3f s", A.cfg->nodesets[nsi].name,
-			     nb, nb == 1 ? "" : "s", mono() - t0);
-			launch_batch(batch, nb);
+			     np, np == 1 ? "" : "s", mono() - t0);
+			/* one batch per candidate, in the order the nodes came */
+			qsort(picks, np, sizeof(*picks), cmp_picked);
+			for (i = 0; i < np; i = k) {
+				size_t nb = 0;
+				for (k = i; k < np && picks[k].ci == picks[i].ci; k++)
+					batch[nb++] = picks[k].name;
+				launch_batch(batch, nb);
+			}
+			free(batch);
 		}
-		free(batch);
+		for (k = 0; k < njobs; k++)
+			job_order_free(&jobs[k].jo);
+		free(jobs);
+		free(picks);
 	}
 	state_names_free(names);
 }

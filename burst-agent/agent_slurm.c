@@ -238,3 +238,39 @@ size_t jobs_on(const char *node, uint32_t **ids)
 	slurm_free_job_info_msg(msg);
 	return n;
 }
+
+/*
+ * The contract job was submitted with. job_submit.lua records it in the
+ * job's admin comment ("burst: contract=" and the contract's name, or its
+ * expression for an inline one), which only Slurm's administrators and
+ * job_submit.lua can set: a job's owner cannot change it (unlike the job's
+ * comment or --extra). Read by job id on every Slurm release: 22.05's
+ * resume file has nothing else, and later ones' "extra" is the user's.
+ * Returns a new string, or NULL with why saying why not (slurmctld does not
+ * answer, no such job, not a contract job).
+ */
+char *slurm_job_contract(uint32_t job, char *why, size_t len)
+{
+	static const char tag[] = "burst: contract=";
+	job_info_msg_t *msg = NULL;
+	const char *c;
+	char *out = NULL;
+
+	if (slurm_load_job(&msg, job, SHOW_ALL) != SLURM_SUCCESS) {
+		snprintf(why, len, "cannot read the job from slurmctld: %s", slurm_strerror(burst_slurm_errno()));
+		return NULL;
+	}
+	if (!msg->record_count) {
+		snprintf(why, len, "slurmctld has no such job");
+		slurm_free_job_info_msg(msg);
+		return NULL;
+	}
+	c = msg->job_array[0].admin_comment;
+	if (c && !strncmp(c, tag, sizeof(tag) - 1) && c[sizeof(tag) - 1])
+		out = xstrdup(c + sizeof(tag) - 1);
+	else
+		snprintf(why, len, "no contract in its admin comment (%.200s%s%s)", c ? "\"" : "",
+			 c ? c : "none: not submitted with --cloud-contract", c ? "\"" : "");
+	slurm_free_job_info_msg(msg);
+	return out;
+}

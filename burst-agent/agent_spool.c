@@ -92,20 +92,22 @@ static void take_request(const char *file)
 		if (state_node_get(A.db, node, &r, &err) != 1)
 			continue;
 		if (!strcmp(op, "resume")) {
+			json_object *jobs = NULL;
 			/* at or after the power-save scan that asked for it */
 			bn->requested_at = now();
+			json_object_object_get_ex(req, "jobs", &jobs);
 			if (r.state == NS_POWERED_DOWN) {
 				r.cooldown_until = 0;
-				json_object *jobs = NULL;
 				r.retry_at = 0;
 				r.failures = 0;
-				json_object_object_get_ex(req, "jobs", &jobs);
-				/* the job it is for (0: none, an admin's scontrol power up) */
+				/* the job it is for (0: none, an admin's scontrol power up):
+				 * its contract ranks the node set's instance types */
 				r.job = resume_job_of(jobs, node);
 				transition(node, NS_POWERED_DOWN, &r, NS_REQUESTED, file);
 			} else if (r.state == NS_TERMINATING || r.state == NS_REJECTED) {
-				/* launched again once the old instance is gone */
+				/* launched again once the old instance is gone, for this job */
 				r.want_resume = true;
+				r.job = resume_job_of(jobs, node);
 				transition(node, r.state, &r, r.state, "resume requested: after termination");
 			} else
 				INFO("%s: resume while %s: nothing to do", node, node_state_name(r.state));

@@ -97,6 +97,12 @@ function burst_job_submit(job_desc, part_list, submit_uid)
 	else
 		job_desc.partition = partitions
 	end
+	-- The contract, where the burst agent reads it (by job id) to rank the
+	-- instance types of the job's nodes: the admin comment, which only
+	-- administrators and this script can set. Not job_desc.extra (which the
+	-- Slurm 23.02+ resume file carries): that is the user's own --extra, its
+	-- owner may change it at any time, and with
+	-- SchedulerParameters=extra_constraints it filters nodes. Left alone.
 	job_desc.admin_comment = "burst: contract=" .. contract
 	return slurm.SUCCESS
 end

@@ -784,6 +784,11 @@ static int read_node(struct state_db *db, sqlite3_stmt *st, struct node_rec *out
 		out->want_resume = sqlite3_column_int(st, 12) != 0;
 		out->provenance_id = col_text(st, 13);
 	}
+	if (sqlite3_column_count(st) > 16) {
+		out->provider = col_text(st, 14);
+		out->instance_type = col_text(st, 15);
+		out->region = col_text(st, 16);
+	}
 	return 0;
 }
 
@@ -800,6 +805,11 @@ int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst
 	/* a database of an older agent (not upgraded: we never write) lacks the
 	 * newer columns */
 	if (sqlite3_prepare_v2(db->db,
+			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
+			       " job, since, cooldown_until, last_error, want_resume, provenance_id,"
+			       " provider, instance_type, region FROM nodes ORDER BY name",
+			       -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(db->db,
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
 			       " job, since, cooldown_until, last_error, want_resume, provenance_id"
 			       " FROM nodes ORDER BY name",

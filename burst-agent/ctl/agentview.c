@@ -204,6 +204,10 @@ static json_object *node_json(const struct node_rec *r, double now)
 	json_object_object_add(o, "attempt", json_object_new_int(r->attempt));
 	JSTR("instance", live ? r->instance : NULL);
 	JSTR("address", live ? r->address : NULL);
+	/* what it was launched as: its job's contract or its node set chose it */
+	JSTR("provider", live ? r->provider : NULL);
+	JSTR("instance_type", live ? r->instance_type : NULL);
+	JSTR("region", live ? r->region : NULL);
 	json_object_object_add(o, "job", live && r->job ? json_object_new_int64(r->job) : NULL);
 	if (!live)
 		JSTR("last_instance", r->instance);
