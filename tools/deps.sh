@@ -21,6 +21,9 @@ BURST_OPENSTACK_DEPS="python3-keystone python3-keystonemiddleware python3-keysto
 python3-openstackclient python3-nova nova-common python3-placement python3-novaclient \
 python3-wsgi-intercept python3-oslotest python3-fixtures python3-testtools \
 python3-testscenarios python3-requests-mock"
+# What tools/debroot.sh needs on the host to make the Debian 13 root of
+# check.sh's second Slurm release (the packages inside it are the build and lab lists).
+BURST_MATRIX_DEPS="debootstrap"
 
 burst_install_deps() {
 	local missing=() p
