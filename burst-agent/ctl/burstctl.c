@@ -27,6 +27,7 @@
 #include "keys.h"
 #include "decide.h"
 #include "resolver.h"
+#include "slurm_compat.h"
 #include "strutil.h"
 
 #define EXIT_OK 0
@@ -780,9 +781,18 @@ static int cmd_slurm_conf(const struct opts *o, int argc, char **argv)
 		printf("PrologSlurmctld=%s/burst-prolog-slurmctld\n", libexec);
 		printf("ResumeTimeout=600\nSuspendTimeout=120\nSuspendTime=300\n");
 		printf("ResumeRate=0\nSuspendRate=0\n");
+		/* only what this build's Slurm release accepts (lib/slurm_compat.h) */
+		printf("# for Slurm %s, the release this burstctl was built for\n", BURST_SLURM_VERSION);
+#if BURST_SLURM_HAS_CLOUD_REG_ADDRS
 		printf("CommunicationParameters=NoAddrCache\n");
 		printf("SlurmctldParameters=idle_on_node_suspend,cloud_reg_addrs\n");
-		printf("PrivateData=cloud\nTreeWidth=65533\nJobSubmitPlugins=lua\n");
+#else
+		printf("SlurmctldParameters=idle_on_node_suspend\n");
+#endif
+#if BURST_SLURM_NEEDS_PRIVATEDATA_CLOUD
+		printf("PrivateData=cloud\n");
+#endif
+		printf("TreeWidth=65533\nJobSubmitPlugins=lua\n");
 	}
 	for (i = 0; i < cfg->nnodesets; i++) {
 		const struct cfg_nodeset *ns = &cfg->nodesets[i];

@@ -1,4 +1,5 @@
-# tests/integration/lab.sh - a private Slurm 22.05 cluster in a temporary
+# tests/integration/lab.sh - a private Slurm cluster (22.05 or later, the
+# installed one) in a temporary
 # directory: munged, slurmctld on a bridge of our own, CLOUD nodes whose
 # slurmds run in network/mount/UTS namespaces. Sourced by the integration
 # tests, the demo and the benchmarks. Everything it starts is recorded in
@@ -62,8 +63,20 @@ lab_bridge() {
 	ip link set lo up 2>/dev/null || true
 }
 
+# The installed Slurm's release as a number: 2205 for 22.05.8, 2411 for 24.11.5
+lab_slurm_release() {
+	slurmctld -V 2>/dev/null | awk '{ split($2, v, "."); printf "%d%02d\n", v[1], v[2] }'
+}
+
 lab_slurm_conf() {   # writes $LAB/etc/slurm.conf (and cgroup.conf, plugstack.conf)
-	local nodes=$1 extra=${2:-}
+	local nodes=$1 extra=${2:-} rel compat=
+	# the keys that differ between releases (doc/compat.md): NoAddrCache is
+	# defunct since 23.11; cloud nodes are shown without PrivateData=cloud
+	# since 23.02
+	rel=$(lab_slurm_release)
+	[ "${rel:-0}" -lt 2311 ] && compat="CommunicationParameters=NoAddrCache"
+	[ "${rel:-0}" -lt 2302 ] && compat="$compat
+PrivateData=cloud"
 	cat >"$LAB/etc/slurm.conf" <<CONF
 ClusterName=lab$$
 SlurmctldHost=localhost($LAB_NET.1)
@@ -90,9 +103,8 @@ SchedulerParameters=batch_sched_delay=0
 PlugStackConfig=$LAB/etc/plugstack.conf
 ReturnToService=2
 MailProg=/bin/true
-CommunicationParameters=NoAddrCache
 SlurmctldParameters=idle_on_node_suspend,power_save_interval=1
-PrivateData=cloud
+$compat
 TreeWidth=65533
 MpiDefault=none
 SlurmctldDebug=info
