@@ -287,7 +287,7 @@ int load_conf(void)
 		p->cfg = &c.cfg->providers[i];
 		p->ops = provider_ops_find(p->cfg->type);
 		if (!p->ops) {
-			ERR("%s:%d: Provider %s: Type=%s has no driver in this agent (drivers: local, aws)",
+			ERR("%s:%d: Provider %s: Type=%s has no driver in this agent (drivers: local, aws, openstack)",
 			    p->cfg->where.file, p->cfg->where.line, p->cfg->name, p->cfg->type);
 			goto fail;
 		}

@@ -10,6 +10,7 @@
 static const struct provider_ops *const drivers[] = {
 	&provider_local,
 	&provider_aws,
+	&provider_openstack,
 	NULL,
 };
 

@@ -260,12 +260,58 @@ static int parse_provider_aws(struct loader *ld, const char *file, int line, str
 	return 1;
 }
 
+/* The openstack provider's keys; 1 when w was one of them. */
+static int parse_provider_openstack(struct loader *ld, const char *file, int line, struct cfg_provider *p,
+				    const struct conf_word *w)
+{
+	static const char *const skeys[] = { "Image", "KeyName", "AvailabilityZone", "Interface",
+		"Microversion", "ComputeEndpoint", NULL };
+	char **const dst[] = { &p->image_id, &p->key_name, &p->availability_zone, &p->interface,
+		&p->microversion, &p->compute_endpoint };
+	size_t i;
+
+	if (str_ieq(w->key, "Networks")) {
+		free_list(p->networks, p->nnetworks);
+		p->networks = split_list(w->val, &p->nnetworks);
+		return 1;
+	}
+	if (str_ieq(w->key, "SchedulerHints")) {
+		free_list(p->scheduler_hints, p->nscheduler_hints);
+		p->scheduler_hints = split_list(w->val, &p->nscheduler_hints);
+		for (i = 0; i < p->nscheduler_hints; i++)
+			if (!strchr(p->scheduler_hints[i], ':') || p->scheduler_hints[i][0] == ':')
+				lerr(ld, file, line, "Provider %s: SchedulerHints: '%s' is not KEY:VALUE such as group:UUID",
+				     p->name, p->scheduler_hints[i]);
+		return 1;
+	}
+	if (str_ieq(w->key, "BuildWait")) {
+		char *end = NULL;
+		long v = strtol(w->val, &end, 10);
+		if (!end || *end || v < 0 || v > 3600)
+			lerr(ld, file, line, "Provider %s: BuildWait=%s: want seconds from 0 to 3600", p->name, w->val);
+		p->build_wait = (int)v;
+		return 1;
+	}
+	for (i = 0; skeys[i]; i++)
+		if (str_ieq(w->key, skeys[i]))
+			break;
+	if (!skeys[i])
+		return 0;
+	if (!strcmp(skeys[i], "Interface") && !str_ieq(w->val, "public") && !str_ieq(w->val, "internal") &&
+	    !str_ieq(w->val, "admin"))
+		lerr(ld, file, line, "Provider %s: Interface=%s: want public, internal or admin", p->name, w->val);
+	free(*dst[i]);
+	*dst[i] = xstrdup(w->val);
+	return 1;
+}
+
 static void parse_provider(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
 	static const char *const keys[] = { "Provider", "Type", "Catalog", "Regions", "Region",
 		"CredentialsFile", "Endpoint", "Bridge", "Address", "ImageId", "LaunchTemplate",
 		"SubnetId", "SecurityGroups", "IamInstanceProfile", "Profile", "CaFile", "JoinAddress",
-		"MinCount", NULL };
+		"MinCount", "Image", "Networks", "KeyName", "AvailabilityZone", "SchedulerHints",
+		"Interface", "Microversion", "ComputeEndpoint", "BuildWait", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_provider p;
 	size_t i;
@@ -283,6 +329,7 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 			return;
 		}
 	p.name = xstrdup(w[0].val);
+	p.build_wait = -1;
 	for (k = 1; k < n; k++) {
 		if (!w[k].key) {
 			lerr(ld, file, line, "expected Key=Value, found '%s'", w[k].val);
@@ -312,6 +359,8 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 			p.address = xstrdup(w[k].val);
 		}
 		else if (parse_provider_aws(ld, file, line, &p, &w[k]))
+			;
+		else if (parse_provider_openstack(ld, file, line, &p, &w[k]))
 			;
 		else
 			unknown_key(ld, file, line, "Provider", w[k].key, keys);
@@ -990,6 +1039,13 @@ void config_free(struct burst_config *cfg)
 		free(p->profile);
 		free(p->ca_file);
 		free(p->join_address);
+		free_list(p->networks, p->nnetworks);
+		free(p->key_name);
+		free(p->availability_zone);
+		free_list(p->scheduler_hints, p->nscheduler_hints);
+		free(p->interface);
+		free(p->microversion);
+		free(p->compute_endpoint);
 	}
 	free(cfg->providers);
 	for (i = 0; i < cfg->ncontracts; i++) {
@@ -1284,6 +1340,17 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		}
 		if (!strcmp(p->type, "aws") && !p->image_id && !p->launch_template) {
 			burst_err_append(err, "%s:%d: Provider %s (aws) needs ImageId=ami-... or LaunchTemplate=lt-...|NAME: the image its instances boot",
+					 p->where.file, p->where.line, p->name);
+			problems++;
+		}
+		if (!strcmp(p->type, "openstack") && !p->image_id) {
+			burst_err_append(err, "%s:%d: Provider %s (openstack) needs Image=NAME|ID: the image its servers boot",
+					 p->where.file, p->where.line, p->name);
+			problems++;
+		}
+		if (!strcmp(p->type, "openstack") && !p->credentials) {
+			burst_err_append(err, "%s:%d: Provider %s (openstack) needs CredentialsFile=: an openrc-style file "
+					 "(OS_AUTH_URL, OS_USERNAME/OS_PASSWORD/OS_PROJECT_NAME or OS_APPLICATION_CREDENTIAL_ID/_SECRET), mode 0600",
 					 p->where.file, p->where.line, p->name);
 			problems++;
 		}

@@ -51,6 +51,18 @@ struct cfg_provider {
 	char *ca_file;           /* CaFile= CA bundle for an https Endpoint */
 	char *join_address;      /* JoinAddress=ADDR:PORT where instances reach the agent's join port */
 	bool min_count_all;      /* MinCount=all: a batch launches whole or not at all (default 1) */
+	/* openstack (all may be NULL/0); ImageId=/Image= is the image's id or name,
+	 * CredentialsFile= an openrc-style file, Endpoint= Keystone's v3 URL */
+	char **networks;         /* Networks=ID,ID or auto or none */
+	size_t nnetworks;
+	char *key_name;          /* KeyName= */
+	char *availability_zone; /* AvailabilityZone= */
+	char **scheduler_hints;  /* SchedulerHints=KEY:VALUE,... */
+	size_t nscheduler_hints;
+	char *interface;         /* Interface= public|internal|admin (default public) */
+	char *microversion;      /* Microversion= compute API microversion (default 2.52) */
+	char *compute_endpoint;  /* ComputeEndpoint= instead of the token catalog's */
+	int build_wait;          /* BuildWait= seconds a launch waits for servers to leave BUILD (default 30) */
 };
 
 struct cfg_contract {

@@ -42,4 +42,112 @@ os_cli server list -f value -c ID >"$work/out" 2>&1
 [ ! -s "$work/out" ]
 ok $? "openstack server delete: gone"
 
+# --- the driver (tests/unit/aws_driver_cli drives any provider type) ---
+cli="$build/tests/unit/aws_driver_cli"
+[ -x "$cli" ] || bail "no $cli (make check builds it)"
+rc() {   # rc FILE KEY=VALUE...: an openrc-style credentials file, mode 0600
+	local f=$1; shift
+	(umask 077; printf 'export %s\n' "$@" >"$f")
+}
+rc "$work/pw.rc" OS_AUTH_URL="$OS_AUTH_EP" OS_USERNAME=burst "OS_PASSWORD='$OS_PW'" \
+	OS_PROJECT_NAME=burst OS_USER_DOMAIN_NAME=Default OS_PROJECT_DOMAIN_NAME=Default
+rc "$work/ac.rc" OS_AUTH_URL="$OS_AUTH_EP" OS_APPLICATION_CREDENTIAL_ID="$OS_AC_ID" \
+	OS_APPLICATION_CREDENTIAL_SECRET="$OS_AC_SECRET"
+rc "$work/bad.rc" OS_AUTH_URL="$OS_AUTH_EP" OS_USERNAME=burst OS_PASSWORD=not-the-password-42 \
+	OS_PROJECT_NAME=burst
+cat >"$work/burst.conf" <<CONF
+ClusterName=drv
+StateDir=$work/state
+AllowInsecureEndpoint=yes
+Provider=os Type=openstack CredentialsFile=$work/pw.rc Image=$OS_IMAGE Networks=$OS_NET JoinAddress=10.0.0.5:6830 Regions=RegionOne
+Provider=osac Type=openstack CredentialsFile=$work/ac.rc Image=fakeimage123456x Networks=$OS_NET Interface=internal
+Provider=osimg Type=openstack CredentialsFile=$work/ac.rc Image=burst-broken Networks=$OS_NET
+Provider=osbad Type=openstack CredentialsFile=$work/bad.rc Image=$OS_IMAGE Networks=$OS_NET
+CONF
+mkdir -p "$work/state"
+drv() { "$cli" "$work/burst.conf" "$@" >"$work/out" 2>"$work/err"; }
+col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$work/out"; }
+nova_ids() {   # the project's servers named drv-NODE ('' for all), as the CLI sees them
+	os_cli server list -f value -c ID -c Name | awk -v n="drv-${1:-}" '$2 == n || n == "drv-" { print $1 }' | sort
+}
+
+drv os launch --type m1.small n1:1:tok-one n2:1:tok-two
+[ "$(col n1 3)" = ok ] && [ "$(col n2 3)" = ok ] && [ "$(col n1 2)" != "$(col n2 2)" ]
+ok $? "a batch of 2 (password auth): a server each" "$work/out" "$work/err"
+first=$(awk '{print $1, $2}' "$work/out")
+i1=$(col n1 2) i2=$(col n2 2)
+grep -q "tokens 1$" "$work/err"; ok $? "one token for the whole batch" "$work/err"
+[ "$(nova_ids | wc -l)" = 2 ]; ok $? "Nova has 2 servers"
+os_cli server show "$i2" -f json -c properties -c name >"$work/show" 2>&1
+grep -q '"burst:node": "n2"' "$work/show" && grep -q '"burst:attempt": "1"' "$work/show" &&
+	grep -q '"burst:cluster": "drv"' "$work/show" && grep -q '"burst:batch": "burst-[0-9a-f]\{40\}"' "$work/show" &&
+	grep -q '"name": "drv-n2"' "$work/show"
+ok $? "the server is named drv-n2 and carries burst:cluster/nodeset/node/attempt/batch metadata" "$work/show"
+drv os launch --type m1.small n1:1:tok-one n2:1:tok-two
+[ "$(awk '{print $1, $2}' "$work/out")" = "$first" ] && [ "$(nova_ids | wc -l)" = 2 ]
+ok $? "the same batch again (a crash before recording) adopts both, creates none" "$work/out"
+drv os launch --type 2 n1:2:tok-one-b
+n1b=$(col n1 2)
+[ "$(col n1 3)" = ok ] && [ "$n1b" != "$i1" ] && [ "$(nova_ids n1 | wc -l)" = 2 ]
+ok $? "a new attempt of n1 creates a new server, the flavor given by id ($n1b)" "$work/out"
+drv os list
+[ "$(awk '$3 == "n1" && $4 == 2 { print $1 }' "$work/out")" = "$n1b" ] &&
+	[ "$(awk '$3 == "n2" && $4 == 1 && $2 == "drv" { print $5 }' "$work/out")" = running ]
+ok $? "list: the cluster's servers with node, attempt and state" "$work/out"
+
+# the user data: what a server's cloud-init runs
+os_admin --os-compute-api-version 2.3 server show "$i2" -f value -c OS-EXT-SRV-ATTR:user_data 2>"$work/err" |
+	base64 -d >"$work/ud.sh"
+head -1 "$work/ud.sh" | grep -qx '#!/bin/sh'; ok $? "the user data is a shell script (base64 in the request)" "$work/ud.sh" "$work/err"
+printf '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\necho "BURST_JOIN_TOKEN=$BURST_JOIN_TOKEN"\n' >"$work/fake-node"
+chmod +x "$work/fake-node"
+BURST_INSTANCE_ID="$i2" BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
+	sh "$work/ud.sh" >"$work/args" 2>&1
+printf '%s\n' join --agent 10.0.0.5:6830 --node n2 --instance "$i2" \
+	--record "$work/state/nodes/n2/admission.env" --provider os --instance-type m1.small \
+	--region RegionOne -- slurmd -D -b -N n2 BURST_JOIN_TOKEN=tok-two >"$work/want"
+diff -u "$work/want" "$work/args" >"$work/diff"
+ok $? "it runs burst-node join as n2 with its token (in the environment), server id and JoinAddress" "$work/diff"
+
+drv os exists n2 "$i2"; [ "$(cat "$work/out")" = 1 ]; ok $? "exists: an ACTIVE server is 1" "$work/out"
+drv os terminate n2 "$i2"; ok $? "terminate" "$work/out"
+for _ in $(seq 50); do drv os exists n2 "$i2"; [ "$(cat "$work/out")" = 0 ] && break; sleep 0.2; done
+[ "$(cat "$work/out")" = 0 ]; ok $? "exists: a deleted server is 0" "$work/out"
+drv os terminate n2 "$i2"; ok $? "terminate again (gone) is fine" "$work/out"
+
+# application credential, image by name (through the image service), the internal interface
+drv osac launch --type m1.small a1:1:tok-a
+grep -q "^a1 - permanent .*Image=fakeimage123456x: no active image of that name" "$work/out"
+ok $? "an image name Glance does not have: permanent, saying so" "$work/out"
+sed -i 's/Image=fakeimage123456x/Image=burst-broken/; /^Provider=osimg/d' "$work/burst.conf"
+drv osac launch --type m1.small a1:1:tok-a
+grep -q "^a1 - permanent openstack server .* went ERROR: Build of instance .* aborted: .*burst-broken does not boot$" "$work/out"
+ok $? "application credential: a server that goes ERROR fails with Nova's fault" "$work/out" "$work/err"
+[ -z "$(nova_ids a1)" ]; ok $? "... and is deleted (it would hold quota)"
+
+# error classes
+os_admin flavor create --ram 900000 --vcpus 1 --disk 1 burst.huge >/dev/null 2>"$work/err"
+drv os launch --type burst.huge h1:1:tok-h
+grep -q "^h1 - capacity .*went ERROR: No valid host was found\.$" "$work/out"
+ok $? "a flavor no host can hold: capacity (the agent tries its next candidate)" "$work/out"
+[ -z "$(nova_ids h1)" ]; ok $? "... its ERROR server deleted"
+drv os launch --type m1.nosuch x1:1:tok-x
+grep -q "^x1 - permanent .*no flavor named m1.nosuch" "$work/out"; ok $? "an unknown flavor: permanent, naming it" "$work/out"
+os_admin quota set --instances 2 burst 2>"$work/err"
+drv os launch --type m1.small q1:1:tok-q q2:1:tok-q2
+grep -q "^q1 - quota .*Quota exceeded for instances" "$work/out" && grep -q "^q2 - quota .*not tried" "$work/out"
+ok $? "over the project's quota: quota, and the rest of the batch is not tried" "$work/out"
+os_admin quota set --instances 500 burst 2>"$work/err"
+drv osbad launch --type m1.small b1:1:tok-b
+grep -q "^b1 - auth .*Keystone .* refused the user burst (project burst) from file $work/bad.rc: HTTP 401" "$work/out"
+ok $? "a wrong password: auth, naming the user and the file" "$work/out"
+! grep -q "not-the-password-42" "$work/out" "$work/err"; ok $? "... and not the password"
+chmod 644 "$work/ac.rc"
+drv osac launch --type m1.small a2:1:tok-a2
+grep -q "^a2 - auth .*has mode 0644.*chmod 600" "$work/out"; ok $? "a credentials file others can read: refused" "$work/out"
+chmod 600 "$work/ac.rc"
+
+drv os list
+[ "$(wc -l <"$work/out")" = 2 ]; ok $? "list: what is left (n1's two attempts)" "$work/out"
+
 done_testing

@@ -1,7 +1,8 @@
 /*
- * aws_driver_cli.c - drives the agent's aws provider driver
- * (burst-agent/providers/aws.c) from the shell, for
- * tests/integration/test_aws_driver.sh.
+ * aws_driver_cli.c - drives one of the agent's cloud provider drivers
+ * (burst-agent/providers/aws.c, openstack.c: the Type= of PROVIDER) from
+ * the shell, for tests/integration/test_aws_driver.sh and
+ * test_openstack_driver.sh.
  *
  *   aws_driver_cli CONF PROVIDER launch --type T [--region R] [--nodeset NS]
  *                  [--join ADDR:PORT] NODE:ATTEMPT:TOKEN...
@@ -11,6 +12,11 @@
  *       prints "ok" (exit 0), or CLASS MESSAGE (exit 1)
  *   aws_driver_cli CONF PROVIDER exists NODE INSTANCE
  *       prints 1, 0 or -1
+ *   aws_driver_cli CONF PROVIDER list
+ *       prints one line per instance: ID CLUSTER NODE ATTEMPT STATE (exit 0),
+ *       or CLASS MESSAGE (exit 1)
+ * With an openstack provider, the driver's request counters go to stderr
+ * at the end: "api_calls N tokens N".
  * Exits 100 on bad usage, 2 when the configuration or the driver fails.
  */
 #include <stdio.h>
@@ -96,7 +102,7 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc < 4)
-		return usage("usage: CONF PROVIDER launch|terminate|exists ...");
+		return usage("usage: CONF PROVIDER launch|terminate|exists|list ...");
 	cfg = config_load(argv[1], &err);
 	if (!cfg) {
 		fprintf(stderr, "%s\n", err.msg);
@@ -130,8 +136,25 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[3], "exists") && argc == 6) {
 		printf("%d\n", ops->exists(p, argv[4], argv[5]));
 		rc = 0;
+	} else if (!strcmp(argv[3], "list") && argc == 4) {
+		struct prov_list l = { 0 };
+		if (ops->list(p, &l, &cls, &err) == 0) {
+			for (i = 0; i < l.n; i++)
+				printf("%s %s %s %d %s\n", l.v[i].id, l.v[i].cluster[0] ? l.v[i].cluster : "-",
+				       l.v[i].node[0] ? l.v[i].node : "-", l.v[i].attempt, l.v[i].state);
+			rc = 0;
+		} else {
+			printf("%s %s\n", prov_class_name(cls), err.msg);
+			rc = 1;
+		}
+		prov_list_free(&l);
 	} else
 		rc = usage("unknown command");
+	if (!strcmp(pc->type, "openstack")) {
+		unsigned calls, tokens;
+		openstack_provider_stats(p, &calls, &tokens);
+		fprintf(stderr, "api_calls %u tokens %u\n", calls, tokens);
+	}
 	ops->fini(p);
 	config_free(cfg);
 	return rc;

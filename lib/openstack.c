@@ -1,0 +1,737 @@
+/*
+ * openstack.c - Keystone v3 and Nova's compute API (openstack.h).
+ */
+#include "openstack.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+
+#include "strutil.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "?"
+#endif
+
+struct os_client {
+	struct os_auth auth;
+	char *compute_override, *microversion, *ca_file;
+	bool allow_http;
+	long timeout_ms;
+	struct os_token tok;
+	struct os_stats stats;
+	CURL *curl;
+};
+
+const char *os_class_name(enum os_class c)
+{
+	switch (c) {
+	case OS_OK: return "OK";
+	case OS_CAPACITY: return "CAPACITY";
+	case OS_QUOTA: return "QUOTA";
+	case OS_THROTTLED: return "THROTTLED";
+	case OS_TRANSIENT: return "TRANSIENT";
+	case OS_PERMANENT: return "PERMANENT";
+	case OS_AUTH: return "AUTH";
+	case OS_NOT_FOUND: return "NOT_FOUND";
+	}
+	return "?";
+}
+
+enum os_class os_classify(long st, const char *msg)
+{
+	if (msg && (strcasestr(msg, "No valid host was found") || strcasestr(msg, "insufficient capacity")))
+		return OS_CAPACITY;
+	if (msg && (strcasestr(msg, "Quota exceeded") || strcasestr(msg, "exceeds quota")))
+		return OS_QUOTA;
+	if (st >= 200 && st < 300)
+		return OS_OK;
+	if (st == 401)
+		return OS_AUTH;
+	if (st == 403)
+		return OS_AUTH;
+	if (st == 404)
+		return OS_NOT_FOUND;
+	if (st == 413 || st == 429)
+		return OS_THROTTLED;
+	if (st == 409 || st == 408 || st >= 500 || st == 0)
+		return OS_TRANSIENT;
+	return OS_PERMANENT;
+}
+
+/* ---- secrets ---- */
+
+static void wipe_free(char *s)
+{
+	if (!s)
+		return;
+	explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+void os_redact(char *msg, size_t cap, const char *const *secrets)
+{
+	static const char red[] = "[redacted]";
+	size_t i;
+
+	for (i = 0; secrets && secrets[i]; i++) {
+		const char *s = secrets[i];
+		size_t sl = s ? strlen(s) : 0;
+		char *at;
+
+		if (sl < 4)
+			continue;
+		while ((at = strstr(msg, s))) {
+			size_t tail = strlen(at + sl), rl = sizeof(red) - 1;
+			if ((size_t)(at - msg) + rl + tail + 1 > cap)
+				tail = cap - (size_t)(at - msg) - rl - 1;
+			memmove(at + rl, at + sl, tail);
+			memcpy(at, red, rl);
+			at[rl + tail] = '\0';
+		}
+	}
+}
+
+void os_auth_free(struct os_auth *a)
+{
+	if (!a)
+		return;
+	free(a->auth_url);
+	free(a->username);
+	wipe_free(a->password);
+	free(a->user_domain);
+	free(a->project_name);
+	free(a->project_id);
+	free(a->project_domain);
+	free(a->ac_id);
+	wipe_free(a->ac_secret);
+	free(a->region);
+	free(a->interface);
+	free(a->source);
+	memset(a, 0, sizeof(*a));
+}
+
+static void auth_copy(struct os_auth *d, const struct os_auth *s)
+{
+#define CP(f) d->f = s->f ? xstrdup(s->f) : NULL
+	CP(auth_url); CP(username); CP(password); CP(user_domain); CP(project_name);
+	CP(project_id); CP(project_domain); CP(ac_id); CP(ac_secret); CP(region);
+	CP(interface); CP(source);
+#undef CP
+}
+
+int os_auth_from_file(const char *path, struct os_auth *out, burst_err_t *err)
+{
+	static const struct { const char *key; size_t off; } keys[] = {
+		{ "OS_AUTH_URL", offsetof(struct os_auth, auth_url) },
+		{ "OS_USERNAME", offsetof(struct os_auth, username) },
+		{ "OS_PASSWORD", offsetof(struct os_auth, password) },
+		{ "OS_USER_DOMAIN_NAME", offsetof(struct os_auth, user_domain) },
+		{ "OS_PROJECT_NAME", offsetof(struct os_auth, project_name) },
+		{ "OS_TENANT_NAME", offsetof(struct os_auth, project_name) },
+		{ "OS_PROJECT_ID", offsetof(struct os_auth, project_id) },
+		{ "OS_PROJECT_DOMAIN_NAME", offsetof(struct os_auth, project_domain) },
+		{ "OS_APPLICATION_CREDENTIAL_ID", offsetof(struct os_auth, ac_id) },
+		{ "OS_APPLICATION_CREDENTIAL_SECRET", offsetof(struct os_auth, ac_secret) },
+		{ "OS_REGION_NAME", offsetof(struct os_auth, region) },
+		{ "OS_INTERFACE", offsetof(struct os_auth, interface) },
+	};
+	struct stat st;
+	FILE *f;
+	char *line = NULL;
+	size_t cap = 0, k;
+	int lineno = 0, rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	f = fopen(path, "re");
+	if (!f) {
+		burst_err_set(err, "OpenStack credentials file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
+		burst_err_set(err, "OpenStack credentials file %s has mode %04o: group or others can read or "
+			      "change it; refusing to use it. Run: chmod 600 %s",
+			      path, (unsigned)(st.st_mode & 07777), path);
+		goto out;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		char *s = str_trim(line), *eq, *val;
+		size_t vl;
+
+		lineno++;
+		if (!*s || *s == '#')
+			continue;
+		if (!strncmp(s, "export ", 7))
+			s = str_trim(s + 7);
+		eq = strchr(s, '=');
+		if (!eq) {
+			burst_err_set(err, "%s:%d: expected [export ]OS_NAME=VALUE", path, lineno);
+			goto out;
+		}
+		*eq = '\0';
+		val = eq + 1;
+		vl = strlen(val);
+		if (vl >= 2 && (val[0] == '"' || val[0] == '\'') && val[vl - 1] == val[0]) {
+			val[vl - 1] = '\0';
+			val++;
+		}
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (!strcmp(s, keys[k].key)) {
+				char **dst = (char **)(void *)((char *)out + keys[k].off);
+				wipe_free(*dst);
+				*dst = xstrdup(val);
+				break;
+			}
+		/* other OS_* names (OS_IDENTITY_API_VERSION...) are ignored */
+	}
+	if (!out->ac_id && !(out->username && out->password)) {
+		burst_err_set(err, "OpenStack credentials file %s has neither OS_USERNAME and OS_PASSWORD nor "
+			      "OS_APPLICATION_CREDENTIAL_ID and OS_APPLICATION_CREDENTIAL_SECRET", path);
+		goto out;
+	}
+	if (out->ac_id && !out->ac_secret) {
+		burst_err_set(err, "OpenStack credentials file %s: OS_APPLICATION_CREDENTIAL_ID without "
+			      "OS_APPLICATION_CREDENTIAL_SECRET", path);
+		goto out;
+	}
+	if (!out->ac_id && !out->project_name && !out->project_id) {
+		burst_err_set(err, "OpenStack credentials file %s: a password needs a project: set OS_PROJECT_NAME "
+			      "or OS_PROJECT_ID", path);
+		goto out;
+	}
+	{
+		struct strbuf sb;
+		sb_init(&sb);
+		sb_addf(&sb, "file %s", path);
+		out->source = sb_take(&sb);
+	}
+	rc = 0;
+out:
+	if (line) {
+		explicit_bzero(line, cap);
+		free(line);
+	}
+	fclose(f);
+	if (rc < 0)
+		os_auth_free(out);
+	return rc;
+}
+
+/* ---- tokens ---- */
+
+void os_token_free(struct os_token *t)
+{
+	if (!t)
+		return;
+	wipe_free(t->id);
+	free(t->compute_url);
+	free(t->image_url);
+	free(t->project_id);
+	free(t->user_id);
+	memset(t, 0, sizeof(*t));
+}
+
+time_t os_parse_time(const char *s)
+{
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!s || !strptime(s, "%Y-%m-%dT%H:%M:%S", &tm))
+		return 0;
+	return timegm(&tm);
+}
+
+bool os_token_expiring(const struct os_token *t, time_t now)
+{
+	time_t margin = OS_TOKEN_REFRESH_MARGIN;
+
+	if (!t->id)
+		return true;
+	if (t->issued && t->expires > t->issued && (t->expires - t->issued) / 2 < margin)
+		margin = (t->expires - t->issued) / 2;
+	return now >= t->expires - margin;
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* The URL of service type's endpoint at interface and region; NULL when none
+ * (then *seen lists what there is, for the message). */
+static const char *catalog_url(json_object *catalog, const char *type, const char *interface,
+			       const char *region, struct strbuf *seen, int *nmatch)
+{
+	const char *found = NULL;
+	size_t i, k;
+
+	*nmatch = 0;
+	for (i = 0; catalog && i < json_object_array_length(catalog); i++) {
+		json_object *svc = json_object_array_get_idx(catalog, i), *eps;
+		const char *t = jstr(svc, "type");
+
+		if (!t || strcmp(t, type) || !json_object_object_get_ex(svc, "endpoints", &eps))
+			continue;
+		for (k = 0; k < json_object_array_length(eps); k++) {
+			json_object *ep = json_object_array_get_idx(eps, k);
+			const char *in = jstr(ep, "interface"), *rg = jstr(ep, "region_id"), *url = jstr(ep, "url");
+			if (!rg)
+				rg = jstr(ep, "region");
+			if (seen)
+				sb_addf(seen, "%s%s/%s", seen->len ? ", " : "", rg ? rg : "?", in ? in : "?");
+			if (!in || !url || strcmp(in, interface) || (region && (!rg || strcmp(rg, region))))
+				continue;
+			if (!found || strcmp(found, url))
+				(*nmatch)++;
+			found = url;
+		}
+	}
+	return found;
+}
+
+static char *url_trim(const char *u)
+{
+	char *s = xstrdup(u);
+	size_t l = strlen(s);
+
+	while (l && s[l - 1] == '/')
+		s[--l] = '\0';
+	return s;
+}
+
+int os_token_parse(const char *json, size_t len, const char *subject, const char *interface,
+		   const char *region, struct os_token *out, burst_err_t *err)
+{
+	json_tokener *tk = json_tokener_new();
+	json_object *root = json_tokener_parse_ex(tk, json, (int)len), *token, *catalog = NULL, *o;
+	struct strbuf seen;
+	const char *url;
+	int n, rc = -1;
+
+	json_tokener_free(tk);
+	memset(out, 0, sizeof(*out));
+	sb_init(&seen);
+	if (!interface)
+		interface = "public";
+	if (!root || !json_object_object_get_ex(root, "token", &token)) {
+		burst_err_set(err, "Keystone's token answer is not a token document");
+		goto out;
+	}
+	if (!subject || !*subject) {
+		burst_err_set(err, "Keystone's token answer has no X-Subject-Token header");
+		goto out;
+	}
+	out->id = xstrdup(subject);
+	out->issued = os_parse_time(jstr(token, "issued_at"));
+	out->expires = os_parse_time(jstr(token, "expires_at"));
+	if (!out->expires) {
+		burst_err_set(err, "Keystone's token has no readable expires_at (%s)",
+			      jstr(token, "expires_at") ? jstr(token, "expires_at") : "none");
+		goto out;
+	}
+	if (json_object_object_get_ex(token, "project", &o) && jstr(o, "id"))
+		out->project_id = xstrdup(jstr(o, "id"));
+	if (json_object_object_get_ex(token, "user", &o) && jstr(o, "id"))
+		out->user_id = xstrdup(jstr(o, "id"));
+	json_object_object_get_ex(token, "catalog", &catalog);
+	url = catalog_url(catalog, "compute", interface, region, &seen, &n);
+	if (url && n > 1 && !region) {
+		burst_err_set(err, "the token's catalog has compute endpoints in several regions (%s): "
+			      "set Regions= on the Provider line", seen.s ? seen.s : "");
+		goto out;
+	}
+	if (url)
+		out->compute_url = url_trim(url);
+	url = catalog_url(catalog, "image", interface, region, NULL, &n);
+	if (url)
+		out->image_url = url_trim(url);
+	if (!out->compute_url) {
+		burst_err_set(err, "the token's catalog has no compute endpoint for interface %s%s%s "
+			      "(compute endpoints: %s)", interface, region ? " in region " : "",
+			      region ? region : "", seen.len ? seen.s : "none");
+		goto out;
+	}
+	rc = 0;
+out:
+	sb_free(&seen);
+	json_object_put(root);
+	if (rc < 0)
+		os_token_free(out);
+	return rc;
+}
+
+/* ---- HTTP ---- */
+
+struct resp {
+	struct strbuf body;
+	char *subject;
+};
+
+static size_t collect(char *p, size_t sz, size_t n, void *ud)
+{
+	struct resp *r = ud;
+	char *chunk = xstrndup(p, sz * n);
+
+	sb_add(&r->body, chunk);
+	free(chunk);
+	return sz * n;
+}
+
+static size_t header(char *p, size_t sz, size_t n, void *ud)
+{
+	struct resp *r = ud;
+	size_t l = sz * n;
+
+	if (l > 16 && !strncasecmp(p, "X-Subject-Token:", 16)) {
+		char *v = xstrndup(p + 16, l - 16);
+		wipe_free(r->subject);
+		r->subject = xstrdup(str_trim(v));
+		wipe_free(v);
+	}
+	return l;
+}
+
+/* One HTTP request; *status 0 on a transport failure (err says why). */
+static void http(struct os_client *c, const char *method, const char *url, const char *body,
+		 const char *token, struct resp *r, long *status, burst_err_t *err)
+{
+	struct curl_slist *h = NULL;
+	char cerr[CURL_ERROR_SIZE] = "", line[1400];
+	CURLcode rc;
+
+	*status = 0;
+	sb_init(&r->body);
+	r->subject = NULL;
+	if (!c->curl)
+		c->curl = curl_easy_init();
+	curl_easy_reset(c->curl);
+	h = curl_slist_append(h, "Accept: application/json");
+	if (body)
+		h = curl_slist_append(h, "Content-Type: application/json");
+	if (token) {
+		snprintf(line, sizeof(line), "X-Auth-Token: %s", token);
+		h = curl_slist_append(h, line);
+		explicit_bzero(line, sizeof(line));
+		snprintf(line, sizeof(line), "OpenStack-API-Version: compute %s", c->microversion);
+		h = curl_slist_append(h, line);
+		snprintf(line, sizeof(line), "X-OpenStack-Nova-API-Version: %s", c->microversion);
+		h = curl_slist_append(h, line);
+	}
+	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->ca_file)
+		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
+	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	}
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, header);
+	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "slurm-burst/" PACKAGE_VERSION);
+	c->stats.api_calls++;
+	rc = curl_easy_perform(c->curl);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, status);
+	else
+		burst_err_set(err, "%s %s: %s", method, url, cerr[0] ? cerr : curl_easy_strerror(rc));
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+	/* the token's header line was in h: wipe it */
+	{
+		struct curl_slist *i;
+		for (i = h; i; i = i->next)
+			explicit_bzero(i->data, strlen(i->data));
+	}
+	curl_slist_free_all(h);
+}
+
+static void resp_free(struct resp *r)
+{
+	sb_free(&r->body);
+	wipe_free(r->subject);
+	r->subject = NULL;
+}
+
+char *os_error_message(const char *json)
+{
+	json_object *root = json ? json_tokener_parse(json) : NULL, *v = NULL;
+	char *msg = NULL;
+	const char *m;
+
+	if (!root)
+		return NULL;
+	if ((m = jstr(root, "message")))
+		msg = xstrdup(m);
+	else if (json_object_object_get_ex(root, "error", &v) && (m = jstr(v, "message")))
+		msg = xstrdup(m);
+	else {
+		/* Nova: {"badRequest": {"code": 400, "message": "..."}} */
+		json_object_object_foreach(root, k, val) {
+			(void)k;
+			if (json_object_is_type(val, json_type_object) && (m = jstr(val, "message"))) {
+				msg = xstrdup(m);
+				break;
+			}
+		}
+	}
+	json_object_put(root);
+	return msg;
+}
+
+struct os_client *os_client_new(const struct os_client_opts *o, burst_err_t *err)
+{
+	struct os_client *c;
+
+	if (!o->auth || !o->auth->auth_url || !*o->auth->auth_url) {
+		burst_err_set(err, "no Keystone URL: set Endpoint=https://keystone.example:5000/v3 on the "
+			      "Provider line or OS_AUTH_URL in its credentials file");
+		return NULL;
+	}
+	if (!o->auth->ac_id && !(o->auth->username && o->auth->password)) {
+		burst_err_set(err, "no OpenStack credentials: a password or an application credential "
+			      "(CredentialsFile=)");
+		return NULL;
+	}
+	c = xcalloc(1, sizeof(*c));
+	auth_copy(&c->auth, o->auth);
+	{
+		char *u = url_trim(c->auth.auth_url);
+		free(c->auth.auth_url);
+		c->auth.auth_url = u;
+	}
+	c->compute_override = o->compute_url ? url_trim(o->compute_url) : NULL;
+	c->microversion = xstrdup(o->microversion ? o->microversion : "2.52");
+	c->ca_file = o->ca_file ? xstrdup(o->ca_file) : NULL;
+	c->allow_http = o->allow_http;
+	c->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 30000;
+	return c;
+}
+
+void os_client_free(struct os_client *c)
+{
+	if (!c)
+		return;
+	os_auth_free(&c->auth);
+	os_token_free(&c->tok);
+	free(c->compute_override);
+	free(c->microversion);
+	free(c->ca_file);
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	free(c);
+}
+
+struct os_stats os_client_stats(const struct os_client *c)
+{
+	return c->stats;
+}
+
+/* The request body of POST /v3/auth/tokens (holds a secret: wipe it). */
+static char *auth_body(const struct os_auth *a)
+{
+	json_object *root = json_object_new_object(), *auth = json_object_new_object(),
+		    *id = json_object_new_object(), *methods = json_object_new_array();
+	char *s;
+
+	json_object_object_add(root, "auth", auth);
+	json_object_object_add(auth, "identity", id);
+	json_object_object_add(id, "methods", methods);
+	if (a->ac_id) {
+		json_object *ac = json_object_new_object();
+		json_object_array_add(methods, json_object_new_string("application_credential"));
+		json_object_object_add(id, "application_credential", ac);
+		json_object_object_add(ac, "id", json_object_new_string(a->ac_id));
+		json_object_object_add(ac, "secret", json_object_new_string(a->ac_secret ? a->ac_secret : ""));
+	} else {
+		json_object *pw = json_object_new_object(), *user = json_object_new_object(),
+			    *ud = json_object_new_object(), *scope = json_object_new_object(),
+			    *proj = json_object_new_object();
+		json_object_array_add(methods, json_object_new_string("password"));
+		json_object_object_add(id, "password", pw);
+		json_object_object_add(pw, "user", user);
+		json_object_object_add(user, "name", json_object_new_string(a->username));
+		json_object_object_add(user, "domain", ud);
+		json_object_object_add(ud, "name", json_object_new_string(a->user_domain ? a->user_domain : "Default"));
+		json_object_object_add(user, "password", json_object_new_string(a->password));
+		json_object_object_add(auth, "scope", scope);
+		json_object_object_add(scope, "project", proj);
+		if (a->project_id)
+			json_object_object_add(proj, "id", json_object_new_string(a->project_id));
+		else {
+			json_object *pd = json_object_new_object();
+			json_object_object_add(proj, "name", json_object_new_string(a->project_name));
+			json_object_object_add(proj, "domain", pd);
+			json_object_object_add(pd, "name", json_object_new_string(a->project_domain ? a->project_domain : "Default"));
+		}
+	}
+	s = xstrdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN));
+	/* json-c's own copy of the secret */
+	{
+		const char *js = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+		explicit_bzero((char *)js, strlen(js));
+	}
+	json_object_put(root);
+	return s;
+}
+
+static void who(const struct os_auth *a, char *buf, size_t len)
+{
+	if (a->ac_id)
+		snprintf(buf, len, "application credential %s", a->ac_id);
+	else
+		snprintf(buf, len, "user %s (project %s)", a->username, a->project_id ? a->project_id : a->project_name);
+}
+
+static enum os_class authenticate(struct os_client *c, burst_err_t *err)
+{
+	struct resp r;
+	char url[2048], w[512];
+	char *body = auth_body(&c->auth);
+	long st;
+	enum os_class cls;
+	const char *secrets[] = { c->auth.password, c->auth.ac_secret, NULL };
+
+	os_token_free(&c->tok);
+	snprintf(url, sizeof(url), "%s/auth/tokens", c->auth.auth_url);
+	who(&c->auth, w, sizeof(w));
+	c->stats.tokens++;
+	http(c, "POST", url, body, NULL, &r, &st, err);
+	wipe_free(body);
+	if (st == 0) {
+		cls = OS_TRANSIENT;
+		goto out;
+	}
+	if (st != 201 && st != 200) {
+		char *m = os_error_message(r.body.s);
+		cls = os_classify(st, m);
+		if (st == 401 || st == 403)
+			cls = OS_AUTH;
+		burst_err_set(err, "Keystone %s refused the %s from %s: HTTP %ld: %s", c->auth.auth_url, w,
+			      c->auth.source ? c->auth.source : "burst.conf", st, m ? m : "(no message)");
+		free(m);
+		goto out;
+	}
+	if (os_token_parse(r.body.s ? r.body.s : "", r.body.len, r.subject, c->auth.interface,
+			   c->auth.region, &c->tok, err) < 0) {
+		char m[sizeof(err->msg)];
+		snprintf(m, sizeof(m), "Keystone %.512s, %.400s: %.3000s", c->auth.auth_url, w, err->msg);
+		burst_err_set(err, "%s", m);
+		cls = OS_PERMANENT;
+		goto out;
+	}
+	if (c->compute_override) {
+		free(c->tok.compute_url);
+		c->tok.compute_url = xstrdup(c->compute_override);
+	}
+	if (!c->allow_http && !strncasecmp(c->tok.compute_url, "http://", 7)) {
+		burst_err_set(err, "the compute endpoint %s (the token's catalog) is plain HTTP: "
+			      "requests and answers would travel unencrypted (AllowInsecureEndpoint=yes is for tests)",
+			      c->tok.compute_url);
+		os_token_free(&c->tok);
+		cls = OS_PERMANENT;
+		goto out;
+	}
+	cls = OS_OK;
+out:
+	os_redact(err->msg, sizeof(err->msg), secrets);
+	resp_free(&r);
+	return cls;
+}
+
+enum os_class os_authenticate(struct os_client *c, burst_err_t *err)
+{
+	if (c->tok.id && !os_token_expiring(&c->tok, time(NULL)))
+		return OS_OK;
+	return authenticate(c, err);
+}
+
+static enum os_class request(struct os_client *c, bool image, const char *method, const char *path,
+			     const char *body, const char *what, long *status, char **answer,
+			     burst_err_t *err)
+{
+	struct resp r;
+	char url[4096];
+	enum os_class cls;
+	long st = 0;
+	int round;
+
+	if (answer)
+		*answer = NULL;
+	*status = 0;
+	for (round = 0; round < 2; round++) {
+		const char *base;
+
+		cls = os_authenticate(c, err);
+		if (cls != OS_OK)
+			return cls;
+		base = image ? c->tok.image_url : c->tok.compute_url;
+		if (!base) {
+			burst_err_set(err, "%s: the token's catalog has no image service endpoint: give the image's id", what);
+			return OS_PERMANENT;
+		}
+		snprintf(url, sizeof(url), "%s%s", base, path);
+		http(c, method, url, body, c->tok.id, &r, &st, err);
+		if (st == 401 && round == 0) {
+			/* revoked or expired early: one new token, one retry */
+			resp_free(&r);
+			os_token_free(&c->tok);
+			continue;
+		}
+		break;
+	}
+	*status = st;
+	if (st == 0) {
+		char m[sizeof(err->msg)];
+		snprintf(m, sizeof(m), "%.600s: %.3400s", what, err->msg);
+		burst_err_set(err, "%s", m);
+		resp_free(&r);
+		return OS_TRANSIENT;
+	}
+	if (st >= 200 && st < 300)
+		cls = OS_OK;
+	else {
+		char *m = os_error_message(r.body.s);
+		cls = os_classify(st, m);
+		burst_err_set(err, "%s: HTTP %ld from %s %s: %s", what, st, method, url, m ? m : "(no message)");
+		free(m);
+	}
+	if (answer)
+		*answer = r.body.s ? sb_take(&r.body) : xstrdup("");
+	resp_free(&r);
+	return cls;
+}
+
+enum os_class os_compute(struct os_client *c, const char *method, const char *path, const char *body,
+			 const char *what, long *status, char **answer, burst_err_t *err)
+{
+	return request(c, false, method, path, body, what, status, answer, err);
+}
+
+enum os_class os_image_get(struct os_client *c, const char *path, const char *what, char **answer,
+			   burst_err_t *err)
+{
+	long st;
+	return request(c, true, "GET", path, NULL, what, &st, answer, err);
+}
