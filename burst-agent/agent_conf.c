@@ -102,7 +102,7 @@ void job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node
 	struct burst_ranking rk;
 	burst_err_t err;
 	char why[400];
-	char *contract;
+	char *contract, *shown, *emsg;
 	size_t i;
 	int rc;
 
@@ -122,12 +122,16 @@ void job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node
 		snprintf(jo->how, sizeof(jo->how), "node set order: job %u: %s", job, why);
 		return;
 	}
+	/* shown escaped: an inline contract is the user's text */
+	shown = str_escape_ctl(contract);
 	rc = burst_decide_ranked(A.cfg, A.cat, A.cs, contract, 0, &d, &rk, &err);
 	if (rc < 0) {
+		emsg = str_escape_ctl(err.msg);
 		ERR("%s: job %u's contract '%s' no longer resolves: %s: launched in node set %s's own order",
-		    node, job, contract, err.msg, ns);
+		    node, job, shown, emsg, ns);
+		free(emsg);
 		snprintf(jo->how, sizeof(jo->how), "node set order: job %u's contract '%.200s' does not resolve",
-			 job, contract);
+			 job, shown);
 	} else {
 		size_t *own = xcalloc(rk.res.n ? rk.res.n : 1, sizeof(*own)), n = 0;
 		for (i = 0; i < rk.res.n; i++) {
@@ -138,18 +142,19 @@ void job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node
 		if (!n) {
 			free(own);
 			ERR("%s: job %u's contract '%s' matches no instance type of node set %s: launched in the node set's own order",
-			    node, job, contract, ns);
+			    node, job, shown, ns);
 			snprintf(jo->how, sizeof(jo->how), "node set order: job %u's contract '%.200s' matches none of it",
-				 job, contract);
+				 job, shown);
 		} else {
 			jo->own = own;
 			jo->order = own;
 			jo->n = n;
-			snprintf(jo->how, sizeof(jo->how), "job %u's contract %.200s", job, contract);
+			snprintf(jo->how, sizeof(jo->how), "job %u's contract %.200s", job, shown);
 		}
 	}
 	burst_decision_free(&d);
 	burst_ranking_free(&rk);
+	free(shown);
 	free(contract);
 }
 

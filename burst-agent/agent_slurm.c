@@ -268,9 +268,11 @@ char *slurm_job_contract(uint32_t job, char *why, size_t len)
 	c = msg->job_array[0].admin_comment;
 	if (c && !strncmp(c, tag, sizeof(tag) - 1) && c[sizeof(tag) - 1])
 		out = xstrdup(c + sizeof(tag) - 1);
-	else
-		snprintf(why, len, "no contract in its admin comment (%.200s%s%s)", c ? "\"" : "",
-			 c ? c : "none: not submitted with --cloud-contract", c ? "\"" : "");
+	else {
+		char *e = str_escape_ctl(c ? c : "none: not submitted with --cloud-contract");
+		snprintf(why, len, "no contract in its admin comment (%s%.200s%s)", c ? "\"" : "", e, c ? "\"" : "");
+		free(e);
+	}
 	slurm_free_job_info_msg(msg);
 	return out;
 }
