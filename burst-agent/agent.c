@@ -187,18 +187,22 @@ static int listen_unix(const char *path, char *why, size_t len)
 	return fd;
 }
 
-static int listen_tcp(uint32_t addr, int port)
+static int listen_tcp(const char *addr, int port)
 {
 	struct sockaddr_in sa;
-	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int one = 1, fd;
 
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	memset(&sa, 0, sizeof(sa));
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((unsigned short)port);
-	sa.sin_addr.s_addr = htonl(addr);
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 256) < 0) {
 		close(fd);
 		return -1;
@@ -239,22 +243,23 @@ static void accept_clients(int lsock, int kind)
  * answer whole requests, close the ones past their deadline or cap. */
 static void serve_clients(void)
 {
-	struct pollfd *p = xmalloc((A.conns.n + 2) * sizeof(*p));
-	size_t i, n = A.conns.n;
+	size_t i, n = A.conns.n, nl = 1 + A.njsocks;   /* listening: control, then join */
+	struct pollfd *p = xmalloc((n + nl) * sizeof(*p));
 	double now;
 
 	p[0] = (struct pollfd){ A.usock, POLLIN, 0 };
-	p[1] = (struct pollfd){ A.jsock, POLLIN, 0 };
+	for (i = 0; i < A.njsocks; i++)
+		p[1 + i] = (struct pollfd){ A.jsocks[i], POLLIN, 0 };
 	for (i = 0; i < n; i++)
-		p[i + 2] = (struct pollfd){ A.conns.c[i].fd, POLLIN, 0 };
-	if (poll(p, n + 2, TICK_MS) > 0) {
+		p[i + nl] = (struct pollfd){ A.conns.c[i].fd, POLLIN, 0 };
+	if (poll(p, n + nl, TICK_MS) > 0) {
 		/* the connections first: conn_drop moves the last into i, so from the end */
 		for (i = n; i-- > 0;) {
 			struct conn *c = &A.conns.c[i];
 			enum conn_status st;
 			bool join = c->kind == CONN_JOIN;
 
-			if (!p[i + 2].revents)
+			if (!p[i + nl].revents)
 				continue;
 			st = conn_pump(c, join ? MAX_REPORT : CTL_MAX_REQ);
 			if (st == CONN_MORE)
@@ -272,8 +277,9 @@ static void serve_clients(void)
 		}
 		if (p[0].revents & POLLIN)
 			accept_clients(A.usock, CONN_CTL);
-		if (p[1].revents & POLLIN)
-			accept_clients(A.jsock, CONN_JOIN);
+		for (i = 0; i < A.njsocks; i++)
+			if (p[1 + i].revents & POLLIN)
+				accept_clients(A.jsocks[i], CONN_JOIN);
 	}
 	free(p);
 	now = mono();
@@ -327,11 +333,18 @@ static int setup(void)
 			return -1;
 		}
 	}
-	A.jsock = listen_tcp(A.net, A.cfg->join_port);
-	if (A.jsock < 0) {
-		ERR("cannot listen for nodes on %s port %d: %s (is Bridge=%s up with that address?)",
-		    A.local->address, A.cfg->join_port, strerror(errno), A.local->bridge);
-		return -1;
+	/* node reports: on each JoinListen= address (the local provider's
+	 * bridge address, or every address, when none is given) */
+	A.jsocks = xcalloc(A.cfg->njoin_listen, sizeof(*A.jsocks));
+	for (size_t i = 0; i < A.cfg->njoin_listen; i++) {
+		const struct cfg_listen *l = &A.cfg->join_listen[i];
+		int fd = listen_tcp(l->addr, l->port);
+		if (fd < 0) {
+			ERR("cannot listen for node reports on %s port %d: %s (JoinListen=; is that address this host's?)",
+			    l->addr, l->port, strerror(errno));
+			return -1;
+		}
+		A.jsocks[A.njsocks++] = fd;
 	}
 	return 0;
 }
@@ -497,9 +510,16 @@ int main(int argc, char **argv)
 		return 1;
 	if (!logpath && A.cfg->log_file && open_log(A.cfg->log_file) < 0)
 		return 1;
-	INFO("started: %zu nodes in %zu node sets, state %s, socket %s, join %s:%d",
-	     A.nnodes, A.cfg->nnodesets, A.cfg->state_dir, A.cfg->socket_path, A.local->address,
-	     A.cfg->join_port);
+	{
+		char lis[512] = "";
+		for (size_t i = 0; i < A.cfg->njoin_listen; i++) {
+			size_t l = strlen(lis);
+			snprintf(lis + l, sizeof(lis) - l, "%s%s:%d", i ? ", " : "", A.cfg->join_listen[i].addr,
+				 A.cfg->join_listen[i].port);
+		}
+		INFO("started: %zu nodes in %zu node sets, state %s, socket %s, node reports on %s",
+		     A.nnodes, A.cfg->nnodesets, A.cfg->state_dir, A.cfg->socket_path, lis);
+	}
 	recover();
 	while (!stopping) {
 		serve_clients();
@@ -519,7 +539,9 @@ int main(int argc, char **argv)
 	INFO("stopping (instances keep running; a restart takes them up again)");
 	conn_table_free(&A.conns);
 	close(A.usock);
-	close(A.jsock);
+	for (size_t i = 0; i < A.njsocks; i++)
+		close(A.jsocks[i]);
+	free(A.jsocks);
 	unlink(A.cfg->socket_path);
 	state_close(A.db);
 	agent_conf_free();

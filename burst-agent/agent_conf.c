@@ -20,13 +20,27 @@ struct bnode *node_find(const char *name)
 	return NULL;
 }
 
-void node_address(const struct bnode *ni, char *buf, size_t len, bool with_prefix)
+/*
+ * The node's place among the nodes provider p may launch (those of the node
+ * sets that allow it, in burst.conf's order): stable while burst.conf is,
+ * whatever the other providers' node sets hold.
+ */
+int node_index_for(const struct aprov *p, const struct bnode *bn)
 {
-	uint32_t a = A.net + 10 + (uint32_t)ni->index;
-	if (with_prefix)
-		snprintf(buf, len, "%u.%u.%u.%u/%d", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255, A.prefix);
-	else
-		snprintf(buf, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+	int idx = 0;
+	size_t i, k;
+
+	for (i = 0; i < A.cfg->nnodesets; i++) {
+		const struct cfg_nodeset *ns = &A.cfg->nodesets[i];
+		bool allowed = !ns->nproviders;
+		for (k = 0; k < ns->nproviders && !allowed; k++)
+			allowed = !strcmp(ns->providers[k], p->cfg->name);
+		if ((int)i == bn->nodeset)
+			return idx + (int)hostlist_find(&ns->nodes, bn->name);
+		if (allowed)
+			idx += (int)ns->nodes.n;
+	}
+	return -1;
 }
 
 struct aprov *prov_by_name(const char *name)
@@ -181,9 +195,6 @@ struct conf_state {
 	size_t nprovs;
 	size_t **ranked;
 	size_t *nranked;
-	const struct cfg_provider *local;
-	uint32_t net;
-	int prefix;
 };
 
 static void conf_state_free(struct conf_state *c)
@@ -209,14 +220,12 @@ static void conf_state_get(struct conf_state *c)
 {
 	c->cfg = A.cfg; c->cat = A.cat; c->cs = A.cs; c->nodes = A.nodes; c->nnodes = A.nnodes;
 	c->provs = A.provs; c->nprovs = A.nprovs; c->ranked = A.ranked; c->nranked = A.nranked;
-	c->local = A.local; c->net = A.net; c->prefix = A.prefix;
 }
 
 static void conf_state_put(const struct conf_state *c)
 {
 	A.cfg = c->cfg; A.cat = c->cat; A.cs = c->cs; A.nodes = c->nodes; A.nnodes = c->nnodes;
 	A.provs = c->provs; A.nprovs = c->nprovs; A.ranked = c->ranked; A.nranked = c->nranked;
-	A.local = c->local; A.net = c->net; A.prefix = c->prefix;
 }
 
 /* At exit: what burst.conf made, drivers included. */
@@ -249,23 +258,15 @@ int load_conf(void)
 			goto fail;
 		}
 	}
-	for (i = 0; i < c.cfg->nproviders; i++)
-		if (!strcmp(c.cfg->providers[i].type, "local"))
-			c.local = &c.cfg->providers[i];
-	{
-		unsigned a, b, cc, d;
-		if (!c.local || !c.local->bridge || !c.local->address ||
-		    sscanf(c.local->address, "%u.%u.%u.%u/%d", &a, &b, &cc, &d, &c.prefix) != 5 ||
-		    a > 255 || b > 255 || cc > 255 || d > 255 || c.prefix < 8 || c.prefix > 30) {
-			ERR("%s: the agent listens for node reports on the local provider's bridge: give Provider=local Bridge=NAME Address=ADDR/PREFIX",
-			    A.conf_path);
-			goto fail;
-		}
-		c.net = (a << 24) | (b << 16) | (cc << 8) | d;
-	}
 	c.cat = catalog_load(catalog_default_dir(c.cfg->catalog_dir), &err);
 	if (!c.cat || config_apply_catalog(c.cfg, c.cat, &err) < 0) {
 		ERR("%s", err.msg);
+		goto fail;
+	}
+	/* the verdict burstctl check-config gives: one check for both */
+	if (config_check(c.cfg, c.cat, &err) > 0) {
+		ERR("%s", err.msg);
+		ERR("%s: refused (burstctl check-config %s says the same)", A.conf_path, A.conf_path);
 		goto fail;
 	}
 	c.cs = config_candidates(c.cfg, c.cat, &err);
@@ -282,10 +283,6 @@ int load_conf(void)
 			c.nodes[k].nodeset = (int)i;
 			c.nodes[k].index = (int)k;
 		}
-	if (10 + c.nnodes >= (1u << (32 - c.prefix)) - 1) {
-		ERR("Address=%s has room for fewer than %zu nodes", c.local->address, c.nnodes);
-		goto fail;
-	}
 	c.provs = xcalloc(c.cfg->nproviders ? c.cfg->nproviders : 1, sizeof(*c.provs));
 	for (i = 0; i < c.cfg->nproviders; i++) {
 		struct aprov *p = &c.provs[c.nprovs];
@@ -309,11 +306,6 @@ int load_conf(void)
 	rank_candidates();
 	conf_state_get(&c);
 	if (old.cfg) {
-		if (old.net != c.net || old.cfg->join_port != c.cfg->join_port ||
-		    strcmp(old.cfg->state_dir, c.cfg->state_dir) || strcmp(old.cfg->socket_path, c.cfg->socket_path))
-			INFO("StateDir, SocketPath, JoinPort and the bridge address take effect at the next restart");
-		c.net = old.net;
-		c.prefix = old.prefix;
 		conf_state_put(&c);
 		conf_state_free(&old);
 	}

@@ -67,7 +67,6 @@ struct agent {
 	struct catalog *cat;
 	struct candset *cs;
 	struct state_db *db;
-	const struct cfg_provider *local;
 	struct bnode *nodes;
 	size_t nnodes;
 	struct aprov *provs;     /* a driver for each configured provider */
@@ -76,9 +75,9 @@ struct agent {
 	size_t *nranked;
 	char spool[PATH_MAX], nodes_dir[PATH_MAX];
 	const char *conf_path, *slurm_conf, *libexec, *node_bin;
-	uint32_t net;            /* local bridge address (host order) */
-	int prefix;
-	int usock, jsock;
+	int usock;
+	int *jsocks;             /* a join socket for each JoinListen= address */
+	size_t njsocks;
 	struct conn_table conns; /* join and control connections being read */
 	unsigned long dropped_slow, dropped_full; /* join connections, logged now and then */
 	double dropped_said;
@@ -110,7 +109,7 @@ int load_conf(void);
 void ensure_nodes(void);
 void agent_conf_free(void);
 struct bnode *node_find(const char *name);
-void node_address(const struct bnode *ni, char *buf, size_t len, bool with_prefix);
+int node_index_for(const struct aprov *p, const struct bnode *bn);
 const struct cfg_nodeset *nodeset_of(const char *node);
 struct aprov *prov_by_name(const char *name);
 struct aprov *prov_of(const struct candidate *c, const struct cfg_nodeset *ns);

@@ -308,14 +308,23 @@ void handle_join(int fd, const char *buf, size_t got)
 		reply_json(fd, false, "state changed", NULL);
 		goto out;
 	}
-	/* the address before slurmd starts (a cloud instance's: where it reported from) */
+	/*
+	 * The address before slurmd starts: the provider's word (the EC2
+	 * instance's private IP, the local bridge address), recorded at launch.
+	 * Where the report came from is no evidence: behind NAT or a load
+	 * balancer it is the router's. Only a driver that could not say (none
+	 * today) leaves the peer, said in the log.
+	 */
 	if (!r.address) {
 		struct sockaddr_in sa;
 		socklen_t sl = sizeof(sa);
 		char peer[INET_ADDRSTRLEN];
 		if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET &&
-		    inet_ntop(AF_INET, &sa.sin_addr, peer, sizeof(peer)))
+		    inet_ntop(AF_INET, &sa.sin_addr, peer, sizeof(peer))) {
 			r.address = xstrdup(peer);
+			INFO("%s: provider %s gave no address for instance %s: using %s, where its report came from (wrong behind NAT)",
+			     node, r.provider ? r.provider : "?", r.instance ? r.instance : "?", peer);
+		}
 	}
 	slurm_node(node, r.address, NO_VAL, NULL);
 	{

@@ -51,11 +51,10 @@ static void launch_batch(char **names, size_t n)
 {
 	struct prov_node *pn = xcalloc(n, sizeof(*pn));
 	struct node_rec *recs = xcalloc(n, sizeof(*recs));
-	char (*addr)[64] = xcalloc(n, sizeof(*addr));
 	struct prov_batch b;
 	struct aprov *p;
 	burst_err_t err;
-	char joinaddr[64];
+	char joinaddr[300];
 	size_t i, m = 0, launched = 0;
 	double t0, t1;
 
@@ -64,18 +63,21 @@ static void launch_batch(char **names, size_t n)
 			state_node_clear(&recs[m]);
 			continue;
 		}
-		node_address(node_find(names[i]), addr[m], sizeof(addr[m]), true);
 		pn[m].node = recs[m].name;
 		pn[m].attempt = recs[m].attempt;
 		pn[m].token = recs[m].token;
-		pn[m].address = addr[m];
 		m++;
 	}
 	if (!m)
 		goto out;
 	p = prov_by_name(recs[0].provider);
-	snprintf(joinaddr, sizeof(joinaddr), "%u.%u.%u.%u:%d", A.net >> 24, (A.net >> 16) & 255,
-		 (A.net >> 8) & 255, A.net & 255, A.cfg->join_port);
+	/* where its instances report (config_check made sure there is one) */
+	if (!p || !config_join_address(A.cfg, p->cfg, joinaddr, sizeof(joinaddr)))
+		snprintf(joinaddr, sizeof(joinaddr), "?");
+	for (i = 0; i < m && p; i++) {
+		const struct bnode *bn = node_find(recs[i].name);
+		pn[i].index = bn ? node_index_for(p, bn) : -1;
+	}
 	memset(&b, 0, sizeof(b));
 	b.cluster = A.cfg->cluster_name;
 	b.provider = recs[0].provider;
@@ -113,6 +115,9 @@ static void launch_batch(char **names, size_t n)
 				INFO("%s: %s", r->name, pn[i].error);
 			free(r->instance);
 			r->instance = xstrdup(pn[i].instance);
+			/* the provider's word for its address: Slurm's NodeAddr at admission */
+			free(r->address);
+			r->address = pn[i].address[0] ? xstrdup(pn[i].address) : NULL;
 			r->retry_at = 0;
 			transition(r->name, NS_LAUNCHING, r, NS_BOOTING, pn[i].instance);
 			launched++;
@@ -155,7 +160,6 @@ out:
 		state_node_clear(&recs[i]);
 	free(recs);
 	free(pn);
-	free(addr);
 }
 
 /* A job's pick in one launch round: its order in the node set and its candidate. */
@@ -257,12 +261,7 @@ void launch_requested(void)
 				free(r.region);
 				r.token = xstrdup(token);
 				r.instance = NULL;
-				r.address = NULL;
-				if (!strcmp(p->cfg->type, "local")) {
-					char addr[64];
-					node_address(ni, addr, sizeof(addr), false);
-					r.address = xstrdup(addr);
-				}
+				r.address = NULL;   /* the provider's, when it launches */
 				r.provenance_id = NULL;
 				r.provider = xstrdup(p->cfg->name);
 				r.instance_type = xstrdup(catalog_str(A.cat, c->type->name));

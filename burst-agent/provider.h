@@ -36,10 +36,14 @@ struct prov_node {
 	const char *node;        /* Slurm node name */
 	int attempt;             /* launches of this node so far, this one included */
 	const char *token;       /* its one-time join token */
-	const char *address;     /* where the node must be reachable, if the driver
-				  * assigns addresses itself (local), else NULL */
+	int index;               /* the node's stable place (0, 1, ...) among the nodes
+				  * this provider may launch: a driver that assigns
+				  * addresses itself (local) derives them from it */
 	/* out */
 	char instance[128];      /* the instance id, empty if none was launched */
+	char address[64];        /* the instance's address in its network, where
+				  * slurmctld reaches its slurmd (Slurm's NodeAddr);
+				  * empty if the provider does not know it yet */
 	enum prov_class cls;     /* this node's outcome */
 	char error[512];         /* why, when cls != PROV_OK; with PROV_OK a
 				  * note for the agent's log, or empty */
@@ -52,7 +56,7 @@ struct prov_batch {
 	const char *nodeset;
 	const char *instance_type;
 	const char *region;      /* may be NULL (local) */
-	const char *join_addr;   /* "ADDR:PORT" where nodes report */
+	const char *join_addr;   /* "ADDR:PORT" where nodes report (config_join_address) */
 	const char *munge_socket;
 	const char *slurm_conf;
 	const char *acceptance;  /* the acceptance.conf nodes run at join, or NULL */

@@ -218,6 +218,71 @@ const char *config_default_path(const char *explicit_path)
 
 /* ---- objects ---- */
 
+/* ADDRESS:PORT (JoinAddress=): 1 when it is one. */
+static int valid_hostport(const char *v)
+{
+	const char *colon = strrchr(v, ':');
+	char *end = NULL;
+	long port = colon ? strtol(colon + 1, &end, 10) : 0;
+
+	return colon && colon != v && end && !*end && colon[1] && port >= 1 && port <= 65535;
+}
+
+/* An IPv4 address in dotted form, or "*" (every address): into out; 1 when valid. */
+static int parse_listen_addr(const char *v, size_t n, char out[16])
+{
+	char a[64];
+	struct in_addr in;
+
+	if (n == 0 || n >= sizeof(a))
+		return 0;
+	memcpy(a, v, n);
+	a[n] = '\0';
+	if (!strcmp(a, "*"))
+		snprintf(a, sizeof(a), "0.0.0.0");
+	if (inet_pton(AF_INET, a, &in) != 1)
+		return 0;
+	inet_ntop(AF_INET, &in, out, 16);
+	return 1;
+}
+
+/* JoinListen=ADDR[:PORT],... (a port of 0: JoinPort's, filled in at the end) */
+static void parse_join_listen(struct loader *ld, const char *file, int line, struct burst_config *cfg,
+			      const char *val)
+{
+	size_t n = 0, i;
+	char **items = split_list(val, &n);
+
+	free(cfg->join_listen);
+	cfg->join_listen = xcalloc(n ? n : 1, sizeof(*cfg->join_listen));
+	cfg->njoin_listen = 0;
+	cfg->join_listen_set = true;
+	if (!n)
+		lerr(ld, file, line, "JoinListen= needs at least one ADDRESS[:PORT] (an IPv4 address, or * for every address)");
+	for (i = 0; i < n; i++) {
+		const char *colon = strchr(items[i], ':');
+		struct cfg_listen *l = &cfg->join_listen[cfg->njoin_listen];
+		long port = 0;
+		char *end = NULL;
+
+		if (colon) {
+			port = strtol(colon + 1, &end, 10);
+			if (!colon[1] || !end || *end || port < 1 || port > 65535) {
+				lerr(ld, file, line, "JoinListen=%s: '%s' has no TCP port (1-65535) after ':'", val, items[i]);
+				continue;
+			}
+		}
+		if (!parse_listen_addr(items[i], colon ? (size_t)(colon - items[i]) : strlen(items[i]), l->addr)) {
+			lerr(ld, file, line, "JoinListen=%s: '%s' is not an IPv4 ADDRESS[:PORT] such as 10.0.0.5:6830 (or *:6830 for every address)",
+			     val, items[i]);
+			continue;
+		}
+		l->port = (int)port;
+		cfg->njoin_listen++;
+	}
+	free_list(items, n);
+}
+
 static const char *const provider_types[] = { "local", "aws", "openstack", "gcp", "azure", NULL };
 
 /* The aws provider's keys; 1 when w was one of them. */
@@ -247,14 +312,9 @@ static int parse_provider_aws(struct loader *ld, const char *file, int line, str
 			break;
 	if (!skeys[i])
 		return 0;
-	if (!strcmp(skeys[i], "JoinAddress")) {
-		const char *colon = strrchr(w->val, ':');
-		char *end = NULL;
-		long port = colon ? strtol(colon + 1, &end, 10) : 0;
-		if (!colon || colon == w->val || !end || *end || port < 1 || port > 65535)
-			lerr(ld, file, line, "Provider %s: JoinAddress=%s is not ADDRESS:PORT such as 10.0.0.5:6830",
-			     p->name, w->val);
-	}
+	if (!strcmp(skeys[i], "JoinAddress") && !valid_hostport(w->val))
+		lerr(ld, file, line, "Provider %s: JoinAddress=%s is not ADDRESS:PORT such as 10.0.0.5:6830",
+		     p->name, w->val);
 	free(*dst[i]);
 	*dst[i] = xstrdup(w->val);
 	return 1;
@@ -698,7 +758,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 {
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
 		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
-		"StateDir", "SocketPath", "JoinPort", "BootTimeout", "RejectCooldown",
+		"StateDir", "SocketPath", "JoinPort", "JoinListen", "JoinAddress", "BootTimeout", "RejectCooldown",
 		"ReconcileInterval", "OrphanGrace", "VanishGrace",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
@@ -776,6 +836,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "CatalogDir") || str_ieq(w[0].key, "AllowInlineContracts") ||
 		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath") ||
 		 str_ieq(w[0].key, "JoinPort") || str_ieq(w[0].key, "BootTimeout") ||
+		 str_ieq(w[0].key, "JoinListen") || str_ieq(w[0].key, "JoinAddress") ||
 		 str_ieq(w[0].key, "RejectCooldown") || str_ieq(w[0].key, "PrologSlurmctld") ||
 		 str_ieq(w[0].key, "ReconcileInterval") || str_ieq(w[0].key, "OrphanGrace") ||
 		 str_ieq(w[0].key, "VanishGrace") ||
@@ -802,6 +863,14 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			} else if (str_ieq(w[k].key, "CatalogDir")) {
 				free(cfg->catalog_dir);
 				cfg->catalog_dir = w[k].val[0] ? xstrdup(w[k].val) : NULL;
+			} else if (str_ieq(w[k].key, "JoinListen")) {
+				parse_join_listen(ld, file, line, cfg, w[k].val);
+			} else if (str_ieq(w[k].key, "JoinAddress")) {
+				if (!valid_hostport(w[k].val))
+					lerr(ld, file, line, "JoinAddress=%s is not ADDRESS:PORT such as 203.0.113.7:6830 (where instances reach the agent's join port)",
+					     w[k].val);
+				free(cfg->join_address);
+				cfg->join_address = xstrdup(w[k].val);
 			} else if (str_ieq(w[k].key, "AllowInsecureEndpoint")) {
 				if (!parse_bool(w[k].val, &cfg->allow_insecure_endpoint))
 					lerr(ld, file, line, "AllowInsecureEndpoint is yes or no, not '%s'", w[k].val);
@@ -997,6 +1066,21 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 					     cfg->contracts[i].name, cfg->nodesets[j].name,
 					     cfg->nodesets[j].where.file, cfg->nodesets[j].where.line);
 	}
+	/* where the agent listens for node reports: JoinListen=, else the local
+	 * provider's bridge (as before JoinListen= existed), else everywhere */
+	if (!cfg->join_listen_set) {
+		const struct cfg_provider *loc = NULL;
+		for (i = 0; i < cfg->nproviders && !loc; i++)
+			if (!strcmp(cfg->providers[i].type, "local") && cfg->providers[i].address)
+				loc = &cfg->providers[i];
+		cfg->join_listen = xcalloc(1, sizeof(*cfg->join_listen));
+		cfg->njoin_listen = 1;
+		if (!loc || !parse_listen_addr(loc->address, strcspn(loc->address, "/"), cfg->join_listen[0].addr))
+			snprintf(cfg->join_listen[0].addr, sizeof(cfg->join_listen[0].addr), "0.0.0.0");
+	}
+	for (i = 0; i < cfg->njoin_listen; i++)
+		if (!cfg->join_listen[i].port)
+			cfg->join_listen[i].port = cfg->join_port;
 	if (!cfg->cluster_name)
 		cfg->cluster_name = xstrdup("slurm");
 	if (!cfg->state_dir)
@@ -1065,6 +1149,8 @@ void config_free(struct burst_config *cfg)
 	free(cfg->catalog_dir);
 	free(cfg->state_dir);
 	free(cfg->socket_path);
+	free(cfg->join_listen);
+	free(cfg->join_address);
 	free(cfg->prolog_slurmctld);
 	free(cfg->munge_socket);
 	free(cfg->acceptance);
@@ -1318,14 +1404,130 @@ static const char *local_bridge_problem(const struct cfg_provider *p, char *why,
 	return NULL;
 }
 
+/* The provider types burst-agent has a driver for: keep in step with the
+ * table in burst-agent/provider.c (test_provider_table checks). */
+static const char *const agent_drivers[] = { "local", "aws", "openstack", NULL };
+
+bool config_has_driver(const char *type)
+{
+	size_t i;
+
+	for (i = 0; type && agent_drivers[i]; i++)
+		if (!strcmp(agent_drivers[i], type))
+			return true;
+	return false;
+}
+
+/* The listening entry that takes connections to addr (dotted), or NULL. */
+static const struct cfg_listen *listen_for(const struct burst_config *cfg, const char *addr)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->njoin_listen; i++)
+		if (!strcmp(cfg->join_listen[i].addr, addr))
+			return &cfg->join_listen[i];
+	for (i = 0; i < cfg->njoin_listen; i++)
+		if (!strcmp(cfg->join_listen[i].addr, "0.0.0.0"))
+			return &cfg->join_listen[i];
+	return NULL;
+}
+
+/* The local provider's bridge address, without its prefix, into out (16). */
+static bool bridge_addr(const struct cfg_provider *p, char out[16])
+{
+	return p->address && parse_listen_addr(p->address, strcspn(p->address, "/"), out);
+}
+
+const char *config_join_address(const struct burst_config *cfg, const struct cfg_provider *p,
+				char *buf, size_t len)
+{
+	char a[16];
+	size_t i;
+
+	if (p->join_address) {
+		snprintf(buf, len, "%s", p->join_address);
+		return buf;
+	}
+	if (!strcmp(p->type, "local")) {
+		const struct cfg_listen *l;
+		if (!bridge_addr(p, a) || !(l = listen_for(cfg, a)))
+			return NULL;
+		snprintf(buf, len, "%s:%d", a, l->port);
+		return buf;
+	}
+	if (cfg->join_address) {
+		snprintf(buf, len, "%s", cfg->join_address);
+		return buf;
+	}
+	for (i = 0; i < cfg->njoin_listen; i++)
+		if (strcmp(cfg->join_listen[i].addr, "0.0.0.0")) {
+			snprintf(buf, len, "%s:%d", cfg->join_listen[i].addr, cfg->join_listen[i].port);
+			return buf;
+		}
+	return NULL;
+}
+
+/* Whether addr (dotted) is the wildcard or an address of one of this host's interfaces. */
+static bool host_has_addr(const char *addr)
+{
+	struct ifaddrs *ifs, *i;
+	bool has = !strcmp(addr, "0.0.0.0");
+
+	if (has || getifaddrs(&ifs) != 0)
+		return has;
+	for (i = ifs; i && !has; i = i->ifa_next) {
+		char got[INET_ADDRSTRLEN];
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, got, sizeof(got));
+		has = !strcmp(got, addr);
+	}
+	freeifaddrs(ifs);
+	return has;
+}
+
+/* Where provider p's instances report, or a problem (into err; 1). */
+static int join_problem(const struct burst_config *cfg, const struct cfg_provider *p, burst_err_t *err)
+{
+	char where[300], a[16];
+
+	if (!strcmp(p->type, "local") && (!p->bridge || !p->address)) {
+		burst_err_append(err, "%s:%d: Provider %s (local) needs Bridge=NAME Address=ADDR/PREFIX: the bridge its instances are plugged into and its address",
+				 p->where.file, p->where.line, p->name);
+		return 1;
+	}
+	if (config_join_address(cfg, p, where, sizeof(where)))
+		return 0;
+	if (!strcmp(p->type, "local") && bridge_addr(p, a)) {
+		burst_err_append(err, "%s:%d: Provider %s: its instances report to its bridge's address %s, where the agent does not listen: add %s to JoinListen= (or give the Provider line a JoinAddress=)",
+				 p->where.file, p->where.line, p->name, a, a);
+		return 1;
+	}
+	burst_err_append(err, "%s:%d: Provider %s: nothing says where its instances send their join report: set JoinAddress=ADDRESS:PORT (globally or on this line; the address instances reach the agent at, maybe a NAT or load-balancer address) or JoinListen= with a specific address",
+			 p->where.file, p->where.line, p->name);
+	return 1;
+}
+
 int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		 burst_err_t *err)
 {
 	struct candset *cs;
 	int problems = 0;
 	size_t i, j;
+	char drivers[256] = "";
 
 	burst_err_clear(err);
+	for (i = 0; agent_drivers[i]; i++) {
+		size_t l = strlen(drivers);
+		snprintf(drivers + l, sizeof(drivers) - l, "%s%s", i ? ", " : "", agent_drivers[i]);
+	}
+	/* (the default, a local bridge's address, is checked with the bridge) */
+	for (i = 0; i < cfg->njoin_listen && cfg->join_listen_set; i++)
+		if (!host_has_addr(cfg->join_listen[i].addr)) {
+			burst_err_append(err, "%s: JoinListen: %s is no address of this host: the agent could not listen there for node reports (give one of this host's addresses, or * for every address)",
+					 cfg->path, cfg->join_listen[i].addr);
+			problems++;
+		}
 	if (cfg->nproviders == 0) {
 		burst_err_append(err, "%s: no Provider= line: nothing can be launched", cfg->path);
 		problems++;
@@ -1334,6 +1536,13 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		const struct cfg_provider *p = &cfg->providers[i];
 		struct stat st;
 		char why[512];
+		if (!config_has_driver(p->type)) {
+			burst_err_append(err, "%s:%d: Provider %s: Type=%s has no driver in burst-agent (drivers: %s): remove it or use one of those",
+					 p->where.file, p->where.line, p->name, p->type, drivers);
+			problems++;
+			continue;
+		}
+		problems += join_problem(cfg, p, err);
 		if (!strcmp(p->type, "local") && local_bridge_problem(p, why, sizeof(why))) {
 			burst_err_append(err, "%s:%d: Provider %s: %s", p->where.file, p->where.line, p->name, why);
 			problems++;
@@ -1533,5 +1742,12 @@ const char *config_identity_change(const struct burst_config *old, const struct 
 			}
 		}
 	}
+	for (i = 0; i < old->njoin_listen || i < cfg->njoin_listen; i++)
+		if (i >= old->njoin_listen || i >= cfg->njoin_listen ||
+		    strcmp(old->join_listen[i].addr, cfg->join_listen[i].addr) ||
+		    old->join_listen[i].port != cfg->join_listen[i].port) {
+			snprintf(buf, len, "JoinListen= changed (the addresses the agent listens on for node reports)");
+			return buf;
+		}
 	return NULL;
 }

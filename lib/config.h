@@ -29,6 +29,12 @@ struct cfg_where {
 	int line;
 };
 
+/* One address the agent listens on for node reports. */
+struct cfg_listen {
+	char addr[16];           /* dotted IPv4; "0.0.0.0" every address */
+	int port;
+};
+
 struct cfg_provider {
 	char *name;              /* Provider=NAME */
 	char *type;              /* Type=local|aws|openstack|gcp|azure (default: NAME) */
@@ -37,8 +43,8 @@ struct cfg_provider {
 	size_t nregions;
 	char *credentials;       /* CredentialsFile= */
 	char *endpoint;          /* Endpoint= (tests, private clouds) */
-	char *bridge;            /* local: Bridge= the agent's bridge */
-	char *address;           /* local: Address= the bridge's ADDR/PREFIX; nodes get the rest */
+	char *bridge;            /* local: Bridge= the bridge its instances are plugged into */
+	char *address;           /* local: Address= the bridge's ADDR/PREFIX; its instances get the rest */
 	struct cfg_where where;
 	/* aws (all may be NULL) */
 	char *image_id;          /* ImageId= the AMI */
@@ -49,7 +55,8 @@ struct cfg_provider {
 	char *iam_instance_profile; /* IamInstanceProfile= a name or an ARN */
 	char *profile;           /* Profile= the credentials profile */
 	char *ca_file;           /* CaFile= CA bundle for an https Endpoint */
-	char *join_address;      /* JoinAddress=ADDR:PORT where instances reach the agent's join port */
+	char *join_address;      /* JoinAddress=ADDR:PORT where this provider's instances reach
+				  * the agent's join port (NULL: config_join_address) */
 	bool min_count_all;      /* MinCount=all: a batch launches whole or not at all (default 1) */
 	/* openstack (all may be NULL/0); ImageId=/Image= is the image's id or name,
 	 * CredentialsFile= an openrc-style file, Endpoint= Keystone's v3 URL */
@@ -109,6 +116,11 @@ struct burst_config {
 	char *state_dir;         /* StateDir= (default BURST_DEFAULT_STATE_DIR): database, spool */
 	char *socket_path;       /* SocketPath= (default StateDir/agent.sock) */
 	int join_port;           /* JoinPort= where nodes report (default 6830) */
+	struct cfg_listen *join_listen; /* JoinListen= ADDR[:PORT],... the agent's join sockets;
+				  * never empty after config_load (see config_load) */
+	size_t njoin_listen;
+	bool join_listen_set;    /* JoinListen= was given (else the default above) */
+	char *join_address;      /* JoinAddress=ADDR:PORT what instances are told (NULL: not set) */
 	int boot_timeout;        /* BootTimeout= seconds from launch to join (default 300) */
 	int reject_cooldown;     /* RejectCooldown= seconds a failed node stays DOWN (default 60) */
 	int reconcile_interval;  /* ReconcileInterval= seconds between reconciler rounds (default 60; 0: off) */
@@ -145,6 +157,10 @@ struct burst_config {
  * config_free) or NULL with err holding one line per error, each starting
  * "file:line: ". Only syntax and self-consistency are checked here;
  * config_check adds what needs the catalog.
+ *
+ * Without JoinListen=, the agent listens on the address of the first local
+ * provider's bridge (Address=) when there is one, else on every address,
+ * at JoinPort.
  */
 struct burst_config *config_load(const char *path, burst_err_t *err);
 void config_free(struct burst_config *cfg);
@@ -179,8 +195,29 @@ struct candset *config_candidates(const struct burst_config *cfg,
 const char *config_identity_change(const struct burst_config *old, const struct burst_config *cfg,
 				   char *buf, size_t len);
 
+/*
+ * The agent's verdict on cfg, short of asking any cloud (burst-agent
+ * refuses to start or reload on any problem; burstctl check-config prints
+ * the same): a driver for every provider type, where each provider's
+ * instances report (config_join_address) and that the agent listens there,
+ * the local provider's bridge on this host, credentials files, instance
+ * types, node sets with candidates, satisfiable contracts.
+ */
 int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		 burst_err_t *err);
+
+/* Whether burst-agent has a driver for provider type t. */
+bool config_has_driver(const char *type);
+
+/*
+ * Where provider p's instances are told to send their join report
+ * ("ADDR:PORT" into buf): its own JoinAddress=; for a local provider the
+ * address of its bridge (Address=) at the port the agent listens on there;
+ * the global JoinAddress=; the first JoinListen= address that is not the
+ * wildcard. NULL when none applies (config_check says so).
+ */
+const char *config_join_address(const struct burst_config *cfg, const struct cfg_provider *p,
+				char *buf, size_t len);
 
 struct policy;
 /*

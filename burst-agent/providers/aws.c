@@ -60,7 +60,7 @@ struct provider {
 	char *cluster;
 	char *endpoint, *ca_file;
 	char *credentials, *profile;
-	char *image_id, *launch_template, *subnet_id, *iam_profile, *join_address;
+	char *image_id, *launch_template, *subnet_id, *iam_profile;
 	char **sgs;
 	size_t nsgs;
 	char *default_region;
@@ -270,7 +270,6 @@ static struct provider *aws_init(const struct cfg_provider *cfg, const struct bu
 	p->launch_template = dup_or_null(cfg->launch_template);
 	p->subnet_id = dup_or_null(cfg->subnet_id);
 	p->iam_profile = dup_or_null(cfg->iam_instance_profile);
-	p->join_address = dup_or_null(cfg->join_address);
 	p->nsgs = cfg->nsecurity_groups;
 	p->sgs = xcalloc(p->nsgs + 1, sizeof(char *));
 	for (i = 0; i < p->nsgs; i++)
@@ -471,9 +470,14 @@ static size_t assign(struct prov_batch *b, size_t from, size_t to, const struct 
 	}
 	for (i = from; i < to; i++)
 		b->nodes[i].instance[0] = '\0';
+	for (i = from; i < to; i++)
+		b->nodes[i].address[0] = '\0';
 	for (i = 0; i < l->n && i < n; i++) {
 		size_t k = from + (by_index ? (size_t)l->v[i].launch_index : i);
 		snprintf(b->nodes[k].instance, sizeof(b->nodes[k].instance), "%s", l->v[i].id ? l->v[i].id : "");
+		/* the address slurmctld reaches it at: its private IP in its subnet */
+		snprintf(b->nodes[k].address, sizeof(b->nodes[k].address), "%s",
+			 l->v[i].private_ip ? l->v[i].private_ip : "");
 	}
 	for (i = from; i < to; i++) {
 		struct prov_node *pn = &b->nodes[i];
@@ -670,6 +674,8 @@ static long adopt_journaled(struct provider *p, struct ec2_client *c, struct pro
 				if (!done[m] && b->nodes[m].attempt == j->attempts[at] &&
 				    !strcmp(b->nodes[m].node, j->nodes[at])) {
 					snprintf(b->nodes[m].instance, sizeof(b->nodes[m].instance), "%s", l.v[k].id ? l.v[k].id : "");
+					snprintf(b->nodes[m].address, sizeof(b->nodes[m].address), "%s",
+						 l.v[k].private_ip ? l.v[k].private_ip : "");
 					b->nodes[m].cls = PROV_OK;
 					adopted_note(&b->nodes[m], j->token);
 					done[m] = 1;
@@ -691,7 +697,7 @@ static size_t aws_launch(struct provider *p, struct prov_batch *b)
 	struct ec2_client *c;
 	burst_err_t err;
 	const char *region = b->region ? b->region : p->default_region;
-	const char *join = p->join_address ? p->join_address : b->join_addr;
+	const char *join = b->join_addr;
 	size_t from = 0, got = 0, i, k;
 	struct prov_batch rest;
 	char *done;
@@ -958,7 +964,6 @@ static void aws_fini(struct provider *p)
 	free(p->launch_template);
 	free(p->subnet_id);
 	free(p->iam_profile);
-	free(p->join_address);
 	free(p->default_region);
 	for (i = 0; p->regions[i]; i++)
 		free(p->regions[i]);

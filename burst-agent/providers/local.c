@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,12 +32,18 @@
 struct provider {
 	char *cluster;
 	char *bridge;
+	uint32_t net;            /* the bridge's address (host order): its instances get the next ones */
+	int prefix;
+	uint32_t room;           /* how many instances have an address in the bridge's network */
 	char *nodes_dir;
 	char script[PATH_MAX];
 	char *node_bin;          /* the image's burst-node */
 	char *pci_table;         /* the image's accelerator table */
 	char *state_dir;
 };
+
+/* An instance's address: the bridge's + LOCAL_FIRST + the node's index. */
+#define LOCAL_FIRST 10
 
 static void netns_name(const struct provider *p, const char *node, char *buf, size_t len)
 {
@@ -124,7 +131,7 @@ static struct provider *local_init(const struct cfg_provider *cfg, const struct 
 	char dir[PATH_MAX];
 
 	if (!cfg->bridge || !cfg->address) {
-		burst_err_set(err, "%s:%d: Provider=%s (local) needs Bridge=NAME Address=ADDR/PREFIX (the agent's bridge and its address)",
+		burst_err_set(err, "%s:%d: Provider=%s (local) needs Bridge=NAME Address=ADDR/PREFIX (the bridge its instances are plugged into and its address)",
 			      cfg->where.file, cfg->where.line, cfg->name);
 		return NULL;
 	}
@@ -133,7 +140,24 @@ static struct provider *local_init(const struct cfg_provider *cfg, const struct 
 			      cfg->where.file, cfg->where.line, cfg->name, all->state_dir);
 		return NULL;
 	}
-	p = xcalloc(1, sizeof(*p));
+	{
+		unsigned a, b, c, d;
+		int len;
+		if (sscanf(cfg->address, "%u.%u.%u.%u/%d", &a, &b, &c, &d, &len) != 5 || a > 255 || b > 255 ||
+		    c > 255 || d > 255 || len < 8 || len > 30) {
+			burst_err_set(err, "%s:%d: Provider=%s (local): Address=%s is not an IPv4 ADDRESS/PREFIX such as 10.211.0.1/24",
+				      cfg->where.file, cfg->where.line, cfg->name, cfg->address);
+			return NULL;
+		}
+		p = xcalloc(1, sizeof(*p));
+		p->net = (a << 24) | (b << 16) | (c << 8) | d;
+		p->prefix = len;
+		/* from the bridge's address + LOCAL_FIRST to the network's last before broadcast */
+		{
+			uint64_t last = (p->net | ((1ull << (32 - len)) - 1)) - 1;
+			p->room = last >= (uint64_t)p->net + LOCAL_FIRST ? (uint32_t)(last - p->net - LOCAL_FIRST + 1) : 0;
+		}
+	}
 	p->cluster = xstrdup(all->cluster_name);
 	p->bridge = xstrdup(cfg->bridge);
 	snprintf(dir, sizeof(dir), "%s/nodes", all->state_dir);
@@ -181,9 +205,23 @@ static size_t local_launch(struct provider *p, struct prov_batch *b)
 
 	for (i = 0; i < b->n; i++) {
 		struct prov_node *pn = &b->nodes[i];
-		char ns[192], dir[PATH_MAX], record[PATH_MAX + 32], out[256];
+		char ns[192], dir[PATH_MAX], record[PATH_MAX + 32], out[256], addr[64];
 		int rc;
 
+		pn->address[0] = '\0';
+		if (pn->index < 0 || (uint32_t)pn->index >= p->room) {
+			pn->cls = PROV_PERMANENT;
+			pn->instance[0] = '\0';
+			snprintf(pn->error, sizeof(pn->error),
+				 "bridge %s (/%d) has addresses for %u local instances; %s is number %d of the nodes this provider may launch: give Address= a shorter prefix",
+				 p->bridge, p->prefix, (unsigned)p->room, pn->node, pn->index + 1);
+			continue;
+		}
+		{
+			uint32_t a = p->net + LOCAL_FIRST + (uint32_t)pn->index;
+			snprintf(addr, sizeof(addr), "%u.%u.%u.%u/%d", a >> 24, (a >> 16) & 255, (a >> 8) & 255,
+				 a & 255, p->prefix);
+		}
 		netns_name(p, pn->node, ns, sizeof(ns));
 		snprintf(pn->instance, sizeof(pn->instance), "local-%s-%s-%d", p->cluster, pn->node, pn->attempt);
 		snprintf(dir, sizeof(dir), "%s/%s", p->nodes_dir, pn->node);
@@ -193,7 +231,7 @@ static size_t local_launch(struct provider *p, struct prov_batch *b)
 			char *argv[40];
 			size_t k = 0;
 #define ARG(x) (argv[k++] = (char *)(x))
-			ARG(p->script); ARG("start"); ARG(ns); ARG(pn->node); ARG(pn->address);
+			ARG(p->script); ARG("start"); ARG(ns); ARG(pn->node); ARG(addr);
 			ARG(p->bridge); ARG(dir); ARG("--");
 			ARG(p->node_bin); ARG("join"); ARG("--agent"); ARG(b->join_addr);
 			ARG("--node"); ARG(pn->node); ARG("--instance"); ARG(pn->instance);
@@ -219,6 +257,7 @@ static size_t local_launch(struct provider *p, struct prov_batch *b)
 		if (rc == 0 || rc == 3) {
 			/* 3: the namespace exists, so this (node, attempt) was launched already */
 			instance_record(dir, pn->instance);
+			snprintf(pn->address, sizeof(pn->address), "%.*s", (int)strcspn(addr, "/"), addr);
 			pn->cls = PROV_OK;
 			pn->error[0] = '\0';
 			launched++;

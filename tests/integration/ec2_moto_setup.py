@@ -8,6 +8,11 @@ python3 that has moto and boto3).
       (POST /moto-api/reset-auth 0). Prints JSON {access_key, secret_key, ami}.
   ec2_moto_setup.py userdata ENDPOINT INSTANCE_ID   (AWS_* in the environment)
       prints the instance's userData attribute as EC2 returns it (base64).
+  ec2_moto_setup.py subnet ENDPOINT CIDR   (AWS_* in the environment)
+      creates a VPC and a subnet of CIDR in it (instances launched there get
+      their private IPs from it); prints the subnet's id.
+  ec2_moto_setup.py ip ENDPOINT INSTANCE_ID   (AWS_* in the environment)
+      prints the instance's private IP.
 """
 import json
 import sys
@@ -47,10 +52,26 @@ def userdata(endpoint, iid):
     print(a.get("UserData", {}).get("Value", ""))
 
 
+def subnet(endpoint, cidr):
+    ec2 = client("ec2", endpoint)
+    vpc = ec2.create_vpc(CidrBlock=cidr)["Vpc"]["VpcId"]
+    print(ec2.create_subnet(VpcId=vpc, CidrBlock=cidr)["Subnet"]["SubnetId"])
+
+
+def private_ip(endpoint, iid):
+    ec2 = client("ec2", endpoint)
+    r = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
+    print(r.get("PrivateIpAddress", ""))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "setup":
         setup(sys.argv[2])
     elif sys.argv[1] == "userdata":
         userdata(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "subnet":
+        subnet(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "ip":
+        private_ip(sys.argv[2], sys.argv[3])
     else:
-        sys.exit("usage: ec2_moto_setup.py setup|userdata ENDPOINT [ID]")
+        sys.exit("usage: ec2_moto_setup.py setup|userdata|subnet|ip ENDPOINT [ID|CIDR]")

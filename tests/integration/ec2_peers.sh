@@ -11,6 +11,11 @@
 # stderr and moto stopped, when there is no moto, moto does not answer or the
 # setup fails; the caller bails.
 # moto_down: stop it (nothing when it is not running).
+# moto_subnet CIDR: make a VPC and a subnet of CIDR in moto (us-east-1) and
+# print the subnet's id: instances launched with SubnetId= get their private
+# IPs there (the agent makes that the node's Slurm NodeAddr), so a test's
+# emulated instance takes that address in its namespace.
+# moto_ip INSTANCE: the instance's private IP.
 # jget FILE EXPR: EXPR (Python, the JSON document is d) of a JSON file.
 
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
@@ -39,6 +44,16 @@ moto_up() {
 	MOTO_AK=$(jget "$dir/setup.json" 'd["access_key"]')
 	MOTO_SK=$(jget "$dir/setup.json" 'd["secret_key"]')
 	MOTO_AMI=$(jget "$dir/setup.json" 'd["ami"]')
+}
+
+moto_subnet() {
+	AWS_ACCESS_KEY_ID=$MOTO_AK AWS_SECRET_ACCESS_KEY=$MOTO_SK \
+		"$MOTO_PY" "$src/tests/integration/ec2_moto_setup.py" subnet "$MOTO_EP" "$1"
+}
+
+moto_ip() {
+	AWS_ACCESS_KEY_ID=$MOTO_AK AWS_SECRET_ACCESS_KEY=$MOTO_SK \
+		"$MOTO_PY" "$src/tests/integration/ec2_moto_setup.py" ip "$MOTO_EP" "$1"
 }
 
 moto_down() {

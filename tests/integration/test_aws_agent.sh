@@ -61,6 +61,9 @@ JobSubmitPlugins=lua"
 lab_pre_ctld() {
 	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
 	jp=$((LAB_PORT_CTLD + 300))
+	# the instances' subnet: the upper half of the lab's /24 (EC2 gives each
+	# its private IP there; the agent makes it the node's NodeAddr)
+	subnet=$(moto_subnet "$LAB_NET.128/25" 2>"$LAB/subnet.err") || { cat "$LAB/subnet.err" >&2; return 1; }
 	cat >"$LAB/etc/burst.conf" <<CONF
 ClusterName=lab$$
 StateDir=$LAB/burst
@@ -69,7 +72,7 @@ JoinPort=$jp
 RejectCooldown=5
 Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
 AllowInsecureEndpoint=yes
-Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
+Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp SubnetId=$subnet
 Provider=awsfake Type=aws Regions=us-east-1 Endpoint=$fep CredentialsFile=$aux/creds ImageId=ami-fake JoinAddress=$LAB_NET.1:$jp SecurityGroups=sg-1,sg-2 SubnetId=subnet-9
 Provider=awsbad Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/badcreds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
 Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
@@ -107,7 +110,7 @@ ep, iid = sys.argv[1], sys.argv[2]
 ec2 = boto3.client("ec2", endpoint_url=ep, region_name="us-east-1")
 i = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
 ud = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData").get("UserData", {}).get("Value", "")
-print(json.dumps({"state": i["State"]["Name"], "type": i["InstanceType"],
+print(json.dumps({"state": i["State"]["Name"], "type": i["InstanceType"], "ip": i.get("PrivateIpAddress", ""),
                   "tags": {t["Key"]: t["Value"] for t in i.get("Tags", [])},
                   "image": i["ImageId"], "token": i.get("ClientToken", ""),
                   "userdata": base64.b64decode(ud).decode() if ud else ""}))
@@ -157,8 +160,10 @@ emu() {   # NODE INDEX INSTANCE USERDATA ADDRESS
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
 		sh "$4" >/dev/null
 }
-emu burst-1 0 "$iid" "$LAB/ud1.sh" "$LAB_NET.201"
-ok $? "the instance's user data runs (emulated cloud-init)" "$LAB/emu/burst-1/node.log"
+ip1=$(j 'd["ip"]')
+[[ "$ip1" == "$LAB_NET".* ]]; ok $? "EC2 gave it a private IP in its subnet ($ip1)" "$LAB/i1.json"
+emu burst-1 0 "$iid" "$LAB/ud1.sh" "$ip1"
+ok $? "the instance's user data runs (emulated cloud-init) with that address" "$LAB/emu/burst-1/node.log"
 # when slurmd is not taken in within 5 s the agent launches burst-1 again:
 # that instance's user data runs too (lab_relaunched tells why)
 n=1
@@ -167,8 +172,9 @@ for ((k = 0; k < 900; k++)); do
 	cur=$(instance_of burst-1)
 	if [ -n "$cur" ] && [ "$cur" != "$iid" ]; then
 		"$inst" stop "burst-lab$$-emu-burst-1"
-		describe "$ep" "$cur" | python3 -c 'import json,sys; sys.stdout.write(json.load(sys.stdin)["userdata"])' >"$LAB/ud-$cur.sh"
-		emu burst-1 0 "$cur" "$LAB/ud-$cur.sh" "$LAB_NET.$((201 + n))" || echo "# emulating $cur failed"
+		describe "$ep" "$cur" >"$LAB/i-$cur.json"
+		jget "$LAB/i-$cur.json" 'd["userdata"]' >"$LAB/ud-$cur.sh"
+		emu burst-1 0 "$cur" "$LAB/ud-$cur.sh" "$(jget "$LAB/i-$cur.json" 'd["ip"]')" || echo "# emulating $cur failed"
 		iid=$cur n=$((n + 1))
 	fi
 	sleep 0.1
@@ -178,6 +184,9 @@ ok $? "burst-node joined, slurmd started, the job completed (on instance $n of b
 grep -qx "P=aws T=t3.micro I=$iid" "$LAB/job.out"
 ok $? "the job saw CLOUD_PROVIDER=aws CLOUD_INSTANCE_TYPE=t3.micro and its instance ($(tail -1 "$LAB/job.out" 2>/dev/null))" "$LAB/job.out"
 grep -qx burst-1 "$LAB/job.out"; ok $? "... on burst-1" "$LAB/job.out"
+addr=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select address from nodes where name=?", ("burst-1",)).fetchone()[0])' "$LAB/burst/agent.db" 2>/dev/null)
+[ "$addr" = "$(describe "$ep" "$iid" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ip"])')" ]
+ok $? "the node's address is its instance's private IP, from EC2 ($addr)"
 for i in $(seq 300); do
 	[ "$(describe "$ep" "$iid" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = terminated ] && break
 	sleep 0.2

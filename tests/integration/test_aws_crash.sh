@@ -47,10 +47,12 @@ SLURM_CONF_NODES="# nodes: below"
 SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 120 10 8)
 lab_pre_ctld() {
 	jp=$((LAB_PORT_CTLD + 300))
+	# the instances' private IPs in the upper half of the lab's /24 (their NodeAddr)
+	subnet=$(moto_subnet "$LAB_NET.128/25" 2>"$LAB/subnet.err") || { cat "$LAB/subnet.err" >&2; return 1; }
 	lab_burst_conf <<CONF || return 1
 RejectCooldown=5
 AllowInsecureEndpoint=yes
-Provider=aws Type=aws Regions=us-east-1 Endpoint=$hep CredentialsFile=$aux/creds ImageId=$ami MinCount=all JoinAddress=$LAB_NET.1:$jp
+Provider=aws Type=aws Regions=us-east-1 Endpoint=$hep CredentialsFile=$aux/creds ImageId=$ami MinCount=all JoinAddress=$LAB_NET.1:$jp SubnetId=$subnet
 Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
 NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=aws InstanceTypes=t3.micro
 CONF
@@ -158,7 +160,7 @@ emu() {   # NODE INDEX INSTANCE USERDATA ADDRESS
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
 		sh "$4" >/dev/null
 }
-emu burst-1 0 "$i1" "$ud" "$LAB_NET.201" && emu burst-2 1 "$i2" "$ud" "$LAB_NET.202"
+emu burst-1 0 "$i1" "$ud" "$(moto_ip "$i1")" && emu burst-2 1 "$i2" "$ud" "$(moto_ip "$i2")"
 ok $? "the instances' user data runs (emulated cloud-init)" "$LAB/emu/burst-1/node.log" "$LAB/emu/burst-2/node.log"
 lab_wait_job "$id" COMPLETED 120
 ok $? "both nodes joined, the job completed" "$LAB/log/agent.log" "$LAB/log/slurmctld.log" "$LAB/emu/burst-1/node.log" "$LAB/emu/burst-2/node.log"

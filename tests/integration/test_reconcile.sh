@@ -40,13 +40,15 @@ SLURM_CONF_NODES="# nodes: below"
 SLURM_CONF_EXTRA="$(lab_burst_slurm_conf 90 10 8)"
 lab_pre_ctld() {
 	jp=$((LAB_PORT_CTLD + 300))
+	# the instances' private IPs in the upper half of the lab's /24 (their NodeAddr)
+	subnet=$(moto_subnet "$LAB_NET.128/25" 2>"$LAB/subnet.err") || { cat "$LAB/subnet.err" >&2; return 1; }
 	lab_burst_conf <<CONF || return 1
 RejectCooldown=4
 ReconcileInterval=1
 OrphanGrace=8
 VanishGrace=3
 AllowInsecureEndpoint=yes
-Provider=aws Type=aws Regions=us-east-1,us-west-2 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp
+Provider=aws Type=aws Regions=us-east-1,us-west-2 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp SubnetId=$subnet
 Contract=ec2 node_provider=aws accelerator_count=0
 Contract=here node_provider=local accelerator_count=0
 NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=aws Regions=us-east-1 InstanceTypes=t3.micro
@@ -130,7 +132,7 @@ follow() {
 		cur=$(instance_of "$1")
 		if [ -n "$cur" ] && [[ "$emu_seen" != *" $cur "* ]]; then
 			[ -n "$emu_cur" ] && "$inst" stop "burst-lab$$-emu-$1"
-			emu "$1" "$cur" "$LAB_NET.$((201 + emu_n))" || echo "# emulating $cur failed"
+			emu "$1" "$cur" "$(moto_ip "$cur")" || echo "# emulating $cur failed"
 			emu_seen+="$cur " emu_cur=$cur emu_n=$((emu_n + 1))
 		fi
 		sleep 0.1

@@ -91,7 +91,7 @@ int main(void)
 		   "ClusterName=lab AllowInlineContracts=no\n"
 		   "StateDir=/var/lib/burst-test ReconcileInterval=15 orphangrace=120 VanishGrace=0\n"
 		   "JoinPort=7000 BootTimeout=90 RejectCooldown=0 PrologSlurmctld=/etc/slurm/site-prolog LogFile=syslog\n"
-		   "provider=alpha TYPE=local Catalog=alpha Regions=r1,r2\n"
+		   "provider=alpha TYPE=local Catalog=alpha Regions=r1,r2 Bridge=lo Address=127.0.0.1/8\n"
 		   "Provider=aws Regions=us-east-1 ImageId=ami-1 LaunchTemplate=lt-2 SubnetId=subnet-3 SecurityGroups=sg-a,sg-b"
 		   " IamInstanceProfile=arn:aws:iam::1:instance-profile/p Profile=burst CaFile=/etc/ca.pem JoinAddress=10.0.0.5:6830 MinCount=all\n"
 		   "Contract=gpu4 accelerator_count=4 accelerator_architecture=ampere\n"
@@ -301,7 +301,7 @@ int main(void)
 			config_free(cfg);
 		}
 		cfg = load("check.conf",
-			   "Provider=alpha Type=local Catalog=alpha\n"
+			   "Provider=alpha Type=local Catalog=alpha Bridge=lo Address=127.0.0.1/8\n"
 			   "Contract=huge accelerator_count>=64\n"
 			   "Contract=ok accelerator_count>=1\n"
 			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4,gpu.t5\n", &err);
@@ -318,7 +318,7 @@ int main(void)
 			char text[1024];
 			write_file("cred", "secret\n");
 			chmod(path_of("cred"), 0644);
-			snprintf(text, sizeof(text), "Provider=alpha Type=local Catalog=alpha CredentialsFile=%s\n", path_of("cred"));
+			snprintf(text, sizeof(text), "Provider=alpha Type=local Catalog=alpha Bridge=lo Address=127.0.0.1/8 CredentialsFile=%s\n", path_of("cred"));
 			cfg = load("cred.conf", text, &err);
 			if (ok(cfg != NULL, "cred.conf parses")) {
 				n = config_check(cfg, cat, &err);
@@ -356,8 +356,111 @@ int main(void)
 				"... saying what to add");
 			config_free(cfg);
 		}
+		/* the network: where instances report, and that the agent listens there */
+		cfg = load("awsonly.conf",
+			   "Provider=alpha Type=aws Catalog=alpha Regions=r1 ImageId=ami-1\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "awsonly.conf parses")) {
+			n = config_check(cfg, cat, &err);
+			ok(n == 1, "an aws provider with nowhere to report is a problem (%d)", n);
+			has_str(err.msg, "awsonly.conf:1: Provider alpha: nothing says where its instances send their join report: set JoinAddress=ADDRESS:PORT",
+				"... naming file:line and the key to set");
+			config_free(cfg);
+		}
+		cfg = load("awsnat.conf",
+			   "JoinAddress=203.0.113.7:16830\n"
+			   "Provider=alpha Type=aws Catalog=alpha Regions=r1 ImageId=ami-1\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "awsnat.conf parses")) {
+			char buf[300];
+			ok(config_check(cfg, cat, &err) == 0, "a burst.conf with only an aws provider and JoinAddress= is fine: %s", err.msg);
+			is_str(config_join_address(cfg, &cfg->providers[0], buf, sizeof(buf)), "203.0.113.7:16830",
+			       "its instances are told the (NAT) JoinAddress=");
+			config_free(cfg);
+		}
+		cfg = load("gcp.conf",
+			   "JoinAddress=10.0.0.5:6830\n"
+			   "Provider=alpha Type=gcp Catalog=alpha Regions=r1\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "gcp.conf parses")) {
+			n = config_check(cfg, cat, &err);
+			ok(n == 1, "a provider type without a driver is a problem (%d)", n);
+			has_str(err.msg, "gcp.conf:2: Provider alpha: Type=gcp has no driver in burst-agent (drivers: local, aws, openstack)",
+				"... naming the drivers there are");
+			config_free(cfg);
+		}
+		cfg = load("nolisten.conf",
+			   "JoinListen=192.0.2.77:7000 JoinAddress=10.0.0.5:6830\n"
+			   "Provider=alpha Type=aws Catalog=alpha Regions=r1 ImageId=ami-1\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "nolisten.conf parses")) {
+			n = config_check(cfg, cat, &err);
+			ok(n == 1, "JoinListen= on an address this host lacks is a problem (%d)", n);
+			has_str(err.msg, "JoinListen: 192.0.2.77 is no address of this host", "... naming it");
+			config_free(cfg);
+		}
+		cfg = load("localwild.conf",
+			   "JoinListen=*:7001 JoinAddress=198.51.100.2:7001\n"
+			   "Provider=alpha Type=local Catalog=alpha Bridge=lo Address=127.0.0.1/8\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "localwild.conf parses")) {
+			char buf[300];
+			ok(config_check(cfg, cat, &err) == 0, "local provider, listening everywhere: fine: %s", err.msg);
+			is_str(config_join_address(cfg, &cfg->providers[0], buf, sizeof(buf)), "127.0.0.1:7001",
+			       "local instances report to their bridge's address, not the global JoinAddress=");
+			config_free(cfg);
+		}
+		cfg = load("localelse.conf",
+			   "JoinListen=127.0.0.1:7001\n"
+			   "Provider=alpha Type=local Catalog=alpha Bridge=lo Address=127.0.0.2/8\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "localelse.conf parses")) {
+			n = config_check(cfg, cat, &err);
+			ok(n >= 1, "a local bridge where the agent does not listen is a problem (%d)", n);
+			has_str(err.msg, "localelse.conf:2: Provider alpha: its instances report to its bridge's address 127.0.0.2, where the agent does not listen: add 127.0.0.2 to JoinListen=",
+				"... saying what to add");
+			config_free(cfg);
+		}
+		cfg = load("nobr.conf",
+			   "JoinAddress=10.0.0.5:6830\n"
+			   "Provider=alpha Type=local Catalog=alpha\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "nobr.conf parses")) {
+			n = config_check(cfg, cat, &err);
+			ok(n == 1, "a local provider without a bridge is a problem (%d)", n);
+			has_str(err.msg, "nobr.conf:2: Provider alpha (local) needs Bridge=NAME Address=ADDR/PREFIX", "... saying what to give");
+			config_free(cfg);
+		}
 		catalog_free(cat);
 	}
+
+	/* JoinListen=: addresses and ports, the default */
+	{
+		struct burst_config *c = load("listen.conf", "JoinListen=127.0.0.1,*:7001\nJoinPort=7000\nProvider=aws ImageId=ami-1\n", &err);
+		if (ok(c != NULL, "JoinListen= with two addresses parses: %s", err.msg)) {
+			ok(c->njoin_listen == 2, "two listening addresses");
+			is_str(c->join_listen[0].addr, "127.0.0.1", "the first");
+			ok(c->join_listen[0].port == 7000, "... at JoinPort (given after it)");
+			is_str(c->join_listen[1].addr, "0.0.0.0", "* is every address");
+			ok(c->join_listen[1].port == 7001, "... at its own port");
+			config_free(c);
+		}
+		c = load("listen-def.conf", "Provider=aws ImageId=ami-1\n", &err);
+		if (ok(c != NULL, "no JoinListen=")) {
+			ok(c->njoin_listen == 1 && !strcmp(c->join_listen[0].addr, "0.0.0.0") && c->join_listen[0].port == 6830,
+			   "without a local provider the agent listens on every address at JoinPort");
+			config_free(c);
+		}
+		c = load("listen-br.conf", "JoinPort=7002\nProvider=loc Type=local Bridge=br9 Address=10.9.0.1/24\nProvider=aws ImageId=ami-1\n", &err);
+		if (ok(c != NULL, "no JoinListen=, a local provider")) {
+			ok(c->njoin_listen == 1 && !strcmp(c->join_listen[0].addr, "10.9.0.1") && c->join_listen[0].port == 7002,
+			   "the agent listens on the local bridge's address, as before JoinListen=");
+			config_free(c);
+		}
+	}
+	refused("listen-bad.conf", "JoinListen=10.0.0.300\n", "@/listen-bad.conf:1: JoinListen=10.0.0.300: '10.0.0.300' is not an IPv4 ADDRESS[:PORT]");
+	refused("listen-port.conf", "JoinListen=10.0.0.3:\n", "@/listen-port.conf:1: JoinListen=10.0.0.3:: '10.0.0.3:' has no TCP port");
+	refused("joinaddr-g.conf", "JoinAddress=10.0.0.5\n", "@/joinaddr-g.conf:1: JoinAddress=10.0.0.5 is not ADDRESS:PORT");
 
 	/* plain-HTTP endpoints: refused unless a test's burst.conf allows them */
 	refused("http.conf", "Provider=aws Regions=us-east-1 Endpoint=http://127.0.0.1:5000\n",
@@ -386,6 +489,7 @@ int main(void)
 			{ "id-cluster.conf", "ClusterName=c2\nProvider=aws Regions=us-east-1,us-west-2\n", "ClusterName changed from c1 to c2" },
 			{ "id-region.conf", "ClusterName=c1\nProvider=aws Regions=us-east-1\n", "Provider aws: region us-west-2 was dropped" },
 			{ "id-prov.conf", "ClusterName=c1\nProvider=other Type=aws\n", "Provider aws was removed" },
+			{ "id-listen.conf", "ClusterName=c1\nJoinListen=10.9.9.9\nProvider=aws Regions=us-east-1,us-west-2\n", "JoinListen= changed" },
 			{ "id-type.conf", "ClusterName=c1\nProvider=aws Type=local Bridge=b0 Address=10.9.0.1/24 Regions=us-east-1,us-west-2\n",
 			  "Provider aws changed Type from aws to local" },
 			{ "id-port.conf", "ClusterName=c1\nJoinPort=7000\nProvider=aws Regions=us-east-1,us-west-2\n", "JoinPort changed from 6830 to 7000" },
