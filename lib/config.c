@@ -1405,7 +1405,7 @@ static const char *local_bridge_problem(const struct cfg_provider *p, char *why,
 }
 
 /* The provider types burst-agent has a driver for: keep in step with the
- * table in burst-agent/provider.c (test_provider_table checks). */
+ * table in burst-agent/provider.c. */
 static const char *const agent_drivers[] = { "local", "aws", "openstack", NULL };
 
 bool config_has_driver(const char *type)
