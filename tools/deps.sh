@@ -13,6 +13,8 @@ BURST_BUILD_DEPS="$BURST_BUILD_DEPS python3-yaml"
 BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2 \
 charliecloud-runtime busybox-static libxml2-utils python3-junitparser curl \
 openmpi-bin libopenmpi-dev"
+# tests/integration/test_site.sh: source NAT on its router namespace
+BURST_LAB_DEPS="$BURST_LAB_DEPS nftables"
 # The OpenStack provider's tests: real Keystone and Nova on loopback
 # (tests/integration/os_peers.sh). Nova's API, conductor, scheduler and fake
 # compute run from python3-nova's own functional-test fixtures, which need
