@@ -264,6 +264,7 @@ static void serve_clients(void)
 			st = conn_pump(c, join ? MAX_REPORT : CTL_MAX_REQ);
 			if (st == CONN_MORE)
 				continue;
+			lease_check();   /* before answering anyone */
 			if (st == CONN_LINE && join)
 				handle_join(c->fd, c->buf, c->len);
 			else if (st == CONN_LINE)
@@ -300,6 +301,7 @@ static void serve_clients(void)
 	}
 }
 
+/* What a standby needs too: the configuration and the state. */
 static int setup(void)
 {
 	burst_err_t err;
@@ -318,6 +320,30 @@ static int setup(void)
 		ERR("%s", err.msg);
 		return -1;
 	}
+	return 0;
+}
+
+/* A join socket; an address in use is waited for a while (a deposed agent
+ * on this same host that has not noticed yet still holds it). */
+static int listen_join(const struct cfg_listen *l)
+{
+	int fd, i;
+
+	for (i = 0; i < 120; i++) {
+		fd = listen_tcp(l->addr, l->port);
+		if (fd >= 0 || errno != EADDRINUSE || stopping)
+			return fd;
+		if (!i)
+			ERR("node reports: %s port %d is in use; waiting for it (up to 30 s)", l->addr, l->port);
+		lease_check();
+		usleep(250000);
+	}
+	return -1;
+}
+
+/* Once this agent holds the lease: its nodes, Slurm, its sockets. */
+static int setup_active(void)
+{
 	ensure_nodes();
 	slurm_init(NULL);
 	slurm_settings();
@@ -338,7 +364,7 @@ static int setup(void)
 	A.jsocks = xcalloc(A.cfg->njoin_listen, sizeof(*A.jsocks));
 	for (size_t i = 0; i < A.cfg->njoin_listen; i++) {
 		const struct cfg_listen *l = &A.cfg->join_listen[i];
-		int fd = listen_tcp(l->addr, l->port);
+		int fd = listen_join(l);
 		if (fd < 0) {
 			ERR("cannot listen for node reports on %s port %d: %s (JoinListen=; is that address this host's?)",
 			    l->addr, l->port, strerror(errno));
@@ -401,6 +427,7 @@ static void tick(void)
 	char **names;
 	size_t i;
 
+	lease_check();
 	take_spool();
 	launch_requested();
 	launch_retry();
@@ -419,6 +446,7 @@ static void tick(void)
 	cooldowns();
 	registration_check();
 	release_refused_jobs();
+	lease_check();
 	reconcile();
 	lost_jobs_go_on();
 	ended_check();
@@ -510,6 +538,20 @@ int main(int argc, char **argv)
 		return 1;
 	if (!logpath && A.cfg->log_file && open_log(A.cfg->log_file) < 0)
 		return 1;
+	/* a standby until this agent holds the lease: no spool, no joins, no reconciler */
+	switch (lease_acquire(&stopping)) {
+	case 0:
+		break;
+	case 1:
+		INFO("stopping (was a standby)");
+		state_close(A.db);
+		agent_conf_free();
+		return 0;
+	default:
+		return 1;
+	}
+	if (setup_active() < 0)
+		return 1;
 	{
 		char lis[512] = "";
 		for (size_t i = 0; i < A.cfg->njoin_listen; i++) {
@@ -522,6 +564,7 @@ int main(int argc, char **argv)
 	}
 	recover();
 	while (!stopping) {
+		lease_check();
 		serve_clients();
 		if (reloading) {
 			reloading = 0;
@@ -543,6 +586,7 @@ int main(int argc, char **argv)
 		close(A.jsocks[i]);
 	free(A.jsocks);
 	unlink(A.cfg->socket_path);
+	lease_release();
 	state_close(A.db);
 	agent_conf_free();
 	slurm_fini();

@@ -11,11 +11,13 @@
  *   agent_join.c       join reports and admission
  *   agent_slurm.c      the Slurm adapter: what the agent asks of and tells slurmctld
  *   agent_reconcile.c  reconciler glue: provider listings against the node records
+ *   agent_lease.c      the active agent's lease: standby, takeover, stepping down
  */
 #ifndef BURST_AGENT_INT_H
 #define BURST_AGENT_INT_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -170,5 +172,15 @@ char *slurm_job_contract(uint32_t job, char *why, size_t len);
 void reconcile(void);
 void lost_jobs_go_on(void);
 void lost_finish(const char *node, struct node_rec *r);
+
+/* agent_lease.c: the active agent's lease */
+/* Wait as a standby until this agent holds the lease (then 0; 1 when
+ * *stopping was set meanwhile; -1 on an error of the state). */
+int lease_acquire(const volatile sig_atomic_t *stopping);
+/* Before anything external: return if the lease is still this agent's,
+ * else step down (exit at once, status 3). */
+void lease_check(void);
+/* A clean stop: hand the lease over at once. */
+void lease_release(void);
 
 #endif

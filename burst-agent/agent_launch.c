@@ -100,8 +100,10 @@ static void launch_batch(char **names, size_t n)
 			snprintf(pn[i].error, sizeof(pn[i].error), "provider %s is no longer configured",
 				 recs[i].provider ? recs[i].provider : "?");
 		}
-	} else
+	} else {
+		lease_check();
 		p->ops->launch(p->drv, &b);
+	}
 	t1 = mono();
 	/* the outcome of the whole batch in one commit */
 	batch_begin();
@@ -345,6 +347,7 @@ void terminate(const char *node)
 		return;
 	}
 	p = prov_by_name(r.provider);
+	lease_check();
 	if (p && r.instance && p->ops->terminate(p->drv, node, r.instance, &cls, &err) < 0) {
 		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", node, r.instance,
 		    prov_class_name(cls), err.msg);

@@ -104,6 +104,7 @@ static void rc_terminate(const struct rc_action *a)
 	INFO("reconcile: instance %s of provider %s (node %s): terminating: %s", a->instance, a->provider,
 	     a->node ? a->node : "none", a->why);
 	/* the local driver finds an instance by its node; aws by its id */
+	lease_check();
 	if (p->ops->terminate(p->drv, a->node ? a->node : "", a->instance, &cls, &err) < 0) {
 		ERR("reconcile: cannot terminate orphan instance %s (%s): %s (next round)", a->instance,
 		    prov_class_name(cls), err.msg);
@@ -144,6 +145,7 @@ void lost_finish(const char *node, struct node_rec *r)
 	enum prov_class cls = PROV_OK;
 	burst_err_t err;
 
+	lease_check();
 	if (p && r->instance && p->ops->terminate(p->drv, node, r->instance, &cls, &err) < 0)
 		ERR("%s: cannot terminate what is left of instance %s (%s): %s", node, r->instance,
 		    prov_class_name(cls), err.msg);

@@ -64,6 +64,7 @@ void slurm_node(const char *name, const char *addr, uint32_t state, const char *
 {
 	update_node_msg_t m;
 
+	lease_check();
 	slurm_init_update_node_msg(&m);
 	m.node_names = (char *)name;
 	if (addr) {

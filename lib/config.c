@@ -759,7 +759,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
 		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
 		"StateDir", "SocketPath", "JoinPort", "JoinListen", "JoinAddress", "BootTimeout", "RejectCooldown",
-		"ReconcileInterval", "OrphanGrace", "VanishGrace",
+		"ReconcileInterval", "OrphanGrace", "VanishGrace", "LeaseTimeout",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
 		"BlessedDrivers", NULL };
@@ -839,7 +839,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "JoinListen") || str_ieq(w[0].key, "JoinAddress") ||
 		 str_ieq(w[0].key, "RejectCooldown") || str_ieq(w[0].key, "PrologSlurmctld") ||
 		 str_ieq(w[0].key, "ReconcileInterval") || str_ieq(w[0].key, "OrphanGrace") ||
-		 str_ieq(w[0].key, "VanishGrace") ||
+		 str_ieq(w[0].key, "VanishGrace") || str_ieq(w[0].key, "LeaseTimeout") ||
 		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket") ||
 		 str_ieq(w[0].key, "Acceptance") ||
 		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
@@ -890,6 +890,15 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 					cfg->orphan_grace = (int)v;
 				else
 					cfg->vanish_grace = (int)v;
+			} else if (str_ieq(w[k].key, "LeaseTimeout")) {
+				/* the active agent's lease (agent_lease.c): renewed every
+				 * LeaseTimeout/5 s, taken over after LeaseTimeout s */
+				char *end;
+				long v = strtol(w[k].val, &end, 10);
+				if (!w[k].val[0] || *end || v < 2 || v > 300)
+					lerr(ld, file, line, "%s=%s: give seconds (2-300)", w[k].key, w[k].val);
+				else
+					cfg->lease_timeout = (int)v;
 			} else if (str_ieq(w[k].key, "JoinPort") || str_ieq(w[k].key, "BootTimeout") ||
 				   str_ieq(w[k].key, "RejectCooldown")) {
 				char *end;
@@ -1010,6 +1019,7 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	cfg->reconcile_interval = 60;
 	cfg->orphan_grace = 300;
 	cfg->vanish_grace = 60;
+	cfg->lease_timeout = 5;
 	cfg->memory_tolerance = POLICY_DEFAULT_MEMORY_TOLERANCE;
 	cfg->allowed_taint = POLICY_DEFAULT_TAINT;
 	load_file(&ld, path, 0, NULL, 0);

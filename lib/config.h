@@ -126,6 +126,7 @@ struct burst_config {
 	int reconcile_interval;  /* ReconcileInterval= seconds between reconciler rounds (default 60; 0: off) */
 	int orphan_grace;        /* OrphanGrace= seconds before an orphan instance is terminated (default 300) */
 	int vanish_grace;        /* VanishGrace= seconds a node's instance may be missing (default 60) */
+	int lease_timeout;       /* LeaseTimeout= seconds a dead active agent's lease lasts (default 5) */
 	char *prolog_slurmctld;  /* PrologSlurmctld= the site's own, run first by ours (may be NULL) */
 	char *munge_socket;      /* MungeSocket= munged's socket for join reports (may be NULL:
 				  * Slurm's AuthInfo socket=, else munge's default) */

@@ -33,7 +33,11 @@ static const char schema[] =
 	" id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT NOT NULL,"
 	" instance TEXT, provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS cooldowns ("
-	" key TEXT PRIMARY KEY, until REAL NOT NULL, failures INTEGER NOT NULL, last_error TEXT);";
+	" key TEXT PRIMARY KEY, until REAL NOT NULL, failures INTEGER NOT NULL, last_error TEXT);"
+	/* the active agent's lease (one row): see state_lease_take */
+	"CREATE TABLE IF NOT EXISTS lease ("
+	" id INTEGER PRIMARY KEY CHECK (id = 1), epoch INTEGER NOT NULL, seq INTEGER NOT NULL,"
+	" holder TEXT NOT NULL, ident TEXT NOT NULL, renewed REAL NOT NULL, expires REAL NOT NULL);";
 
 /* The nodes table, whole: %s is the node states' names (its CHECK). */
 static const char nodes_table[] =
@@ -999,3 +1003,137 @@ void state_records_free(struct record_rec *v, size_t n)
 	}
 	free(v);
 }
+
+/* ---- the active agent's lease ---- */
+
+/* The tables an agent changes; each write to them is fenced (state_lease_take). */
+static const char *const fenced_tables[] = { "nodes", "events", "requests", "records", "cooldowns", NULL };
+
+static int lease_read(struct state_db *db, struct state_lease *out, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_prepare_v2(db->db, "SELECT epoch, seq, holder, ident, renewed, expires FROM lease WHERE id=1",
+			       -1, &st, NULL) != SQLITE_OK) {
+		/* a database of an agent before leases: nobody holds one */
+		if (strstr(sqlite3_errmsg(db->db), "no such table"))
+			return 0;
+		return fail(db, err, "read the lease");
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *h = (const char *)sqlite3_column_text(st, 2), *id = (const char *)sqlite3_column_text(st, 3);
+		out->epoch = sqlite3_column_int64(st, 0);
+		out->seq = sqlite3_column_int64(st, 1);
+		snprintf(out->holder, sizeof(out->holder), "%s", h ? h : "");
+		snprintf(out->ident, sizeof(out->ident), "%s", id ? id : "");
+		out->renewed = sqlite3_column_double(st, 4);
+		out->expires = sqlite3_column_double(st, 5);
+		rc = 1;
+	} else
+		rc = rc == SQLITE_DONE ? 0 : fail(db, err, "read the lease");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int state_lease_get(struct state_db *db, struct state_lease *out, burst_err_t *err)
+{
+	ro_refresh(db);
+	return lease_read(db, out, err);
+}
+
+/*
+ * This connection's fence: temporary triggers (this connection's alone)
+ * that abort any change to the agent's tables unless the lease's epoch is
+ * still epoch, checked inside the writing transaction, so that a change and
+ * a takeover cannot interleave.
+ */
+static int fence(struct state_db *db, long long epoch, burst_err_t *err)
+{
+	static const char *const ops[] = { "INSERT", "UPDATE", "DELETE" };
+	char sql[1024];
+
+	snprintf(sql, sizeof(sql),
+		 "CREATE TEMP TABLE IF NOT EXISTS burst_fence (epoch INTEGER NOT NULL);"
+		 "DELETE FROM temp.burst_fence; INSERT INTO temp.burst_fence VALUES (%lld);", epoch);
+	if (exec1(db, sql, err) < 0)
+		return -1;
+	for (size_t t = 0; fenced_tables[t]; t++)
+		for (size_t o = 0; o < 3; o++) {
+			snprintf(sql, sizeof(sql),
+				 "CREATE TEMP TRIGGER IF NOT EXISTS burst_fence_%s_%s BEFORE %s ON main.%s"
+				 " WHEN (SELECT epoch FROM main.lease WHERE id=1) IS NOT (SELECT epoch FROM temp.burst_fence)"
+				 " BEGIN SELECT RAISE(ABORT, 'fenced: another burst-agent holds the lease now (this one was deposed)'); END;",
+				 fenced_tables[t], ops[o], ops[o], fenced_tables[t]);
+			if (exec1(db, sql, err) < 0)
+				return -1;
+		}
+	return 0;
+}
+
+int state_lease_take(struct state_db *db, const struct state_lease *seen, const char *holder,
+		     const char *ident, double ttl, long long *epoch, burst_err_t *err)
+{
+	struct state_lease cur;
+	sqlite3_stmt *st;
+	double t = now();
+	int rc;
+
+	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
+		return -1;
+	rc = lease_read(db, &cur, err);
+	if (rc < 0)
+		goto undo;
+	/* someone renewed or took it since it was seen: not expired after all */
+	if (cur.epoch != seen->epoch || cur.seq != seen->seq) {
+		exec1(db, "ROLLBACK", NULL);
+		return 0;
+	}
+	if (sqlite3_prepare_v2(db->db,
+			       "INSERT INTO lease(id, epoch, seq, holder, ident, renewed, expires) VALUES(1,?1,0,?2,?3,?4,?5)"
+			       " ON CONFLICT(id) DO UPDATE SET epoch=?1, seq=0, holder=?2, ident=?3, renewed=?4, expires=?5",
+			       -1, &st, NULL) != SQLITE_OK) {
+		fail(db, err, "prepare");
+		goto undo;
+	}
+	sqlite3_bind_int64(st, 1, cur.epoch + 1);
+	sqlite3_bind_text(st, 2, holder, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, ident, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 4, t);
+	sqlite3_bind_double(st, 5, t + ttl);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		fail(db, err, "take the lease");
+		goto undo;
+	}
+	if (add_event(db, NULL, "lease", holder, err) < 0 || exec1(db, "COMMIT", err) < 0)
+		goto undo;
+	*epoch = cur.epoch + 1;
+	return fence(db, *epoch, err) < 0 ? -1 : 1;
+undo:
+	exec1(db, "ROLLBACK", NULL);
+	return -1;
+}
+
+int state_lease_renew(struct state_db *db, long long epoch, double ttl, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	double t = now();
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db, "UPDATE lease SET seq=seq+1, renewed=?1, expires=?2 WHERE id=1 AND epoch=?3",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_double(st, 1, t);
+	sqlite3_bind_double(st, 2, ttl > 0 ? t + ttl : 0);
+	sqlite3_bind_int64(st, 3, epoch);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return fail(db, err, "renew the lease");
+	return sqlite3_changes(db->db) ? 1 : 0;
+}
+

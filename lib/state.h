@@ -202,4 +202,34 @@ int state_records(struct state_db *db, const struct record_query *q,
 		  struct record_rec **out, size_t *n, burst_err_t *err);
 void state_records_free(struct record_rec *v, size_t n);
 
+/*
+ * The active agent's lease: one row. Of the agents sharing a StateDir, the
+ * one holding it acts; the others wait (agent_lease.c). Each taking raises
+ * the epoch, and the taker's connection is fenced: any change it makes to
+ * the agent's tables (nodes, events, requests, records, cooldowns) fails
+ * ("fenced: ...") once another agent has taken the lease, checked in the
+ * writing transaction itself.
+ */
+struct state_lease {
+	long long epoch;         /* 0: never taken */
+	long long seq;           /* renewals within the epoch */
+	char holder[256];        /* for people: "host pid N" */
+	char ident[256];         /* for agents: the holder's boot, pid namespace and pid */
+	double renewed;          /* the holder's clock at its last renewal */
+	double expires;          /* the holder's clock: renewed + LeaseTimeout (0: released) */
+};
+
+/* The lease into *out: 1, or 0 when nobody ever held it, -1 with err. */
+int state_lease_get(struct state_db *db, struct state_lease *out, burst_err_t *err);
+/*
+ * Take the lease if it is still as seen (same epoch and renewal, a zeroed
+ * seen for none), with epoch + 1, and fence this connection to that epoch.
+ * 1 taken (*epoch), 0 it changed since (its holder lives), -1 with err.
+ */
+int state_lease_take(struct state_db *db, const struct state_lease *seen, const char *holder,
+		     const char *ident, double ttl, long long *epoch, burst_err_t *err);
+/* Renew the lease of epoch for ttl seconds (0: release it, for a clean
+ * stop). 1 renewed, 0 another agent took it (deposed), -1 with err. */
+int state_lease_renew(struct state_db *db, long long epoch, double ttl, burst_err_t *err);
+
 #endif

@@ -1,0 +1,267 @@
+/*
+ * burst-agent: the active agent's lease. Two agents (one beside slurmctld's
+ * primary, one beside its backup) may share a StateDir; the one holding
+ * the lease (a row in the state database, lib/state.h) acts, the other
+ * waits as a standby and takes the lease over when it is not renewed.
+ *
+ * - The active agent renews it every LeaseTimeout/5 s from a thread of its
+ *   own (so that a slow provider call on the loop does not let it lapse).
+ * - The standby watches the row: when neither its epoch nor its renewal
+ *   count has changed for LeaseTimeout s of the standby's own clock (so the
+ *   two hosts' clocks need not agree), or its holder released it (a clean
+ *   stop), or its holder is a dead process on this very host, the standby
+ *   takes it with epoch + 1.
+ * - Every change the active agent makes to its state is fenced by that
+ *   epoch in the writing transaction (state_lease_take), and before each
+ *   external action (a provider call, a Slurm update, an answer to a node)
+ *   the loop checks that its lease is still good by its own clock: a
+ *   renewal older than 80% of LeaseTimeout, or one that found the lease
+ *   taken, makes it step down - it exits at once (status 3) and its
+ *   service manager starts it again, as a standby.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_int.h"
+#include "strutil.h"
+
+#define LEASE_POLL_S 0.25        /* the standby's look at the lease */
+#define LEASE_VALID 0.8          /* of LeaseTimeout: how long a renewal lets the holder act */
+#define EXIT_DEPOSED 3
+
+static struct {
+	char dbpath[PATH_MAX];
+	char holder[256], ident[256];
+	double ttl;
+	long long epoch;
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t mu;
+	double valid_until;      /* boot clock; the holder acts only before it */
+	bool deposed;            /* a renewal found the lease taken */
+	bool stop;
+	char why[512];           /* the renewal's last error */
+} L = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* Seconds on a clock that neither jumps nor stops while the host sleeps. */
+static double boottime(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* "BOOT_ID PIDNS PID": who holds the lease, precisely enough to tell that
+ * it is a dead process of this kernel and this pid namespace. */
+static void make_ident(char *buf, size_t len)
+{
+	char boot[64], ns[64];
+	ssize_t n;
+
+	read_line("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));
+	n = readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1);
+	ns[n > 0 ? n : 0] = '\0';
+	snprintf(buf, len, "%s %s %ld", boot[0] ? boot : "-", ns[0] ? ns : "-", (long)getpid());
+}
+
+/* The holder of l is a process of this host's kernel and pid namespace
+ * that is gone: its lease need not run out. */
+static bool holder_dead_here(const struct state_lease *l)
+{
+	char mine[256], boot[64], ns[64], hboot[64], hns[64];
+	long pid, hpid;
+
+	make_ident(mine, sizeof(mine));
+	if (sscanf(mine, "%63s %63s %ld", boot, ns, &pid) != 3 ||
+	    sscanf(l->ident, "%63s %63s %ld", hboot, hns, &hpid) != 3)
+		return false;
+	if (strcmp(boot, hboot) || strcmp(ns, hns) || !strcmp(boot, "-") || !strcmp(ns, "-") || hpid <= 0)
+		return false;
+	return kill((pid_t)hpid, 0) < 0 && errno == ESRCH;
+}
+
+static void *renewer(void *arg)
+{
+	struct state_db *db = arg;
+	struct timespec gap;
+	double period = L.ttl / 5;
+
+	gap.tv_sec = (time_t)period;
+	gap.tv_nsec = (long)((period - (double)gap.tv_sec) * 1e9);
+	for (;;) {
+		burst_err_t err;
+		double t0;
+		int rc;
+
+		nanosleep(&gap, NULL);
+		pthread_mutex_lock(&L.mu);
+		if (L.stop || L.deposed) {
+			pthread_mutex_unlock(&L.mu);
+			break;
+		}
+		pthread_mutex_unlock(&L.mu);
+		t0 = boottime();
+		rc = state_lease_renew(db, L.epoch, L.ttl, &err);
+		pthread_mutex_lock(&L.mu);
+		if (rc == 1)
+			L.valid_until = t0 + L.ttl * LEASE_VALID;
+		else if (rc == 0)
+			L.deposed = true;
+		else
+			snprintf(L.why, sizeof(L.why), "%.480s", err.msg);
+		pthread_mutex_unlock(&L.mu);
+	}
+	state_close(db);
+	return NULL;
+}
+
+int lease_acquire(const volatile sig_atomic_t *stopping)
+{
+	struct state_lease seen, cur;
+	burst_err_t err;
+	double seen_at = 0;
+	bool said = false;
+	char host[128];
+
+	snprintf(L.dbpath, sizeof(L.dbpath), "%s/agent.db", A.cfg->state_dir);
+	if (gethostname(host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(L.holder, sizeof(L.holder), "%s pid %ld", host, (long)getpid());
+	make_ident(L.ident, sizeof(L.ident));
+	L.ttl = A.cfg->lease_timeout;
+	memset(&seen, 0, sizeof(seen));
+	while (!*stopping) {
+		int rc = state_lease_get(A.db, &cur, &err);
+		const char *how = NULL;
+		double t = boottime();
+
+		if (rc < 0) {
+			ERR("standby: %s", err.msg);
+			return -1;
+		}
+		if (rc == 0)
+			how = "nobody held it";
+		else if (cur.expires == 0)
+			how = "released by its holder";
+		else if (holder_dead_here(&cur))
+			how = "its holder's process is gone";
+		else if (cur.epoch != seen.epoch || cur.seq != seen.seq || !seen_at) {
+			seen = cur;
+			seen_at = t;
+		} else if (t - seen_at >= L.ttl)
+			how = "not renewed within LeaseTimeout";
+		if (how) {
+			double waited = seen_at ? t - seen_at : 0;
+			rc = state_lease_take(A.db, rc ? &cur : &seen, L.holder, L.ident, L.ttl, &L.epoch, &err);
+			if (rc < 0) {
+				ERR("lease: cannot take it: %s", err.msg);
+				return -1;
+			}
+			if (rc == 1) {
+				if (cur.epoch)
+					INFO("lease taken (epoch %lld) from %s: %s", L.epoch, cur.holder, how);
+				else
+					INFO("lease taken (epoch %lld): %s", L.epoch, how);
+				if (cur.epoch && waited > 0)
+					INFO("lease: its last renewal was seen %.1f s ago", waited);
+				break;
+			}
+			/* renewed meanwhile: its holder lives */
+			seen_at = 0;
+			continue;
+		}
+		if (!said) {
+			INFO("standby: %s holds the lease (epoch %lld); taking it over if it is not renewed for %.0f s",
+			     cur.holder, cur.epoch, L.ttl);
+			said = true;
+		}
+		usleep((useconds_t)(LEASE_POLL_S * 1e6));
+	}
+	if (*stopping)
+		return 1;
+	{
+		struct state_db *db = state_open(L.dbpath, &err);
+		if (!db) {
+			ERR("lease: cannot open a second connection to renew it: %s", err.msg);
+			return -1;
+		}
+		L.valid_until = boottime() + L.ttl * LEASE_VALID;
+		if (pthread_create(&L.thread, NULL, renewer, db) != 0) {
+			ERR("lease: cannot start the thread that renews it");
+			state_close(db);
+			return -1;
+		}
+		L.running = true;
+	}
+	return 0;
+}
+
+void lease_check(void)
+{
+	bool deposed, lapsed;
+	double t = boottime(), until;
+	char why[512];
+
+	if (!L.running)
+		return;
+	pthread_mutex_lock(&L.mu);
+	deposed = L.deposed;
+	until = L.valid_until;
+	lapsed = t >= until;
+	snprintf(why, sizeof(why), "%s", L.why);
+	pthread_mutex_unlock(&L.mu);
+	if (!deposed && !lapsed)
+		return;
+	if (deposed)
+		ERR("lease lost: another agent took it over (epoch %lld was ours): stepping down now, "
+		    "doing nothing more", L.epoch);
+	else
+		ERR("lease lost: not renewed for %.1f s%s%s: stepping down now, doing nothing more (another agent may hold it)",
+		    t - (until - L.ttl * LEASE_VALID), why[0] ? ": " : "", why);
+	/* nothing more: no atexit, no cleanup that would touch the state or the sockets' paths */
+	_exit(EXIT_DEPOSED);
+}
+
+void lease_release(void)
+{
+	burst_err_t err;
+
+	if (!L.running)
+		return;
+	pthread_mutex_lock(&L.mu);
+	L.stop = true;
+	pthread_mutex_unlock(&L.mu);
+	pthread_join(L.thread, NULL);
+	L.running = false;
+	/* a clean stop hands over at once */
+	switch (state_lease_renew(A.db, L.epoch, 0, &err)) {
+	case 1:
+		INFO("lease released (epoch %lld): a standby takes over at once", L.epoch);
+		break;
+	case 0:
+		ERR("lease: another agent had taken it over (epoch %lld was ours)", L.epoch);
+		break;
+	default:
+		ERR("lease: cannot release it: %s", err.msg);
+	}
+}
