@@ -75,7 +75,8 @@ JOB
 id=$(sbatch --parsable --cloud-contract=cpu-local -o "$LAB/job.out" "$LAB/job.sh")
 say "submitted job $id"
 last=""
-while :; do
+deadline=$(( $(date +%s) + 180 ))
+while [ "$(date +%s)" -lt "$deadline" ]; do
 	st=$(squeue -h -t all -j "$id" -o '%T %N' 2>/dev/null)
 	node=$(echo "$st" | awk '{print $2}')
 	ns=""; [ -n "$node" ] && ns=$(lab_node_state "$node")
@@ -85,6 +86,18 @@ while :; do
 	case "$st" in COMPLETED*|FAILED*|CANCELLED*|TIMEOUT*) break ;; esac
 	sleep 0.1
 done
+case "$st" in
+COMPLETED*) ;;
+*)
+	# what went wrong, from the agent and the instances' consoles
+	say "the job did not complete (${st:-gone}); the agent's log and the nodes' consoles:"
+	for f in "$LAB/log/agent.log" $LAB_NODE_LOGS; do
+		[ -s "$f" ] && { echo "== ${f#"$LAB/"}"; tail -15 "$f"; }
+	done
+	kill "$tailpid" 2>/dev/null
+	lab_down
+	exit 1 ;;
+esac
 echo
 say "the job's output:"
 sed 's/^/    /' "$LAB/job.out"

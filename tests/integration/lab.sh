@@ -137,7 +137,12 @@ lab_up() {
 	local pkgs
 	[ "$(id -u)" -eq 0 ] || { lab_log "must run as root"; return 1; }
 	# not under /tmp: a node has a private /tmp and must still see the lab
+	# (its slurm.conf, munge socket, plugin copy, StateDir); and never in
+	# the source or build tree, whose path may hold a blank
 	LAB=$(mktemp -d /var/tmp/burst-lab.XXXXXX) || return 1
+	# the nodes' consoles and slurmd logs, for a test's diagnostics
+	# (TAP_DIAG is expanded when a test fails, before the teardown)
+	LAB_NODE_LOGS="$LAB/burst/nodes/*/node.log $LAB/log/slurmd-*.log"
 	chmod 755 "$LAB"
 	mkdir -p "$LAB"/{etc,log,state,spool,pid,run}
 	: >"$LAB/pids"
@@ -255,19 +260,35 @@ lab_wait_node() {   # NODE REGEX SECONDS
 # into slurm.conf (the first partition is the default), the SPANK plugin in
 # plugstack.conf and job_submit.lua beside slurm.conf. For lab_pre_ctld.
 lab_burst_conf() {
+	local so
 	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua" || return 1
 	{
 		echo "ClusterName=lab$$"
 		echo "StateDir=$LAB/burst"
-		echo "CatalogDir=$src/share/catalog"
+		echo "CatalogDir=\"$src/share/catalog\""
 		echo "JoinPort=$((LAB_PORT_CTLD + 300))"
 		echo "Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24"
 		cat
 	} >"$LAB/etc/burst.conf"
 	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
 		| sed '0,/^PartitionName=/s/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
+	so=$(lab_plugin) || return 1
+	echo "required $so conf=$LAB/etc/burst.conf" >"$LAB/etc/plugstack.conf"
+}
+
+# lab_plugin: the SPANK plugin the way the lab's nodes load it, as a copy in
+# $LAB/lib (made once; prints its path). Not the build tree's: a local
+# instance has a private /tmp, which hides a tree cloned under /tmp from its
+# slurmd, as an installed plugin would never be hidden; and plugstack.conf
+# splits its lines at blanks, with no quoting, so a path with a space
+# cannot be written there.
+lab_plugin() {
+	local so="$build/plugins/spank/.libs/spank_cloud_contract.so" dst="$LAB/lib/spank_cloud_contract.so"
+	if [ ! -e "$dst" ]; then
+		mkdir -p "$LAB/lib" && cp "$so" "$dst.new" && mv -f "$dst.new" "$dst" ||
+			{ lab_log "cannot copy the SPANK plugin $so to $LAB/lib"; return 1; }
+	fi
+	echo "$dst"
 }
 
 # lab_agent_start [BURST_NODE]: start burst-agent on the lab's burst.conf
@@ -289,14 +310,15 @@ lab_agent_start() {
 
 # lab_burst_slurm_conf RESUME_TIMEOUT SUSPEND_TIMEOUT SUSPEND_TIME: the
 # slurm.conf lines of slurm-burst's power saving and job routing (for
-# SLURM_CONF_EXTRA), with the build's programs.
+# SLURM_CONF_EXTRA), with the build's programs (quoted: slurm.conf takes
+# "..." around a value with blanks, and the tree may be in such a path).
 lab_burst_slurm_conf() {
 	local ps="$build/plugins/power_save"
 	cat <<CONF
-ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
-PrologSlurmctld=$ps/burst-prolog-slurmctld
+ResumeProgram="$ps/burst-resume"
+SuspendProgram="$ps/burst-suspend"
+ResumeFailProgram="$ps/burst-resume-fail"
+PrologSlurmctld="$ps/burst-prolog-slurmctld"
 ResumeTimeout=$1
 SuspendTimeout=$2
 SuspendTime=$3

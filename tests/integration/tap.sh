@@ -2,7 +2,7 @@
 tap_n=0
 tap_failed=0
 ok() {   # ok STATUS NAME [DIAG-FILE...]  (default files: $TAP_DIAG)
-	local st=$1 name=$2 f
+	local st=$1 name=$2 f label
 	shift 2
 	[ $# -eq 0 ] && [ -n "${TAP_DIAG:-}" ] && set -- $TAP_DIAG
 	tap_n=$((tap_n + 1))
@@ -12,7 +12,10 @@ ok() {   # ok STATUS NAME [DIAG-FILE...]  (default files: $TAP_DIAG)
 		echo "not ok $tap_n - $name"
 		tap_failed=$((tap_failed + 1))
 		for f in "$@"; do
-			[ -s "$f" ] && sed "s|^|# $(basename "$f"): |" "$f" | tail -15
+			# named from the lab's top (burst/nodes/N/node.log), else by basename
+			label=${f#"${LAB:-/nonexistent}/"}
+			[ "$label" = "$f" ] && label=$(basename "$f")
+			[ -s "$f" ] && sed "s|^|# $label: |" "$f" | tail -15
 		done
 	fi
 }

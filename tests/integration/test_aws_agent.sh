@@ -50,10 +50,10 @@ umask 022
 chmod 755 "$aux"
 
 SLURM_CONF_NODES="# nodes: below"
-SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
-PrologSlurmctld=$ps/burst-prolog-slurmctld
+SLURM_CONF_EXTRA="ResumeProgram=\"$ps/burst-resume\"
+SuspendProgram=\"$ps/burst-suspend\"
+ResumeFailProgram=\"$ps/burst-resume-fail\"
+PrologSlurmctld=\"$ps/burst-prolog-slurmctld\"
 ResumeTimeout=90
 SuspendTimeout=10
 SuspendTime=8
@@ -67,7 +67,7 @@ lab_pre_ctld() {
 	cat >"$LAB/etc/burst.conf" <<CONF
 ClusterName=lab$$
 StateDir=$LAB/burst
-CatalogDir=$src/share/catalog
+CatalogDir="$src/share/catalog"
 JoinPort=$jp
 RejectCooldown=5
 Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
@@ -83,8 +83,8 @@ CONF
 	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
 	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
 		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
+	so=$(lab_plugin) || return 1
+	echo "required $so conf=$LAB/etc/burst.conf" >"$LAB/etc/plugstack.conf"
 }
 lab_up || { aux_down; bail "the lab did not start"; }
 trap 'lab_down; aux_down' EXIT

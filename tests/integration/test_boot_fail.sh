@@ -25,7 +25,7 @@ CONF
 }
 lab_up || bail "the lab did not start"
 cd "$LAB" || bail "no lab directory"
-TAP_DIAG="$LAB/log/agent.log"
+TAP_DIAG="$LAB/log/agent.log $LAB_NODE_LOGS"
 
 # The image's burst-node: for burst-1 it fails at once; for burst-2 it is
 # the real one (a copy outside /tmp), whose slurmd cannot start.

@@ -35,7 +35,7 @@ lab_agent_start; ok $? "the agent is up" "$LAB/log/agent.log"
 id=$(sbatch --parsable --cloud-contract=here -o "$LAB/job.out" \
 	--wrap 'hostname; env | grep ^CLOUD_ | sort; ls /tmp | wc -l' 2>"$LAB/err")
 ok $? "sbatch --cloud-contract=here" "$LAB/err"
-lab_wait_job "$id" COMPLETED 90; ok $? "the job bursts, runs and completes" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+lab_wait_job "$id" COMPLETED 90; ok $? "the job bursts, runs and completes" "$LAB/log/agent.log" "$LAB/log/slurmctld.log" $LAB_NODE_LOGS
 node=$(sacct -n -j "$id" -o NodeList 2>/dev/null | head -1 | tr -d ' ')
 [ -n "$node" ] || node=$(grep -o 'burst-[0-9]' "$LAB/job.out" | head -1)
 grep -qx 'burst-[12]' "$LAB/job.out"; ok $? "it ran on a burst node, whose hostname is its node name" "$LAB/job.out"
@@ -78,7 +78,7 @@ grep -q "$n: terminating -> powered_down" "$LAB/log/agent.log"; ok $? "the agent
 
 # a second burst of the same node works (attempt 2, a new token)
 id=$(sbatch --parsable --cloud-contract=here -w "$n" -o "$LAB/job2.out" --wrap 'env | grep ^CLOUD_INSTANCE_ID')
-lab_wait_job "$id" COMPLETED 90; ok $? "the node bursts again" "$LAB/log/agent.log"
+lab_wait_job "$id" COMPLETED 90; ok $? "the node bursts again" "$LAB/log/agent.log" $LAB_NODE_LOGS
 # attempt 2; or later, if the agent launched it again because its slurmd
 # was not taken in by slurmctld (and said so)
 inst=$(sed -n 's/^CLOUD_INSTANCE_ID=//p' "$LAB/job2.out")

@@ -41,7 +41,7 @@ umask 022
 cat >"$aux/burst.conf" <<CONF
 ClusterName=refresh$$
 StateDir=$aux/state
-CatalogDir=$src/share/catalog
+CatalogDir="$src/share/catalog"
 Provider=local Bridge=brx0 Address=10.250.0.1/24
 AllowInsecureEndpoint=yes
 Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=ami-12345678

@@ -12,7 +12,6 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
 agent="$build/burst-agent/burst-agent"
-plugin="$build/plugins/spank/.libs/spank_cloud_contract.so"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 SLURM_CONF_NODES="# nodes: below"

@@ -11,9 +11,9 @@ build=${BURST_TOP_BUILDDIR:-$src}
 ps="$build/plugins/power_save"
 [ -x "$ps/burst-resume" ] || bail "no $ps/burst-resume (build first)"
 
-SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
+SLURM_CONF_EXTRA="ResumeProgram=\"$ps/burst-resume\"
+SuspendProgram=\"$ps/burst-suspend\"
+ResumeFailProgram=\"$ps/burst-resume-fail\"
 ResumeTimeout=5
 SuspendTimeout=5
 SuspendTime=10"

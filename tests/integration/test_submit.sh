@@ -16,6 +16,10 @@ plugin="$build/plugins/spank/.libs/spank_cloud_contract.so"
 SLURM_CONF_NODES="# nodes: below"
 SLURM_CONF_EXTRA="JobSubmitPlugins=lua"
 lab_pre_ctld() {
+	# plugstack.conf takes no blanks in a path: the plugin and its catalog
+	# as copies in the lab
+	plugin=$(lab_plugin) || return 1
+	cp -r "$src/tests/fixtures/catalog-small" "$LAB/catalog-small" || return 1
 	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
 	cat >"$LAB/etc/burst.conf" <<CONF
 Provider=alpha Type=local Catalog=alpha
@@ -29,7 +33,7 @@ CONF
 	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" \
 		--catalog-dir "$src/tests/fixtures/catalog-small" slurm-conf --nodes-only \
 		| sed 's/^\(PartitionName=burst-cpu .*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$src/tests/fixtures/catalog-small" \
+	echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$LAB/catalog-small" \
 		>"$LAB/etc/plugstack.conf"
 }
 lab_up || bail "the lab did not start"
@@ -107,7 +111,7 @@ sbatch --help 2>&1 | grep -q -- '--cloud-contract=NAME|EXPR'
 ok $? "sbatch --help lists --cloud-contract"
 
 # without conf=, burst.conf is the one beside slurm.conf ($SLURM_CONF)
-echo "required $plugin catalog_dir=$src/tests/fixtures/catalog-small" >"$LAB/etc/plugstack.conf"
+echo "required $plugin catalog_dir=$LAB/catalog-small" >"$LAB/etc/plugstack.conf"
 sbatch --cloud-contract=gpu4-amper "$LAB/job.sh" >"$out" 2>"$err"
 grep -q "no contract named 'gpu4-amper'; did you mean 'gpu4-ampere'?" "$err"
 ok $? "without conf=, the plugin reads the burst.conf beside \$SLURM_CONF" "$err"
@@ -157,7 +161,7 @@ ok $? "a forging SPANK plugin builds" "$err"
 { grep -v '^PlugStackConfig=' "$LAB/etc/slurm.conf"; echo "PlugStackConfig=$LAB/forger/plugstack.conf"; } >"$LAB/forger/slurm.conf"
 forge() {   # NODESETS SBATCH-ARGS...: sbatch through the forger's plugstack
 	{
-		echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$src/tests/fixtures/catalog-small"
+		echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$LAB/catalog-small"
 		echo "required $LAB/forger/forger.so $1"
 	} >"$LAB/forger/plugstack.conf"
 	shift
@@ -177,7 +181,7 @@ forge cpu --cloud-contract=big-cpu
 ok $? "the plugin's own decision, unchanged, is accepted" "$err"
 
 # ... nor change a contract job's routing afterwards
-echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$src/tests/fixtures/catalog-small" >"$LAB/etc/plugstack.conf"
+echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$LAB/catalog-small" >"$LAB/etc/plugstack.conf"
 id=$(sbatch --parsable -H --cloud-contract=big-cpu "$LAB/job.sh" 2>"$err")
 ok $? "a held job with --cloud-contract=big-cpu" "$err"
 scontrol update jobid="$id" Features=gpu4 >"$out" 2>&1
