@@ -419,13 +419,41 @@ int agentview_status(const struct agentview_opts *o, int argc, char **argv)
 		group_add(group_get(&groups, &ngroups, set), i);
 	}
 
-	if (o->json) {
-		top = json_object_new_object();
-		jsets = json_object_new_array();
-		json_object_object_add(top, "state_db", json_object_new_string(v.db_path));
-		json_object_object_add(top, "time", json_object_new_double(v.now));
-	} else
-		printf("agent state: %s\n", v.db_path);
+	/* which agent acts (agent_lease.c): the lease's holder */
+	{
+		struct state_lease l;
+		int lr = state_lease_get(v.db, &l, &err);
+		if (o->json) {
+			json_object *jl = NULL;
+			top = json_object_new_object();
+			jsets = json_object_new_array();
+			json_object_object_add(top, "state_db", json_object_new_string(v.db_path));
+			json_object_object_add(top, "time", json_object_new_double(v.now));
+			if (lr == 1) {
+				jl = json_object_new_object();
+				json_object_object_add(jl, "holder", json_object_new_string(l.holder));
+				json_object_object_add(jl, "epoch", json_object_new_int64(l.epoch));
+				json_object_object_add(jl, "renewed", json_object_new_double(l.renewed));
+				json_object_object_add(jl, "expires", json_object_new_double(l.expires));
+				json_object_object_add(jl, "held", json_object_new_boolean(l.expires > v.now));
+			}
+			json_object_object_add(top, "lease", jl);
+		} else {
+			printf("agent state: %s\n", v.db_path);
+			if (lr < 0)
+				printf("active agent: unknown (%s)\n", err.msg);
+			else if (lr == 0)
+				printf("active agent: none (no agent has held the lease)\n");
+			else if (l.expires == 0)
+				printf("active agent: none (lease epoch %lld released by %s)\n", l.epoch, l.holder);
+			else if (l.expires > v.now)
+				printf("active agent: %s (lease epoch %lld, renewed %.1f s ago, expires in %.1f s)\n",
+				       l.holder, l.epoch, v.now - l.renewed, l.expires - v.now);
+			else
+				printf("active agent: none (the lease of %s, epoch %lld, expired %.1f s ago: "
+				       "a standby takes it over)\n", l.holder, l.epoch, v.now - l.expires);
+		}
+	}
 	for (i = 0; i < ngroups; i++) {
 		const struct group *g = &groups[i];
 		const char *names[32];

@@ -79,6 +79,8 @@ sum_before=$(sha256sum "$db")
 # --- status ---
 run 0 -c "$conf" status
 ok $? "status exits 0"
+has "active agent: none (no agent has held the lease)" out
+ok $? "status says no agent holds the lease"
 has "node set cpu (burst-[1-3,10]): 4 nodes: 2 powered_down, 1 requested, 1 launching" out
 ok $? "status counts the cpu nodes per state, in the order of a node's life"
 has "node set gpu (gpu-[1-2]): 2 nodes: 1 powered_down, 1 booting (1 powered_down in cooldown" out
