@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
@@ -244,7 +245,7 @@ static void accept_clients(int lsock, int kind)
 static void serve_clients(void)
 {
 	size_t i, n = A.conns.n, nl = 1 + A.njsocks;   /* listening: control, then join */
-	struct pollfd *p = xmalloc((n + nl) * sizeof(*p));
+	struct pollfd *p = xmalloc((n + nl + 1) * sizeof(*p));
 	double now;
 
 	p[0] = (struct pollfd){ A.usock, POLLIN, 0 };
@@ -252,7 +253,11 @@ static void serve_clients(void)
 		p[1 + i] = (struct pollfd){ A.jsocks[i], POLLIN, 0 };
 	for (i = 0; i < n; i++)
 		p[i + nl] = (struct pollfd){ A.conns.c[i].fd, POLLIN, 0 };
-	if (poll(p, n + nl, TICK_MS) > 0) {
+	/* the providers' workers: finished calls */
+	p[n + nl] = (struct pollfd){ pworker_fd(), POLLIN, 0 };
+	if (poll(p, n + nl + 1, TICK_MS) > 0) {
+		if (p[n + nl].revents & POLLIN)
+			pworker_collect();
 		/* the connections first: conn_drop moves the last into i, so from the end */
 		for (i = n; i-- > 0;) {
 			struct conn *c = &A.conns.c[i];
@@ -396,7 +401,7 @@ static void recover(void)
 				continue;
 			}
 			p = prov_by_name(r.provider);
-			exists = p && r.instance ? p->ops->exists(p->drv, names[i], r.instance) : 0;
+			exists = p && r.instance ? prov_exists(p, names[i], r.instance) : 0;
 			if (exists == 0) {
 				char why[300];
 				snprintf(why, sizeof(why), "instance %s lost", r.instance ? r.instance : "?");
@@ -534,6 +539,11 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* before any thread: the providers' workers use libcurl */
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "burst-agent: cannot initialise libcurl\n");
+		return 1;
+	}
 	if (setup() < 0)
 		return 1;
 	if (!logpath && A.cfg->log_file && open_log(A.cfg->log_file) < 0)
@@ -566,7 +576,8 @@ int main(int argc, char **argv)
 	while (!stopping) {
 		lease_check();
 		serve_clients();
-		if (reloading) {
+		/* a reload replaces the drivers: only when none is in a call */
+		if (reloading && !prov_any_pending()) {
 			reloading = 0;
 			if (A.log_path && open_log(A.log_path) < 0)
 				ERR("SIGHUP: cannot reopen the log %s: %s", A.log_path, strerror(errno));
@@ -580,6 +591,7 @@ int main(int argc, char **argv)
 		tick();
 	}
 	INFO("stopping (instances keep running; a restart takes them up again)");
+	A.exiting = true;
 	conn_table_free(&A.conns);
 	close(A.usock);
 	for (size_t i = 0; i < A.njsocks; i++)
@@ -590,6 +602,7 @@ int main(int argc, char **argv)
 	state_close(A.db);
 	agent_conf_free();
 	slurm_fini();
+	curl_global_cleanup();
 	return 0;
 }
 

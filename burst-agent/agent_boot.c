@@ -36,7 +36,7 @@ static void console_record(const char *node, const struct node_rec *r, char *las
 	if (!p || !p->ops->console || !r->instance)
 		return;
 	burst_err_clear(&err);
-	if (p->ops->console(p->drv, node, r->instance, buf, sizeof(buf), where, wlen, &cls, &err) < 0) {
+	if (prov_console(p, node, r->instance, buf, sizeof(buf), where, wlen, &cls, &err) < 0) {
 		char detail[600];
 		snprintf(detail, sizeof(detail), "%s: cannot read its console (%s): %.400s", r->instance,
 			 prov_class_name(cls), err.msg);
@@ -147,12 +147,13 @@ void ended_check(void)
 			struct node_rec r;
 			struct aprov *p;
 
+			memset(&r, 0, sizeof(r));   /* cleared below even when not read */
 			if (!ni || (s == 1 && ni->registered) || state_node_get(A.db, names[i], &r, &err) != 1) {
 				state_node_clear(&r);
 				continue;
 			}
 			p = prov_by_name(r.provider);
-			if (p && p->ops->ended && r.instance && p->ops->ended(p->drv, names[i], r.instance) == 1) {
+			if (p && p->ops->ended && r.instance && prov_ended(p, names[i], r.instance) == 1) {
 				char why[300];
 				if (s == 0) {
 					snprintf(why, sizeof(why), "instance %s ended before it joined", r.instance);

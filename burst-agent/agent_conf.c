@@ -200,7 +200,14 @@ struct conf_state {
 static void conf_state_free(struct conf_state *c)
 {
 	size_t i;
+	bool left = false;
 
+	/* the workers first: a driver is freed only when its worker is gone */
+	for (i = 0; i < c->nprovs; i++)
+		if (pworker_stop(c->provs[i].w, !A.exiting) < 0)
+			left = true;
+	if (left)
+		return;   /* at exit, a call still running: the process's end frees it all */
 	for (i = 0; i < c->nprovs; i++)
 		if (c->provs[i].ops && c->provs[i].drv)
 			c->provs[i].ops->fini(c->provs[i].drv);
@@ -282,6 +289,11 @@ int load_conf(void)
 			c.nodes[k].name = c.cfg->nodesets[i].nodes.names[j];
 			c.nodes[k].nodeset = (int)i;
 			c.nodes[k].index = (int)k;
+			if (old.cfg) {
+				/* a call in flight for it stays marked */
+				const struct bnode *o = node_find(c.nodes[k].name);
+				c.nodes[k].busy = o && o->busy;
+			}
 		}
 	c.provs = xcalloc(c.cfg->nproviders ? c.cfg->nproviders : 1, sizeof(*c.provs));
 	for (i = 0; i < c.cfg->nproviders; i++) {
@@ -295,6 +307,12 @@ int load_conf(void)
 		}
 		p->drv = p->ops->init(p->cfg, c.cfg, &err);
 		if (!p->drv) {
+			ERR("%s", err.msg);
+			goto fail;
+		}
+		p->w = pworker_start(p->cfg->name, p->ops, p->drv, &err);
+		if (!p->w) {
+			p->ops->fini(p->drv);
 			ERR("%s", err.msg);
 			goto fail;
 		}

@@ -1,7 +1,9 @@
 /*
  * The burst agent's parts (internal): what they share. One agent per
  * process, its state in the global A; one thread runs it all (agent.c's
- * poll loop), so nothing here is locked.
+ * poll loop), so nothing here is locked. Provider calls alone run beside
+ * it, on each provider's worker thread (pworker.h), which touches only its
+ * job and its driver; their outcomes come back to the loop.
  *
  *   agent.c            start-up, the poll loop, sockets and control requests, logging
  *   agent_conf.c       configuration state: burst.conf, catalog, candidates, nodes, drivers
@@ -12,6 +14,7 @@
  *   agent_slurm.c      the Slurm adapter: what the agent asks of and tells slurmctld
  *   agent_reconcile.c  reconciler glue: provider listings against the node records
  *   agent_lease.c      the active agent's lease: standby, takeover, stepping down
+ *   agent_prov.c       provider calls through the workers
  */
 #ifndef BURST_AGENT_INT_H
 #define BURST_AGENT_INT_H
@@ -29,6 +32,7 @@
 #include "config.h"
 #include "conn.h"
 #include "provider.h"
+#include "pworker.h"
 #include "state.h"
 
 struct bnode {
@@ -38,6 +42,7 @@ struct bnode {
 	bool registered;         /* its slurmd was seen responding since its admission */
 	double missing_since;    /* reconciler: first round its instance was not listed (0: listed) */
 	double requested_at;     /* when the agent took Slurm's last resume request for it (0: not since start) */
+	bool busy;               /* a provider call for it is in flight (a launch): not retried meanwhile */
 };
 
 /* Reconciler: an instance listed by a provider, and when it was first seen. */
@@ -60,7 +65,8 @@ struct lost_job {
 struct aprov {
 	const struct cfg_provider *cfg;
 	const struct provider_ops *ops;
-	struct provider *drv;
+	struct provider *drv;    /* used only on its worker */
+	struct pworker *w;
 	int catalog_id;          /* the catalog's provider name, interned */
 };
 
@@ -94,6 +100,7 @@ struct agent {
 	size_t nseen;
 	struct lost_job *lost_jobs;
 	size_t nlost_jobs;
+	bool exiting;            /* at exit: a worker in the middle of a call is not waited for */
 };
 
 extern struct agent A;
@@ -167,6 +174,17 @@ void ended_check(void);
 void release_refused_jobs(void);
 size_t jobs_on(const char *node, uint32_t **ids);
 char *slurm_job_contract(uint32_t job, char *why, size_t len);
+
+/* agent_prov.c: provider calls on the provider's worker, waited for */
+int prov_terminate(struct aprov *p, const char *node, const char *instance, enum prov_class *cls,
+		   burst_err_t *err);
+int prov_exists(struct aprov *p, const char *node, const char *instance);
+int prov_list(struct aprov *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err);
+int prov_console(struct aprov *p, const char *node, const char *instance, char *buf, size_t len,
+		 char *where, size_t wlen, enum prov_class *cls, burst_err_t *err);
+int prov_ended(struct aprov *p, const char *node, const char *instance);
+/* Whether any provider call is queued or running. */
+bool prov_any_pending(void);
 
 /* agent_reconcile.c */
 void reconcile(void);

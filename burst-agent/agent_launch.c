@@ -46,71 +46,89 @@ static ssize_t next_candidate(const struct job_order *jo, char *tried, size_t tr
 	return -1;
 }
 
-/* Launch the nodes in 'launching' of one node set as one batch (same candidate). */
-static void launch_batch(char **names, size_t n)
-{
-	struct prov_node *pn = xcalloc(n, sizeof(*pn));
-	struct node_rec *recs = xcalloc(n, sizeof(*recs));
+/* A batch in flight: what its provider's worker is given, and its outcome. */
+struct launch_job {
+	struct pjob j;
 	struct prov_batch b;
-	struct aprov *p;
-	burst_err_t err;
+	struct prov_node *pn;
+	struct node_rec *recs;   /* the nodes' records when it was sent (own the strings of b and pn) */
 	char joinaddr[300];
-	size_t i, m = 0, launched = 0;
-	double t0, t1;
+	char *cluster, *acceptance, *munge_socket;
+	double queued, t0, t1;   /* mono(): queued, the call's start and end (on the worker) */
+};
 
-	for (i = 0; i < n; i++) {
-		if (state_node_get(A.db, names[i], &recs[m], &err) != 1 || recs[m].state != NS_LAUNCHING) {
-			state_node_clear(&recs[m]);
-			continue;
-		}
-		pn[m].node = recs[m].name;
-		pn[m].attempt = recs[m].attempt;
-		pn[m].token = recs[m].token;
-		m++;
+static void launch_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
+{
+	struct launch_job *l = (struct launch_job *)j;
+
+	l->t0 = mono();
+	ops->launch(drv, &l->b);
+	l->t1 = mono();
+}
+
+static void launch_job_free(struct launch_job *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->b.n; i++) {
+		struct bnode *ni = node_find(l->recs[i].name);
+		if (ni)
+			ni->busy = false;
+		state_node_clear(&l->recs[i]);
 	}
-	if (!m)
-		goto out;
-	p = prov_by_name(recs[0].provider);
-	/* where its instances report (config_check made sure there is one) */
-	if (!p || !config_join_address(A.cfg, p->cfg, joinaddr, sizeof(joinaddr)))
-		snprintf(joinaddr, sizeof(joinaddr), "?");
-	for (i = 0; i < m && p; i++) {
-		const struct bnode *bn = node_find(recs[i].name);
-		pn[i].index = bn ? node_index_for(p, bn) : -1;
+	free(l->recs);
+	free(l->pn);
+	free(l->cluster);
+	free(l->acceptance);
+	free(l->munge_socket);
+	free(l);
+}
+
+/*
+ * The outcome of a batch, on the loop, in one commit. Each node's record is
+ * read again: only a node still launching the same attempt takes it. One
+ * that went terminating meanwhile (Slurm suspended it) keeps the launched
+ * instance, to terminate it; any other leaves it to the reconciler (an
+ * instance of no node is an orphan).
+ */
+static void launch_done(struct pjob *j, bool ran)
+{
+	struct launch_job *l = (struct launch_job *)j;
+	struct prov_node *pn = l->pn;
+	burst_err_t err;
+	size_t i, m = l->b.n, launched = 0;
+	double tr = mono();
+
+	if (!ran) {
+		INFO("launch of %zu node%s through %s: not sent (stopping); the intents stay for the next start",
+		     m, m == 1 ? "" : "s", l->b.provider);
+		launch_job_free(l);
+		return;
 	}
-	memset(&b, 0, sizeof(b));
-	b.cluster = A.cfg->cluster_name;
-	b.provider = recs[0].provider;
-	b.nodeset = recs[0].nodeset;
-	{
-		const struct cfg_nodeset *ns = nodeset_of(recs[0].name);
-		b.acceptance = ns && ns->acceptance ? ns->acceptance : A.cfg->acceptance;
-	}
-	b.instance_type = recs[0].instance_type;
-	b.region = recs[0].region;
-	b.join_addr = joinaddr;
-	b.munge_socket = A.munge_socket[0] ? A.munge_socket : DEFAULT_MUNGE_SOCKET;
-	b.slurm_conf = A.slurm_conf;
-	b.nodes = pn;
-	b.n = m;
-	t0 = mono();
-	if (!p) {
-		for (i = 0; i < m; i++) {
-			pn[i].cls = PROV_PERMANENT;
-			snprintf(pn[i].error, sizeof(pn[i].error), "provider %s is no longer configured",
-				 recs[i].provider ? recs[i].provider : "?");
-		}
-	} else {
-		lease_check();
-		p->ops->launch(p->drv, &b);
-	}
-	t1 = mono();
-	/* the outcome of the whole batch in one commit */
 	batch_begin();
 	for (i = 0; i < m; i++) {
-		struct node_rec *r = &recs[i];
+		struct node_rec rr, *r = &rr;
 		char why[1200], key[512];
 
+		if (state_node_get(A.db, l->recs[i].name, r, &err) != 1 || r->attempt != l->recs[i].attempt ||
+		    (r->state != NS_LAUNCHING && r->state != NS_TERMINATING)) {
+			if (pn[i].cls == PROV_OK)
+				INFO("%s: instance %s launched for attempt %d, but the node is %s now: the reconciler "
+				     "terminates it as an orphan", l->recs[i].name, pn[i].instance, l->recs[i].attempt,
+				     r->name ? node_state_name(r->state) : "gone");
+			state_node_clear(r);
+			continue;
+		}
+		if (r->state == NS_TERMINATING) {
+			if (pn[i].cls == PROV_OK && (!r->instance || !r->instance[0])) {
+				free(r->instance);
+				r->instance = xstrdup(pn[i].instance);
+				snprintf(why, sizeof(why), "%s launched meanwhile: terminating it", pn[i].instance);
+				transition(r->name, NS_TERMINATING, r, NS_TERMINATING, why);
+			}
+			state_node_clear(r);
+			continue;
+		}
 		switch (pn[i].cls) {
 		case PROV_OK:
 			if (pn[i].error[0])   /* the driver's note (an adopted instance) */
@@ -151,17 +169,89 @@ static void launch_batch(char **names, size_t n)
 			fail_node(r->name, NS_LAUNCHING, r, NS_TERMINATING, why);
 			break;
 		}
+		state_node_clear(r);
 	}
 	if (batch_commit() < 0)
 		launched = 0;   /* still launching: adopted (batch journal) when retried */
 	/* what bench/launch-scale reads to tell the agent's time from its provider's */
-	INFO("launch of %zu node%s through %s: %zu launched; %.3f s in the provider, %.3f s recording",
-	     m, m == 1 ? "" : "s", b.provider ? b.provider : "?", launched, t1 - t0, mono() - t1);
-out:
-	for (i = 0; i < n; i++)
-		state_node_clear(&recs[i]);
-	free(recs);
-	free(pn);
+	INFO("launch of %zu node%s through %s: %zu launched; %.3f s in the provider, %.3f s recording, "
+	     "%.3f s queued", m, m == 1 ? "" : "s", l->b.provider, launched, l->t1 - l->t0, mono() - tr,
+	     l->t0 - l->queued);
+	launch_job_free(l);
+}
+
+/*
+ * Send the nodes in 'launching' of one node set as one batch (same
+ * candidate) to their provider's worker; each is marked busy (not retried)
+ * until its outcome is in.
+ */
+static void launch_batch(char **names, size_t n)
+{
+	struct launch_job *l = xcalloc(1, sizeof(*l));
+	struct aprov *p;
+	burst_err_t err;
+	size_t i, m = 0;
+
+	l->pn = xcalloc(n, sizeof(*l->pn));
+	l->recs = xcalloc(n, sizeof(*l->recs));
+	for (i = 0; i < n; i++) {
+		struct bnode *ni = node_find(names[i]);
+		if (!ni || ni->busy || state_node_get(A.db, names[i], &l->recs[m], &err) != 1 ||
+		    l->recs[m].state != NS_LAUNCHING) {
+			state_node_clear(&l->recs[m]);
+			continue;
+		}
+		ni->busy = true;
+		l->pn[m].node = l->recs[m].name;
+		l->pn[m].attempt = l->recs[m].attempt;
+		l->pn[m].token = l->recs[m].token;
+		m++;
+	}
+	l->b.n = m;
+	if (!m) {
+		launch_job_free(l);
+		return;
+	}
+	p = prov_by_name(l->recs[0].provider);
+	/* where its instances report (config_check made sure there is one) */
+	if (!p || !config_join_address(A.cfg, p->cfg, l->joinaddr, sizeof(l->joinaddr)))
+		snprintf(l->joinaddr, sizeof(l->joinaddr), "?");
+	for (i = 0; i < m && p; i++) {
+		const struct bnode *bn = node_find(l->recs[i].name);
+		l->pn[i].index = bn ? node_index_for(p, bn) : -1;
+	}
+	l->cluster = xstrdup(A.cfg->cluster_name);
+	{
+		const struct cfg_nodeset *ns = nodeset_of(l->recs[0].name);
+		const char *acc = ns && ns->acceptance ? ns->acceptance : A.cfg->acceptance;
+		l->acceptance = acc ? xstrdup(acc) : NULL;
+	}
+	l->munge_socket = xstrdup(A.munge_socket[0] ? A.munge_socket : DEFAULT_MUNGE_SOCKET);
+	l->b.cluster = l->cluster;
+	l->b.provider = l->recs[0].provider ? l->recs[0].provider : "?";
+	l->b.nodeset = l->recs[0].nodeset;
+	l->b.acceptance = l->acceptance;
+	l->b.instance_type = l->recs[0].instance_type;
+	l->b.region = l->recs[0].region;
+	l->b.join_addr = l->joinaddr;
+	l->b.munge_socket = l->munge_socket;
+	l->b.slurm_conf = A.slurm_conf;
+	l->b.nodes = l->pn;
+	l->queued = mono();
+	l->j.run = launch_run;
+	l->j.done = launch_done;
+	if (!p) {
+		for (i = 0; i < m; i++) {
+			l->pn[i].cls = PROV_PERMANENT;
+			snprintf(l->pn[i].error, sizeof(l->pn[i].error), "provider %s is no longer configured",
+				 l->b.provider);
+		}
+		l->t0 = l->t1 = mono();
+		launch_done(&l->j, true);
+		return;
+	}
+	lease_check();
+	pworker_submit(p->w, &l->j);
 }
 
 /* A job's pick in one launch round: its order in the node set and its candidate. */
@@ -325,6 +415,9 @@ void launch_retry(void)
 
 	for (i = 0; names && names[i]; i++) {
 		struct node_rec r;
+		struct bnode *ni = node_find(names[i]);
+		if (ni && ni->busy)
+			continue;   /* its launch is in flight */
 		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.retry_at <= t) {
 			char *one[1] = { names[i] };
 			launch_batch(one, 1);
@@ -341,14 +434,17 @@ void terminate(const char *node)
 	char rec[PATH_MAX * 2];
 	struct aprov *p;
 	enum prov_class cls = PROV_OK;
+	struct bnode *ni = node_find(node);
 
+	if (ni && ni->busy)
+		return;     /* its launch is in flight: its outcome says what to terminate */
 	if (state_node_get(A.db, node, &r, &err) != 1 || r.state != NS_TERMINATING) {
 		state_node_clear(&r);
 		return;
 	}
 	p = prov_by_name(r.provider);
 	lease_check();
-	if (p && r.instance && p->ops->terminate(p->drv, node, r.instance, &cls, &err) < 0) {
+	if (p && r.instance && prov_terminate(p, node, r.instance, &cls, &err) < 0) {
 		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", node, r.instance,
 		    prov_class_name(cls), err.msg);
 		state_node_clear(&r);

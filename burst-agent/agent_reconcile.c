@@ -105,7 +105,7 @@ static void rc_terminate(const struct rc_action *a)
 	     a->node ? a->node : "none", a->why);
 	/* the local driver finds an instance by its node; aws by its id */
 	lease_check();
-	if (p->ops->terminate(p->drv, a->node ? a->node : "", a->instance, &cls, &err) < 0) {
+	if (prov_terminate(p, a->node ? a->node : "", a->instance, &cls, &err) < 0) {
 		ERR("reconcile: cannot terminate orphan instance %s (%s): %s (next round)", a->instance,
 		    prov_class_name(cls), err.msg);
 		return;
@@ -121,7 +121,10 @@ static void rc_adopt(const struct rc_action *a)
 	struct node_rec r;
 	burst_err_t err;
 	char detail[500];
+	struct bnode *ni = node_find(a->node);
 
+	if (ni && ni->busy)
+		return;     /* its launch is in flight: its outcome comes */
 	if (state_node_get(A.db, a->node, &r, &err) == 1 && r.state == NS_LAUNCHING &&
 	    (!r.instance || !r.instance[0])) {
 		free(r.instance);
@@ -146,7 +149,7 @@ void lost_finish(const char *node, struct node_rec *r)
 	burst_err_t err;
 
 	lease_check();
-	if (p && r->instance && p->ops->terminate(p->drv, node, r->instance, &cls, &err) < 0)
+	if (p && r->instance && prov_terminate(p, node, r->instance, &cls, &err) < 0)
 		ERR("%s: cannot terminate what is left of instance %s (%s): %s", node, r->instance,
 		    prov_class_name(cls), err.msg);
 	free(r->instance);
@@ -241,7 +244,7 @@ void reconcile(void)
 		struct aprov *p = &A.provs[i];
 		if (!p->ops->list)
 			continue;
-		if (p->ops->list(p->drv, &lists[i], &cls, &err) < 0) {
+		if (prov_list(p, &lists[i], &cls, &err) < 0) {
 			ERR("reconcile: cannot list the instances of provider %s (%s): %s; nothing is decided for it this round",
 			    p->cfg->name, prov_class_name(cls), err.msg);
 			prov_list_free(&lists[i]);
