@@ -44,10 +44,11 @@ SLURM_CONF_NODES="# nodes: below"
 SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 120 10 30)
 lab_pre_ctld() {
 	jp=$((LAB_PORT_CTLD + 300))
+	subnet=$(moto_subnet "$LAB_NET.128/25" 2>"$LAB/subnet.err") || { cat "$LAB/subnet.err" >&2; return 1; }
 	lab_burst_conf <<CONF || return 1
 RejectCooldown=5
 AllowInsecureEndpoint=yes
-Provider=aws Type=aws Regions=us-east-1 Endpoint=$hep CredentialsFile=$aux/creds ImageId=$ami MinCount=all JoinAddress=$LAB_NET.1:$jp
+Provider=aws Type=aws Regions=us-east-1 Endpoint=$hep CredentialsFile=$aux/creds ImageId=$ami MinCount=all JoinAddress=$LAB_NET.1:$jp SubnetId=$subnet
 Contract=here node_vcpus_count>=1 accelerator_count=0
 Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
 NodeSet=local Nodes=burst-1 Partition=burst InstanceTypes=local.host Providers=local
