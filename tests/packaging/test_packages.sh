@@ -18,8 +18,7 @@ for t in dpkg-buildpackage rpmbuild debootstrap; do
 	command -v $t >/dev/null || bail "no $t: apt-get install dpkg-dev debhelper dh-autoreconf rpm debootstrap"
 done
 suite=bookworm
-roots=${BURST_ROOTS_DIR:-/var/cache/slurm-burst/roots}
-base="$roots/debian-$suite-minbase"
+. "$src/tests/packaging/minbase.sh"
 # not under /tmp: big, and chroot'ed apt needs it on a real file system
 tmp=$(mktemp -d /var/tmp/burst-pkg.XXXXXX)
 R="$tmp/root"
@@ -51,6 +50,8 @@ for p in common agent node spank; do
 	[ -n "$f" ]; ok $? "slurm-burst-$p built" "$tmp/deb.log"
 	debs+=("$f")
 done
+# make check-packages hands them on to tests/packaging/test_guide.sh
+[ -n "${BURST_DEBS_OUT:-}" ] && mkdir -p "$BURST_DEBS_OUT" && cp "${debs[@]}" "$BURST_DEBS_OUT/"
 grep -q 'Depends:.*slurm-wlm-basic-plugins (>= 22\.05), slurm-wlm-basic-plugins (<< 22\.06)' \
 	<(dpkg-deb -I "${debs[3]}")
 ok $? "the plugin's package needs this Slurm release (22.05.x), no other" <(dpkg-deb -I "${debs[3]}")
@@ -67,16 +68,7 @@ grep -qx '/usr/lib64/slurm/spank_cloud_contract.so' "$tmp/rpm.files"
 ok $? "the RPM puts the plugin in Slurm's plugin directory" "$tmp/rpm.files"
 
 # ---- a clean Debian 12 root ----
-if [ ! -f "$base/.slurm-burst-minbase" ]; then
-	mirror=${BURST_DEBIAN_MIRROR:-$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
-		sed -n -e 's,^URIs: *\([^ ]*/debian\)/*$,\1,p' -e 's,^deb  *\([^ ]*/debian\)/* .*,\1,p' | head -1)}
-	[ -n "$mirror" ] || bail "no Debian mirror in this host's apt sources: set BURST_DEBIAN_MIRROR"
-	rm -rf "$base.tmp"
-	mkdir -p "$roots"
-	unshare -m debootstrap --variant=minbase "$suite" "$base.tmp" "$mirror" >"$tmp/debootstrap.log" 2>&1 ||
-		{ tail -20 "$tmp/debootstrap.log"; bail "debootstrap $suite failed"; }
-	rm -rf "$base" && mv "$base.tmp" "$base" && : >"$base/.slurm-burst-minbase"
-fi
+minbase_root
 cp -a "$base" "$R"
 ok $? "a fresh copy of the Debian $suite minbase root"
 mount --bind /proc "$R/proc" && mount --bind /dev "$R/dev" && mount --bind /sys "$R/sys"

@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# tests/packaging/test_guide.sh - the admin guide, followed as written (TAP,
+# root). In a fresh copy of the clean Debian 12 root (tests/packaging/
+# minbase.sh), with the .debs beside it, this runs the steps of
+# doc/admin-guide.md that carry a marker, in the guide's order, from the
+# guide's own text:
+#
+#   <!-- guide-test: run -->         the next code block, as root with bash -e,
+#                                    in the directory holding the .debs
+#   <!-- guide-test: file PATH -->   the next code block is the content of PATH
+#   <!-- guide-test: job -->         the next code block submits a job
+#
+# and then checks that the job bursts a node of the local provider and
+# completes there. Only installed files are used: nothing of the source or
+# build tree is visible in the root.
+#
+# The root runs in namespaces of its own: mount (pivot_root into the copy),
+# PID (killing its first process ends everything the guide started) and
+# network (the guide's bridge, addresses and Slurm's default ports, with
+# nothing else on this machine to collide with). Where the guide says
+# `systemctl`, a stand-in (tests/packaging/guide-systemctl.sh) starts the
+# daemons as their installed unit files say, since no systemd runs there.
+# The harness also answers apt's question (Assume-Yes) and fetches the
+# packages apt will need beforehand, in this host's network namespace (the
+# root's has no way out).
+#
+# BURST_DEBS=DIR: the .debs (as test_packages.sh leaves them with
+# BURST_DEBS_OUT); else they are built from the `make dist` tarball.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/packaging/minbase.sh"
+[ "$(id -u)" -eq 0 ] || bail "run as root (namespaces, pivot_root)"
+for t in unshare nsenter debootstrap; do
+	command -v $t >/dev/null || bail "no $t: apt-get install util-linux debootstrap"
+done
+guide="$src/doc/admin-guide.md"
+tmp=$(mktemp -d /var/tmp/burst-guide.XXXXXX)
+R="$tmp/root"
+init=
+cleanup() {
+	# the root's PID namespace ends with its first process: munged,
+	# slurmctld, the agent, the instances and their slurmds go with it, and
+	# so do its mount and network namespaces (the bridge, the instances'
+	# namespaces and their veths)
+	if [ -n "$init" ]; then
+		kill -9 "$init" 2>/dev/null
+		wait "$holder" 2>/dev/null
+	fi
+	if awk -v r="$R" 'index($2, r) == 1 { f = 1 } END { exit !f }' /proc/self/mounts; then
+		echo "# something is still mounted under $R: left in place" >&2
+		return
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+TAP_DIAG="$tmp/none"
+
+# ---- the .debs ----
+debs=$tmp/debs
+mkdir -p "$debs"
+if [ -n "${BURST_DEBS:-}" ]; then
+	for p in common agent node spank; do cp "$BURST_DEBS"/slurm-burst-${p}_*.deb "$debs/" || break; done
+	ok $? "the .debs from $BURST_DEBS"
+else
+	command -v dpkg-buildpackage >/dev/null || bail "no dpkg-buildpackage: apt-get install dpkg-dev debhelper dh-autoreconf"
+	make -C "$build" dist >"$tmp/dist.log" 2>&1
+	ok $? "make dist" "$tmp/dist.log"
+	version=$(sed -n 's/^PACKAGE_VERSION = //p' "$build/Makefile")
+	mkdir -p "$tmp/deb" && tar -C "$tmp/deb" -xzf "$build/slurm-burst-$version.tar.gz" &&
+		(cd "$tmp/deb/slurm-burst-$version" && dpkg-buildpackage -b -us -uc) >"$tmp/deb.log" 2>&1 &&
+		for p in common agent node spank; do cp "$tmp"/deb/slurm-burst-${p}_*.deb "$debs/" || exit 1; done
+	ok $? "dpkg-buildpackage -b -us -uc from the tarball" "$tmp/deb.log"
+fi
+[ "$(ls "$debs"/slurm-burst-*.deb 2>/dev/null | wc -l)" -eq 4 ] || bail "not four .debs in $debs"
+
+# ---- the guide's steps, from its text ----
+# each marked block becomes $tmp/steps/NN (its text) and NN.what (KIND [PATH]
+# and the guide's line number)
+mkdir -p "$tmp/steps"
+awk -v out="$tmp/steps" '
+	function flush() {
+		if (n > 0 && inblock) {
+			while (nl > 0 && lines[nl] == "") nl--
+			for (i = 1; i <= nl; i++) print lines[i] > (out "/" sprintf("%02d", n))
+			close(out "/" sprintf("%02d", n))
+		}
+		inblock = 0; nl = 0
+	}
+	{
+		if (inblock) {
+			if ($0 ~ /^[[:space:]]*$/) { lines[++nl] = ""; next }
+			match($0, /^ */)
+			if (RLENGTH >= ind) { lines[++nl] = substr($0, ind + 1); next }
+			flush()
+		}
+	}
+	/<!-- guide-test: / {
+		flush()
+		w = $0; sub(/.*<!-- guide-test: */, "", w); sub(/ *-->.*/, "", w)
+		n++; pending = 1
+		print w " " NR > (out "/" sprintf("%02d", n) ".what")
+		close(out "/" sprintf("%02d", n) ".what")
+		next
+	}
+	pending && /^[[:space:]]*$/ { next }
+	pending {
+		pending = 0
+		match($0, /^ */); ind = RLENGTH
+		if (ind < 4) { print "line " NR ": no indented code block after the marker" > "/dev/stderr"; exit 1 }
+		inblock = 1; lines[++nl] = substr($0, ind + 1)
+	}
+	END { flush() }' "$guide"
+ok $? "the marked steps of doc/admin-guide.md extracted"
+nsteps=$(ls "$tmp"/steps/*.what 2>/dev/null | wc -l)
+[ "$nsteps" -ge 5 ] && [ "$(grep -l '^job ' "$tmp"/steps/*.what | wc -l)" -eq 1 ]
+ok $? "... $nsteps steps, one of them the job"
+
+# ---- a fresh root, in namespaces of its own ----
+minbase_root
+cp -a "$base" "$R"
+ok $? "a fresh copy of the Debian 12 minbase root"
+mkdir -p "$R/root/debs" "$R/.oldroot" && cp "$debs"/*.deb "$R/root/debs/"
+# the harness's part: no daemon starts at install (as in a chroot), apt's
+# question answered, the systemctl stand-in
+printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d" && chmod 755 "$R/usr/sbin/policy-rc.d"
+echo 'APT::Get::Assume-Yes "true";' >"$R/etc/apt/apt.conf.d/90guide-test"
+install -m 0755 "$src/tests/packaging/guide-systemctl.sh" "$R/usr/local/sbin/systemctl"
+cp /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null
+# as on an installed Debian system (debootstrap writes no /etc/hosts)
+printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$(hostname)" >"$R/etc/hosts"
+
+unshare -m -n -p --fork --propagation private /bin/bash -c '
+	set -e
+	R=$1
+	mount --bind "$R" "$R"
+	mount -t proc proc "$R/proc"
+	mount -t sysfs sysfs "$R/sys"
+	mount --rbind /dev "$R/dev"
+	mount -t tmpfs -o mode=755 tmpfs "$R/run"
+	mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
+	cd "$R"
+	pivot_root . .oldroot
+	umount -l /.oldroot
+	cd /
+	: >/run/.guide-root-ready
+	exec sleep infinity
+' guide-root "$R" </dev/null >"$tmp/holder.log" 2>&1 &
+holder=$!
+for ((i = 0; i < 100; i++)); do
+	init=$(cat /proc/$holder/task/*/children 2>/dev/null | awk '{ print $1 }')
+	[ -n "$init" ] && nsenter -t "$init" -m -r test -e /run/.guide-root-ready 2>/dev/null && break
+	sleep 0.1
+done
+[ -n "$init" ] && nsenter -t "$init" -m -r test -e /run/.guide-root-ready
+[ -n "$init" ] || bail "the root's namespaces did not start"
+nsenter -t "$init" -n ip link set lo up   # the host's ip: the root has none yet
+ok $? "the root in mount, PID and network namespaces of its own (loopback up)" "$tmp/holder.log"
+
+# CMD in the root: its namespaces, its / (in_root_net: this host's network)
+in_env=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+	LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive)
+in_root() { nsenter -t "$init" -m -n -p -r -w "${in_env[@]}" "$@"; }
+in_root_net() { nsenter -t "$init" -m -p -r -w "${in_env[@]}" "$@"; }
+
+# the packages apt will want, fetched beforehand (the root has no network)
+in_root_net apt-get update >"$tmp/apt.log" 2>&1 &&
+	in_root_net sh -c 'cd /root/debs && apt-get install --download-only ./*.deb' >>"$tmp/apt.log" 2>&1
+ok $? "apt-get update and --download-only of what the .debs need (harness, this host's network)" "$tmp/apt.log"
+
+# ---- the steps ----
+job=
+for what in "$tmp"/steps/*.what; do
+	step=${what%.what}
+	read -r kind a b <"$what"
+	case "$kind" in
+	run)
+		line=$a
+		in_root bash -e -c "cd /root/debs
+$(cat "$step")" >"$step.log" 2>&1
+		ok $? "guide line $line: $(head -1 "$step")" "$step.log"
+		;;
+	file)
+		path=$a line=$b
+		in_root sh -c 'mkdir -p "$(dirname "$1")" && cat >"$1"' sh "$path" <"$step" >"$step.log" 2>&1
+		ok $? "guide line $line: $path written" "$step.log"
+		;;
+	job)
+		line=$a
+		in_root bash -e -c "cd /root
+$(cat "$step")" >"$step.log" 2>&1
+		st=$?
+		job=$(sed -n 's/^Submitted batch job \([0-9][0-9]*\)$/\1/p' "$step.log")
+		[ $st -eq 0 ] && [ -n "$job" ]
+		ok $? "guide line $line: $(head -1 "$step") (job $job)" "$step.log"
+		;;
+	*)
+		ok 1 "guide line $a: unknown marker 'guide-test: $kind'"
+		;;
+	esac
+done
+
+# ---- what the guide promises ----
+diag="$tmp/diag"
+logs() {   # what went wrong, for a failed check
+	in_root sh -c 'for f in /var/log/guide-test/*.log /var/log/slurm/*.log /var/lib/slurm-burst/nodes/*/node.log; do
+		[ -f "$f" ] && { echo "== $f"; tail -25 "$f"; }; done; sinfo; squeue -t all; burstctl nodes' >"$diag" 2>&1
+}
+for u in munge slurmctld burst-agent; do
+	in_root systemctl is-active "$u"
+	ok $? "$u runs, started from its installed unit" "$diag"
+done
+wait_job() {   # STATE-REGEX SECONDS
+	local i
+	for ((i = 0; i < $2; i++)); do
+		st=$(in_root squeue -h -t all -j "$job" -o %T 2>/dev/null)
+		[[ "$st" =~ ^($1)$ ]] && return 0
+		sleep 1
+	done
+	return 1
+}
+[ -n "$job" ] || { logs; sed 's/^/# /' "$diag"; bail "no job was submitted"; }
+wait_job 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE' 240 || logs
+[ "$st" = COMPLETED ] || logs
+[ "$st" = COMPLETED ]
+ok $? "job $job is COMPLETED ($st)" "$diag"
+in_root scontrol show job -o "$job" >"$tmp/job" 2>&1
+nodes=$(sed -n 's/.* NodeList=\([^ ]*\).*/\1/p' "$tmp/job")
+[[ "$nodes" =~ ^burst-[12]$ ]]
+ok $? "... on a burst node of the guide's node set ($nodes)" "$tmp/job"
+out="$R/root/slurm-$job.out"
+# the job's contract, as the guide's burst.conf defines the one it names
+name=$(sed -n "s/.*--cloud-contract=\([^ ]*\).*/\1/p" "$(grep -l '^job ' "$tmp"/steps/*.what | sed 's/\.what$//')")
+expr=$(sed -n "s/^Contract=$name  *//p" "$R/etc/slurm/burst.conf")
+[ -n "$expr" ] && [ -f "$out" ] && grep -qx "$nodes" "$out" && grep -qx 'CLOUD_PROVIDER=local' "$out" &&
+	grep -qx 'CLOUD_INSTANCE_TYPE=local.host' "$out" && grep -qxF "CLOUD_CONTRACT=$expr" "$out"
+ok $? "... which ran it as an admitted instance of local.host, under the contract (slurm-$job.out)" "$out"
+in_root burstctl nodes >"$tmp/nodes" 2>&1
+grep -q "^$nodes .*local-try-$nodes-" "$tmp/nodes"
+ok $? "burstctl nodes shows $nodes and its instance" "$tmp/nodes"
+grep -q "$nodes: booting -> admitted" "$R/var/log/guide-test/burst-agent.log"
+ok $? "the agent's log (the unit's output) has $nodes admitted" "$R/var/log/guide-test/burst-agent.log"
+
+done_testing
