@@ -65,9 +65,11 @@ step autoreconf autoreconf -fi
 
 # 1. the normal build, warnings fatal, and its tests
 configure_build() {
+	# configure by a relative path: autoconf refuses an absolute source
+	# directory with a blank ("unsafe srcdir value"), and a clone may be in one
 	local dir=$1; shift
 	rm -rf "$dir" && mkdir -p "$dir" && cd "$dir" &&
-		"$top/configure" --enable-werror "$@" && make -j"$jobs"
+		"$(realpath --relative-to=. "$top")/configure" --enable-werror "$@" && make -j"$jobs"
 }
 step build configure_build "$out/main"
 if [ -f "$out/main/Makefile" ]; then

@@ -24,7 +24,9 @@ echo "== building slurm-burst in $dir"
 [ -x configure ] || autoreconf -fi >/dev/null 2>&1
 if [ ! -f "$dir/Makefile" ]; then
 	mkdir -p "$dir"
-	(cd "$dir" && "$top/configure" >/dev/null)
+	# configure by a relative path: autoconf refuses an absolute source
+	# directory with a blank ("unsafe srcdir value"), and a clone may be in one
+	(cd "$dir" && "$(realpath --relative-to=. "$top")/configure" >/dev/null)
 fi
 make -C "$dir" -s -j"$(nproc)" >/dev/null 2>&1 || make -C "$dir" -j"$(nproc)"
 burstctl="$dir/burst-agent/ctl/burstctl"
