@@ -144,7 +144,8 @@ void ended_check(void)
 
 		for (i = 0; names && names[i]; i++) {
 			struct bnode *ni = node_find(names[i]);
-			struct node_rec r;
+			/* zeroed: a node skipped before state_node_get is cleared too */
+			struct node_rec r = { 0 };
 			struct aprov *p;
 
 			memset(&r, 0, sizeof(r));   /* cleared below even when not read */
