@@ -211,7 +211,7 @@ static int listen_tcp(const char *addr, int port)
 	return fd;
 }
 
-enum { CONN_CTL, CONN_JOIN };
+enum { CONN_CTL, CONN_JOIN, CONN_METRICS };
 
 /* Take the connections waiting on a listening socket (a bounded number per
  * turn); control peers are checked before anything is read. */
@@ -230,6 +230,12 @@ static void accept_clients(int lsock, int kind)
 			close(fd);
 			continue;
 		}
+		if (kind == CONN_METRICS) {
+			conn_add(&A.conns, fd, kind, mono(), METRICS_DEADLINE_S, METRICS_MAX_CONNS, &evicted);
+			if (evicted)
+				metric_dropped("too_many");
+			continue;
+		}
 		conn_add(&A.conns, fd, kind, mono(), kind == CONN_JOIN ? JOIN_DEADLINE_S : CTL_DEADLINE_S,
 			 kind == CONN_JOIN ? JOIN_MAX_CONNS : CTL_MAX_CONNS, &evicted);
 		if (evicted && kind == CONN_JOIN)
@@ -245,17 +251,19 @@ static void accept_clients(int lsock, int kind)
 static void serve_clients(void)
 {
 	size_t i, n = A.conns.n, nl = 1 + A.njsocks;   /* listening: control, then join */
-	struct pollfd *p = xmalloc((n + nl + 1) * sizeof(*p));
+	struct pollfd *p = xmalloc((n + nl + 2) * sizeof(*p));
 	double now;
 
 	p[0] = (struct pollfd){ A.usock, POLLIN, 0 };
 	for (i = 0; i < A.njsocks; i++)
 		p[1 + i] = (struct pollfd){ A.jsocks[i], POLLIN, 0 };
 	for (i = 0; i < n; i++)
-		p[i + nl] = (struct pollfd){ A.conns.c[i].fd, POLLIN, 0 };
+		p[i + nl] = (struct pollfd){ A.conns.c[i].fd, A.conns.c[i].out ? POLLOUT : POLLIN, 0 };
 	/* the providers' workers: finished calls */
 	p[n + nl] = (struct pollfd){ pworker_fd(), POLLIN, 0 };
-	if (poll(p, n + nl + 1, TICK_MS) > 0) {
+	/* -1 (no metrics server): poll ignores it */
+	p[n + nl + 1] = (struct pollfd){ A.msock, POLLIN, 0 };
+	if (poll(p, n + nl + 2, TICK_MS) > 0) {
 		if (p[n + nl].revents & POLLIN)
 			pworker_collect();
 		/* the connections first: conn_drop moves the last into i, so from the end */
@@ -266,6 +274,11 @@ static void serve_clients(void)
 
 			if (!p[i + nl].revents)
 				continue;
+			if (c->kind == CONN_METRICS) {
+				if (metrics_conn(c, p[i + nl].revents))
+					conn_drop(&A.conns, i);
+				continue;
+			}
 			st = conn_pump(c, join ? MAX_REPORT : CTL_MAX_REQ);
 			if (st == CONN_MORE)
 				continue;
@@ -286,6 +299,8 @@ static void serve_clients(void)
 		for (i = 0; i < A.njsocks; i++)
 			if (p[1 + i].revents & POLLIN)
 				accept_clients(A.jsocks[i], CONN_JOIN);
+		if (p[n + nl + 1].revents & POLLIN)
+			accept_clients(A.msock, CONN_METRICS);
 	}
 	free(p);
 	now = mono();
@@ -293,6 +308,8 @@ static void serve_clients(void)
 		if (A.conns.c[i].deadline <= now) {
 			if (A.conns.c[i].kind == CONN_JOIN)
 				A.dropped_slow++;
+			else if (A.conns.c[i].kind == CONN_METRICS)
+				metric_dropped("deadline");
 			else
 				ERR("control: no whole request within %.0f s: closed", CTL_DEADLINE_S);
 			conn_drop(&A.conns, i);
@@ -312,6 +329,8 @@ static int setup(void)
 	burst_err_t err;
 	char dbpath[PATH_MAX];
 
+	metrics_init();
+	A.msock = -1;
 	if (load_conf() < 0)
 		return -1;
 	snprintf(A.spool, sizeof(A.spool), "%s/spool", A.cfg->state_dir);
@@ -377,6 +396,9 @@ static int setup_active(void)
 		}
 		A.jsocks[A.njsocks++] = fd;
 	}
+	A.msock = metrics_listen();
+	if (A.msock == -2)
+		return -1;
 	return 0;
 }
 
@@ -406,9 +428,12 @@ static void recover(void)
 				char why[300];
 				snprintf(why, sizeof(why), "instance %s lost", r.instance ? r.instance : "?");
 				fail_node(names[i], live[s], &r, NS_POWERED_DOWN, why);
-			} else
+			} else {
 				INFO("%s: %s, instance %s %s", names[i], node_state_name(live[s]), r.instance,
 				     exists > 0 ? "still there" : "not known yet (the reconciler will see)");
+				/* its time counts from now: before, it was another process's */
+				metric_instance_up(names[i], r.provider, r.instance_type, r.region);
+			}
 			state_node_clear(&r);
 		}
 		state_names_free(names);
@@ -569,8 +594,9 @@ int main(int argc, char **argv)
 			snprintf(lis + l, sizeof(lis) - l, "%s%s:%d", i ? ", " : "", A.cfg->join_listen[i].addr,
 				 A.cfg->join_listen[i].port);
 		}
-		INFO("started: %zu nodes in %zu node sets, state %s, socket %s, node reports on %s",
-		     A.nnodes, A.cfg->nnodesets, A.cfg->state_dir, A.cfg->socket_path, lis);
+		INFO("started: %zu nodes in %zu node sets, state %s, socket %s, node reports on %s%s%s",
+		     A.nnodes, A.cfg->nnodesets, A.cfg->state_dir, A.cfg->socket_path, lis,
+		     A.msock >= 0 ? ", metrics http://" : "", A.msock >= 0 ? A.cfg->metrics_listen : "");
 	}
 	recover();
 	while (!stopping) {
@@ -597,6 +623,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < A.njsocks; i++)
 		close(A.jsocks[i]);
 	free(A.jsocks);
+	if (A.msock >= 0)
+		close(A.msock);
+	metrics_fini();
 	unlink(A.cfg->socket_path);
 	lease_release();
 	state_close(A.db);

@@ -324,6 +324,9 @@ int load_conf(void)
 	rank_candidates();
 	conf_state_get(&c);
 	if (old.cfg) {
+		if (strcmp(old.cfg->metrics_listen ? old.cfg->metrics_listen : "",
+			   c.cfg->metrics_listen ? c.cfg->metrics_listen : ""))
+			INFO("MetricsListen takes effect at the next restart");
 		conf_state_put(&c);
 		conf_state_free(&old);
 	}

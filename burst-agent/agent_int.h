@@ -15,6 +15,7 @@
  *   agent_reconcile.c  reconciler glue: provider listings against the node records
  *   agent_lease.c      the active agent's lease: standby, takeover, stepping down
  *   agent_prov.c       provider calls through the workers
+ *   agent_metrics.c    Prometheus metrics: the counters and the MetricsListen= server
  */
 #ifndef BURST_AGENT_INT_H
 #define BURST_AGENT_INT_H
@@ -86,6 +87,7 @@ struct agent {
 	int usock;
 	int *jsocks;             /* a join socket for each JoinListen= address */
 	size_t njsocks;
+	int msock;               /* MetricsListen=, -1 when off */
 	struct conn_table conns; /* join and control connections being read */
 	unsigned long dropped_slow, dropped_full; /* join connections, logged now and then */
 	double dropped_said;
@@ -200,5 +202,25 @@ int lease_acquire(const volatile sig_atomic_t *stopping);
 void lease_check(void);
 /* A clean stop: hand the lease over at once. */
 void lease_release(void);
+
+/* agent_metrics.c: counted on the loop where each event is handled */
+#define METRICS_MAX_REQ 8192      /* a scraper's request line and header */
+#define METRICS_DEADLINE_S 10.0   /* a whole scrape, from its accept */
+#define METRICS_MAX_CONNS 8
+void metrics_init(void);
+void metrics_fini(void);
+int metrics_listen(void);
+bool metrics_conn(struct conn *c, short revents);
+char *metrics_http(const char *req, size_t *len);
+void metric_launch(const char *provider, const char *type, const char *region, enum prov_class cls);
+/* failed_cls: the call's error class, 0 (PROV_OK) when it succeeded */
+void metric_provider_call(const char *provider, const char *op, double seconds, int failed_cls);
+void metric_join(const char *outcome);
+void metric_observe(const char *name, const char *nodeset, double seconds);
+/* finding NULL: a round */
+void metric_reconcile(const char *finding, double n);
+void metric_instance_up(const char *node, const char *provider, const char *type, const char *region);
+void metric_instance_down(const char *node);
+void metric_dropped(const char *reason);
 
 #endif

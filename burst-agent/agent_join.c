@@ -212,12 +212,14 @@ void handle_join(int fd, const char *buf, size_t got)
 	text = jstr(req, "record");
 	if (!cred || !text) {
 		ERR("join: malformed report (%zu bytes: no cred or record), refused", got);
+		metric_join("malformed");
 		reply_json(fd, false, "malformed report", NULL);
 		goto out;
 	}
 	payload = munge_open(cred, &rep.uid, why, sizeof(why));
 	if (!payload) {
 		ERR("join: %s; report refused", why);
+		metric_join("refused");
 		reply_json(fd, false, why, NULL);
 		goto out;
 	}
@@ -238,6 +240,7 @@ void handle_join(int fd, const char *buf, size_t got)
 	digest = res.digest;
 	if (res.verdict == JOIN_RETRY) {
 		INFO("join: %s (instance %s): the launch is not recorded yet: asked to retry", node, instance);
+		metric_join("retry");
 		reply_retry(fd);
 		goto out;
 	}
@@ -247,6 +250,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		ERR("join: %s (instance %s, uid %d): refused: %s", en, ei, (int)rep.uid, res.reason);
 		free(en);
 		free(ei);
+		metric_join("refused");
 		reply_json(fd, false, res.reason, NULL);
 		goto out;
 	}
@@ -287,6 +291,8 @@ void handle_join(int fd, const char *buf, size_t got)
 				snprintf(acc, sizeof(acc), "acceptance %.3f s", av);
 			INFO("%s: report of instance %s: provenance %.3f s, %s, %zu bytes",
 			     node, instance, pv, acc, got);
+			if (av >= 0)
+				metric_observe("burst_acceptance_duration_seconds", r.nodeset, av);
 		}
 	}
 	if (state_record_add(A.db, node, instance, digest, text, bad ? bad : "admitted", &err) < 0)
@@ -294,6 +300,7 @@ void handle_join(int fd, const char *buf, size_t got)
 	if (bad) {
 		char full[1300];
 		snprintf(full, sizeof(full), "rejected at join: %s", bad);
+		metric_join("rejected");
 		fail_node(node, NS_BOOTING, &r, NS_REJECTED, full);
 		reply_json(fd, false, bad, NULL);
 		goto out;
@@ -308,6 +315,8 @@ void handle_join(int fd, const char *buf, size_t got)
 		reply_json(fd, false, "state changed", NULL);
 		goto out;
 	}
+	metric_join("admitted");
+	metric_observe("burst_admission_duration_seconds", r.nodeset, now() - launched);
 	/*
 	 * The address before slurmd starts: the provider's word (the EC2
 	 * instance's private IP, the local bridge address), recorded at launch.

@@ -105,11 +105,19 @@ static void launch_done(struct pjob *j, bool ran)
 		launch_job_free(l);
 		return;
 	}
+	{
+		/* the call failed as a whole when no node launched: its first node's class */
+		int failed = 0;
+		for (i = 0; i < m && !failed; i++)
+			failed = pn[i].cls == PROV_OK ? -1 : (int)pn[i].cls;
+		metric_provider_call(l->b.provider, "launch", l->t1 - l->t0, failed > 0 ? failed : 0);
+	}
 	batch_begin();
 	for (i = 0; i < m; i++) {
 		struct node_rec rr, *r = &rr;
 		char why[1200], key[512];
 
+		metric_launch(l->recs[i].provider, l->recs[i].instance_type, l->recs[i].region, pn[i].cls);
 		if (state_node_get(A.db, l->recs[i].name, r, &err) != 1 || r->attempt != l->recs[i].attempt ||
 		    (r->state != NS_LAUNCHING && r->state != NS_TERMINATING)) {
 			if (pn[i].cls == PROV_OK)
@@ -125,6 +133,7 @@ static void launch_done(struct pjob *j, bool ran)
 				r->instance = xstrdup(pn[i].instance);
 				snprintf(why, sizeof(why), "%s launched meanwhile: terminating it", pn[i].instance);
 				transition(r->name, NS_TERMINATING, r, NS_TERMINATING, why);
+				metric_instance_up(r->name, r->provider, r->instance_type, r->region);
 			}
 			state_node_clear(r);
 			continue;
@@ -140,6 +149,7 @@ static void launch_done(struct pjob *j, bool ran)
 			r->address = pn[i].address[0] ? xstrdup(pn[i].address) : NULL;
 			r->retry_at = 0;
 			transition(r->name, NS_LAUNCHING, r, NS_BOOTING, pn[i].instance);
+			metric_instance_up(r->name, r->provider, r->instance_type, r->region);
 			launched++;
 			break;
 		case PROV_CAPACITY:
@@ -435,6 +445,7 @@ void terminate(const char *node)
 	struct aprov *p;
 	enum prov_class cls = PROV_OK;
 	struct bnode *ni = node_find(node);
+	int rc = 0;
 
 	if (ni && ni->busy)
 		return;     /* its launch is in flight: its outcome says what to terminate */
@@ -444,7 +455,12 @@ void terminate(const char *node)
 	}
 	p = prov_by_name(r.provider);
 	lease_check();
-	if (p && r.instance && prov_terminate(p, node, r.instance, &cls, &err) < 0) {
+	if (p && r.instance) {
+		double t0 = mono();
+		rc = prov_terminate(p, node, r.instance, &cls, &err);
+		metric_provider_call(r.provider, "terminate", mono() - t0, rc < 0 ? (int)(cls ? cls : PROV_TRANSIENT) : 0);
+	}
+	if (rc < 0) {
 		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", node, r.instance,
 		    prov_class_name(cls), err.msg);
 		state_node_clear(&r);
@@ -453,6 +469,7 @@ void terminate(const char *node)
 	if (!p && r.provider && r.instance)
 		ERR("%s: instance %s of provider %s, which is no longer configured: terminate it by hand",
 		    node, r.instance, r.provider);
+	metric_instance_down(node);
 	admission_path(node, rec, sizeof(rec));
 	unlink(rec);
 	if (r.want_resume) {

@@ -152,6 +152,7 @@ void lost_finish(const char *node, struct node_rec *r)
 	if (p && r->instance && prov_terminate(p, node, r->instance, &cls, &err) < 0)
 		ERR("%s: cannot terminate what is left of instance %s (%s): %s", node, r->instance,
 		    prov_class_name(cls), err.msg);
+	metric_instance_down(node);
 	free(r->instance);
 	r->instance = NULL;
 	transition(node, NS_LOST, r, NS_POWERED_DOWN, "instance record cleared; powered down in Slurm after RejectCooldown");
@@ -244,7 +245,10 @@ void reconcile(void)
 		struct aprov *p = &A.provs[i];
 		if (!p->ops->list)
 			continue;
-		if (prov_list(p, &lists[i], &cls, &err) < 0) {
+		double t0 = mono();
+		int rc = prov_list(p, &lists[i], &cls, &err);
+		metric_provider_call(p->cfg->name, "list", mono() - t0, rc < 0 ? (int)(cls ? cls : PROV_TRANSIENT) : 0);
+		if (rc < 0) {
 			ERR("reconcile: cannot list the instances of provider %s (%s): %s; nothing is decided for it this round",
 			    p->cfg->name, prov_class_name(cls), err.msg);
 			prov_list_free(&lists[i]);
@@ -307,8 +311,10 @@ void reconcile(void)
 		if (!missing)
 			A.nodes[i].missing_since = 0;
 	}
+	metric_reconcile(NULL, 1);
 	for (k = 0; k < na; k++) {
 		const struct rc_action *a = &acts[k];
+		metric_reconcile(rc_kind_name(a->kind), 1);
 		switch (a->kind) {
 		case RC_TERMINATE:
 			rc_terminate(a);

@@ -12,9 +12,17 @@
 
 enum conn_status conn_pump(struct conn *c, size_t max)
 {
+	return conn_pump_until(c, max, "\n");
+}
+
+enum conn_status conn_pump_until(struct conn *c, size_t max, const char *end)
+{
+	size_t elen = strlen(end);
+
 	for (;;) {
 		ssize_t n;
 		char *nl;
+		size_t from;
 
 		if (c->len >= max)
 			return CONN_TOO_BIG;
@@ -38,8 +46,10 @@ enum conn_status conn_pump(struct conn *c, size_t max)
 				c->buf[c->len] = '\0';
 			return c->len ? CONN_LINE : CONN_CLOSED;
 		}
-		nl = memchr(c->buf + c->len, '\n', (size_t)n);
+		/* the end may straddle what came before */
+		from = c->len >= elen - 1 ? c->len - (elen - 1) : 0;
 		c->len += (size_t)n;
+		nl = memmem(c->buf + from, c->len - from, end, elen);
 		c->buf[c->len] = '\0';
 		if (nl) {
 			*nl = '\0';
@@ -76,6 +86,31 @@ struct conn *conn_add(struct conn_table *t, int fd, int kind, double now, double
 	return c;
 }
 
+enum conn_status conn_send(struct conn *c, char *out, size_t len)
+{
+	free(c->out);
+	c->out = out;
+	c->outlen = len;
+	c->outoff = 0;
+	return conn_flush(c);
+}
+
+enum conn_status conn_flush(struct conn *c)
+{
+	while (c->out && c->outoff < c->outlen) {
+		ssize_t n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return CONN_MORE;
+			return CONN_ERROR;
+		}
+		c->outoff += (size_t)n;
+	}
+	return CONN_SENT;
+}
+
 void conn_drop(struct conn_table *t, size_t i)
 {
 	if (i >= t->n)
@@ -83,6 +118,7 @@ void conn_drop(struct conn_table *t, size_t i)
 	if (t->c[i].fd >= 0)
 		close(t->c[i].fd);
 	free(t->c[i].buf);
+	free(t->c[i].out);
 	t->c[i] = t->c[--t->n];
 }
 

@@ -20,7 +20,8 @@ enum conn_status {
 	CONN_LINE,       /* a request up to its newline (or the peer's half-close) */
 	CONN_CLOSED,     /* the peer left without sending anything */
 	CONN_TOO_BIG,    /* max bytes and no newline */
-	CONN_ERROR       /* read error (errno) */
+	CONN_ERROR,      /* read or write error (errno) */
+	CONN_SENT        /* conn_flush: the whole answer is sent */
 };
 
 struct conn {
@@ -29,6 +30,8 @@ struct conn {
 	char *buf;       /* NUL-terminated; the request once CONN_LINE */
 	size_t len, cap;
 	double born, deadline;
+	char *out;       /* an answer being sent (conn_flush), NULL if none */
+	size_t outlen, outoff;
 };
 
 struct conn_table {
@@ -42,6 +45,18 @@ struct conn_table {
  * c->buf) or at end of file after at least one byte.
  */
 enum conn_status conn_pump(struct conn *c, size_t max);
+
+/* The same, the request ending at the first end (an HTTP request's header:
+ * "\r\n\r\n"), which is kept out of c->buf. */
+enum conn_status conn_pump_until(struct conn *c, size_t max, const char *end);
+
+/*
+ * Send what fits of c's answer without waiting: the connection owns out
+ * (malloc'ed, len bytes) from here on. CONN_MORE while some is left (poll
+ * for POLLOUT, call conn_flush again), CONN_SENT once all is, CONN_ERROR.
+ */
+enum conn_status conn_send(struct conn *c, char *out, size_t len);
+enum conn_status conn_flush(struct conn *c);
 
 /*
  * Add fd of kind, accepted at now, to expire at now + timeout. When kind

@@ -754,6 +754,36 @@ static void parse_itype(struct loader *ld, const char *file, int line, struct co
 static int load_file(struct loader *ld, const char *path, int depth, const char *from,
 		     int fromline);
 
+/* MetricsListen=ADDR:PORT: an IPv4 address of this host (127.0.0.1 for the
+ * local Prometheus only, 0.0.0.0 for any) and a TCP port. */
+static void parse_metrics_listen(struct loader *ld, const char *file, int line, const char *val)
+{
+	struct in_addr a;
+	const char *colon = strrchr(val, ':');
+	char addr[64], *end;
+	long port;
+
+	if (!colon || colon == val || (size_t)(colon - val) >= sizeof(addr)) {
+		lerr(ld, file, line, "MetricsListen=%s: give ADDRESS:PORT, e.g. MetricsListen=127.0.0.1:9830", val);
+		return;
+	}
+	memcpy(addr, val, (size_t)(colon - val));
+	addr[colon - val] = '\0';
+	port = strtol(colon + 1, &end, 10);
+	if (inet_pton(AF_INET, addr, &a) != 1) {
+		lerr(ld, file, line, "MetricsListen=%s: '%s' is not an IPv4 address (e.g. 127.0.0.1)", val, addr);
+		return;
+	}
+	if (!colon[1] || *end || port < 1 || port > 65535) {
+		lerr(ld, file, line, "MetricsListen=%s: give a TCP port (1-65535) after the colon", val);
+		return;
+	}
+	free(ld->cfg->metrics_listen);
+	ld->cfg->metrics_listen = xstrdup(val);
+	snprintf(ld->cfg->metrics_addr, sizeof(ld->cfg->metrics_addr), "%s", addr);
+	ld->cfg->metrics_port = (int)port;
+}
+
 static void parse_line(struct loader *ld, const char *file, int line, char *text, int depth)
 {
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
@@ -762,7 +792,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		"ReconcileInterval", "OrphanGrace", "VanishGrace", "LeaseTimeout",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
-		"BlessedDrivers", NULL };
+		"BlessedDrivers", "MetricsListen", NULL };
 	struct conf_word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -843,7 +873,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket") ||
 		 str_ieq(w[0].key, "Acceptance") ||
 		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
-		 str_ieq(w[0].key, "BlessedDrivers") ||
+		 str_ieq(w[0].key, "BlessedDrivers") || str_ieq(w[0].key, "MetricsListen") ||
 		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint") ||
 		 str_ieq(w[0].key, "AllowInsecureEndpoint")) {
 		int k;
@@ -915,6 +945,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 					cfg->boot_timeout = (int)v;
 				else
 					cfg->reject_cooldown = (int)v;
+			} else if (str_ieq(w[k].key, "MetricsListen")) {
+				parse_metrics_listen(ld, file, line, w[k].val);
 			} else if (str_ieq(w[k].key, "LogFile") && str_ieq(w[k].val, "syslog")) {
 				free(cfg->log_file);
 				cfg->log_file = xstrdup("syslog");
@@ -1165,6 +1197,7 @@ void config_free(struct burst_config *cfg)
 	free(cfg->munge_socket);
 	free(cfg->acceptance);
 	free(cfg->log_file);
+	free(cfg->metrics_listen);
 	free_list(cfg->blessed_kernels, cfg->nblessed_kernels);
 	free_list(cfg->blessed_drivers, cfg->nblessed_drivers);
 	free_list(cfg->required_modules, cfg->nrequired_modules);

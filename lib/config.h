@@ -132,6 +132,9 @@ struct burst_config {
 				  * Slurm's AuthInfo socket=, else munge's default) */
 	char *acceptance;        /* Acceptance= the acceptance.conf nodes run at join (NULL: none) */
 	char *log_file;          /* LogFile= the agent's log: a path or "syslog" (may be NULL: stderr) */
+	char *metrics_listen;    /* MetricsListen= ADDR:PORT as written (NULL: no metrics server) */
+	char metrics_addr[64];   /* its IPv4 address */
+	int metrics_port;
 	struct cfg_provider *providers;
 	size_t nproviders;
 	struct cfg_contract *contracts;

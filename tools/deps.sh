@@ -9,10 +9,11 @@ libmunge-dev libxml2-dev python3 python3-botocore valgrind openssl"
 
 # tests/cli/test_gitlab_ci.sh parses the GitLab CI template with PyYAML
 BURST_BUILD_DEPS="$BURST_BUILD_DEPS python3-yaml"
-# What the integration tests' private Slurm cluster needs.
+# What the integration tests' private Slurm cluster needs (prometheus:
+# tests/integration/test_metrics.sh scrapes the agent with it).
 BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2 \
 charliecloud-runtime busybox-static libxml2-utils python3-junitparser curl \
-openmpi-bin libopenmpi-dev"
+openmpi-bin libopenmpi-dev prometheus"
 # tests/integration/test_site.sh: source NAT on its router namespace
 BURST_LAB_DEPS="$BURST_LAB_DEPS nftables"
 # The OpenStack provider's tests: real Keystone and Nova on loopback

@@ -90,7 +90,7 @@ int main(void)
 		   "# a comment\n"
 		   "ClusterName=lab AllowInlineContracts=no\n"
 		   "StateDir=/var/lib/burst-test ReconcileInterval=15 orphangrace=120 VanishGrace=0\n"
-		   "JoinPort=7000 BootTimeout=90 RejectCooldown=0 PrologSlurmctld=/etc/slurm/site-prolog LogFile=syslog\n"
+		   "JoinPort=7000 BootTimeout=90 RejectCooldown=0 PrologSlurmctld=/etc/slurm/site-prolog LogFile=syslog MetricsListen=127.0.0.1:9830\n"
 		   "provider=alpha TYPE=local Catalog=alpha Regions=r1,r2 Bridge=lo Address=127.0.0.1/8\n"
 		   "Provider=aws Regions=us-east-1 ImageId=ami-1 LaunchTemplate=lt-2 SubnetId=subnet-3 SecurityGroups=sg-a,sg-b"
 		   " IamInstanceProfile=arn:aws:iam::1:instance-profile/p Profile=burst CaFile=/etc/ca.pem JoinAddress=10.0.0.5:6830 MinCount=all\n"
@@ -110,6 +110,8 @@ int main(void)
 		is_str(cfg->socket_path, "/var/lib/burst-test/agent.sock", "SocketPath defaults into StateDir");
 		ok(cfg->join_port == 7000 && cfg->boot_timeout == 90, "JoinPort, BootTimeout");
 		ok(cfg->reject_cooldown == 0, "RejectCooldown=0 is allowed");
+		ok(cfg->metrics_listen && !strcmp(cfg->metrics_addr, "127.0.0.1") && cfg->metrics_port == 9830,
+		   "MetricsListen=127.0.0.1:9830");
 		ok(cfg->reconcile_interval == 15 && cfg->orphan_grace == 120 && cfg->vanish_grace == 0,
 		   "ReconcileInterval, OrphanGrace (case-insensitive), VanishGrace=0");
 		is_str(cfg->prolog_slurmctld, "/etc/slurm/site-prolog", "PrologSlurmctld");
@@ -240,6 +242,10 @@ int main(void)
 	refused("badcool.conf", "RejectCooldown=-1\n", "RejectCooldown=-1: give seconds (0-86400)");
 	refused("badboot.conf", "BootTimeout=0\n", "BootTimeout=0: give seconds (1-86400)");
 	refused("badport.conf", "JoinPort=70000\n", "JoinPort=70000: give a TCP port (1-65535)");
+	refused("metricsnoport.conf", "MetricsListen=127.0.0.1\n", "MetricsListen=127.0.0.1: give ADDRESS:PORT");
+	refused("metricsport.conf", "MetricsListen=127.0.0.1:0\n", "metricsport.conf:1: MetricsListen=127.0.0.1:0: give a TCP port (1-65535)");
+	refused("metricsaddr.conf", "MetricsListen=localhost:9830\n", "'localhost' is not an IPv4 address");
+	refused("metricstypo.conf", "MetricListen=127.0.0.1:9830\n", "did you mean 'MetricsListen'?");
 	refused("badrecint.conf", "ReconcileInterval=-5\n", "ReconcileInterval=-5: give seconds (0-86400)");
 	refused("badorphan.conf", "OrphanGrace=5m\n", "OrphanGrace=5m: give seconds (0-86400)");
 	refused("badvanish.conf", "VanishGrace=86401\n", "VanishGrace=86401: give seconds (0-86400)");

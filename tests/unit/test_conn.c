@@ -71,6 +71,43 @@ int main(void)
 	conn_table_free(&t);
 	close(sa[1]);
 
+	/* an HTTP request ends at its blank line, which may come in pieces */
+	if (pair(sa) < 0)
+		return 1;
+	a = conn_add(&t, sa[0], 3, 0, 5.0, 0, &ev);
+	ok(write(sa[1], "GET /metrics HTTP/1.1\r\nHost: x\r\n\r", 33) == 33, "a scraper sends its header but the last byte");
+	ok(conn_pump_until(a, 8192, "\r\n\r\n") == CONN_MORE, "not whole without the blank line (a newline does not end it)");
+	ok(write(sa[1], "\n", 1) == 1, "the last byte");
+	st = conn_pump_until(a, 8192, "\r\n\r\n");
+	ok(st == CONN_LINE && !strcmp(a->buf, "GET /metrics HTTP/1.1\r\nHost: x"), "the header, across the reads ([%s])", a->buf);
+	{
+		/* an answer larger than the socket takes is sent in turns, never waited for */
+		size_t big_n = 4 << 20, got = 0;
+		char *ans = malloc(big_n), rb[65536];
+		int turns = 0;
+		memset(ans, 'x', big_n);
+		st = conn_send(a, ans, big_n);
+		ok(st == CONN_MORE && a->outoff < big_n, "a reader that does not read: part sent (%zu of %zu), no wait",
+		   a->outoff, big_n);
+		while (st == CONN_MORE && turns < 100000) {
+			ssize_t r = read(sa[1], rb, sizeof(rb));
+			if (r > 0)
+				got += (size_t)r;
+			st = conn_flush(a);
+			turns++;
+		}
+		for (;;) {
+			ssize_t r = recv(sa[1], rb, sizeof(rb), MSG_DONTWAIT);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		ok(st == CONN_SENT && got == big_n, "sent whole as the reader reads (%zu bytes)", got);
+	}
+	close(sa[1]);
+	ok(conn_flush(a) == CONN_SENT, "nothing left: sent");
+	conn_table_free(&t);
+
 	/* the per-kind cap: the oldest of that kind goes, other kinds stay */
 	if (pair(sc) < 0)
 		return 1;

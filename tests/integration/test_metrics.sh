@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# test_metrics.sh - burst-agent's Prometheus metrics (MetricsListen=): Debian's
+# prometheus scrapes the agent during a burst and a PromQL query through its
+# HTTP API returns the launch; the exposition is parsed by Prometheus itself
+# (the target is up, no scrape error); only GET /metrics is answered; a
+# scraper trickling its request a byte at a time neither delays the burst
+# nor stays connected past the agent's deadline.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+agent="$build/burst-agent/burst-agent"
+[ -x "$agent" ] || bail "no $agent (build first)"
+command -v prometheus >/dev/null || bail "no prometheus (Debian package prometheus: tools/deps.sh)"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 10 5)
+lab_pre_ctld() {
+	# two ports of this lab's range (lab_pick_net keeps port, port+1 and port+300 free)
+	MPORT=$((LAB_PORT_CTLD + 302))
+	PPORT=$((LAB_PORT_CTLD + 303))
+	! ss -Hltn | awk '{ print $4 }' | grep -Eq ":($MPORT|$PPORT)\$" || { lab_log "ports $MPORT/$PPORT in use"; return 1; }
+	lab_burst_conf <<CONF
+MetricsListen=127.0.0.1:$MPORT
+Contract=here node_vcpus_count>=1 accelerator_count=0
+NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
+CONF
+}
+PROM_PID=
+prom_stop() { [ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null && wait "$PROM_PID" 2>/dev/null; PROM_PID=; }
+lab_up || bail "the lab did not start"
+trap 'prom_stop; lab_down' EXIT
+trap 'prom_stop; lab_down; exit 130' INT TERM
+cd "$LAB" || bail "no lab directory"
+"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1
+ok $? "check-config accepts MetricsListen=" "$LAB/check.out"
+lab_agent_start; ok $? "the agent is up" "$LAB/log/agent.log"
+grep -q "metrics http://127.0.0.1:$MPORT" "$LAB/log/agent.log"; ok $? "it says where its metrics are" "$LAB/log/agent.log"
+M="http://127.0.0.1:$MPORT"
+
+# ---- the exposition, by hand ----
+curl -sS -D "$LAB/m.hdr" -o "$LAB/m.txt" "$M/metrics" 2>"$LAB/err"
+grep -q '^HTTP/1.1 200' "$LAB/m.hdr" && grep -qi '^Content-Type: text/plain; version=0.0.4' "$LAB/m.hdr"
+ok $? "GET /metrics: 200, text exposition 0.0.4" "$LAB/m.hdr" "$LAB/err"
+grep -qx '# TYPE burst_nodes gauge' "$LAB/m.txt" &&
+	grep -qx 'burst_nodes{nodeset="local",state="powered_down"} 2' "$LAB/m.txt" &&
+	grep -qx 'burst_nodes{nodeset="local",state="admitted"} 0' "$LAB/m.txt"
+ok $? "nodes by state and node set, from the state database" "$LAB/m.txt"
+grep -qx 'burst_spool_depth 0' "$LAB/m.txt" && grep -qx '# TYPE burst_launches_total counter' "$LAB/m.txt"
+ok $? "the spool depth; the launch counter's family" "$LAB/m.txt"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$M/")
+[ "$code" = 404 ]; ok $? "another path: 404 ($code)"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -d x "$M/metrics")
+[ "$code" = 405 ]; ok $? "another method: 405 ($code)"
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 9000 /dev/zero | tr '\0' a)" "$M/metrics")
+[ "$code" = 431 ]; ok $? "a request header beyond 8 KiB: 431 ($code)"
+
+# ---- Prometheus scrapes the agent (loopback only, its storage in the lab) ----
+cat >"$LAB/etc/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: burst
+    static_configs:
+      - targets: ['127.0.0.1:$MPORT']
+YML
+prometheus --config.file="$LAB/etc/prometheus.yml" --storage.tsdb.path="$LAB/prom" \
+	--web.listen-address="127.0.0.1:$PPORT" >"$LAB/log/prometheus.log" 2>&1 &
+PROM_PID=$!
+P="http://127.0.0.1:$PPORT"
+for i in $(seq 300); do curl -sf "$P/-/ready" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf "$P/-/ready" >/dev/null; ok $? "prometheus is ready" "$LAB/log/prometheus.log"
+# promql QUERY: the query's result (JSON) through the HTTP API
+promql() { curl -sS -G "$P/api/v1/query" --data-urlencode "query=$1"; }
+# the first value of a query's result vector, empty if none
+promval() { promql "$1" | python3 -c 'import json, sys
+r = json.load(sys.stdin)["data"]["result"]
+print(r[0]["value"][1] if r else "")'; }
+for i in $(seq 100); do [ "$(promval 'up{job="burst"}')" = 1 ] && break; sleep 0.2; done
+curl -sS "$P/api/v1/targets" >"$LAB/targets.json"
+python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["data"]["activeTargets"]
+sys.exit(0 if len(t) == 1 and t[0]["health"] == "up" and not t[0]["lastError"] else 1)' "$LAB/targets.json"
+ok $? "prometheus parses the agent's exposition: the target is up, no error" "$LAB/targets.json" "$LAB/log/prometheus.log"
+v=$(promval 'burst_nodes{nodeset="local",state="powered_down"}')
+[ "$v" = 2 ]; ok $? "PromQL: two nodes powered down ($v)"
+
+# ---- hostile scrapers trickle their requests while a job bursts ----
+# four connections (the agent takes 8 at once), each sending a byte every
+# 0.3 s (a minute for the whole request), reopened whenever the agent closes
+# one, until the job is done
+python3 - "$MPORT" "$LAB/trickle.stop" >"$LAB/trickle.out" 2>&1 <<'PY' &
+import os, select, socket, sys, time
+port, stop = int(sys.argv[1]), sys.argv[2]
+req = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200 + b"\r\n\r\n"
+conns, closed, longest = [], 0, 0.0
+t_start = time.monotonic()
+def opened():
+    return [socket.create_connection(("127.0.0.1", port)), time.monotonic(), 0]
+conns = [opened() for _ in range(4)]
+while not (os.path.exists(stop) and closed >= 4) and time.monotonic() - t_start < 90:
+    time.sleep(0.3)
+    for c in conns:
+        s, t0, k = c
+        gone = False
+        try:
+            if select.select([s], [], [], 0)[0] and s.recv(1) == b"":
+                gone = True
+            elif k < len(req):
+                s.sendall(req[k:k + 1])
+                c[2] = k + 1
+        except OSError:
+            gone = True
+        if gone:
+            closed += 1
+            longest = max(longest, time.monotonic() - t0)
+            s.close()
+            c[:] = opened()
+print("closed %d; longest %.0f s" % (closed, longest))
+PY
+TRICKLE=$!
+id=$(sbatch --parsable --cloud-contract=here -o "$LAB/job.out" --wrap 'hostname; sleep 3' 2>"$LAB/err")
+ok $? "sbatch --cloud-contract=here" "$LAB/err"
+lab_wait_job "$id" COMPLETED 90; ok $? "the job bursts, runs and completes while scrapers trickle" "$LAB/log/agent.log"
+touch "$LAB/trickle.stop"
+wait "$TRICKLE"
+closed=$(sed -n 's/^closed \([0-9]*\); longest \([0-9]*\) s$/\1/p' "$LAB/trickle.out")
+longest=$(sed -n 's/^closed \([0-9]*\); longest \([0-9]*\) s$/\2/p' "$LAB/trickle.out")
+[ -n "$closed" ] && [ "$closed" -ge 4 ] && [ "$longest" -lt 30 ]
+ok $? "the agent closed the trickling scrapers at its deadline: $(cat "$LAB/trickle.out")" "$LAB/trickle.out"
+
+# ---- the launch, through PromQL ----
+q='sum(burst_launches_total{provider="local",instance_type="local.host",outcome="ok"})'
+for i in $(seq 100); do v=$(promval "$q"); [ -n "$v" ] && [ "$v" -ge 1 ] 2>/dev/null && break; sleep 0.2; done
+[ -n "$v" ] && [ "$v" -ge 1 ] 2>/dev/null; ok $? "PromQL $q: the launch ($v)"
+promql "$q" >"$LAB/q.json"
+v=$(promval 'sum(burst_joins_total{outcome="admitted"})')
+[ -n "$v" ] && [ "$v" -ge 1 ] 2>/dev/null; ok $? "PromQL: the join was admitted ($v)"
+v=$(promval 'sum(burst_admission_duration_seconds_count{nodeset="local"})')
+[ -n "$v" ] && [ "$v" -ge 1 ] 2>/dev/null; ok $? "PromQL: the admission's duration is in the histogram ($v)"
+v=$(promval 'sum(burst_provider_api_calls_total{provider="local",op="launch"})')
+[ -n "$v" ] && [ "$v" -ge 1 ] 2>/dev/null; ok $? "PromQL: provider launch calls counted ($v)"
+v=$(promval 'max_over_time(burst_nodes{nodeset="local",state="admitted"}[5m])')
+[ "$v" = 1 ]; ok $? "PromQL: the node was seen admitted during the burst ($v)"
+v=$(promval 'sum(burst_metrics_connections_dropped_total{reason="deadline"})')
+[ -n "$v" ] && [ "$v" -ge 1 ] 2>/dev/null; ok $? "PromQL: the trickling scraper is counted as dropped at the deadline ($v)"
+
+# every query of the sample Grafana dashboard is valid PromQL with data behind it
+python3 - "$src/contrib/grafana/burst-agent.json" "$P" >"$LAB/grafana.out" 2>&1 <<'PY'
+import json, sys, urllib.parse, urllib.request
+d = json.load(open(sys.argv[1]))
+bad = n = 0
+for p in d["panels"]:
+    for t in p["targets"]:
+        q = (t["expr"].replace("$job", ".*").replace("$nodeset", ".*")
+             .replace("$__rate_interval", "1m").replace("$__range", "1h"))
+        url = sys.argv[2] + "/api/v1/query?" + urllib.parse.urlencode({"query": q})
+        try:
+            r = json.load(urllib.request.urlopen(url))
+            ok = r["status"] == "success"
+        except Exception as e:
+            ok, r = False, str(e)
+        n += 1
+        if not ok:
+            bad += 1
+            print("bad query in panel %r: %s: %s" % (p["title"], q, r))
+print("%d queries, %d bad" % (n, bad))
+sys.exit(1 if bad or not n else 0)
+PY
+ok $? "the Grafana dashboard's queries run in Prometheus: $(tail -1 "$LAB/grafana.out")" "$LAB/grafana.out"
+
+# idle: the node goes away, its instance time is counted
+n=$(head -1 "$LAB/job.out")
+lab_wait_node "$n" 'idle~' 60; ok $? "the idle node is powered down again ($n)" "$LAB/log/agent.log"
+for i in $(seq 100); do v=$(promval 'burst_instance_seconds_total{provider="local",instance_type="local.host"} > 0'); [ -n "$v" ] && break; sleep 0.2; done
+[ -n "$v" ]; ok $? "PromQL: instance time counted ($v s)"
+curl -sS "$M/metrics" >"$LAB/m2.txt"
+grep -q '^burst_provider_api_calls_total{provider="local",op="terminate"} [1-9]' "$LAB/m2.txt"
+ok $? "the termination is counted" "$LAB/m2.txt"
+
+prom_stop
+lab_down
+! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+done_testing
