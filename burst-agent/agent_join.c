@@ -266,7 +266,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		snprintf(why, sizeof(why), "node %s is no longer in a node set of burst.conf", node);
 		bad = why;
 	} else if (jstr(jrec, "error")) {
-		snprintf(why, sizeof(why), "the node could not collect its provenance: %.1000s", jstr(jrec, "error"));
+		snprintf(why, sizeof(why), "the node reported a problem instead of its provenance: %.1000s", jstr(jrec, "error"));
 		bad = why;
 	} else if (!(bad = acceptance_policy(jrec, why, sizeof(why))))
 		bad = admission_policy(ns, &r, jrec, why, sizeof(why));

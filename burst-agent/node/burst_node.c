@@ -35,6 +35,7 @@
 #include "accept.h"
 #include "node_provenance.h"
 #include "node_health.h"
+#include "plugstack_check.h"
 
 #define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
 #define REPLY_TIMEOUT_S 120
@@ -157,6 +158,17 @@ static json_object *node_record(const char *sysroot, const struct prov_opts *po,
 		return rec;
 	}
 	json_object_object_add(timing, "provenance_s", json_object_new_double(mono() - t0));
+	{
+		/* a burst node without the admission plugin would run jobs unchecked */
+		const char *sc = getenv("SLURM_CONF") && *getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf";
+		char why[3000];
+		if (plugstack_admission_problem(sc, BURST_SPANK_PLUGINDIR, why, sizeof(why))) {
+			json_object_put(rec);
+			rec = json_object_new_object();
+			json_object_object_add(rec, "error", json_object_new_string(why));
+			return rec;
+		}
+	}
 	if (acceptance) {
 		double secs = 0;
 		json_object_object_add(rec, "acceptance", run_acceptance(acceptance, po->node, po->instance_type, dir, &secs));

@@ -7,50 +7,71 @@
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
-so=${BURST_SPANK_SO:-$build/plugins/spank/.libs/spank_cloud_contract.so}
+# BURST_SPANK_SO / BURST_SPANK_ADMISSION_SO: the two plugins (default: the build tree's)
+so_contract=${BURST_SPANK_SO:-$build/plugins/spank/.libs/spank_cloud_contract.so}
+so_admission=${BURST_SPANK_ADMISSION_SO:-$build/plugins/spank/.libs/spank_burst_admission.so}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$src/tests/integration/tap.sh"
 
-[ -f "$so" ] || bail "no plugin at $so (build it first, or set BURST_SPANK_SO)"
+check_plugin() {   # SO KIND (contract|admission)
+	local so=$1 kind=$2
+	echo "# == $so"
+	[ -f "$so" ] || bail "no plugin at $so (build it first, or set BURST_SPANK_SO / BURST_SPANK_ADMISSION_SO)"
 
-readelf -d "$so" >"$tmp/dyn" 2>&1
-ok $? "readelf -d $so"
-sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' "$tmp/dyn" | sort >"$tmp/needed"
-grep -v -x -e 'libc\.so\.[0-9]*' -e 'libm\.so\.[0-9]*' "$tmp/needed" >"$tmp/extra"
-[ ! -s "$tmp/extra" ]
-ok $? "it needs only libc and libm (extra: $(tr '\n' ' ' <"$tmp/extra"))" "$tmp/needed"
+	readelf -d "$so" >"$tmp/dyn" 2>&1
+	ok $? "readelf -d $so"
+	sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p' "$tmp/dyn" | sort >"$tmp/needed"
+	grep -v -x -e 'libc\.so\.[0-9]*' -e 'libm\.so\.[0-9]*' "$tmp/needed" >"$tmp/extra"
+	[ ! -s "$tmp/extra" ]
+	ok $? "it needs only libc and libm (extra: $(tr '\n' ' ' <"$tmp/extra"))" "$tmp/needed"
 
-# what would load with it, transitively
-ldd "$so" >"$tmp/ldd" 2>&1
-ok $? "ldd $so" "$tmp/ldd"
-for lib in libcurl libxml2 libsqlite3 libssl libcrypto libjson-c libgnutls libkrb5 libldap; do
-	! grep -q "^[[:space:]]*$lib[.-]" "$tmp/ldd"
-	ok $? "ldd shows no $lib" "$tmp/ldd"
-done
+	# what would load with it, transitively
+	ldd "$so" >"$tmp/ldd" 2>&1
+	ok $? "ldd $so" "$tmp/ldd"
+	for lib in libcurl libxml2 libsqlite3 libssl libcrypto libjson-c libgnutls libkrb5 libldap; do
+		! grep -q "^[[:space:]]*$lib[.-]" "$tmp/ldd"
+		ok $? "ldd shows no $lib" "$tmp/ldd"
+	done
 
-# none of the agent's code inside (the symbol table, hidden ones too; a
-# packaged, stripped plugin has none: BURST_SPANK_STRIPPED=1 leaves these
-# to the build tree's run)
-if [ -z "${BURST_SPANK_STRIPPED:-}" ]; then
-nm "$so" >"$tmp/syms" 2>&1
-ok $? "nm $so" "$tmp/syms"
-grep -E ' (ec2_|sigv4_|aws_creds_|state_|spool_|attest_|provenance_|acceptance_|policy_check|catalog_refresh_|proc_)' \
-	"$tmp/syms" >"$tmp/agent"
-[ ! -s "$tmp/agent" ]
-ok $? "no EC2, state, spool, attestation, provenance or acceptance code in it" "$tmp/agent"
-# what it must still have: the submit-time decision and the burst.conf reader
-grep -q ' burst_decide$' "$tmp/syms" && grep -q ' config_load$' "$tmp/syms"
-ok $? "it holds burst_decide and config_load" "$tmp/syms"
-fi
+	# none of the agent's code inside (the symbol table, hidden ones too; a
+	# packaged, stripped plugin has none: BURST_SPANK_STRIPPED=1 leaves these
+	# to the build tree's run)
+	if [ -z "${BURST_SPANK_STRIPPED:-}" ]; then
+	nm "$so" >"$tmp/syms" 2>&1
+	ok $? "nm $so" "$tmp/syms"
+	grep -E ' (ec2_|sigv4_|aws_creds_|state_|spool_|attest_|provenance_|acceptance_|policy_check|catalog_refresh_|proc_)' \
+		"$tmp/syms" >"$tmp/agent"
+	[ ! -s "$tmp/agent" ]
+	ok $? "no EC2, state, spool, attestation, provenance or acceptance code in it" "$tmp/agent"
+	# what it must still have: the submit-time decision and the burst.conf reader
+	if [ "$kind" = contract ]; then
+		grep -q ' burst_decide$' "$tmp/syms" && grep -q ' config_load$' "$tmp/syms"
+		ok $? "it holds burst_decide and config_load" "$tmp/syms"
+	else
+		grep -q ' config_load$' "$tmp/syms" && ! grep -q ' burst_decide$' "$tmp/syms"
+		ok $? "it holds config_load, not the submit-time decision" "$tmp/syms"
+	fi
+	fi
 
-# exported: Slurm's entry points, nothing of ours that could clash with Slurm's
-nm -D --defined-only "$so" | awk '{print $3}' | sort >"$tmp/exports"
-grep -v -x -e 'slurm_spank_[a-z_]*' -e 'plugin_name' -e 'plugin_type' -e 'plugin_version' \
-	-e 'spank_plugin_version' "$tmp/exports" >"$tmp/extra_exports"
-[ ! -s "$tmp/extra_exports" ]
-ok $? "it exports only slurm_spank_* and the plugin's identity" "$tmp/extra_exports"
-grep -q -x slurm_spank_init "$tmp/exports" && grep -q -x slurm_spank_job_prolog "$tmp/exports"
-ok $? "it exports slurm_spank_init and slurm_spank_job_prolog" "$tmp/exports"
+	# exported: Slurm's entry points, nothing of ours that could clash with Slurm's
+	nm -D --defined-only "$so" | awk '{print $3}' | sort >"$tmp/exports"
+	grep -v -x -e 'slurm_spank_[a-z_]*' -e 'plugin_name' -e 'plugin_type' -e 'plugin_version' \
+		-e 'spank_plugin_version' "$tmp/exports" >"$tmp/extra_exports"
+	[ ! -s "$tmp/extra_exports" ]
+	ok $? "it exports only slurm_spank_* and the plugin's identity" "$tmp/extra_exports"
+	# a job prolog costs every job on every node that loads it a slurmstepd:
+	# only the admission plugin, loaded on burst nodes only, has one
+	if [ "$kind" = contract ]; then
+		grep -q -x slurm_spank_init "$tmp/exports" && ! grep -q -x slurm_spank_job_prolog "$tmp/exports"
+		ok $? "it exports slurm_spank_init and no slurm_spank_job_prolog" "$tmp/exports"
+	else
+		grep -q -x slurm_spank_job_prolog "$tmp/exports" && ! grep -q -x slurm_spank_init "$tmp/exports"
+		ok $? "it exports slurm_spank_job_prolog (and no option: no slurm_spank_init)" "$tmp/exports"
+	fi
+
+}
+check_plugin "$so_contract" contract
+check_plugin "$so_admission" admission
 
 done_testing

@@ -272,23 +272,37 @@ lab_burst_conf() {
 	} >"$LAB/etc/burst.conf"
 	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
 		| sed '0,/^PartitionName=/s/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	so=$(lab_plugin) || return 1
-	echo "required $so conf=$LAB/etc/burst.conf" >"$LAB/etc/plugstack.conf"
+	lab_plugstack
 }
 
-# lab_plugin: the SPANK plugin the way the lab's nodes load it, as a copy in
-# $LAB/lib (made once; prints its path). Not the build tree's: a local
-# instance has a private /tmp, which hides a tree cloned under /tmp from its
-# slurmd, as an installed plugin would never be hidden; and plugstack.conf
-# splits its lines at blanks, with no quoting, so a path with a space
-# cannot be written there.
+# lab_plugin [NAME]: a SPANK plugin (default spank_cloud_contract.so) the way
+# the lab's nodes load it, as a copy in $LAB/lib (made once; prints its
+# path). Not the build tree's: a local instance has a private /tmp, which
+# hides a tree cloned under /tmp from its slurmd, as an installed plugin
+# would never be hidden; and plugstack.conf splits its lines at blanks, with
+# no quoting, so a path with a space cannot be written there.
 lab_plugin() {
-	local so="$build/plugins/spank/.libs/spank_cloud_contract.so" dst="$LAB/lib/spank_cloud_contract.so"
+	local name=${1:-spank_cloud_contract.so}
+	local so="$build/plugins/spank/.libs/$name" dst="$LAB/lib/$name"
 	if [ ! -e "$dst" ]; then
 		mkdir -p "$LAB/lib" && cp "$so" "$dst.new" && mv -f "$dst.new" "$dst" ||
 			{ lab_log "cannot copy the SPANK plugin $so to $LAB/lib"; return 1; }
 	fi
 	echo "$dst"
+}
+
+# plugstack.conf as the admin guide has it: the submit-time plugin, and an
+# include of the node-local directory where burst node images (only) list
+# the admission plugin (in the lab every node sees that directory)
+lab_plugstack() {
+	local so adm
+	so=$(lab_plugin) && adm=$(lab_plugin spank_burst_admission.so) || return 1
+	mkdir -p "$LAB/node-plugstack.d" || return 1
+	echo "required $adm conf=$LAB/etc/burst.conf" >"$LAB/node-plugstack.d/burst-admission.conf" || return 1
+	{
+		echo "required $so conf=$LAB/etc/burst.conf"
+		echo "include $LAB/node-plugstack.d/*.conf"
+	} >"$LAB/etc/plugstack.conf"
 }
 
 # lab_agent_start [BURST_NODE]: start burst-agent on the lab's burst.conf

@@ -91,6 +91,17 @@ ok $? "... shows burst-2, its provenance id, kernel and the container test it pa
 ok $? "its signed attestation (in-toto, DSSE) verifies" "$LAB/att.err" "$LAB/verify.out"
 
 lab_wait_node burst-1 'idle~' 30; ok $? "the rejected node is idle~ again after its cooldown"
+
+# a burst node image without the admission plugin (slurm-burst-node's
+# plugstack.d file) would run jobs unchecked: refused at join
+mv "$LAB/node-plugstack.d/burst-admission.conf" "$LAB/burst-admission.conf.away"
+scontrol update nodename=burst-3 state=power_up
+for i in $(seq 300); do grep -q 'burst-3: booting -> rejected' "$LAB/log/agent.log" && break; sleep 0.1; done
+grep 'burst-3: booting -> rejected' "$LAB/log/agent.log" | grep -q "does not load spank_burst_admission.so: this node would run jobs without the admission check"
+ok $? "a node whose plugstack.conf does not load the admission plugin is rejected at join, saying why" "$LAB/log/agent.log"
+! grep -q 'burst-3: booting -> admitted' "$LAB/log/agent.log"
+ok $? "... and never admitted"
+mv "$LAB/burst-admission.conf.away" "$LAB/node-plugstack.d/burst-admission.conf"
 lab_down
 ! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
 done_testing

@@ -83,8 +83,7 @@ CONF
 	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
 	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
 		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	so=$(lab_plugin) || return 1
-	echo "required $so conf=$LAB/etc/burst.conf" >"$LAB/etc/plugstack.conf"
+	lab_plugstack
 }
 lab_up || { aux_down; bail "the lab did not start"; }
 trap 'lab_down; aux_down' EXIT

@@ -98,8 +98,7 @@ CONF
 	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua" || return 1
 	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
 		| sed '0,/^PartitionName=/s/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
+	lab_plugstack
 }
 lab_up || { aux_down; bail "the lab did not start"; }
 trap 'lab_down; aux_down' EXIT

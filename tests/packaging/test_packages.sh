@@ -66,6 +66,10 @@ done
 rpm -qlp "$tmp"/rpm/RPMS/*/slurm-burst-spank-$version-*.rpm 2>/dev/null >"$tmp/rpm.files"
 grep -qx '/usr/lib64/slurm/spank_cloud_contract.so' "$tmp/rpm.files"
 ok $? "the RPM puts the plugin in Slurm's plugin directory" "$tmp/rpm.files"
+rpm -qlp "$tmp"/rpm/RPMS/*/slurm-burst-node-$version-*.rpm 2>/dev/null >"$tmp/rpm-node.files"
+grep -qx '/usr/lib64/slurm/spank_burst_admission.so' "$tmp/rpm-node.files" &&
+	grep -qx '/etc/slurm-burst/plugstack.d/burst-admission.conf' "$tmp/rpm-node.files"
+ok $? "the node RPM has the admission plugin and the plugstack.d file that loads it" "$tmp/rpm-node.files"
 
 # ---- a clean Debian 12 root ----
 minbase_root
@@ -132,10 +136,15 @@ PlugStackConfig=/etc/slurm/plugstack.conf
 NodeName=n1 CPUs=1 State=UNKNOWN
 PartitionName=p Nodes=n1 Default=YES
 CONF
-echo 'required spank_cloud_contract.so conf=/etc/slurm/burst.conf' >"$R/etc/slurm/plugstack.conf"
+printf '%s\n' 'required spank_cloud_contract.so conf=/etc/slurm/burst.conf' \
+	'include /etc/slurm-burst/plugstack.d/*.conf' >"$R/etc/slurm/plugstack.conf"
 in_root sbatch --help >"$tmp/out" 2>&1
 grep -q -- '--cloud-contract=NAME|EXPR' "$tmp/out"
 ok $? "plugstack.conf names the plugin by file name; the root's sbatch --help shows --cloud-contract" "$tmp/out"
+adm=$(sed -n 's/^required \([^ ]*\)$/\1/p' "$R/etc/slurm-burst/plugstack.d/burst-admission.conf" 2>/dev/null)
+[ -n "$adm" ] && [ -f "$R$adm" ] && [ "$(basename "$adm")" = spank_burst_admission.so ] &&
+	[ -z "$(ls "$R"/usr/lib/*/slurm-wlm/spank_burst_admission.so 2>/dev/null | grep -v "^$R$adm$")" ]
+ok $? "slurm-burst-node's plugstack.d file loads its admission plugin ($adm), required" "$R/etc/slurm-burst/plugstack.d/burst-admission.conf"
 
 # ---- upgrade and purge keep the agent's state ----
 echo keep >"$R/var/lib/slurm-burst/agent.db"
