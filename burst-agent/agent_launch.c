@@ -455,11 +455,8 @@ void terminate(const char *node)
 	}
 	p = prov_by_name(r.provider);
 	lease_check();
-	if (p && r.instance) {
-		double t0 = mono();
+	if (p && r.instance)
 		rc = prov_terminate(p, node, r.instance, &cls, &err);
-		metric_provider_call(r.provider, "terminate", mono() - t0, rc < 0 ? (int)(cls ? cls : PROV_TRANSIENT) : 0);
-	}
 	if (rc < 0) {
 		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", node, r.instance,
 		    prov_class_name(cls), err.msg);

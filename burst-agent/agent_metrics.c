@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static const double join_buckets[] = { 1, 5, 10, 20, 30, 60, 120, 300, 600, 1200
 struct inst_time {
 	char *node, *provider, *type, *region;
 	double since;            /* mono(): when this agent saw it start (or itself start) */
+	double price;            /* USD per hour (the catalog's on-demand price), NAN if unknown */
 };
 static struct inst_time *live;
 static size_t nlive;
@@ -78,6 +80,9 @@ void metrics_init(void)
 	metrics_family(M, "burst_instance_seconds_total", METRIC_COUNTER,
 		       "Instance time seen by this agent process (launch to termination), by provider, "
 		       "instance type and region.", NULL, 0);
+	metrics_family(M, "burst_instance_cost_dollars_total", METRIC_COUNTER,
+		       "Cost of that instance time in US dollars at the catalog's on-demand price (or a Price= "
+		       "override); instances of unknown price are not counted.", NULL, 0);
 	metrics_family(M, "burst_metrics_connections_dropped_total", METRIC_COUNTER,
 		       "Metrics connections closed unanswered, by reason (deadline, too_many, too_big).", NULL, 0);
 	metrics_family(M, "burst_agent_start_time_seconds", METRIC_GAUGE,
@@ -142,6 +147,36 @@ void metric_reconcile(const char *finding, double n)
 		metrics_add(M, "burst_reconciler_findings_total", n, "finding", finding, NULL);
 }
 
+/* The on-demand price (USD/h) of type in region as provider offers it; NAN if unknown. */
+static double price_of(const char *provider, const char *type, const char *region)
+{
+	size_t i;
+
+	for (i = 0; A.cs && i < A.cs->n; i++) {
+		const struct candidate *c = &A.cs->c[i];
+		const char *cr = c->region >= 0 ? catalog_str(A.cat, c->region) : "";
+		struct aprov *p;
+
+		if (strcmp(catalog_str(A.cat, c->type->name), type) || strcmp(cr, region) || c->nodeset < 0 ||
+		    (size_t)c->nodeset >= A.cfg->nnodesets)
+			continue;
+		p = prov_of(c, &A.cfg->nodesets[c->nodeset]);
+		if (p && !strcmp(p->cfg->name, provider))
+			return c->ondemand;
+	}
+	return NAN;
+}
+
+/* Count secs of live instance i (negative: take back). */
+static void count_time(const struct inst_time *t, double secs)
+{
+	metrics_add(M, "burst_instance_seconds_total", secs, "provider", t->provider, "instance_type", t->type,
+		    "region", t->region, NULL);
+	if (!isnan(t->price))
+		metrics_add(M, "burst_instance_cost_dollars_total", secs * t->price / 3600.0, "provider",
+			    t->provider, "instance_type", t->type, "region", t->region, NULL);
+}
+
 void metric_instance_up(const char *node, const char *provider, const char *type, const char *region)
 {
 	size_t i;
@@ -155,8 +190,8 @@ void metric_instance_up(const char *node, const char *provider, const char *type
 	live[nlive].type = xstrdup(type ? type : "");
 	live[nlive].region = xstrdup(region ? region : "");
 	live[nlive].since = mono();
-	metrics_touch(M, "burst_instance_seconds_total", "provider", live[nlive].provider, "instance_type",
-		      live[nlive].type, "region", live[nlive].region, NULL);
+	live[nlive].price = price_of(live[nlive].provider, live[nlive].type, live[nlive].region);
+	count_time(&live[nlive], 0);   /* the series exist from the launch on */
 	nlive++;
 }
 
@@ -166,8 +201,7 @@ void metric_instance_down(const char *node)
 
 	for (i = 0; i < nlive; i++)
 		if (!strcmp(live[i].node, node)) {
-			metrics_add(M, "burst_instance_seconds_total", mono() - live[i].since, "provider",
-				    live[i].provider, "instance_type", live[i].type, "region", live[i].region, NULL);
+			count_time(&live[i], mono() - live[i].since);
 			free(live[i].node);
 			free(live[i].provider);
 			free(live[i].type);
@@ -255,19 +289,33 @@ static void refresh_gauges(void)
 /* The whole text: the counters with the live instances' time so far. */
 static char *scrape(size_t *len)
 {
-	double t = mono();
+	double t = mono(), *keep = xcalloc(2 * nlive + 1, sizeof(double));
 	size_t i;
 	char *text;
 
 	refresh_gauges();
-	/* live instances count into the total for this answer only */
+	/* live instances count into the totals for this answer only: the
+	 * totals are put back exactly after (adding and taking back a double
+	 * could leave one a rounding lower: a counter reset to Prometheus) */
+	for (i = 0; i < nlive; i++) {
+		keep[2 * i] = metrics_get(M, "burst_instance_seconds_total", "provider", live[i].provider,
+					  "instance_type", live[i].type, "region", live[i].region, NULL);
+		if (!isnan(live[i].price))
+			keep[2 * i + 1] = metrics_get(M, "burst_instance_cost_dollars_total", "provider",
+						      live[i].provider, "instance_type", live[i].type, "region",
+						      live[i].region, NULL);
+	}
 	for (i = 0; i < nlive; i++)
-		metrics_add(M, "burst_instance_seconds_total", t - live[i].since, "provider", live[i].provider,
-			    "instance_type", live[i].type, "region", live[i].region, NULL);
+		count_time(&live[i], t - live[i].since);
 	text = metrics_render(M, len);
-	for (i = 0; i < nlive; i++)
-		metrics_add(M, "burst_instance_seconds_total", -(t - live[i].since), "provider", live[i].provider,
+	for (i = nlive; i-- > 0;) {
+		metrics_set(M, "burst_instance_seconds_total", keep[2 * i], "provider", live[i].provider,
 			    "instance_type", live[i].type, "region", live[i].region, NULL);
+		if (!isnan(live[i].price))
+			metrics_set(M, "burst_instance_cost_dollars_total", keep[2 * i + 1], "provider",
+				    live[i].provider, "instance_type", live[i].type, "region", live[i].region, NULL);
+	}
+	free(keep);
 	return text;
 }
 

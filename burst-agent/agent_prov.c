@@ -19,7 +19,10 @@ struct call {
 	enum prov_class cls;
 	burst_err_t err;
 	int rc;
+	double t0, t1;           /* mono(): the driver call's start and end, on the worker */
 };
+
+static const char *const call_op[] = { "terminate", "exists", "list", "console", "ended" };
 
 static void call_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
 {
@@ -27,6 +30,7 @@ static void call_run(struct pjob *j, const struct provider_ops *ops, struct prov
 
 	c->cls = PROV_OK;
 	burst_err_clear(&c->err);
+	c->t0 = mono();
 	switch (c->kind) {
 	case CALL_TERMINATE:
 		c->rc = ops->terminate(drv, c->node, c->instance, &c->cls, &c->err);
@@ -44,6 +48,7 @@ static void call_run(struct pjob *j, const struct provider_ops *ops, struct prov
 		c->rc = ops->ended(drv, c->node, c->instance);
 		break;
 	}
+	c->t1 = mono();
 }
 
 static void call_done(struct pjob *j, bool ran)
@@ -57,6 +62,10 @@ static int call(struct aprov *p, struct call *c, enum prov_class *cls, burst_err
 	c->j.run = call_run;
 	c->j.done = call_done;
 	pworker_call(p->w, &c->j);
+	/* counted here, on the loop; a failure without a class (exists, ended:
+	 * cannot tell) is transient */
+	metric_provider_call(p->cfg->name, call_op[c->kind], c->t1 - c->t0,
+			     c->rc < 0 ? (int)(c->cls != PROV_OK ? c->cls : PROV_TRANSIENT) : 0);
 	if (cls)
 		*cls = c->cls;
 	if (err)

@@ -245,10 +245,7 @@ void reconcile(void)
 		struct aprov *p = &A.provs[i];
 		if (!p->ops->list)
 			continue;
-		double t0 = mono();
-		int rc = prov_list(p, &lists[i], &cls, &err);
-		metric_provider_call(p->cfg->name, "list", mono() - t0, rc < 0 ? (int)(cls ? cls : PROV_TRANSIENT) : 0);
-		if (rc < 0) {
+		if (prov_list(p, &lists[i], &cls, &err) < 0) {
 			ERR("reconcile: cannot list the instances of provider %s (%s): %s; nothing is decided for it this round",
 			    p->cfg->name, prov_class_name(cls), err.msg);
 			prov_list_free(&lists[i]);

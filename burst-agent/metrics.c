@@ -183,8 +183,20 @@ void metrics_set(struct metrics *m, const char *name, double v, ...)
 	va_start(ap, v);
 	s = series_of(m, name, ap, &f);
 	va_end(ap);
-	if (s && f->type == METRIC_GAUGE)
+	if (s && f->type != METRIC_HISTOGRAM)
 		s->v = v;
+}
+
+double metrics_get(struct metrics *m, const char *name, ...)
+{
+	struct family *f;
+	struct series *s;
+	va_list ap;
+
+	va_start(ap, name);
+	s = series_of(m, name, ap, &f);
+	va_end(ap);
+	return s ? s->v : NAN;
 }
 
 void metrics_touch(struct metrics *m, const char *name, ...)

@@ -31,8 +31,10 @@ void metrics_family(struct metrics *m, const char *name, enum metric_type type, 
 
 /* Add v to a counter's or gauge's series (made at 0 if new). */
 void metrics_add(struct metrics *m, const char *name, double v, ...) __attribute__((sentinel));
-/* Set a gauge's series to v. */
+/* Set a gauge's series to v (or a counter's: to put back what metrics_get read). */
 void metrics_set(struct metrics *m, const char *name, double v, ...) __attribute__((sentinel));
+/* A counter's or gauge's value (the series is made at 0 if new; NAN: no such family). */
+double metrics_get(struct metrics *m, const char *name, ...) __attribute__((sentinel));
 /* Count v into a histogram's series. */
 void metrics_observe(struct metrics *m, const char *name, double v, ...) __attribute__((sentinel));
 /* Make the series if missing (a counter shown at 0 before its first event). */

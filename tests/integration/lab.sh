@@ -259,6 +259,7 @@ lab_wait_node() {   # NODE REGEX SECONDS
 # common ones; then the node and partition lines from 'burstctl slurm-conf'
 # into slurm.conf (the first partition is the default), the SPANK plugin in
 # plugstack.conf and job_submit.lua beside slurm.conf. For lab_pre_ctld.
+# LAB_PROVIDER_EXTRA: more keys for the local Provider= line (Regions=...).
 lab_burst_conf() {
 	local so
 	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua" || return 1
@@ -267,7 +268,7 @@ lab_burst_conf() {
 		echo "StateDir=$LAB/burst"
 		echo "CatalogDir=\"$src/share/catalog\""
 		echo "JoinPort=$((LAB_PORT_CTLD + 300))"
-		echo "Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24"
+		echo "Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24${LAB_PROVIDER_EXTRA:+ $LAB_PROVIDER_EXTRA}"
 		cat
 	} >"$LAB/etc/burst.conf"
 	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \

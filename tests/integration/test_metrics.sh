@@ -15,6 +15,8 @@ agent="$build/burst-agent/burst-agent"
 command -v prometheus >/dev/null || bail "no prometheus (Debian package prometheus: tools/deps.sh)"
 
 SLURM_CONF_NODES="# nodes: below"
+# a region, for the Price= line below
+LAB_PROVIDER_EXTRA="Regions=lab"
 SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 10 5)
 lab_pre_ctld() {
 	# two ports of this lab's range (lab_pick_net keeps port, port+1 and port+300 free)
@@ -23,6 +25,7 @@ lab_pre_ctld() {
 	! ss -Hltn | awk '{ print $4 }' | grep -Eq ":($MPORT|$PPORT)\$" || { lab_log "ports $MPORT/$PPORT in use"; return 1; }
 	lab_burst_conf <<CONF
 MetricsListen=127.0.0.1:$MPORT
+Price=local.host Provider=local Region=lab OnDemand=3.60
 Contract=here node_vcpus_count>=1 accelerator_count=0
 NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
 CONF
@@ -174,8 +177,12 @@ ok $? "the Grafana dashboard's queries run in Prometheus: $(tail -1 "$LAB/grafan
 # idle: the node goes away, its instance time is counted
 n=$(head -1 "$LAB/job.out")
 lab_wait_node "$n" 'idle~' 60; ok $? "the idle node is powered down again ($n)" "$LAB/log/agent.log"
-for i in $(seq 100); do v=$(promval 'burst_instance_seconds_total{provider="local",instance_type="local.host"} > 0'); [ -n "$v" ] && break; sleep 0.2; done
+for i in $(seq 100); do v=$(promval 'burst_instance_seconds_total{provider="local",instance_type="local.host",region="lab"} > 0'); [ -n "$v" ] && break; sleep 0.2; done
 [ -n "$v" ]; ok $? "PromQL: instance time counted ($v s)"
+# at 3.60 USD an hour (the Price= line), a second costs a thousandth of a dollar
+v=$(promval 'sum(burst_instance_cost_dollars_total{provider="local"}) / sum(burst_instance_seconds_total{provider="local"})')
+python3 -c 'import sys; sys.exit(0 if abs(float(sys.argv[1]) - 0.001) < 1e-9 else 1)' "${v:-nan}"
+ok $? "PromQL: its cost at the catalog price, 0.001 USD a second ($v)"
 curl -sS "$M/metrics" >"$LAB/m2.txt"
 grep -q '^burst_provider_api_calls_total{provider="local",op="terminate"} [1-9]' "$LAB/m2.txt"
 ok $? "the termination is counted" "$LAB/m2.txt"

@@ -79,6 +79,11 @@ int main(void)
 		free(dup);
 	}
 	free(t);
+	ok(metrics_get(m, "burst_launches_total", "provider", "aws", "outcome", "ok", NULL) == 3,
+	   "a counter's value is read back");
+	metrics_set(m, "burst_launches_total", 7, "provider", "aws", "outcome", "ok", NULL);
+	ok(metrics_get(m, "burst_launches_total", "provider", "aws", "outcome", "ok", NULL) == 7,
+	   "and put back");
 	metrics_reset(m, "burst_nodes");
 	metrics_touch(m, "burst_launches_total", "provider", "gcp", "outcome", "ok", NULL);
 	t = metrics_render(m, &len);
