@@ -58,6 +58,24 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -d x "$M/metrics")
 [ "$code" = 405 ]; ok $? "another method: 405 ($code)"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 9000 /dev/zero | tr '\0' a)" "$M/metrics")
 [ "$code" = 431 ]; ok $? "a request header beyond 8 KiB: 431 ($code)"
+# nine silent connections: the ninth closes the oldest (at most 8 at once),
+# and a scraper still gets its answer
+python3 - "$MPORT" >"$LAB/flood.out" 2>&1 <<'PY'
+import select, socket, sys, time
+port = int(sys.argv[1])
+conns = []
+for i in range(9):
+    conns.append(socket.create_connection(("127.0.0.1", port)))
+    time.sleep(0.05)
+r, _, _ = select.select([conns[0]], [], [], 3)
+first = bool(r) and conns[0].recv(1) == b""
+r, _, _ = select.select(conns[1:], [], [], 0.5)
+print("oldest closed" if first else "oldest open", "/", "others open" if not r else "another closed")
+PY
+grep -qx 'oldest closed / others open' "$LAB/flood.out"; ok $? "beyond 8 connections the oldest is closed: $(cat "$LAB/flood.out")" "$LAB/flood.out"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$M/metrics")
+[ "$code" = 200 ] && curl -s "$M/metrics" | grep -q '^burst_metrics_connections_dropped_total{reason="too_many"} [1-9]'
+ok $? "a scraper is answered after the flood, which is counted ($code)"
 
 # ---- Prometheus scrapes the agent (loopback only, its storage in the lab) ----
 cat >"$LAB/etc/prometheus.yml" <<YML
