@@ -439,16 +439,7 @@ static void recover(void)
 		state_names_free(names);
 	}
 	/* lost before a crash: finish what rc_lost began */
-	{
-		char **names = state_nodes_in(A.db, NS_LOST, &err);
-		for (i = 0; names && names[i]; i++) {
-			struct node_rec r;
-			if (state_node_get(A.db, names[i], &r, &err) == 1)
-				lost_finish(names[i], &r);
-			state_node_clear(&r);
-		}
-		state_names_free(names);
-	}
+	lost_nodes();
 }
 
 static void tick(void)
@@ -478,6 +469,7 @@ static void tick(void)
 	release_refused_jobs();
 	lease_check();
 	reconcile();
+	lost_nodes();
 	lost_jobs_go_on();
 	ended_check();
 	/* only those booting longer than BootTimeout */

@@ -43,7 +43,8 @@ struct bnode {
 	bool registered;         /* its slurmd was seen responding since its admission */
 	double missing_since;    /* reconciler: first round its instance was not listed (0: listed) */
 	double requested_at;     /* when the agent took Slurm's last resume request for it (0: not since start) */
-	bool busy;               /* a provider call for it is in flight (a launch): not retried meanwhile */
+	bool busy;               /* a provider call for it is in flight (launch, terminate): not repeated meanwhile */
+	double retry_after;      /* mono(): a failed terminate is tried again then */
 };
 
 /* Reconciler: an instance listed by a provider, and when it was first seen. */
@@ -177,14 +178,24 @@ void release_refused_jobs(void);
 size_t jobs_on(const char *node, uint32_t **ids);
 char *slurm_job_contract(uint32_t job, char *why, size_t len);
 
-/* agent_prov.c: provider calls on the provider's worker, waited for */
-int prov_terminate(struct aprov *p, const char *node, const char *instance, enum prov_class *cls,
-		   burst_err_t *err);
+/* agent_prov.c: provider calls on the provider's worker; these are waited for */
 int prov_exists(struct aprov *p, const char *node, const char *instance);
-int prov_list(struct aprov *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err);
 int prov_console(struct aprov *p, const char *node, const char *instance, char *buf, size_t len,
 		 char *where, size_t wlen, enum prov_class *cls, burst_err_t *err);
 int prov_ended(struct aprov *p, const char *node, const char *instance);
+/* The outcome of a terminate (prov_terminate_async), on the loop. */
+struct term_result {
+	const char *provider, *node, *instance, *note;
+	int rc;                  /* 0: gone; -1: cls and err */
+	enum prov_class cls;
+	const char *err;
+	double seconds;          /* the call's, on the worker */
+};
+typedef void (*term_then)(const struct term_result *t);
+/* Terminate on p's worker, then call then (not when the agent stops first);
+ * with mark the node is busy until then. */
+void prov_terminate_async(struct aprov *p, const char *node, const char *instance, const char *note,
+			  bool mark, term_then then);
 /* Whether any provider call is queued or running. */
 bool prov_any_pending(void);
 
@@ -192,6 +203,7 @@ bool prov_any_pending(void);
 void reconcile(void);
 void lost_jobs_go_on(void);
 void lost_finish(const char *node, struct node_rec *r);
+void lost_nodes(void);
 
 /* agent_lease.c: the active agent's lease */
 /* Wait as a standby until this agent holds the lease (then 0; 1 when

@@ -437,44 +437,69 @@ void launch_retry(void)
 	state_names_free(names);
 }
 
+/* The instance of a terminating node r is gone: the node goes on. */
+static void terminated(const char *node, struct node_rec *r)
+{
+	char rec[PATH_MAX * 2];
+
+	metric_instance_down(node);
+	admission_path(node, rec, sizeof(rec));
+	unlink(rec);
+	if (r->want_resume) {
+		/* Slurm asked for the node again while it was going away */
+		r->want_resume = false;
+		transition(node, NS_TERMINATING, r, NS_REQUESTED, "instance terminated; resume requested meanwhile");
+	} else
+		transition(node, NS_TERMINATING, r, NS_POWERED_DOWN, "instance terminated");
+}
+
+static void terminate_then(const struct term_result *t)
+{
+	struct node_rec r;
+	burst_err_t err;
+	struct bnode *ni = node_find(t->node);
+
+	metric_provider_call(t->provider, "terminate", t->seconds, t->rc < 0 ? (int)(t->cls ? t->cls : PROV_TRANSIENT) : 0);
+	if (t->rc < 0) {
+		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", t->node, t->instance,
+		    prov_class_name(t->cls), t->err);
+		if (ni)
+			ni->retry_after = mono() + 2.0;
+		return;
+	}
+	/* only if the node still waits for this instance to go */
+	if (state_node_get(A.db, t->node, &r, &err) == 1 && r.state == NS_TERMINATING && r.instance &&
+	    !strcmp(r.instance, t->instance))
+		terminated(t->node, &r);
+	state_node_clear(&r);
+}
+
+/* A terminating node: its instance is terminated on its provider's worker;
+ * the node goes on when that is done (terminate_then). */
 void terminate(const char *node)
 {
 	struct node_rec r;
 	burst_err_t err;
-	char rec[PATH_MAX * 2];
 	struct aprov *p;
-	enum prov_class cls = PROV_OK;
 	struct bnode *ni = node_find(node);
-	int rc = 0;
 
-	if (ni && ni->busy)
-		return;     /* its launch is in flight: its outcome says what to terminate */
+	if (ni && (ni->busy || ni->retry_after > mono()))
+		return;     /* a call for it is in flight (its outcome says what to do), or a retry waits */
 	if (state_node_get(A.db, node, &r, &err) != 1 || r.state != NS_TERMINATING) {
 		state_node_clear(&r);
 		return;
 	}
 	p = prov_by_name(r.provider);
-	lease_check();
-	if (p && r.instance)
-		rc = prov_terminate(p, node, r.instance, &cls, &err);
-	if (rc < 0) {
-		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", node, r.instance,
-		    prov_class_name(cls), err.msg);
+	if (p && r.instance) {
+		lease_check();
+		prov_terminate_async(p, node, r.instance, NULL, true, terminate_then);
 		state_node_clear(&r);
 		return;
 	}
 	if (!p && r.provider && r.instance)
 		ERR("%s: instance %s of provider %s, which is no longer configured: terminate it by hand",
 		    node, r.instance, r.provider);
-	metric_instance_down(node);
-	admission_path(node, rec, sizeof(rec));
-	unlink(rec);
-	if (r.want_resume) {
-		/* Slurm asked for the node again while it was going away */
-		r.want_resume = false;
-		transition(node, NS_TERMINATING, &r, NS_REQUESTED, "instance terminated; resume requested meanwhile");
-	} else
-		transition(node, NS_TERMINATING, &r, NS_POWERED_DOWN, "instance terminated");
+	terminated(node, &r);
 	state_node_clear(&r);
 }
 

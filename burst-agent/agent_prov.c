@@ -1,13 +1,17 @@
 /*
  * burst-agent: provider calls through each provider's worker (pworker.h).
- * These wait for the call's end (after what the worker has queued before
- * it); launches do not wait (agent_launch.c).
+ * Most wait for the call's end (after what the worker has queued before
+ * it); terminations do not wait (their outcome comes back to a function of
+ * the caller's), nor do launches (agent_launch.c) and listings
+ * (agent_reconcile.c).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent_int.h"
+#include "strutil.h"
 
-enum call_kind { CALL_TERMINATE, CALL_EXISTS, CALL_LIST, CALL_CONSOLE, CALL_ENDED };
+enum call_kind { CALL_EXISTS, CALL_CONSOLE, CALL_ENDED };
 
 struct call {
 	struct pjob j;
@@ -15,14 +19,13 @@ struct call {
 	const char *node, *instance;
 	char *buf, *where;
 	size_t len, wlen;
-	struct prov_list *list;
 	enum prov_class cls;
 	burst_err_t err;
 	int rc;
 	double t0, t1;           /* mono(): the driver call's start and end, on the worker */
 };
 
-static const char *const call_op[] = { "terminate", "exists", "list", "console", "ended" };
+static const char *const call_op[] = { [CALL_EXISTS] = "exists", [CALL_CONSOLE] = "console", [CALL_ENDED] = "ended" };
 
 static void call_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
 {
@@ -32,14 +35,8 @@ static void call_run(struct pjob *j, const struct provider_ops *ops, struct prov
 	burst_err_clear(&c->err);
 	c->t0 = mono();
 	switch (c->kind) {
-	case CALL_TERMINATE:
-		c->rc = ops->terminate(drv, c->node, c->instance, &c->cls, &c->err);
-		break;
 	case CALL_EXISTS:
 		c->rc = ops->exists(drv, c->node, c->instance);
-		break;
-	case CALL_LIST:
-		c->rc = ops->list(drv, c->list, &c->cls, &c->err);
 		break;
 	case CALL_CONSOLE:
 		c->rc = ops->console(drv, c->node, c->instance, c->buf, c->len, c->where, c->wlen, &c->cls, &c->err);
@@ -73,23 +70,10 @@ static int call(struct aprov *p, struct call *c, enum prov_class *cls, burst_err
 	return c->rc;
 }
 
-int prov_terminate(struct aprov *p, const char *node, const char *instance, enum prov_class *cls,
-		   burst_err_t *err)
-{
-	struct call c = { .kind = CALL_TERMINATE, .node = node, .instance = instance };
-	return call(p, &c, cls, err);
-}
-
 int prov_exists(struct aprov *p, const char *node, const char *instance)
 {
 	struct call c = { .kind = CALL_EXISTS, .node = node, .instance = instance };
 	return call(p, &c, NULL, NULL);
-}
-
-int prov_list(struct aprov *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err)
-{
-	struct call c = { .kind = CALL_LIST, .list = out };
-	return call(p, &c, cls, err);
 }
 
 int prov_console(struct aprov *p, const char *node, const char *instance, char *buf, size_t len,
@@ -104,6 +88,75 @@ int prov_ended(struct aprov *p, const char *node, const char *instance)
 {
 	struct call c = { .kind = CALL_ENDED, .node = node, .instance = instance };
 	return call(p, &c, NULL, NULL);
+}
+
+/* ---- terminate, not waited for ---- */
+
+struct term_job {
+	struct pjob j;
+	struct term_result t;
+	char *provider, *node, *instance, *note;
+	bool mark;
+	term_then then;
+};
+
+static void term_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
+{
+	struct term_job *t = (struct term_job *)j;
+	burst_err_t err;
+
+	burst_err_clear(&err);
+	t->t.cls = PROV_OK;
+	double t0 = mono();
+
+	t->t.rc = ops->terminate(drv, t->node, t->instance, &t->t.cls, &err);
+	t->t.seconds = mono() - t0;
+	t->t.err = xstrdup(err.msg);
+}
+
+static void term_done(struct pjob *j, bool ran)
+{
+	struct term_job *t = (struct term_job *)j;
+
+	if (t->mark) {
+		struct bnode *ni = node_find(t->node);
+		if (ni)
+			ni->busy = false;
+	}
+	if (ran) {
+		t->t.provider = t->provider;
+		t->t.node = t->node;
+		t->t.instance = t->instance;
+		t->t.note = t->note;
+		t->then(&t->t);
+	}
+	free((char *)t->t.err);
+	free(t->provider);
+	free(t->node);
+	free(t->instance);
+	free(t->note);
+	free(t);
+}
+
+void prov_terminate_async(struct aprov *p, const char *node, const char *instance, const char *note,
+			  bool mark, term_then then)
+{
+	struct term_job *t = xcalloc(1, sizeof(*t));
+
+	t->provider = xstrdup(p->cfg->name);
+	t->node = xstrdup(node ? node : "");
+	t->instance = xstrdup(instance);
+	t->note = note ? xstrdup(note) : NULL;
+	t->mark = mark;
+	t->then = then;
+	t->j.run = term_run;
+	t->j.done = term_done;
+	if (mark) {
+		struct bnode *ni = node_find(t->node);
+		if (ni)
+			ni->busy = true;
+	}
+	pworker_submit(p->w, &t->j);
 }
 
 bool prov_any_pending(void)

@@ -92,12 +92,25 @@ void lost_jobs_go_on(void)
 	}
 }
 
+static void rc_terminated(const struct term_result *t)
+{
+	char detail[700];
+	burst_err_t err;
+
+	if (t->rc < 0) {
+		ERR("reconcile: cannot terminate orphan instance %s (%s): %s (next round)", t->instance,
+		    prov_class_name(t->cls), t->err);
+		return;
+	}
+	snprintf(detail, sizeof(detail), "orphan instance %s of provider %s terminated: %s", t->instance,
+		 t->provider, t->note ? t->note : "");
+	if (state_event(A.db, t->node[0] && node_find(t->node) ? t->node : NULL, "reconcile", detail, &err) < 0)
+		ERR("%s", err.msg);
+}
+
 static void rc_terminate(const struct rc_action *a)
 {
 	struct aprov *p = prov_by_name(a->provider);
-	enum prov_class cls = PROV_OK;
-	burst_err_t err;
-	char detail[700];
 
 	if (!p)
 		return;
@@ -105,15 +118,7 @@ static void rc_terminate(const struct rc_action *a)
 	     a->node ? a->node : "none", a->why);
 	/* the local driver finds an instance by its node; aws by its id */
 	lease_check();
-	if (prov_terminate(p, a->node ? a->node : "", a->instance, &cls, &err) < 0) {
-		ERR("reconcile: cannot terminate orphan instance %s (%s): %s (next round)", a->instance,
-		    prov_class_name(cls), err.msg);
-		return;
-	}
-	snprintf(detail, sizeof(detail), "orphan instance %s of provider %s terminated: %s", a->instance,
-		 a->provider, a->why);
-	if (state_event(A.db, a->node && node_find(a->node) ? a->node : NULL, "reconcile", detail, &err) < 0)
-		ERR("%s", err.msg);
+	prov_terminate_async(p, a->node ? a->node : "", a->instance, a->why, false, rc_terminated);
 }
 
 static void rc_adopt(const struct rc_action *a)
@@ -136,26 +141,66 @@ static void rc_adopt(const struct rc_action *a)
 	state_node_clear(&r);
 }
 
-/*
- * A lost node (r, in state lost): what is left of its instance is
- * terminated (a stopped instance still costs; a gone one is not found,
- * which is harmless), its instance record cleared, and it waits powered
- * down for its cooldown (cooldowns() tells Slurm).
- */
-void lost_finish(const char *node, struct node_rec *r)
+/* A lost node's instance record cleared: it waits powered down. */
+static void lost_clear(const char *node, struct node_rec *r)
 {
-	struct aprov *p = prov_by_name(r->provider);
-	enum prov_class cls = PROV_OK;
-	burst_err_t err;
-
-	lease_check();
-	if (p && r->instance && prov_terminate(p, node, r->instance, &cls, &err) < 0)
-		ERR("%s: cannot terminate what is left of instance %s (%s): %s", node, r->instance,
-		    prov_class_name(cls), err.msg);
 	metric_instance_down(node);
 	free(r->instance);
 	r->instance = NULL;
 	transition(node, NS_LOST, r, NS_POWERED_DOWN, "instance record cleared; powered down in Slurm after RejectCooldown");
+}
+
+static void lost_terminated(const struct term_result *t)
+{
+	struct node_rec r;
+	burst_err_t err;
+
+	if (t->rc < 0)
+		ERR("%s: cannot terminate what is left of instance %s (%s): %s", t->node, t->instance,
+		    prov_class_name(t->cls), t->err);
+	if (state_node_get(A.db, t->node, &r, &err) == 1 && r.state == NS_LOST)
+		lost_clear(t->node, &r);
+	state_node_clear(&r);
+}
+
+/*
+ * A lost node (r, in state lost): what is left of its instance is
+ * terminated (a stopped instance still costs; a gone one is not found,
+ * which is harmless) on its provider's worker, then its instance record is
+ * cleared, and it waits powered down for its cooldown (cooldowns() tells
+ * Slurm). Lost nodes not in a call are taken every turn (lost_nodes()).
+ */
+void lost_finish(const char *node, struct node_rec *r)
+{
+	struct aprov *p = prov_by_name(r->provider);
+	struct bnode *ni = node_find(node);
+
+	if (ni && ni->busy)
+		return;
+	if (p && r->instance) {
+		lease_check();
+		prov_terminate_async(p, node, r->instance, NULL, true, lost_terminated);
+		return;
+	}
+	lost_clear(node, r);
+}
+
+void lost_nodes(void)
+{
+	burst_err_t err;
+	char **names = state_nodes_in(A.db, NS_LOST, &err);
+	size_t i;
+
+	for (i = 0; names && names[i]; i++) {
+		struct node_rec r;
+		struct bnode *ni = node_find(names[i]);
+		if (ni && ni->busy)
+			continue;
+		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.state == NS_LOST)
+			lost_finish(names[i], &r);
+		state_node_clear(&r);
+	}
+	state_names_free(names);
 }
 
 /*
@@ -203,14 +248,106 @@ static void rc_lost(const struct rc_action *a)
 
 /*
  * A reconciler round (at start, then every ReconcileInterval seconds): each
- * provider's listing of this cluster's instances against the node records
- * (reconcile.h decides), then the actions, each logged with node, instance
- * and why.
+ * provider lists this cluster's instances on its worker, beside the loop;
+ * a provider whose worker is busy (a launch, a slow cloud) is skipped this
+ * round, as one whose listing fails. When every listing is in, they are
+ * held against the node records (reconcile.h decides), then the actions,
+ * each logged with node, instance and why.
  */
+static struct {
+	bool on;                 /* a round's listings are out */
+	size_t pending;
+	size_t nprovs;
+	struct prov_list *lists; /* by provider index */
+	bool *ok;                /* its listing is complete */
+	double t;
+} R;
+
+struct list_job {
+	struct pjob j;
+	size_t idx;
+	struct prov_list l;
+	enum prov_class cls;
+	burst_err_t err;
+	int rc;
+	double seconds;          /* the call's, on the worker */
+	char *provider;
+};
+
+static void reconcile_finish(void);
+
+static void list_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
+{
+	struct list_job *l = (struct list_job *)j;
+
+	burst_err_clear(&l->err);
+	l->cls = PROV_OK;
+	double t0 = mono();
+
+	l->rc = ops->list(drv, &l->l, &l->cls, &l->err);
+	l->seconds = mono() - t0;
+}
+
+static void list_done(struct pjob *j, bool ran)
+{
+	struct list_job *l = (struct list_job *)j;
+
+	if (ran)
+		metric_provider_call(l->provider, "list", l->seconds, l->rc < 0 ? (int)(l->cls ? l->cls : PROV_TRANSIENT) : 0);
+	if (ran && l->rc < 0)
+		ERR("reconcile: cannot list the instances of provider %s (%s): %s; nothing is decided for it this round",
+		    l->provider, prov_class_name(l->cls), l->err.msg);
+	else if (ran && l->idx < R.nprovs) {
+		R.lists[l->idx] = l->l;
+		memset(&l->l, 0, sizeof(l->l));
+		R.ok[l->idx] = true;
+	}
+	prov_list_free(&l->l);
+	free(l->provider);
+	free(l);
+	if (R.pending && !--R.pending && ran)
+		reconcile_finish();
+}
+
 void reconcile(void)
 {
 	static double last;
-	struct prov_list *lists;
+	double t = now();
+	size_t i;
+
+	if (!A.cfg->reconcile_interval || R.on || (last > 0 && t - last < A.cfg->reconcile_interval))
+		return;
+	last = t;
+	R.on = true;
+	R.t = t;
+	R.nprovs = A.nprovs;
+	R.lists = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*R.lists));
+	R.ok = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*R.ok));
+	R.pending = 0;
+	for (i = 0; i < A.nprovs; i++) {
+		struct aprov *p = &A.provs[i];
+		struct list_job *l;
+		if (!p->ops->list)
+			continue;
+		if (pworker_pending(p->w)) {
+			INFO("reconcile: provider %s is busy (%zu call%s in flight): nothing is decided for it this round",
+			     p->cfg->name, pworker_pending(p->w), pworker_pending(p->w) == 1 ? "" : "s");
+			continue;
+		}
+		l = xcalloc(1, sizeof(*l));
+		l->idx = i;
+		l->provider = xstrdup(p->cfg->name);
+		l->j.run = list_run;
+		l->j.done = list_done;
+		R.pending++;
+		pworker_submit(p->w, &l->j);
+	}
+	if (!R.pending)
+		reconcile_finish();
+}
+
+static void reconcile_finish(void)
+{
 	struct rc_instance *insts = NULL;
 	struct rc_node *rn;
 	struct rc_action *acts = NULL;
@@ -220,14 +357,11 @@ void reconcile(void)
 	struct rc_settings rs;
 	burst_err_t err;
 	size_t nrecs = 0, ni = 0, nl = 0, nseen = 0, na, i, k;
-	double t = now();
+	double t = R.t;
 
-	if (!A.cfg->reconcile_interval || (last > 0 && t - last < A.cfg->reconcile_interval))
-		return;
-	last = t;
 	if (state_nodes_all(A.db, &recs, &nrecs, &err) < 0) {
 		ERR("reconcile: %s", err.msg);
-		return;
+		goto out;
 	}
 	/* the whole rows (provider, region...): state_nodes_all gives a summary */
 	for (i = 0; i < nrecs; i++) {
@@ -238,24 +372,17 @@ void reconcile(void)
 		} else
 			state_node_clear(&full);
 	}
-	lists = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*lists));
 	listed = xcalloc(A.nprovs + 1, sizeof(*listed));
-	for (i = 0; i < A.nprovs; i++) {
-		enum prov_class cls = PROV_OK;
+	for (i = 0; i < A.nprovs && i < R.nprovs; i++) {
 		struct aprov *p = &A.provs[i];
-		if (!p->ops->list)
+		struct prov_list *pl = &R.lists[i];
+		if (!R.ok[i])
 			continue;
-		if (prov_list(p, &lists[i], &cls, &err) < 0) {
-			ERR("reconcile: cannot list the instances of provider %s (%s): %s; nothing is decided for it this round",
-			    p->cfg->name, prov_class_name(cls), err.msg);
-			prov_list_free(&lists[i]);
-			continue;
-		}
 		listed[nl++] = p->cfg->name;
-		insts = xrealloc(insts, (ni + lists[i].n + 1) * sizeof(*insts));
-		seen = xrealloc(seen, (nseen + lists[i].n + 1) * sizeof(*seen));
-		for (k = 0; k < lists[i].n; k++) {
-			const struct prov_instance *in = &lists[i].v[k];
+		insts = xrealloc(insts, (ni + pl->n + 1) * sizeof(*insts));
+		seen = xrealloc(seen, (nseen + pl->n + 1) * sizeof(*seen));
+		for (k = 0; k < pl->n; k++) {
+			const struct prov_instance *in = &pl->v[k];
 			struct rc_instance *ri = &insts[ni++];
 			struct seen_inst *si = &seen[nseen++];
 			snprintf(si->provider, sizeof(si->provider), "%s", p->cfg->name);
@@ -335,9 +462,12 @@ void reconcile(void)
 	free(acts);
 	free(rn);
 	free(insts);
-	for (i = 0; i < A.nprovs; i++)
-		prov_list_free(&lists[i]);
-	free(lists);
 	free(listed);
 	state_nodes_free(recs, nrecs);
+out:
+	for (i = 0; i < R.nprovs; i++)
+		prov_list_free(&R.lists[i]);
+	free(R.lists);
+	free(R.ok);
+	memset(&R, 0, sizeof(R));
 }

@@ -47,6 +47,7 @@ lab_pre_ctld() {
 	subnet=$(moto_subnet "$LAB_NET.128/25" 2>"$LAB/subnet.err") || { cat "$LAB/subnet.err" >&2; return 1; }
 	lab_burst_conf <<CONF || return 1
 RejectCooldown=5
+ReconcileInterval=2
 AllowInsecureEndpoint=yes
 Provider=aws Type=aws Regions=us-east-1 Endpoint=$hep CredentialsFile=$aux/creds ImageId=$ami MinCount=all JoinAddress=$LAB_NET.1:$jp SubnetId=$subnet
 Contract=here node_vcpus_count>=1 accelerator_count=0
@@ -78,12 +79,15 @@ st=$?
 # what the aws launch was at that moment: not answered yet
 aws_done=$(grep -c 'launch of 1 node through aws:' "$LAB/log/agent.log")
 gone=$(grep -c 'held; the client' "$aux/hold.log")
+skipped=$(grep -c 'reconcile: provider aws is busy (1 call in flight): nothing is decided for it this round' "$LAB/log/agent.log")
 ok $st "the local job completed" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 grep -q 'burst-1: booting -> admitted' "$LAB/log/agent.log"
 ok $? "burst-1 joined and was admitted" "$LAB/log/agent.log"
 [ "$aws_done" = 0 ] && [ "$gone" = 0 ]
 ok $? "... while the aws RunInstances was still unanswered (outcomes recorded: $aws_done, calls given up: $gone)" \
 	"$LAB/log/agent.log" "$aux/hold.log"
+[ "$skipped" -ge 1 ]
+ok $? "... and the reconciler's rounds went on, the busy aws provider skipped ($skipped rounds)" "$LAB/log/agent.log"
 grep 'launch of 1 node through local:' "$LAB/log/agent.log" | sed 's/^/# /'
 
 # --- 3. the aws launch ends and its node boots ---
