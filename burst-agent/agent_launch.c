@@ -459,7 +459,6 @@ static void terminate_then(const struct term_result *t)
 	burst_err_t err;
 	struct bnode *ni = node_find(t->node);
 
-	metric_provider_call(t->provider, "terminate", t->seconds, t->rc < 0 ? (int)(t->cls ? t->cls : PROV_TRANSIENT) : 0);
 	if (t->rc < 0) {
 		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", t->node, t->instance,
 		    prov_class_name(t->cls), t->err);

@@ -124,6 +124,9 @@ static void term_done(struct pjob *j, bool ran)
 			ni->busy = false;
 	}
 	if (ran) {
+		/* every terminate counted here, whoever asked for it */
+		metric_provider_call(t->provider, "terminate", t->t.seconds,
+				     t->t.rc < 0 ? (int)(t->t.cls != PROV_OK ? t->t.cls : PROV_TRANSIENT) : 0);
 		t->t.provider = t->provider;
 		t->t.node = t->node;
 		t->t.instance = t->instance;
