@@ -254,26 +254,28 @@ static void refresh_gauges(void)
 	}
 	free(count);
 	free(cooling);
-	/* capacity cooldowns: each candidate's key (a key is set per provider, type and region) */
-	for (i = 0; A.cs && i < A.cs->n; i++) {
-		const struct candidate *c = &A.cs->c[i];
-		const char *type = catalog_str(A.cat, c->type->name);
-		const char *region = c->region >= 0 ? catalog_str(A.cat, c->region) : NULL;
-		struct aprov *p = c->nodeset >= 0 && (size_t)c->nodeset < A.cfg->nnodesets ?
-			prov_of(c, &A.cfg->nodesets[c->nodeset]) : NULL;
-		char key[512];
-		double until;
-
-		if (!p)
-			continue;
-		cooldown_key(p->cfg->name, type, region, key, sizeof(key));
-		until = state_cooldown_until(A.db, key);
-		if (until > t) {
-			metrics_set(M, "burst_cooldowns", 1, "provider", p->cfg->name, "instance_type", type,
-				    "region", region ? region : "", NULL);
-			metrics_set(M, "burst_cooldown_remaining_seconds", until - t, "provider", p->cfg->name,
-				    "instance_type", type, "region", region ? region : "", NULL);
+	/* capacity cooldowns in force, in one read: keys are PROVIDER/TYPE@REGION ("-": none) */
+	{
+		char **keys;
+		double *until;
+		size_t nk;
+		if (state_cooldowns_active(A.db, t, &keys, &until, &nk, &err) < 0)
+			ERR("metrics: cannot read the cooldowns: %s", err.msg);
+		for (i = 0; i < nk; i++) {
+			char *slash = strchr(keys[i], '/'), *at = strrchr(keys[i], '@');
+			const char *region;
+			if (slash && at && at > slash) {
+				*slash = *at = '\0';
+				region = strcmp(at + 1, "-") ? at + 1 : "";
+				metrics_set(M, "burst_cooldowns", 1, "provider", keys[i], "instance_type", slash + 1,
+					    "region", region, NULL);
+				metrics_set(M, "burst_cooldown_remaining_seconds", until[i] - t, "provider", keys[i],
+					    "instance_type", slash + 1, "region", region, NULL);
+			}
+			free(keys[i]);
 		}
+		free(keys);
+		free(until);
 	}
 	{
 		burst_err_t e2;

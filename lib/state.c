@@ -593,6 +593,43 @@ double state_cooldown_until(struct state_db *db, const char *key)
 	return until;
 }
 
+int state_cooldowns_active(struct state_db *db, double t, char ***keys, double **until, size_t *n,
+			   burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	size_t cap = 0;
+	int rc;
+
+	*keys = NULL;
+	*until = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db->db, "SELECT key, until FROM cooldowns WHERE until > ? ORDER BY key", -1, &st,
+			       NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_double(st, 1, t);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			*keys = xrealloc(*keys, cap * sizeof(**keys));
+			*until = xrealloc(*until, cap * sizeof(**until));
+		}
+		(*keys)[*n] = xstrdup((const char *)sqlite3_column_text(st, 0));
+		(*until)[*n] = sqlite3_column_double(st, 1);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		while (*n)
+			free((*keys)[--*n]);
+		free(*keys);
+		free(*until);
+		*keys = NULL;
+		*until = NULL;
+		return fail(db, err, "read cooldowns");
+	}
+	return 0;
+}
+
 double state_cooldown_hit(struct state_db *db, const char *key, double base, double max,
 			  const char *why, burst_err_t *err)
 {

@@ -118,6 +118,10 @@ int state_record_add(struct state_db *db, const char *node, const char *instance
 double state_cooldown_until(struct state_db *db, const char *key);
 double state_cooldown_hit(struct state_db *db, const char *key, double base, double max,
 			  const char *why, burst_err_t *err);
+/* The cooldowns in force at t, in key order, in one query: keys (free each
+ * and the array) and their ends; 0, or -1 with err. */
+int state_cooldowns_active(struct state_db *db, double t, char ***keys, double **until, size_t *n,
+			   burst_err_t *err);
 
 /* Append an event without a transition. */
 int state_event(struct state_db *db, const char *node, const char *what,

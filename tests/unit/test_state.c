@@ -220,6 +220,23 @@ int main(void)
 		ok(nodes[1].provenance_id == NULL, "a node never admitted has no provenance id");
 	}
 	state_nodes_free(nodes, n);
+	{
+		/* the cooldowns in force, in one read (the agent's metrics) */
+		char **keys;
+		double *until, tnow = (double)time(NULL);
+		size_t nk, k;
+		state_cooldown_hit(w, "aws/p4d.24xlarge@us-east-1", 60, 3600, "no capacity", &err);
+		state_cooldown_hit(w, "aws/g5.xlarge@us-west-2", 60, 3600, "quota", &err);
+		ok(state_cooldowns_active(w, tnow, &keys, &until, &nk, &err) == 0 && nk == 2 &&
+		   !strcmp(keys[0], "aws/g5.xlarge@us-west-2") && !strcmp(keys[1], "aws/p4d.24xlarge@us-east-1") &&
+		   until[0] > tnow + 50 && until[1] > tnow + 50, "state_cooldowns_active: both, in key order");
+		for (k = 0; k < nk; k++)
+			free(keys[k]);
+		free(keys);
+		free(until);
+		ok(state_cooldowns_active(w, tnow + 7200, &keys, &until, &nk, &err) == 0 && nk == 0 && !keys,
+		   "... none once they are over");
+	}
 	state_close(w);
 
 	/* the agent is down: the reader still reads */
