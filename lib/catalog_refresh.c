@@ -580,7 +580,7 @@ int catref_merge(struct catref_table *t, const struct ec2_instance_types *api,
 				for (k = CATREF_ACC; k <= CATREF_ACC_MEMORY; k++)
 					set_cell(&row[idx[k]], "");
 			if (src_col >= 0)
-				set_cell(&row[src_col], "aws-api");
+				set_cell(&row[src_col], o->source ? o->source : "aws-api");
 			t->rows = xrealloc(t->rows, (t->nrows + 1) * sizeof(char **));
 			t->rows[t->nrows++] = row;
 			add_str(&rep->added, &rep->nadded, it->name);
@@ -705,8 +705,8 @@ int catref_merge(struct catref_table *t, const struct ec2_instance_types *api,
 				set_cell(&t->comments[vline], sb.s);
 			sb_free(&sb);
 			sb_init(&sb);
-			sb_addf(&sb, "# refreshed by burstctl catalog refresh from EC2 DescribeInstanceTypes (provider %s, region %s) at %s; was version %s",
-				 o && o->provider ? o->provider : "?", o && o->region ? o->region : "?", stamp,
+			sb_addf(&sb, "# refreshed by burstctl catalog refresh from %s (provider %s, region %s) at %s; was version %s",
+				 o && o->api ? o->api : "EC2 DescribeInstanceTypes", o && o->provider ? o->provider : "?", o && o->region ? o->region : "?", stamp,
 				 rep->old_version ? rep->old_version : "(none)");
 			t->comments = xrealloc(t->comments, (t->ncomments + 2) * sizeof(char *));
 			at = vline >= 0 ? (size_t)vline + 1 : t->ncomments;

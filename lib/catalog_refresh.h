@@ -118,6 +118,8 @@ struct catref_merge_opts {
 	const char *provider;    /* for the "# refreshed" line */
 	const char *region;
 	const char *version;     /* NULL: today's UTC date + "-api" */
+	const char *source;      /* the source cell of added rows (NULL: "aws-api") */
+	const char *api;         /* what answered, for the "# refreshed" line (NULL: EC2's DescribeInstanceTypes) */
 };
 
 /*

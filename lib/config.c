@@ -337,11 +337,21 @@ static int parse_provider_openstack(struct loader *ld, const char *file, int lin
 	}
 	if (str_ieq(w->key, "SchedulerHints")) {
 		free_list(p->scheduler_hints, p->nscheduler_hints);
+		free_list(p->accelerators, p->naccelerators);
 		p->scheduler_hints = split_list(w->val, &p->nscheduler_hints);
 		for (i = 0; i < p->nscheduler_hints; i++)
 			if (!strchr(p->scheduler_hints[i], ':') || p->scheduler_hints[i][0] == ':')
 				lerr(ld, file, line, "Provider %s: SchedulerHints: '%s' is not KEY:VALUE such as group:UUID",
 				     p->name, p->scheduler_hints[i]);
+		return 1;
+	}
+	if (str_ieq(w->key, "Accelerators")) {
+		free_list(p->accelerators, p->naccelerators);
+		p->accelerators = split_list(w->val, &p->naccelerators);
+		for (i = 0; i < p->naccelerators; i++)
+			if (!strchr(p->accelerators[i], ':') || p->accelerators[i][0] == ':')
+				lerr(ld, file, line, "Provider %s: Accelerators: '%s' is not ALIAS:MODEL such as a100:A100-80GB",
+				     p->name, p->accelerators[i]);
 		return 1;
 	}
 	if (str_ieq(w->key, "BuildWait")) {
@@ -371,7 +381,7 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 		"CredentialsFile", "Endpoint", "Bridge", "Address", "ImageId", "LaunchTemplate",
 		"SubnetId", "SecurityGroups", "IamInstanceProfile", "Profile", "CaFile", "JoinAddress",
 		"MinCount", "Image", "Networks", "KeyName", "AvailabilityZone", "SchedulerHints",
-		"Interface", "Microversion", "ComputeEndpoint", "BuildWait", NULL };
+		"Interface", "Microversion", "ComputeEndpoint", "BuildWait", "Accelerators", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_provider p;
 	size_t i;
@@ -1169,6 +1179,7 @@ void config_free(struct burst_config *cfg)
 		free(p->key_name);
 		free(p->availability_zone);
 		free_list(p->scheduler_hints, p->nscheduler_hints);
+		free_list(p->accelerators, p->naccelerators);
 		free(p->interface);
 		free(p->microversion);
 		free(p->compute_endpoint);

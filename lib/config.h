@@ -69,6 +69,8 @@ struct cfg_provider {
 	char *interface;         /* Interface= public|internal|admin (default public) */
 	char *microversion;      /* Microversion= compute API microversion (default 2.52) */
 	char *compute_endpoint;  /* ComputeEndpoint= instead of the token catalog's */
+	char **accelerators;     /* Accelerators=ALIAS:MODEL,... (catalog refresh: extra specs' aliases) */
+	size_t naccelerators;
 	int build_wait;          /* BuildWait= seconds a launch waits for servers to leave BUILD (default 30) */
 };
 

@@ -15,6 +15,8 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "config.h"
+#include "ec2.h"
 #include "strutil.h"
 
 #ifndef PACKAGE_VERSION
@@ -734,4 +736,130 @@ enum os_class os_image_get(struct os_client *c, const char *path, const char *wh
 {
 	long st;
 	return request(c, true, "GET", path, NULL, what, &st, answer, err);
+}
+
+struct os_client *os_client_for_provider(const struct cfg_provider *p, const char *region,
+					 bool allow_http, const char *microversion, burst_err_t *err)
+{
+	struct os_auth a;
+	struct os_client_opts o;
+	struct os_client *c;
+
+	if (!p->credentials) {
+		burst_err_set(err, "provider %s has no CredentialsFile= (an openrc-style file, mode 0600)", p->name);
+		return NULL;
+	}
+	if (os_auth_from_file(p->credentials, &a, err) < 0)
+		return NULL;
+	if (p->endpoint) {
+		free(a.auth_url);
+		a.auth_url = xstrdup(p->endpoint);
+	}
+	if (!region && p->nregions)
+		region = p->regions[0];
+	if (region && *region) {
+		free(a.region);
+		a.region = xstrdup(region);
+	}
+	if (p->interface) {
+		free(a.interface);
+		a.interface = xstrdup(p->interface);
+	}
+	memset(&o, 0, sizeof(o));
+	o.auth = &a;
+	o.compute_url = p->compute_endpoint;
+	o.microversion = microversion ? microversion : p->microversion;
+	o.ca_file = p->ca_file;
+	o.allow_http = allow_http;
+	c = os_client_new(&o, err);
+	os_auth_free(&a);
+	return c;
+}
+
+static char *alias_model(const char *alias, char *const *aliases, size_t n)
+{
+	size_t i, l = strlen(alias);
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(aliases[i], alias, l) && aliases[i][l] == ':')
+			return xstrdup(aliases[i] + l + 1);
+	return xstrdup(alias);
+}
+
+int os_parse_flavors(const char *json, char *const *aliases, size_t naliases,
+		     struct ec2_instance_types *out, burst_err_t *err)
+{
+	json_object *root = json ? json_tokener_parse(json) : NULL, *fl;
+	size_t i;
+
+	if (!root || !json_object_object_get_ex(root, "flavors", &fl) ||
+	    !json_object_is_type(fl, json_type_array)) {
+		json_object_put(root);
+		burst_err_set(err, "Nova's flavors answer has no flavors list");
+		return -1;
+	}
+	for (i = 0; i < json_object_array_length(fl); i++) {
+		json_object *f = json_object_array_get_idx(fl, i), *v, *es = NULL;
+		struct ec2_instance_type *t;
+		const char *name = jstr(f, "name"), *spec;
+		long disk = 0;
+
+		if (!name)
+			continue;
+		out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
+		t = &out->v[out->n++];
+		memset(t, 0, sizeof(*t));
+		t->name = xstrdup(name);
+		if (json_object_object_get_ex(f, "vcpus", &v))
+			t->vcpus = json_object_get_int(v);
+		if (json_object_object_get_ex(f, "ram", &v))
+			t->memory_mib = json_object_get_int64(v);
+		if (json_object_object_get_ex(f, "disk", &v))
+			disk += json_object_get_int64(v);
+		if (json_object_object_get_ex(f, "OS-FLV-EXT-DATA:ephemeral", &v))
+			disk += json_object_get_int64(v);
+		if (disk > 0) {
+			t->storage_gb = disk;
+			t->storage_disk = xstrdup("disk");
+		}
+		json_object_object_get_ex(f, "extra_specs", &es);
+		if ((spec = jstr(es, "pci_passthrough:alias"))) {
+			/* ALIAS:COUNT[,ALIAS:COUNT]: the first */
+			char *a = xstrdup(spec), *comma = strchr(a, ','), *colon;
+			if (comma)
+				*comma = '\0';
+			colon = strchr(a, ':');
+			if (colon)
+				*colon = '\0';
+			t->gpu_count = colon ? atoi(colon + 1) : 1;
+			t->gpu_name = alias_model(a, aliases, naliases);
+			free(a);
+		} else if ((spec = jstr(es, "resources:VGPU"))) {
+			t->gpu_count = atoi(spec);
+			t->gpu_name = alias_model("VGPU", aliases, naliases);
+		}
+		if (t->gpu_count <= 0) {
+			free(t->gpu_name);
+			t->gpu_name = NULL;
+			t->gpu_count = 0;
+		}
+		if ((spec = jstr(es, "hw:cpu_arch")) || (spec = jstr(es, "capabilities:cpu_info:arch")))
+			t->arch = xstrdup(spec);
+	}
+	json_object_put(root);
+	return 0;
+}
+
+enum os_class os_flavors(struct os_client *c, char *const *aliases, size_t naliases,
+			 struct ec2_instance_types *out, burst_err_t *err)
+{
+	char *ans = NULL;
+	long st;
+	enum os_class cls = os_compute(c, "GET", "/flavors/detail?is_public=None", NULL, "list flavors",
+				       &st, &ans, err);
+
+	if (cls == OS_OK && os_parse_flavors(ans, aliases, naliases, out, err) < 0)
+		cls = OS_TRANSIENT;
+	free(ans);
+	return cls;
 }

@@ -149,6 +149,31 @@ enum os_class os_image_get(struct os_client *c, const char *path, const char *wh
 /* Get a token now if none is held (or it expires soon). */
 enum os_class os_authenticate(struct os_client *c, burst_err_t *err);
 
+struct cfg_provider;
+/*
+ * The client of a configured openstack provider: its CredentialsFile= (read
+ * now), Endpoint=, Interface=, ComputeEndpoint=, CaFile= and Microversion=
+ * (microversion, when not NULL, instead), region (NULL: the provider's first
+ * of Regions=, else the file's). NULL with err.
+ */
+struct os_client *os_client_for_provider(const struct cfg_provider *p, const char *region,
+					 bool allow_http, const char *microversion, burst_err_t *err);
+
+struct ec2_instance_types;
+/*
+ * Nova's flavors (GET /flavors/detail, microversion 2.61 or later so that
+ * each has its extra_specs) as instance types for the catalog refresh:
+ * name, vcpus, memory_mib (ram), storage_gb (disk + ephemeral, storage
+ * "disk"), and an accelerator from the extra specs "pci_passthrough:alias"
+ * (ALIAS:COUNT, the first) or "resources:VGPU" (alias VGPU), its model
+ * through aliases ("ALIAS:MODEL" strings; an alias not there is its own
+ * model name). os_parse_flavors parses one answer (appending to *out).
+ */
+enum os_class os_flavors(struct os_client *c, char *const *aliases, size_t naliases,
+			 struct ec2_instance_types *out, burst_err_t *err);
+int os_parse_flavors(const char *json, char *const *aliases, size_t naliases,
+		     struct ec2_instance_types *out, burst_err_t *err);
+
 /* Nova's message from an error body ({"badRequest": {"message": ...}}), or NULL. */
 char *os_error_message(const char *json);
 

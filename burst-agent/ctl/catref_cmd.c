@@ -19,6 +19,7 @@
 #include "catref_cmd.h"
 #include "config.h"
 #include "ec2.h"
+#include "openstack.h"
 #include "strutil.h"
 #include "verb.h"
 
@@ -110,7 +111,7 @@ static json_object *strv_json(char **v, size_t n)
 }
 
 static void print_report(const struct catref_report *r, const char *out, const char *sum,
-			 size_t nrows, bool json)
+			 size_t nrows, bool json, const char *api_name)
 {
 	size_t i;
 
@@ -143,17 +144,53 @@ static void print_report(const struct catref_report *r, const char *out, const c
 		printf("  ~ %s %s: %s -> %s\n", r->changed[i].type, r->changed[i].col,
 		       r->changed[i].old[0] ? r->changed[i].old : "(empty)",
 		       r->changed[i].new_[0] ? r->changed[i].new_ : "(empty)");
-	printf("kept (EC2 disagrees, the curated value stays): %zu values\n", r->nkept);
+	printf("kept (%s disagrees, the curated value stays): %zu values\n", api_name, r->nkept);
 	for (i = 0; i < r->nkept; i++)
-		printf("  = %s %s: %s (EC2: %s)\n", r->kept[i].type, r->kept[i].col, r->kept[i].old, r->kept[i].new_);
-	printf("missing (not in EC2's answer%s): %zu\n", r->dropped ? ", dropped" : ", kept", r->nmissing);
+		printf("  = %s %s: %s (%s: %s)\n", r->kept[i].type, r->kept[i].col, r->kept[i].old, api_name, r->kept[i].new_);
+	printf("missing (not in %s's answer%s): %zu\n", api_name, r->dropped ? ", dropped" : ", kept", r->nmissing);
 	for (i = 0; i < r->nmissing; i++)
 		printf("  - %s\n", r->missing[i]);
 	printf("unchanged: %zu\n", r->unchanged);
 	if (r->efa_added)
-		printf("efa: a new column (EC2's efaSupported: yes/no), filled for every type EC2 describes\n");
+		printf("efa: a new column (EC2's efaSupported: yes/no), filled for every type %s describes\n", api_name);
 	for (i = 0; i < r->nnotes; i++)
 		printf("note: %s\n", r->notes[i]);
+}
+
+/* An empty catalog of provider catname, with the columns the catalog loader reads. */
+static int new_table(const char *path, const char *catname, struct catref_table *t, burst_err_t *err)
+{
+	static const char *const cols[] = { "instance_type", "vcpus", "memory_mib", "accelerator_count",
+		"accelerator", "accelerator_type", "accelerator_manufacturer", "accelerator_architecture",
+		"accelerator_memory_mib", "processor", "processor_manufacturer", "processor_microarchitecture",
+		"processor_isa", "storage_type", "storage_gib", "network_gbps", "source", NULL };
+	struct strbuf sb;
+	size_t i;
+
+	(void)path;
+	(void)err;
+	memset(t, 0, sizeof(*t));
+	t->comments = xcalloc(2, sizeof(char *));
+	sb_init(&sb);
+	sb_addf(&sb, "# slurm-burst instance catalog, provider %s", catname);
+	t->comments[t->ncomments++] = sb_take(&sb);
+	t->comments[t->ncomments++] = xstrdup("# version=none");
+	for (i = 0; cols[i]; i++)
+		;
+	t->cols = xcalloc(i, sizeof(char *));
+	for (i = 0; cols[i]; i++)
+		t->cols[t->ncols++] = xstrdup(cols[i]);
+	return 0;
+}
+
+/* A compute microversion with flavors' extra_specs inline (2.61), or the provider's if later. */
+static const char *os_microversion(const char *mv)
+{
+	int major = 0, minor = 0;
+
+	if (mv && sscanf(mv, "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 61)))
+		return mv;
+	return "2.61";
 }
 
 int catref_cmd_main(int argc, char **argv)
@@ -172,7 +209,7 @@ int catref_cmd_main(int argc, char **argv)
 	};
 	const char *config = NULL, *catdir = NULL, *pname = NULL, *region = NULL;
 	const char *output = NULL, *outdir = NULL;
-	bool json = false, drop = false;
+	bool json = false, drop = false, openstack = false;
 	struct burst_config *cfg = NULL;
 	const struct cfg_provider *p = NULL;
 	struct catalog *cat = NULL;
@@ -246,14 +283,16 @@ int catref_cmd_main(int argc, char **argv)
 		sb_free(&sb);
 		goto out;
 	}
-	if (strcmp(p->type, "aws")) {
-		fprintf(stderr, "%s: provider %s is of type %s: only aws providers can be refreshed "
-			"(from EC2's DescribeInstanceTypes)\n", prog, p->name, p->type);
+	if (strcmp(p->type, "aws") && strcmp(p->type, "openstack")) {
+		fprintf(stderr, "%s: provider %s is of type %s: only aws providers (from EC2's "
+			"DescribeInstanceTypes) and openstack ones (from Nova's flavors) can be refreshed\n",
+			prog, p->name, p->type);
 		goto out;
 	}
+	openstack = !strcmp(p->type, "openstack");
 	if (!region)
 		region = p->nregions ? p->regions[0] : NULL;
-	if (!region) {
+	if (!region && !openstack) {
 		fprintf(stderr, "%s: provider %s has no Regions=: give --region R\n", prog, p->name);
 		goto out;
 	}
@@ -266,7 +305,13 @@ int catref_cmd_main(int argc, char **argv)
 		goto out;
 	}
 	snprintf(in, sizeof(in), "%s/%s.csv", dir, catname);
-	if (catref_read(in, &t, &err) < 0) {
+	if (openstack && access(in, F_OK) < 0 && errno == ENOENT) {
+		/* a site's first catalog of its flavors: the columns of the shipped ones */
+		if (new_table(in, catname, &t, &err) < 0) {
+			fprintf(stderr, "%s: %s\n", prog, err.msg);
+			goto out;
+		}
+	} else if (catref_read(in, &t, &err) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 		goto out;
 	}
@@ -281,6 +326,28 @@ int catref_cmd_main(int argc, char **argv)
 	} else
 		snprintf(out, sizeof(out), "%s", in);
 
+	if (openstack) {
+		struct os_client *oc = os_client_for_provider(p, region, cfg->allow_insecure_endpoint,
+							      os_microversion(p->microversion), &err);
+		enum os_class oc_cls;
+		if (!oc) {
+			fprintf(stderr, "%s: provider %s: %s\n", prog, p->name, err.msg);
+			goto out;
+		}
+		oc_cls = os_flavors(oc, p->accelerators, p->naccelerators, &api, &err);
+		os_client_free(oc);
+		if (oc_cls != OS_OK) {
+			fprintf(stderr, "%s: provider %s: %s%s\n", prog, p->name, err.msg,
+				oc_cls == OS_AUTH ? " (check the provider's CredentialsFile=)" : "");
+			goto out;
+		}
+		if (!api.n) {
+			fprintf(stderr, "%s: provider %s: Nova lists no flavor for the project: nothing written\n",
+				prog, p->name);
+			goto out;
+		}
+		goto merge;
+	}
 	c = ec2_client_for_provider(region, p->endpoint, p->ca_file, p->credentials, p->profile, &err);
 	if (!c) {
 		fprintf(stderr, "%s: provider %s: %s\n", prog, p->name, err.msg);
@@ -298,10 +365,15 @@ int catref_cmd_main(int argc, char **argv)
 			prog, p->name, region);
 		goto out;
 	}
+merge:
 	memset(&mo, 0, sizeof(mo));
+	if (openstack) {
+		mo.source = "openstack-api";
+		mo.api = "Nova's flavors";
+	}
 	mo.drop_missing = drop;
 	mo.provider = p->name;
-	mo.region = region;
+	mo.region = region ? region : "(the credentials')";
 	if (catref_merge(&t, &api, cat, &mo, &rep, &err) < 0) {
 		fprintf(stderr, "%s: %s: %s\n", prog, in, err.msg);
 		goto out;
@@ -321,7 +393,7 @@ int catref_cmd_main(int argc, char **argv)
 		}
 	}
 	sha256_file(out, sum);
-	print_report(&rep, out, sum, t.nrows, json);
+	print_report(&rep, out, sum, t.nrows, json, openstack ? "Nova" : "EC2");
 	rc = EXIT_OK;
 out:
 	catref_report_free(&rep);

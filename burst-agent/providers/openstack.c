@@ -6,8 +6,8 @@
  * one POST /servers per node: name CLUSTER-NODE, the flavor and image (by
  * name or id), Networks=, KeyName=, AvailabilityZone=, SchedulerHints=, the
  * node's user data (a shell script for cloud-init that runs burst-node join
- * and then slurmd) and metadata burst:cluster, burst:nodeset, burst:node,
- * burst:attempt and burst:batch. Nova has no client token, so every launch
+ * and then slurmd) and metadata burst:cluster, burst:provider,
+ * burst:nodeset, burst:node, burst:attempt and burst:batch. Nova has no client token, so every launch
  * first lists the cluster's servers (one paged GET /servers/detail filtered
  * by name) and adopts the server a node already has for this attempt: a
  * crash between the POST and the agent recording its answer adopts instead
@@ -138,13 +138,12 @@ static struct provider *os_init(const struct cfg_provider *cfg, const struct bur
 	return p;
 }
 
-/* The region's client, made on first use (the credentials file is read
- * then, so that a fixed file needs no restart); NULL with err and *cls. */
+/* The region's client ("": the credentials file's), made on first use (the
+ * credentials file is read then, so that a fixed file needs no restart);
+ * NULL with err and *cls. */
 static struct region_client *client_for(struct provider *p, const char *region, enum prov_class *cls,
 					burst_err_t *err)
 {
-	struct os_auth a;
-	struct os_client_opts o;
 	struct os_client *c;
 	size_t i;
 
@@ -153,30 +152,19 @@ static struct region_client *client_for(struct provider *p, const char *region, 
 	for (i = 0; i < p->nrc; i++)
 		if (!strcmp(p->rc[i].region, region))
 			return &p->rc[i];
-	if (os_auth_from_file(p->credentials, &a, err) < 0) {
-		*cls = PROV_AUTH;
-		return NULL;
+	{
+		/* the provider's own copies of its settings (burst.conf may be reloaded) */
+		struct cfg_provider cp;
+		memset(&cp, 0, sizeof(cp));
+		cp.name = p->name;
+		cp.credentials = p->credentials;
+		cp.endpoint = p->endpoint;
+		cp.interface = p->interface;
+		cp.compute_endpoint = p->compute_endpoint;
+		cp.ca_file = p->ca_file;
+		cp.microversion = p->microversion;
+		c = os_client_for_provider(&cp, region, p->allow_http, NULL, err);
 	}
-	if (p->endpoint) {
-		free(a.auth_url);
-		a.auth_url = xstrdup(p->endpoint);
-	}
-	if (*region) {
-		free(a.region);
-		a.region = xstrdup(region);
-	}
-	if (p->interface) {
-		free(a.interface);
-		a.interface = xstrdup(p->interface);
-	}
-	memset(&o, 0, sizeof(o));
-	o.auth = &a;
-	o.compute_url = p->compute_endpoint;
-	o.microversion = p->microversion;
-	o.ca_file = p->ca_file;
-	o.allow_http = p->allow_http;
-	c = os_client_new(&o, err);
-	os_auth_free(&a);
 	if (!c) {
 		*cls = PROV_AUTH;
 		return NULL;
@@ -472,6 +460,9 @@ static enum os_class list_cluster(struct provider *p, struct region_client *r, s
 			cl = jstr(md, "burst:cluster");
 			if (!cl || strcmp(cl, p->cluster))
 				continue;
+			/* another provider's (the same project behind two Provider lines) */
+			if (jstr(md, "burst:provider") && strcmp(jstr(md, "burst:provider"), p->name))
+				continue;
 			*out = xrealloc(*out, (*n + 1) * sizeof(**out));
 			v = &(*out)[(*n)++];
 			memset(v, 0, sizeof(*v));
@@ -558,6 +549,7 @@ static char *server_body(const struct provider *p, const struct prov_batch *b, c
 	json_object_object_add(s, "user_data", json_object_new_string(u64));
 	free(u64);
 	json_object_object_add(md, "burst:cluster", json_object_new_string(p->cluster));
+	json_object_object_add(md, "burst:provider", json_object_new_string(p->name));
 	json_object_object_add(md, "burst:nodeset", json_object_new_string(b->nodeset ? b->nodeset : ""));
 	json_object_object_add(md, "burst:node", json_object_new_string(pn->node));
 	snprintf(att, sizeof(att), "%d", pn->attempt);

@@ -77,7 +77,8 @@ class Serve(integrated_helpers._IntegratedTestBase):
         self.flags(instances=500, cores=-1, ram=-1, group="quota")
         self.flags(auth_strategy="keystone", group="api")
         self.flags(api_paste_config="/etc/nova/api-paste.ini", group="wsgi")
-        self.flags(www_authenticate_uri=ARGS.keystone, token_cache_time=-1,
+        # validated tokens are cached 10 s (a revoked token is refused after that)
+        self.flags(www_authenticate_uri=ARGS.keystone, token_cache_time=10,
                    auth_type="password", auth_url=ARGS.keystone, username="nova",
                    password=ARGS.service_password, project_name="service",
                    user_domain_name="Default", project_domain_name="Default",

@@ -12,9 +12,11 @@
 # OS_NOVA_EP, OS_PW (the burst user's password), OS_AC_ID/OS_AC_SECRET (the
 # application credential), OS_IMAGE (an image id Nova's fake Glance knows),
 # OS_NET (a network id), and OS_ENV (a file to source for the openstack CLI
-# as the burst user). Returns 1 with the reason on stderr (and everything
+# as the burst user). OS_TOKEN_EXPIRATION (seconds, default 3600) is the
+# life of Keystone's tokens. Returns 1 with the reason on stderr (and everything
 # stopped) when something does not come up; the caller bails.
-# os_down: stop both. os_cli ARGS: the openstack CLI as the burst user.
+# os_down: stop both. os_cli ARGS, os_admin ARGS: the openstack CLI as the
+# burst user, as admin; os_token, os_api: the same through curl (below).
 
 OS_KS_PID= OS_NOVA_PID=
 OS_PY=/usr/bin/python3
@@ -32,6 +34,25 @@ os_wait_http() {   # URL TRIES PID
 }
 
 os_jget() { "$OS_PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+
+# os_token burst|admin: a token of that user (curl: the CLI costs seconds a call)
+os_token() {
+	local user=burst pw=$OS_PW project=burst
+	[ "$1" = admin ] && user=admin pw=$(cat "$OS_DIR/admin.pw") project=admin
+	curl -s -D - -o /dev/null -H 'Content-Type: application/json' -d "{\"auth\": {\"identity\": {
+		\"methods\": [\"password\"], \"password\": {\"user\": {\"name\": \"$user\",
+		\"domain\": {\"name\": \"Default\"}, \"password\": \"$pw\"}}},
+		\"scope\": {\"project\": {\"name\": \"$project\", \"domain\": {\"name\": \"Default\"}}}}}" \
+		"$OS_AUTH_EP/auth/tokens" | tr -d '\r' | sed -n 's/^[Xx]-[Ss]ubject-[Tt]oken: *//p'
+}
+# os_api burst|admin METHOD PATH [JSON]: a compute request (microversion
+# $OS_MV, default 2.52); the body on stdout, then a line with the status
+os_api() {
+	local tok
+	tok=$(os_token "$1") || return 1
+	curl -s -X "$2" -H "X-Auth-Token: $tok" -H "OpenStack-API-Version: compute ${OS_MV:-2.52}" \
+		-H 'Content-Type: application/json' ${4:+-d "$4"} -w '\n%{http_code}\n' "$OS_NOVA_EP$3"
+}
 
 os_cli() { (. "$OS_DIR/os.env" && openstack "$@"); }
 os_admin() { (. "$OS_DIR/admin.env" && openstack "$@"); }
@@ -51,6 +72,7 @@ log_file = $dir/keystone.log
 connection = sqlite:///$dir/ks/keystone.db
 [token]
 provider = fernet
+expiration = ${OS_TOKEN_EXPIRATION:-3600}
 [fernet_tokens]
 key_repository = $dir/ks/fernet
 [credential]
@@ -82,6 +104,7 @@ KS
 		os_down
 		return 1
 	fi
+	(umask 077; echo "$admin_pw" >"$dir/admin.pw")
 	cat >"$dir/admin.env" <<ENV
 export OS_AUTH_URL=$OS_AUTH_EP OS_IDENTITY_API_VERSION=3 OS_USERNAME=admin OS_PASSWORD=$admin_pw
 export OS_PROJECT_NAME=admin OS_USER_DOMAIN_NAME=Default OS_PROJECT_DOMAIN_NAME=Default OS_REGION_NAME=RegionOne

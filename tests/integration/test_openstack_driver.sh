@@ -150,4 +150,24 @@ chmod 600 "$work/ac.rc"
 drv os list
 [ "$(wc -l <"$work/out")" = 2 ]; ok $? "list: what is left (n1's two attempts)" "$work/out"
 
+# --- burstctl catalog refresh from Nova's flavors ---
+burstctl="$build/burst-agent/ctl/burstctl"
+os_admin flavor create --vcpus 8 --ram 65536 --disk 40 --ephemeral 100 \
+	--property pci_passthrough:alias=a100:4 burst.gpu4 >"$work/err" 2>&1
+ok $? "a flavor with 4 GPUs in its extra specs (pci_passthrough:alias=a100:4)" "$work/err"
+echo "Provider=oscat Type=openstack CredentialsFile=$work/pw.rc Image=$OS_IMAGE Accelerators=a100:A100-80GB" \
+	>>"$work/burst.conf"
+"$burstctl" --config "$work/burst.conf" catalog refresh --provider oscat --catalog-dir "$src/share/catalog" \
+	--output-dir "$work/cat" >"$work/out" 2>&1
+ok $? "burstctl catalog refresh --provider oscat (a first catalog of the site's flavors)" "$work/out"
+csv="$work/cat/openstack.csv"
+grep -q '^m1.small,1,2048,0,' "$csv" && grep -q '^m1.tiny,1,512,0,' "$csv"
+ok $? "the flavors are rows: m1.small has 1 vCPU and 2048 MiB" "$csv"
+grep -q '^burst.gpu4,8,65536,4,A100-80GB,GPU,NVIDIA,ampere,81920,.*,disk,140,.*,openstack-api$' "$csv"
+ok $? "burst.gpu4: 4 A100-80GB through the alias table (model facts from the catalog), 140 GiB of disk" "$csv"
+mkdir "$work/catdir" && cp "$src"/share/catalog/* "$work/cat/openstack.csv" "$work/catdir/"
+"$burstctl" --catalog-dir "$work/catdir" select 'node_provider=openstack accelerator_count>=4' >"$work/out" 2>&1
+grep -q 'burst.gpu4' "$work/out" && ! grep -q 'm1.small' "$work/out"
+ok $? "a contract resolves against the site's flavors (node_provider=openstack accelerator_count>=4: burst.gpu4)" "$work/out"
+
 done_testing

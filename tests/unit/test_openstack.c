@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ec2.h"
 #include "openstack.h"
 #include "strutil.h"
 #include "tap.h"
@@ -147,6 +148,43 @@ static void test_auth_file(void)
 	unlink(path);
 }
 
+static void test_flavors(void)
+{
+	struct ec2_instance_types l = { 0 };
+	burst_err_t err = { 0 };
+	char *aliases[] = { "a100:A100-80GB", "VGPU:A10" };
+	size_t len, i;
+	char *js = slurp("flavors_detail_2.61.json", &len);
+	const struct ec2_instance_type *gpu = NULL, *vgpu = NULL, *small = NULL;
+
+	ok(os_parse_flavors(js, aliases, 2, &l, &err) == 0, "Nova's flavors (2.61, extra_specs inline) parse: %s", err.msg);
+	is_num(l.n, 8, "eight flavors");
+	for (i = 0; i < l.n; i++) {
+		if (!strcmp(l.v[i].name, "rec.gpu4"))
+			gpu = &l.v[i];
+		if (!strcmp(l.v[i].name, "rec.vgpu"))
+			vgpu = &l.v[i];
+		if (!strcmp(l.v[i].name, "m1.small"))
+			small = &l.v[i];
+	}
+	ok(small && small->vcpus == 1 && small->memory_mib == 2048 && small->storage_gb == 20 && small->gpu_count == 0,
+	   "m1.small: 1 vCPU, 2048 MiB, 20 GiB, no accelerator");
+	ok(gpu && gpu->vcpus == 8 && gpu->memory_mib == 65536 && gpu->storage_gb == 140,
+	   "rec.gpu4: 8 vCPUs, 64 GiB, disk 40 + ephemeral 100 GiB");
+	ok(gpu && gpu->gpu_count == 4 && gpu->gpu_name && !strcmp(gpu->gpu_name, "A100-80GB"),
+	   "pci_passthrough:alias=a100:4: 4 A100-80GB through the alias table");
+	ok(vgpu && vgpu->gpu_count == 1 && vgpu->gpu_name && !strcmp(vgpu->gpu_name, "A10"),
+	   "resources:VGPU=1: one accelerator of alias VGPU");
+	ec2_instance_types_free(&l);
+	ok(os_parse_flavors(js, NULL, 0, &l, &err) == 0 && l.n == 8, "without an alias table");
+	for (i = 0; i < l.n; i++)
+		if (!strcmp(l.v[i].name, "rec.gpu4"))
+			ok(l.v[i].gpu_name && !strcmp(l.v[i].gpu_name, "a100"), "an alias not in the table is its own model name");
+	ec2_instance_types_free(&l);
+	ok(os_parse_flavors("{\"servers\": []}", NULL, 0, &l, &err) < 0, "not a flavors answer: refused");
+	free(js);
+}
+
 static void test_redact(void)
 {
 	char msg[128] = "Keystone said pw=hunter22 twice: hunter22";
@@ -161,6 +199,7 @@ int main(void)
 	test_token();
 	test_errors();
 	test_auth_file();
+	test_flavors();
 	test_redact();
 	return done_testing();
 }
