@@ -707,6 +707,10 @@ static int cmd_check_config(struct opts *o, int argc, char **argv)
 			fprintf(stderr, "%s: warning: %s:%d: Provider %s talks plain HTTP to %s (AllowInsecureEndpoint=yes): for tests only, never in production\n",
 				prog, cfg->providers[i].where.file, cfg->providers[i].where.line, cfg->providers[i].name,
 				cfg->providers[i].endpoint);
+	if (cfg->metrics_listen && strncmp(cfg->metrics_addr, "127.", 4))
+		fprintf(stderr, "%s: warning: MetricsListen=%s: the agent's metrics are served unauthenticated beyond "
+			"this host: make sure only your Prometheus reaches that address (127.0.0.1 keeps them local)\n",
+			prog, cfg->metrics_listen);
 	if (o->json) {
 		json_object *top = json_object_new_object();
 		json_object_object_add(top, "file", json_object_new_string(o->config));

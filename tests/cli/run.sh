@@ -149,6 +149,16 @@ has "bad.conf:1: unknown Provider key 'Regoins'; did you mean 'Regions'?" err
 ok $? "... naming file:line, the word and the nearest key"
 has "bad.conf:2: Contract x: bad contract at character" err
 ok $? "... and the contract error with its line"
+{ cat "$conf"; echo "MetricsListen=0.0.0.0:9830"; } >"$tmp/metrics.conf"
+run 0 check-config "$tmp/metrics.conf"
+ok $? "MetricsListen= on every address is valid"
+has "warning: MetricsListen=0.0.0.0:9830: the agent's metrics are served unauthenticated beyond this host" err
+ok $? "... with a warning"
+echo "MetricsListen=127.0.0.1:99999" >>"$tmp/metrics.conf"
+run 2 check-config "$tmp/metrics.conf"
+ok $? "a MetricsListen= port out of range exits 2"
+has "metrics.conf:$(wc -l <"$tmp/metrics.conf"): MetricsListen=127.0.0.1:99999: give a TCP port (1-65535) after the colon" err
+ok $? "... naming file:line"
 cat >"$tmp/unsat.conf" <<'CONF'
 Provider=aws ImageId=ami-0123456789abcdef0
 Contract=big accelerator_count>=16 accelerator_architecture=hopper
