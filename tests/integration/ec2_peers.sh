@@ -7,7 +7,10 @@
 # sets it, providing moto where the system lacks it: tools/moto.sh), else
 # the python3 first on PATH or /usr/bin/python3, whichever has moto. Sets
 # MOTO_PID, MOTO_EP (http://127.0.0.1:PORT), MOTO_AK and MOTO_SK (the user's
-# key) and MOTO_AMI (an image moto knows). Returns 1, with the reason on
+# key) and MOTO_AMI (an image moto knows), MOTO_RECORDING (moto's record of
+# every request it received) and MOTO_KEEPS_TOKEN (yes when moto reports the
+# ClientToken an instance was launched with; no for moto 5.1, which answers
+# a fixed value). Returns 1, with the reason on
 # stderr and moto stopped, when there is no moto, moto does not answer or the
 # setup fails; the caller bails.
 # moto_down: stop it (nothing when it is not running).
@@ -16,12 +19,16 @@
 # IPs there (the agent makes that the node's Slurm NodeAddr), so a test's
 # emulated instance takes that address in its namespace.
 # moto_ip INSTANCE: the instance's private IP.
+# moto_sent ACTION PARAM: what requests of ACTION carried as PARAM.
 # jget FILE EXPR: EXPR (Python, the JSON document is d) of a JSON file.
 
 jget() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
 
 MOTO_PID=
 MOTO_PY=
+MOTO_RECORDING=
+MOTO_KEEPS_TOKEN=
+MOTO_FIXED_TOKEN=ABCDE1234567890123   # moto 5.1's, for its default account 123456789012
 . "$src/tools/moto.sh"
 
 moto_up() {
@@ -31,8 +38,20 @@ moto_up() {
 		return 1
 	}
 	port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	"$MOTO_PY" -m moto.server -H 127.0.0.1 -p "$port" >"$dir/moto.log" 2>&1 &
+	# every request is recorded (moto's recorder): what a client sent can be
+	# checked even where moto does not keep it (moto_sent)
+	MOTO_RECORDING="$dir/moto-requests.jsonl"
+	MOTO_ENABLE_RECORDING=True MOTO_RECORDER_FILEPATH="$MOTO_RECORDING" \
+		"$MOTO_PY" -m moto.server -H 127.0.0.1 -p "$port" >"$dir/moto.log" 2>&1 &
 	MOTO_PID=$!
+	# moto 5.2 keeps each instance's ClientToken and reports it; moto 5.1
+	# (Debian 13's python3-moto) reports a fixed "ABCDE<account>3" for every
+	# instance whatever RunInstances carried (its response template)
+	if "$MOTO_PY" -c 'import inspect, sys, moto.ec2.models.instances as m; sys.exit("client_token" not in inspect.getsource(m))' 2>/dev/null; then
+		MOTO_KEEPS_TOKEN=yes
+	else
+		MOTO_KEEPS_TOKEN=no
+	fi
 	MOTO_EP="http://127.0.0.1:$port"
 	for _ in $(seq 100); do curl -s -o /dev/null "$MOTO_EP/moto-api/" && break; sleep 0.2; done
 	if ! "$MOTO_PY" "$src/tests/integration/ec2_moto_setup.py" setup "$MOTO_EP" >"$dir/setup.json" 2>"$dir/setup.err"; then
@@ -54,6 +73,25 @@ moto_subnet() {
 moto_ip() {
 	AWS_ACCESS_KEY_ID=$MOTO_AK AWS_SECRET_ACCESS_KEY=$MOTO_SK \
 		"$MOTO_PY" "$src/tests/integration/ec2_moto_setup.py" ip "$MOTO_EP" "$1"
+}
+
+# moto_sent ACTION PARAM: the values of PARAM in the requests of ACTION
+# moto_server received so far, one a line, in order (from its recording).
+moto_sent() {
+	python3 - "$MOTO_RECORDING" "$1" "$2" <<'PY'
+import base64, json, sys, urllib.parse
+path, action, param = sys.argv[1:]
+for line in open(path):
+    e = json.loads(line)
+    body = e.get("body") or ""
+    if e.get("body_encoded"):
+        body = base64.b64decode(body).decode()
+    q = urllib.parse.parse_qs(body)
+    q.update(urllib.parse.parse_qs(urllib.parse.urlparse(e.get("url", "")).query))
+    if q.get("Action") == [action]:
+        for v in q.get(param, []):
+            print(v)
+PY
 }
 
 moto_down() {

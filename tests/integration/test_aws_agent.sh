@@ -141,7 +141,12 @@ j() { jget "$LAB/i1.json" "$1"; }
 ok $? "it is a t3.micro (the cheaper type) of image $ami ($(j 'd["type"]'))"
 tok=$(j 'd["tags"].get("burst:batch", "")')
 [ "$(j 'd["tags"].get("burst:cluster")')" = "lab$$" ] && [ "$(j 'd["tags"].get("burst:nodeset")')" = cloud ] &&
-	[[ "$tok" =~ ^burst-[0-9a-f]{40}$ ]] && [ "$(j 'd["token"]')" = "$tok" ] && [ -n "$(j 'd["tags"].get("Name", "")')" ]
+	[[ "$tok" =~ ^burst-[0-9a-f]{40}$ ]] && [ -n "$(j 'd["tags"].get("Name", "")')" ] &&
+	# the RunInstances moto got carried that token (and only that one:
+	# burst-1 is the only node launched through moto so far) ...
+	[ "$(moto_sent RunInstances ClientToken | sort -u)" = "$tok" ] &&
+	# ... and a moto that keeps it reports it as the instance's
+	{ [ "$MOTO_KEEPS_TOKEN" = no ] || [ "$(j 'd["token"]')" = "$tok" ]; }
 ok $? "tagged burst:cluster, burst:nodeset, burst:batch (= its ClientToken $tok) and Name" "$LAB/i1.json"
 j 'd["userdata"]' >"$LAB/ud1.sh"
 jtok=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select token from nodes where name=?", ("burst-1",)).fetchone()[0])' "$LAB/burst/agent.db" 2>/dev/null)
