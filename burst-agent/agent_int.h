@@ -210,7 +210,7 @@ void lost_nodes(void);
  * *stopping was set meanwhile; -1 on an error of the state). */
 int lease_acquire(const volatile sig_atomic_t *stopping);
 /* Before anything external: return if the lease is still this agent's,
- * else step down (exit at once, status 3). */
+ * else step down (exit at once, status 3). Any thread may call it. */
 void lease_check(void);
 /* A clean stop: hand the lease over at once. */
 void lease_release(void);

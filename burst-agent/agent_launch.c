@@ -62,6 +62,7 @@ static void launch_run(struct pjob *j, const struct provider_ops *ops, struct pr
 	struct launch_job *l = (struct launch_job *)j;
 
 	l->t0 = mono();
+	lease_check();   /* on the worker too: the call may have waited behind others */
 	ops->launch(drv, &l->b);
 	l->t1 = mono();
 }

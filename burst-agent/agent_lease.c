@@ -14,7 +14,8 @@
  * - Every change the active agent makes to its state is fenced by that
  *   epoch in the writing transaction (state_lease_take), and before each
  *   external action (a provider call, a Slurm update, an answer to a node)
- *   the loop checks that its lease is still good by its own clock: a
+ *   the loop (and a provider worker, right before its call) checks that
+ *   its lease is still good by its own clock: a
  *   renewal older than 80% of LeaseTimeout, or one that found the lease
  *   taken, makes it step down - it exits at once (status 3) and its
  *   service manager starts it again, as a standby.

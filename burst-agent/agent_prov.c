@@ -109,6 +109,7 @@ static void term_run(struct pjob *j, const struct provider_ops *ops, struct prov
 	t->t.cls = PROV_OK;
 	double t0 = mono();
 
+	lease_check();   /* on the worker too: the call may have waited behind others */
 	t->t.rc = ops->terminate(drv, t->node, t->instance, &t->t.cls, &err);
 	t->t.seconds = mono() - t0;
 	t->t.err = xstrdup(err.msg);
