@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# test_standby.sh - two burst agents share one StateDir (issue 13 item 5):
+# the first holds the lease and bursts, the second waits as a standby. In
+# the middle of a 32-node burst through the aws provider (moto_server,
+# signatures checked; the instances' user data run as cloud-init would),
+# the active agent dies: SIGKILL (STANDBY_MODE=kill, the default) or frozen
+# by SIGSTOP (STANDBY_MODE=stop: its lease is not renewed, as when its host
+# is cut off; it is let go on once the standby has taken over, and must
+# step down without doing anything). More jobs are submitted while no
+# agent is active. The standby takes over within 10 s, every job
+# completes, each of the 32 nodes got exactly one instance, and no spool
+# request is left.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/ec2_peers.sh"
+. "$src/tests/integration/lab.sh"
+burstctl="$build/burst-agent/ctl/burstctl"
+inst="$src/burst-agent/providers/burst-local-instance"
+mode=${STANDBY_MODE:-kill}
+[ "$mode" = kill ] || [ "$mode" = stop ] || bail "STANDBY_MODE=$mode: give kill or stop"
+[ -x "$build/burst-agent/burst-agent" ] || bail "no $build/burst-agent/burst-agent (build first)"
+
+aux=$(mktemp -d /tmp/test_standby.XXXXXX)
+moto_pid= emu_pid=
+aux_down() {
+	[ -n "$emu_pid" ] && kill "$emu_pid" 2>/dev/null && wait "$emu_pid" 2>/dev/null
+	[ -n "$moto_pid" ] && kill "$moto_pid" 2>/dev/null && wait "$moto_pid" 2>/dev/null
+	moto_pid= emu_pid=
+	rm -rf "$aux"
+}
+moto_up "$aux" || { aux_down; bail "moto_server did not start"; }
+moto_pid=$MOTO_PID ep=$MOTO_EP ak=$MOTO_AK sk=$MOTO_SK ami=$MOTO_AMI
+umask 077
+printf '[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n' "$ak" "$sk" >"$aux/creds"
+umask 022
+chmod 755 "$aux"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 240 10 600)
+lab_pre_ctld() {
+	jp=$((LAB_PORT_CTLD + 300))
+	subnet=$(moto_subnet "$LAB_NET.128/25" 2>"$LAB/subnet.err") || { cat "$LAB/subnet.err" >&2; return 1; }
+	lab_burst_conf <<CONF || return 1
+RejectCooldown=5
+LeaseTimeout=5
+AllowInsecureEndpoint=yes
+Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami MinCount=all JoinAddress=$LAB_NET.1:$jp SubnetId=$subnet
+Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
+NodeSet=cloud Nodes=burst-[1-32] Partition=burst Providers=aws InstanceTypes=t3.micro
+CONF
+}
+lab_up || { aux_down; bail "the lab did not start"; }
+trap 'lab_down; aux_down' EXIT
+trap 'lab_down; aux_down; exit 130' INT TERM
+cd "$LAB" || bail "no lab directory"
+TAP_DIAG="$LAB/log/agent.log"
+
+# --- two agents, one StateDir ---
+lab_agent_start; ok $? "agent A is up" "$LAB/log/agent.log"
+a=$AGENT_PID
+grep -q "lease taken (epoch 1): nobody held it" "$LAB/log/agent.log"
+ok $? "A holds the lease (epoch 1)" "$LAB/log/agent.log"
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+	BURST_NODE="$build/burst-agent/node/burst-node" \
+	"$build/burst-agent/burst-agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agentB.log" &
+b=$!
+lab_record burst-agent "$b"
+wait_log() {   # FILE REGEX SECONDS
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_log "$LAB/log/agentB.log" "standby: .* pid $a holds the lease (epoch 1)" 10
+ok $? "B waits as a standby" "$LAB/log/agentB.log"
+"$burstctl" --config "$LAB/etc/burst.conf" status >"$LAB/status1" 2>&1
+grep -q "^active agent: .* pid $a (lease epoch 1, " "$LAB/status1"
+ok $? "burstctl status: A is the active agent" "$LAB/status1"
+
+# --- the emulated cloud: each running instance's user data runs as cloud-init would ---
+export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
+unset AWS_SESSION_TOKEN AWS_PROFILE
+# the cluster's instances: "ID STATE NODE IP" (the node from its batch's user data and launch index)
+cluster_instances() {
+	"$MOTO_PY" - "$ep" "lab$$" "$1" <<'PY'
+import base64, os, re, sys, boto3
+ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
+cache = sys.argv[3]
+for page in ec2.get_paginator("describe_instances").paginate(
+        Filters=[{"Name": "tag:burst:cluster", "Values": [sys.argv[2]]}]):
+    for r in page["Reservations"]:
+        for i in r["Instances"]:
+            iid = i["InstanceId"]
+            ud = os.path.join(cache, iid + ".sh")
+            if not os.path.exists(ud):
+                a = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData")
+                with open(ud + ".new", "wb") as f:
+                    f.write(base64.b64decode(a["UserData"]["Value"]))
+                os.rename(ud + ".new", ud)
+            m = re.search(r"^%d\) NODE='([^']*)'" % i["AmiLaunchIndex"], open(ud).read(), re.M)
+            print(iid, i["State"]["Name"], m.group(1) if m else "-", i.get("PrivateIpAddress", "-"),
+                  i["AmiLaunchIndex"])
+PY
+}
+mkdir -p "$LAB/ud" "$LAB/emu"
+emulator() {
+	local id st node ip idx
+	while :; do
+		cluster_instances "$LAB/ud" 2>>"$LAB/emu.err" | while read -r id st node ip idx; do
+			[ "$st" = running ] && [ "$node" != - ] && [ ! -e "$LAB/emu/$id" ] || continue
+			: >"$LAB/emu/$id"
+			mkdir -p "$LAB/emu/$node"
+			"$inst" stop "burst-lab$$-emu-$node" 2>/dev/null
+			"$inst" start "burst-lab$$-emu-$node" "$node" "$ip/24" "$LAB_BR" "$LAB/emu/$node" -- \
+				env BURST_LAUNCH_INDEX="$idx" BURST_INSTANCE_ID="$id" \
+				BURST_NODE_BIN="$build/burst-agent/node/burst-node" BURST_STATE_DIR="$LAB/burst" \
+				BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
+				sh "$LAB/ud/$id.sh" >/dev/null 2>>"$LAB/emu.err"
+		done
+		sleep 0.5
+	done
+}
+emulator &
+emu_pid=$!
+
+# --- half the burst, then the active agent dies in its middle ---
+jobs=
+# each job holds its 4 nodes until $LAB/release exists: the 8 jobs need 32 nodes at once
+job() {
+	sbatch --parsable -N4 --exclusive --cloud-contract=small -p burst -o "$LAB/job-%j.out" \
+		--wrap "srun -N4 hostname; while [ ! -e '$LAB/release' ]; do sleep 0.5; done" 2>>"$LAB/err"
+}
+for j in 1 2 3 4; do
+	id=$(job) && jobs="$jobs $id"
+done
+[ "$(echo $jobs | wc -w)" = 4 ]; ok $? "4 jobs of 4 nodes submitted:$jobs" "$LAB/err"
+admitted() { grep -c "booting -> admitted" "$1" 2>/dev/null; }
+for ((i = 0; i < 1200; i++)); do [ "$(admitted "$LAB/log/agent.log")" -ge 4 ] && break; sleep 0.1; done
+na=$(admitted "$LAB/log/agent.log")
+[ "$na" -ge 4 ] && [ "$na" -lt 16 ]
+ok $? "A launched and admitted some of the first 16 nodes ($na admitted)" "$LAB/log/agent.log" "$LAB/emu.err"
+alines=$(wc -l <"$LAB/log/agent.log")
+t0=$(date +%s.%N)
+if [ "$mode" = kill ]; then
+	{ kill -9 "$a"; wait "$a"; } 2>/dev/null
+	[ $? = 137 ]; ok $? "A killed (SIGKILL) in the middle of the burst"
+else
+	kill -STOP "$a"; ok $? "A frozen (SIGSTOP) in the middle of the burst"
+fi
+# the second half is asked for while no agent is active: its spool requests wait
+for j in 5 6 7 8; do
+	id=$(job) && jobs="$jobs $id"
+done
+[ "$(echo $jobs | wc -w)" = 8 ]; ok $? "4 more jobs submitted (8 in all)" "$LAB/err"
+
+# --- the standby takes over ---
+wait_log "$LAB/log/agentB.log" "lease taken (epoch 2) from .* pid $a" 15
+ok $? "B took the lease over (epoch 2)" "$LAB/log/agentB.log"
+t1=$(date +%s.%N)
+took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+awk -v t="$took" 'BEGIN { exit !(t <= 10) }'
+ok $? "within 10 s of A's death ($took s)" "$LAB/log/agentB.log"
+grep "lease taken" "$LAB/log/agentB.log" | sed 's/^/# /'
+if [ "$mode" = stop ]; then
+	# let the deposed agent go on: it must step down before anything else
+	kill -CONT "$a"
+	for ((i = 0; i < 100; i++)); do lab_pid_alive "$a" || break; sleep 0.1; done
+	wait "$a" 2>/dev/null
+	rc=$?
+	[ "$rc" = 3 ]; ok $? "A, let go on, stepped down (exit status $rc)" "$LAB/log/agent.log"
+	tail -n +$((alines + 1)) "$LAB/log/agent.log" >"$LAB/a-after.log"
+	sed 's/^/# A after: /' "$LAB/a-after.log"
+	grep -q "lease lost" "$LAB/a-after.log" && ! grep -v "lease lost" "$LAB/a-after.log" | grep -q .
+	ok $? "... and did nothing else after it was let go on (only 'lease lost' in its log)" "$LAB/a-after.log"
+fi
+
+# --- every job runs (32 nodes at once) and completes, one instance per node, no request left ---
+all=0
+for id in $jobs; do
+	lab_wait_job "$id" RUNNING 300 && all=$((all + 1))
+done
+[ "$all" = 8 ]; ok $? "all 8 jobs run at once, on 32 nodes ($all)" "$LAB/log/agentB.log" "$LAB/log/slurmctld.log" "$LAB/emu.err"
+touch "$LAB/release"
+all=0
+for id in $jobs; do
+	lab_wait_job "$id" COMPLETED 300 && all=$((all + 1))
+done
+[ "$all" = 8 ]; ok $? "all 8 jobs completed ($all)" "$LAB/log/agentB.log" "$LAB/log/slurmctld.log" "$LAB/emu.err"
+cluster_instances "$LAB/ud" >"$LAB/inst.txt" 2>"$LAB/inst.err"
+ok $? "moto lists the cluster's instances" "$LAB/inst.err"
+dups=$(awk '{print $3}' "$LAB/inst.txt" | sort | uniq -d)
+relaunched=
+for n in $dups; do
+	grep -q "$n: admitted -> terminating: slurmd of .* did not register within" "$LAB/log/agent.log" "$LAB/log/agentB.log" &&
+		relaunched="$relaunched $n"
+done
+nodes=$(awk '{print $3}' "$LAB/inst.txt" | sort -u | wc -l)
+ninst=$(wc -l <"$LAB/inst.txt")
+[ "$nodes" = 32 ] && [ "$(echo $dups | wc -w)" = "$(echo $relaunched | wc -w)" ]
+ok $? "each of the 32 nodes got one instance ($ninst instances for $nodes nodes; duplicates: ${dups:-none}; relaunched for slurmd: ${relaunched:-none})" "$LAB/inst.txt"
+[ -z "$(ls "$LAB/burst/spool" 2>/dev/null | grep '\.json$')" ]
+ok $? "no spool request left"
+"$burstctl" --config "$LAB/etc/burst.conf" status >"$LAB/status2" 2>&1
+grep -q "^active agent: .* pid $b (lease epoch 2, " "$LAB/status2"
+ok $? "burstctl status: B is the active agent" "$LAB/status2"
+nb=$(admitted "$LAB/log/agentB.log")
+ok $([ "$nb" -ge 16 ]; echo $?) "B admitted the rest ($nb nodes)"
+
+# --- a clean stop hands over at once ---
+kill "$b"; wait "$b" 2>/dev/null
+grep -q "lease released (epoch 2)" "$LAB/log/agentB.log"
+ok $? "B, stopped, released the lease" "$LAB/log/agentB.log"
+"$burstctl" --config "$LAB/etc/burst.conf" status >"$LAB/status3" 2>&1
+grep -q "^active agent: none (lease epoch 2 released by .* pid $b)" "$LAB/status3"
+ok $? "burstctl status says so" "$LAB/status3"
+
+kill "$emu_pid" 2>/dev/null; wait "$emu_pid" 2>/dev/null; emu_pid=
+lab_down
+! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+aux_down
+done_testing
