@@ -306,6 +306,19 @@ lab_plugstack() {
 	} >"$LAB/etc/plugstack.conf"
 }
 
+# lab_node_image: burst-node the way a cloud instance's image has it, as a
+# copy in $LAB/image (made once; prints its path), for the tests that
+# emulate cloud-init in namespaces: like a local instance, such an instance
+# has a private /tmp, which hides a build tree under /tmp.
+lab_node_image() {
+	local bin="$build/burst-agent/node/burst-node" dst="$LAB/image/burst-node"
+	if [ ! -e "$dst" ]; then
+		mkdir -p "$LAB/image" && cp "$bin" "$dst.new" && mv -f "$dst.new" "$dst" ||
+			{ lab_log "cannot copy $bin to $LAB/image"; return 1; }
+	fi
+	echo "$dst"
+}
+
 # lab_agent_start [BURST_NODE]: start burst-agent on the lab's burst.conf
 # (its log: $LAB/log/agent.log), record it, wait for its socket; AGENT_PID.
 lab_agent_start() {

@@ -28,14 +28,18 @@ lab_up || bail "the lab did not start"
 cd "$LAB" || bail "no lab directory"
 TAP_DIAG="$LAB/log/agent.log"
 
-# the nodes' burst-node: join reports the a100x8 fixture instead of this machine
+# the nodes' burst-node: join reports the a100x8 fixture instead of this
+# machine (burst-node and the fixture as copies in the lab: an instance has a
+# private /tmp, which would hide a tree under /tmp)
+cp -r "$S/a100x8" "$LAB/a100x8" || bail "cannot copy the a100x8 sysroot"
+nb=$(lab_node_image) || bail "cannot copy burst-node"
 cat >"$LAB/burst-node-a100x8" <<EOF
 #!/bin/sh
 if [ "\$1" = join ]; then
 	shift
-	exec "$build/burst-agent/node/burst-node" join --sysroot "$S/a100x8" "\$@"
+	exec "$nb" join --sysroot "$LAB/a100x8" "\$@"
 fi
-exec "$build/burst-agent/node/burst-node" "\$@"
+exec "$nb" "\$@"
 EOF
 chmod 755 "$LAB/burst-node-a100x8"
 lab_agent_start "$LAB/burst-node-a100x8"; ok $? "the agent is up"

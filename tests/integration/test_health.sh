@@ -24,11 +24,15 @@ SLURM_CONF_EXTRA="HealthCheckProgram=$hc
 HealthCheckInterval=2
 HealthCheckNodeState=ANY"
 lab_pre_ctld() {
+	# run by slurmd in its node's namespaces, which may not see the tree (a
+	# private /tmp): burst-node and its table as copies in the lab
+	local nb
+	nb=$(lab_node_image) && cp "$BURST_PCI_TABLE" "$LAB/image/accelerators.csv" || return 1
 	cat >"$hc" <<EOF
 #!/bin/sh
 [ -s "$LAB/hc-sysroot" ] || exit 0
-export BURST_CONF="$LAB/etc/burst.conf" BURST_PCI_TABLE="$BURST_PCI_TABLE" SLURM_CONF="$SLURM_CONF"
-exec "$N" health --node $node --sysroot "\$(cat "$LAB/hc-sysroot")" >>"$LAB/log/health.log" 2>&1
+export BURST_CONF="$LAB/etc/burst.conf" BURST_PCI_TABLE="$LAB/image/accelerators.csv" SLURM_CONF="$SLURM_CONF"
+exec "$nb" health --node $node --sysroot "\$(cat "$LAB/hc-sysroot")" >>"$LAB/log/health.log" 2>&1
 EOF
 	chmod 755 "$hc"
 }

@@ -34,7 +34,7 @@ esac
 echo "\$@" >"$LAB/join-args\$s"
 echo "\${BURST_JOIN_TOKEN:-}" >"$LAB/join-token\$s"
 while [ ! -e "$LAB/join-go\$s" ]; do sleep 0.1; done
-exec "$node_bin" "\$@"
+exec "$(lab_node_image)" "\$@"
 HELD
 	chmod 755 "$LAB/etc/burst-node-held"
 }
