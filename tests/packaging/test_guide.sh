@@ -226,19 +226,22 @@ wait_job 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|D
 [ "$st" = COMPLETED ] || logs
 [ "$st" = COMPLETED ]
 ok $? "job $job is COMPLETED ($st)" "$diag"
-in_root scontrol show job -o "$job" >"$tmp/job" 2>&1
-nodes=$(sed -n 's/.* NodeList=\([^ ]*\).*/\1/p' "$tmp/job")
-[[ "$nodes" =~ ^burst-[12]$ ]]
-ok $? "... on a burst node of the guide's node set ($nodes)" "$tmp/job"
-out="$R/root/slurm-$job.out"
 # the job's contract, as the guide's burst.conf defines the one it names
 name=$(sed -n "s/.*--cloud-contract=\([^ ]*\).*/\1/p" "$(grep -l '^job ' "$tmp"/steps/*.what | sed 's/\.what$//')")
 expr=$(sed -n "s/^Contract=$name  *//p" "$R/etc/slurm/burst.conf")
+cluster=$(sed -n 's/^ClusterName=//p' "$R/etc/slurm/burst.conf")
+in_root scontrol show job -o "$job" >"$tmp/job" 2>&1
+nodes=$(sed -n 's/.* NodeList=\([^ ]*\).*/\1/p' "$tmp/job")
+in_root scontrol show node -o "$nodes" >>"$tmp/job" 2>&1
+[ -n "$nodes" ] && grep -Eq "^NodeName=$nodes .*Features=([^ ]*,)?burst(,| )" "$tmp/job" &&
+	grep -Eq "^NodeName=$nodes .*Features=([^ ]*,)?$name(,| )" "$tmp/job"
+ok $? "... on one burst node ($nodes) of a node set that serves contract '$name'" "$tmp/job"
+out="$R/root/slurm-$job.out"
 [ -n "$expr" ] && [ -f "$out" ] && grep -qx "$nodes" "$out" && grep -qx 'CLOUD_PROVIDER=local' "$out" &&
 	grep -qx 'CLOUD_INSTANCE_TYPE=local.host' "$out" && grep -qxF "CLOUD_CONTRACT=$expr" "$out"
 ok $? "... which ran it as an admitted instance of local.host, under the contract (slurm-$job.out)" "$out"
 in_root burstctl nodes >"$tmp/nodes" 2>&1
-grep -q "^$nodes .*local-try-$nodes-" "$tmp/nodes"
+grep -q "^$nodes .*local-$cluster-$nodes-" "$tmp/nodes"
 ok $? "burstctl nodes shows $nodes and its instance" "$tmp/nodes"
 grep -q "$nodes: booting -> admitted" "$R/var/log/guide-test/burst-agent.log"
 ok $? "the agent's log (the unit's output) has $nodes admitted" "$R/var/log/guide-test/burst-agent.log"
