@@ -6,9 +6,11 @@
 # (tools/moto.sh); builds with -Werror, runs the unit and CLI tests, the unit
 # tests again under ASan/UBSan and valgrind, checks that the shipped catalog
 # is what tools/build-catalog.py makes from share/catalog-src, and runs
-# 'make distcheck'. With BURST_SECOND_SLURM=yes it then runs the integration
-# tests again against Debian 13's Slurm 24.11, built inside a Debian root of
-# its own (tools/debroot.sh, cached under /var/cache/slurm-burst/roots). Before
+# 'make distcheck', builds the .debs and RPMs and follows the admin guide
+# with the .debs in a clean Debian 12 root (make check-packages). With
+# BURST_SECOND_SLURM=yes it then runs the integration tests again against
+# Debian 13's Slurm 24.11, built inside a Debian root of its own
+# (tools/debroot.sh, cached under /var/cache/slurm-burst/roots). Before
 # the last line it prints one line per Slurm release, "slurm 22.05.8: N
 # passed, N failed"; the last line, "N passed, N failed", counts both.
 # (Not yet the default: some integration tests still fail on 24.11.)
@@ -16,7 +18,8 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
 cd "$top"
 . tools/deps.sh
-burst_install_deps $BURST_BUILD_DEPS $BURST_LAB_DEPS $BURST_OPENSTACK_DEPS $BURST_MATRIX_DEPS || exit 2
+burst_install_deps $BURST_BUILD_DEPS $BURST_LAB_DEPS $BURST_OPENSTACK_DEPS $BURST_MATRIX_DEPS \
+	$BURST_PACKAGING_DEPS || exit 2
 
 jobs=$(nproc 2>/dev/null || echo 2)
 out="$top/_build"
@@ -112,11 +115,18 @@ if [ -f "$out/main/Makefile" ]; then
 		DISTCHECK_CONFIGURE_FLAGS=--enable-werror
 fi
 
+# 6. the packages: .debs and RPMs from the tarball, the .debs in a clean
+#    Debian 12 root, and the admin guide's steps followed as written there
+#    until a job bursts (tests/packaging; about 5 minutes)
+if [ -f "$out/main/Makefile" ]; then
+	step packages make -C "$out/main" check-packages
+fi
+
 # the host's Slurm: everything above
 host_slurm=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')
 host_passed=$passed host_failed=$failed
 
-# 6. the integration tests again against Debian 13's Slurm (24.11), in a
+# 7. the integration tests again against Debian 13's Slurm (24.11), in a
 # Debian root that tools/debroot.sh makes (cached between runs), with the
 # project built inside it against that Slurm's headers; the source and the
 # build directory are bind-mounted at the same paths as here. One test at a

@@ -27,6 +27,9 @@ python3-testscenarios python3-requests-mock"
 # What tools/debroot.sh needs on the host to make the Debian 13 root of
 # check.sh's second Slurm release (the packages inside it are the build and lab lists).
 BURST_MATRIX_DEPS="debootstrap"
+# What make check-packages needs (tests/packaging): dpkg-buildpackage,
+# rpmbuild and the clean Debian 12 root.
+BURST_PACKAGING_DEPS="dpkg-dev debhelper dh-autoreconf rpm debootstrap"
 
 burst_install_deps() {
 	local missing=() p
