@@ -307,14 +307,17 @@ lab_plugstack() {
 }
 
 # lab_node_image: burst-node the way a cloud instance's image has it, as a
-# copy in $LAB/image (made once; prints its path), for the tests that
-# emulate cloud-init in namespaces: like a local instance, such an instance
-# has a private /tmp, which hides a build tree under /tmp.
+# copy in $LAB/image with its accelerator table beside it (made once; prints
+# the binary's path; give it BURST_PCI_TABLE=$LAB/image/accelerators.csv, or
+# a build's burst-node looks in the source tree), for the tests that emulate
+# cloud-init in namespaces: like a local instance, such an instance has a
+# private /tmp, which hides a tree under /tmp.
 lab_node_image() {
 	local bin="$build/burst-agent/node/burst-node" dst="$LAB/image/burst-node"
 	if [ ! -e "$dst" ]; then
-		mkdir -p "$LAB/image" && cp "$bin" "$dst.new" && mv -f "$dst.new" "$dst" ||
-			{ lab_log "cannot copy $bin to $LAB/image"; return 1; }
+		mkdir -p "$LAB/image" && cp "$src/share/pci/accelerators.csv" "$LAB/image/accelerators.csv" &&
+			cp "$bin" "$dst.new" && mv -f "$dst.new" "$dst" ||
+			{ lab_log "cannot copy $bin and its accelerator table to $LAB/image"; return 1; }
 	fi
 	echo "$dst"
 }

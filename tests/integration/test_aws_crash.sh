@@ -156,7 +156,7 @@ emu() {   # NODE INDEX INSTANCE USERDATA ADDRESS
 	mkdir -p "$LAB/emu/$1"
 	"$inst" start "burst-lab$$-emu-$1" "$1" "$5/24" "$LAB_BR" "$LAB/emu/$1" -- \
 		env BURST_LAUNCH_INDEX="$2" BURST_INSTANCE_ID="$3" \
-		BURST_NODE_BIN="$(lab_node_image)" BURST_STATE_DIR="$LAB/burst" \
+		BURST_NODE_BIN="$(lab_node_image)" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
 		sh "$4" >/dev/null
 }

@@ -27,7 +27,7 @@ lab_pre_ctld() {
 	# run by slurmd in its node's namespaces, which may not see the tree (a
 	# private /tmp): burst-node and its table as copies in the lab
 	local nb
-	nb=$(lab_node_image) && cp "$BURST_PCI_TABLE" "$LAB/image/accelerators.csv" || return 1
+	nb=$(lab_node_image) || return 1
 	cat >"$hc" <<EOF
 #!/bin/sh
 [ -s "$LAB/hc-sysroot" ] || exit 0

@@ -153,7 +153,7 @@ PY
 	setsid env --default-signal ip netns exec "$ns" unshare -m -u --propagation private sh -c \
 		'hostname "$0" && mount --bind "$1/tmp" /tmp && shift && exec "$@"' "$1" "$LAB/emu/$1" \
 		env BURST_LAUNCH_INDEX=0 BURST_INSTANCE_ID="$2" \
-		BURST_NODE_BIN="$(lab_node_image)" BURST_STATE_DIR="$LAB/burst" \
+		BURST_NODE_BIN="$(lab_node_image)" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
 		sh "$ud" </dev/null >>"$LAB/emu/$1/node.log" 2>&1 &
 	disown $!
