@@ -1425,7 +1425,7 @@ static const char *local_bridge_problem(const struct cfg_provider *p, char *why,
 {
 	struct ifaddrs *ifs, *i;
 	char want[64], *slash;
-	bool exists, has_addr = false;
+	bool exists, has_addr = false, up = false;
 
 	if (!p->bridge)
 		return NULL;
@@ -1447,12 +1447,18 @@ static const char *local_bridge_problem(const struct cfg_provider *p, char *why,
 				continue;
 			inet_ntop(AF_INET, &((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, got, sizeof(got));
 			has_addr = !strcmp(got, want);
+			up = (i->ifa_flags & IFF_UP) != 0;
 		}
 		freeifaddrs(ifs);
 	}
 	if (!has_addr) {
 		snprintf(why, len, "Bridge=%s does not have the address %s: ip addr add %s dev %s",
 			 p->bridge, want, p->address, p->bridge);
+		return why;
+	}
+	if (!up) {
+		/* instances on it would get "No route to host" at join */
+		snprintf(why, len, "Bridge=%s is down: ip link set %s up", p->bridge, p->bridge);
 		return why;
 	}
 	return NULL;

@@ -176,6 +176,21 @@ ok $? "an aws provider without an image is a problem"
 has "noimage.conf:1: Provider aws (aws) needs ImageId=ami-... or LaunchTemplate=lt-...|NAME" err
 ok $? "... saying what to add"
 
+# --- the local provider's bridge, in a network namespace of this test's own (root) ---
+if [ "$(id -u)" -eq 0 ]; then
+	ns="burstctl-run$$"
+	ip netns add "$ns" && ip -n "$ns" link add brx type bridge && ip -n "$ns" addr add 10.250.77.1/24 dev brx
+	ok $? "a namespace with a bridge that is down"
+	printf 'Provider=local Bridge=brx Address=10.250.77.1/24\nNodeSet=n Nodes=b-[1-2] InstanceTypes=local.host\n' >"$tmp/local.conf"
+	ip netns exec "$ns" "$B" check-config "$tmp/local.conf" >"$tmp/out" 2>"$tmp/err"
+	[ $? -eq 2 ] && has "local.conf:1: Provider local: Bridge=brx is down: ip link set brx up" err
+	ok $? "check-config: a local provider's bridge that is down is a problem, saying how to bring it up"
+	ip -n "$ns" link set brx up
+	ip netns exec "$ns" "$B" check-config "$tmp/local.conf" >"$tmp/out" 2>"$tmp/err"
+	ok $? "... and once it is up, the configuration checks clean"
+	ip netns del "$ns"
+fi
+
 # --- catalog directory selection ---
 BURST_CATALOG_DIR="$src/tests/fixtures/catalog-small" "$B" catalog list >"$tmp/out" 2>&1
 grep -q 'gpu.a10g.4' "$tmp/out"
