@@ -180,11 +180,13 @@ static json_object *node_record(const char *sysroot, const struct prov_opts *po,
 /*
  * Send one report over a new connection and read the verdict. Returns the
  * parsed reply (caller puts it), or NULL with *rc the exit code after
- * saying why.
+ * saying why; *lost is set when the connection closed with no byte of an
+ * answer (the agent stopped, or a standby took over from it): worth
+ * sending again.
  */
 static json_object *send_report(const char *agent, const char *node, const char *instance,
 				const char *token, const char *munge_socket, const char *text,
-				const char *digest, json_object *timing, int *rc)
+				const char *digest, json_object *timing, int *rc, bool *lost)
 {
 	json_object *pay = json_object_new_object(), *req, *rep;
 	char *cred = NULL, buf[65536];
@@ -195,6 +197,7 @@ static json_object *send_report(const char *agent, const char *node, const char 
 	int fd;
 
 	*rc = 3;
+	*lost = false;
 	json_object_object_add(pay, "digest", json_object_new_string(digest));
 	json_object_object_add(pay, "token", json_object_new_string(token));
 	json_object_object_add(pay, "instance", json_object_new_string(instance));
@@ -234,8 +237,10 @@ static json_object *send_report(const char *agent, const char *node, const char 
 	json_object_put(req);
 	while (n < sizeof(buf) - 1) {
 		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
-		if (r <= 0)
+		if (r <= 0) {
+			*lost = n == 0 && (r == 0 || errno == ECONNRESET);
 			break;
+		}
 		n += (size_t)r;
 		if (memchr(buf, '\n', n))
 			break;
@@ -370,7 +375,15 @@ static int join(int argc, char **argv)
 		json_object_put(rec);
 		sigv4_sha256_hex(text, strlen(text), digest);
 		for (;;) {
-			rep = send_report(agent, node, instance, token, munge_socket, text, digest, timing, &rc);
+			bool lost;
+			rep = send_report(agent, node, instance, token, munge_socket, text, digest, timing, &rc, &lost);
+			if (!rep && lost && mono() < give_up) {
+				/* the agent went away mid-report (a restart, a standby taking over) */
+				fprintf(stderr, "burst-node: %s: the agent closed the connection without a verdict: sending the report again\n",
+					node);
+				sleep(1);
+				continue;
+			}
 			if (!rep) {
 				free(text);
 				json_object_put(timing);
