@@ -34,7 +34,7 @@ static int usage(const char *why)
 }
 
 static int do_launch(const struct provider_ops *ops, struct provider *p, const char *cluster,
-		     const char *pname, int argc, char **argv)
+		     const char *pname, const char *join, int argc, char **argv)
 {
 	struct prov_batch b;
 	struct prov_node *nodes = xcalloc((size_t)argc + 1, sizeof(*nodes));
@@ -46,7 +46,7 @@ static int do_launch(const struct provider_ops *ops, struct provider *p, const c
 	b.cluster = cluster;
 	b.provider = pname;
 	b.nodeset = "ns";
-	b.join_addr = "127.0.0.1:6830";
+	b.join_addr = join;
 	b.munge_socket = "/run/munge/munge.socket.2";
 	b.slurm_conf = "/etc/slurm/slurm.conf";
 	for (k = 0; k < argc; k++) {
@@ -123,9 +123,14 @@ int main(int argc, char **argv)
 		config_free(cfg);
 		return 2;
 	}
-	if (!strcmp(argv[3], "launch"))
-		rc = do_launch(ops, p, cfg->cluster_name, pc->name, argc - 4, argv + 4);
-	else if (!strcmp(argv[3], "terminate") && argc == 6) {
+	if (!strcmp(argv[3], "launch")) {
+		/* where the agent would tell the instances to report (its
+		 * JoinAddress= and JoinListen= rules), unless --join says */
+		char jbuf[300];
+		const char *join = config_join_address(cfg, pc, jbuf, sizeof(jbuf));
+		rc = do_launch(ops, p, cfg->cluster_name, pc->name, join ? join : "127.0.0.1:6830",
+			       argc - 4, argv + 4);
+	} else if (!strcmp(argv[3], "terminate") && argc == 6) {
 		if (ops->terminate(p, argv[4], argv[5], &cls, &err) == 0) {
 			printf("ok\n");
 			rc = 0;
