@@ -201,7 +201,9 @@ done
 nodes=$(awk '{print $3}' "$LAB/inst.txt" | sort -u | wc -l)
 ninst=$(wc -l <"$LAB/inst.txt")
 [ "$nodes" = 32 ] && [ "$(echo $dups | wc -w)" = "$(echo $relaunched | wc -w)" ]
-ok $? "each of the 32 nodes got one instance ($ninst instances for $nodes nodes; duplicates: ${dups:-none}; relaunched for slurmd: ${relaunched:-none})" "$LAB/inst.txt"
+ok $? "each of the 32 nodes got one instance ($ninst instances for $nodes nodes; duplicates: $(echo ${dups:-none}); relaunched for slurmd: ${relaunched:-none})" "$LAB/inst.txt"
+live2=$(awk '$2 != "terminated" && $2 != "shutting-down" {print $3}' "$LAB/inst.txt" | sort | uniq -d)
+[ -z "$live2" ]; ok $? "no node has two live instances (${live2:-none}): a relaunch terminated the first" "$LAB/inst.txt"
 [ -z "$(ls "$LAB/burst/spool" 2>/dev/null | grep '\.json$')" ]
 ok $? "no spool request left"
 "$burstctl" --config "$LAB/etc/burst.conf" status >"$LAB/status2" 2>&1
