@@ -312,6 +312,30 @@ void launch_requested(void)
 		double t0 = mono();
 		bool any = false;
 
+		/*
+		 * Each job's order first, outside the intents' transaction: a
+		 * job's contract is read from slurmctld (slurm_job_contract), which
+		 * may take seconds, and the write lock must not be held meanwhile
+		 * (the lease is renewed through that database: agent_lease.c).
+		 */
+		for (i = 0; names[i]; i++) {
+			struct bnode *ni = node_find(names[i]);
+			struct node_rec r;
+
+			if (!ni || ni->nodeset != (int)nsi || state_node_get(A.db, names[i], &r, &err) != 1)
+				continue;
+			for (k = 0; k < njobs; k++)
+				if (jobs[k].jo.job == (uint32_t)r.job)
+					break;
+			if (k == njobs) {
+				jobs = xrealloc(jobs, (njobs + 1) * sizeof(*jobs));
+				job_order_for(&jobs[njobs].jo, (int)nsi, (uint32_t)r.job, names[i]);
+				jobs[njobs].tried[0] = '\0';
+				jobs[njobs].ci = next_candidate(&jobs[njobs].jo, jobs[njobs].tried, sizeof(jobs[njobs].tried));
+				njobs++;
+			}
+			state_node_clear(&r);
+		}
 		for (i = 0; names[i]; i++) {
 			struct bnode *ni = node_find(names[i]);
 			struct job_pick *jp = NULL;
