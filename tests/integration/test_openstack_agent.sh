@@ -2,20 +2,20 @@
 # test_openstack_agent.sh - the agent's openstack provider on a real Slurm,
 # against real Keystone and Nova on 127.0.0.1 (os_peers.sh; every token is
 # checked by Nova's keystonemiddleware; Keystone's tokens live 40 s here):
-#  1. a job bursts into a Nova server: the cheaper flavor finds no valid host
+#  1. the agent killed between POST /servers and recording the answer
+#     (os_hold.py holds the answer back): after a restart the server is
+#     adopted, exactly one exists;
+#  2. a job bursts into a Nova server: the cheaper flavor finds no valid host
 #     (its server goes ERROR) and the agent falls back to the next one; the
 #     server's user data is run as cloud-init would (in a network namespace
 #     on the lab's bridge), burst-node joins, slurmd starts, the job runs
 #     with CLOUD_PROVIDER=os; after SuspendTime the server is deleted;
-#  2. a wrong password: the node is DOWN with the auth reason, no secret in
+#  3. a wrong password: the node is DOWN with the auth reason, no secret in
 #     any log;
-#  3. an image whose servers go ERROR: the node is DOWN with Nova's fault;
-#  4. the agent killed between POST /servers and recording its answer
-#     (os_hold.py holds the answer back): after a restart the server is
-#     adopted, exactly one exists; by then the agent has used its tokens for
-#     longer than one lives, and Nova never answered 401 (each was replaced
-#     before it expired);
-#  5. Keystone revokes the agent's token: Nova's 401 gets a new one;
+#  4. an image whose servers go ERROR: the node is DOWN with Nova's fault;
+#  5. by then the agent has used its tokens for longer than one lives, and
+#     Nova never answered 401 (each was replaced before it expired); then
+#     Keystone revokes the agent's token: Nova's 401 gets a new one;
 #  6. the reconciler deletes a server of the cluster that no node owns
 #     (after OrphanGrace) and keeps another cluster's.
 # Nova is started once for the whole script.
@@ -109,8 +109,7 @@ CONF
 	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
 	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
 		| sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
-	echo "required $build/plugins/spank/.libs/spank_cloud_contract.so conf=$LAB/etc/burst.conf" \
-		>"$LAB/etc/plugstack.conf"
+	lab_plugstack
 }
 lab_up || { aux_down; bail "the lab did not start"; }
 trap 'lab_down; aux_down' EXIT
@@ -162,8 +161,34 @@ server_create() {   # NAME CLUSTER: a server of the burst project with burst:clu
 		\"metadata\": {\"burst:cluster\": \"$2\"}}}" | jpy 'print(d["server"]["id"])'
 }
 
-# --- 1. a job bursts into a Nova server, past a flavor with no valid host ---
+# --- 1. the agent killed between POST /servers and recording the answer ---
 t_first=$(date +%s)
+id=$(sbatch --parsable --cloud-contract=small -w burst-3 -o /dev/null --wrap 'sleep 1' 2>"$LAB/err")
+ok $? "sbatch -w burst-3 (through the holding proxy)" "$LAB/err"
+lab_wait_file "$aux/hold/held.1" 120
+ok $? "Nova created the server; the proxy holds the answer" "$aux/hold.log" "$LAB/log/agent.log"
+{ kill -9 "$agent_pid"; wait "$agent_pid"; } 2>/dev/null
+[ $? = 137 ]; ok $? "the agent was killed (SIGKILL) before it got the answer"
+held=$(os_jget "$aux/hold/held.1" server)
+node_db() {   # NODE: its state and attempt in the agent's database
+	python3 -c 'import sqlite3, sys; print(*sqlite3.connect(sys.argv[1]).execute("select state, attempt from nodes where name=?", (sys.argv[2],)).fetchone())' \
+		"$LAB/burst/agent.db" "$1" 2>&1
+}
+python3 -c 'import sqlite3, sys; [print(*r) for r in sqlite3.connect(sys.argv[1]).execute("select name, state, attempt, instance from nodes")]' \
+	"$LAB/burst/agent.db" >"$LAB/db.out" 2>&1
+[ "$(node_db burst-3)" = "launching 1" ]
+ok $? "the agent's state holds burst-3 launching (attempt 1), no server recorded ($(node_db burst-3))" "$LAB/db.out"
+rm -f "$LAB/burst/agent.sock"
+agent_start; ok $? "the agent is up again" "$LAB/log/agent.log"
+wait_log "burst-3: launching -> booting: $held" 120
+ok $? "burst-3 adopted the held server $held" "$LAB/log/agent.log"
+grep -q "burst-3: server $held adopted: launched earlier (attempt 1" "$LAB/log/agent.log" ||
+	grep -q "reconcile: .*$held.*adopt" "$LAB/log/agent.log"
+ok $? "... saying so" "$LAB/log/agent.log"
+[ "$(servers_named "lab$$-burst-3")" = "$held" ]; ok $? "exactly one server exists for burst-3"
+scancel "$id"
+
+# --- 2. a job bursts into a Nova server, past a flavor with no valid host ---
 id=$(sbatch --parsable --cloud-contract=small -w burst-1 -o "$LAB/job.out" \
 	--wrap 'hostname; echo "P=$CLOUD_PROVIDER T=$CLOUD_INSTANCE_TYPE I=$CLOUD_INSTANCE_ID"' 2>"$LAB/err")
 ok $? "sbatch --cloud-contract=small -w burst-1" "$LAB/err"
@@ -220,7 +245,7 @@ for _ in $(seq 150); do [ "$(server_status "$sid")" = GONE ] && break; sleep 0.2
 "$inst" stop "burst-lab$$-emu-burst-1"
 lab_wait_node burst-1 'idle~' 30; ok $? "burst-1 is powered down ($(lab_node_state burst-1))"
 
-# --- 2. a wrong password ---
+# --- 3. a wrong password ---
 id=$(sbatch --parsable --cloud-contract=small -w burst-5 -o /dev/null --wrap 'true' 2>"$LAB/err")
 ok $? "sbatch -w burst-5 (its provider's credentials hold a wrong password)" "$LAB/err"
 wait_log 'burst-5: launching -> terminating: .*(auth)' 90
@@ -232,7 +257,7 @@ ok $? "burst-5 is DOWN, the reason says Keystone refused the user ($reason)"
 scancel "$id"
 ! grep -q "$badpw" "$LAB/log/agent.log" "$LAB/log/slurmctld.log" "$aux/nova.log"; ok $? "the wrong password is in no log"
 
-# --- 3. a server that goes ERROR ---
+# --- 4. a server that goes ERROR ---
 id=$(sbatch --parsable --cloud-contract=small -w burst-4 -o /dev/null --wrap 'true' 2>"$LAB/err")
 ok $? "sbatch -w burst-4 (its provider's image does not boot)" "$LAB/err"
 wait_log 'burst-4: launching -> terminating: .*(permanent)' 120
@@ -243,28 +268,11 @@ reason=$(scontrol show node burst-4 | grep -o 'Reason=.*')
 ok $? "burst-4 is DOWN with Nova's fault ($reason)"
 scancel "$id"
 
-# --- 4. the agent killed between POST /servers and recording the answer ---
-id=$(sbatch --parsable --cloud-contract=small -w burst-3 -o /dev/null --wrap 'sleep 1' 2>"$LAB/err")
-ok $? "sbatch -w burst-3 (through the holding proxy)" "$LAB/err"
-lab_wait_file "$aux/hold/held.1" 120
-ok $? "Nova created the server; the proxy holds the answer" "$aux/hold.log" "$LAB/log/agent.log"
-{ kill -9 "$agent_pid"; wait "$agent_pid"; } 2>/dev/null
-[ $? = 137 ]; ok $? "the agent was killed (SIGKILL) before it got the answer"
-held=$(os_jget "$aux/hold/held.1" server)
+# --- 5. tokens expired and replaced; Keystone revokes the agent's token ---
 # the agent's calls (launches, the reconciler's listings every 2 s) used
 # tokens for longer than one lives (40 s)
 [ $(( $(date +%s) - t_first )) -gt 45 ] && ! grep -q '" 401 ' "$aux/nova.log"
 ok $? "no 401 from Nova in $(( $(date +%s) - t_first )) s of the agent's calls: each token was replaced before it expired" "$aux/nova.log"
-agent_start; ok $? "the agent is up again" "$LAB/log/agent.log"
-wait_log "burst-3: launching -> booting: $held" 120
-ok $? "burst-3 adopted the held server $held" "$LAB/log/agent.log"
-grep -q "burst-3: server $held adopted: launched earlier (attempt 1" "$LAB/log/agent.log" ||
-	grep -q "reconcile: .*$held.*adopt" "$LAB/log/agent.log"
-ok $? "... saying so" "$LAB/log/agent.log"
-[ "$(servers_named "lab$$-burst-3")" = "$held" ]; ok $? "exactly one server exists for burst-3"
-scancel "$id"
-
-# --- 5. Keystone revokes the agent's token (the user disabled and enabled) ---
 n401=$(grep -c '" 401 ' "$aux/nova.log")
 os_admin user set --disable burst >"$LAB/err" 2>&1 && os_admin user set --enable burst >>"$LAB/err" 2>&1
 ok $? "the burst user's tokens are revoked in Keystone" "$LAB/err"

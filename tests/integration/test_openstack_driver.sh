@@ -115,6 +115,22 @@ for _ in $(seq 50); do drv os exists n2 "$i2"; [ "$(cat "$work/out")" = 0 ] && b
 [ "$(cat "$work/out")" = 0 ]; ok $? "exists: a deleted server is 0" "$work/out"
 drv os terminate n2 "$i2"; ok $? "terminate again (gone) is fine" "$work/out"
 
+# key pair, availability zone, scheduler hints (a server group)
+os_cli keypair create burst-key >/dev/null 2>"$work/err" &&
+	grp=$(os_cli server group create --policy affinity burst-grp -f value -c id 2>>"$work/err")
+ok $? "a key pair and a server group ($grp)" "$work/err"
+echo "Provider=oskey Type=openstack CredentialsFile=$work/pw.rc Image=$OS_IMAGE Networks=$OS_NET KeyName=burst-key AvailabilityZone=nova SchedulerHints=group:$grp" \
+	>>"$work/burst.conf"
+drv oskey launch --type m1.tiny k1:1:tok-k
+ik=$(col k1 2)
+os_cli server show "$ik" -f json -c key_name -c OS-EXT-AZ:availability_zone >"$work/show" 2>&1
+[ "$(col k1 3)" = ok ] && grep -q '"key_name": "burst-key"' "$work/show" &&
+	grep -q '"OS-EXT-AZ:availability_zone": "nova"' "$work/show"
+ok $? "KeyName= and AvailabilityZone= reach the server" "$work/out" "$work/show"
+os_cli server group show burst-grp -f value -c members >"$work/show" 2>&1
+grep -q "$ik" "$work/show"; ok $? "SchedulerHints=group:ID put it in the server group" "$work/show"
+drv oskey terminate k1 "$ik"
+
 # application credential, image by name (through the image service), the internal interface
 drv osac launch --type m1.small a1:1:tok-a
 grep -q "^a1 - permanent .*Image=fakeimage123456x: no active image of that name" "$work/out"
