@@ -139,7 +139,7 @@ int lease_acquire(const volatile sig_atomic_t *stopping)
 {
 	struct state_lease seen, cur;
 	burst_err_t err;
-	double seen_at = 0;
+	double seen_at = 0, said_err = -1e9;
 	bool said = false;
 	char host[128];
 
@@ -175,8 +175,15 @@ int lease_acquire(const volatile sig_atomic_t *stopping)
 			double waited = seen_at ? t - seen_at : 0;
 			rc = state_lease_take(A.db, rc ? &cur : &seen, L.holder, L.ident, L.ttl, &L.epoch, &err);
 			if (rc < 0) {
-				ERR("lease: cannot take it: %s", err.msg);
-				return -1;
+				/* typically "database is locked": its holder froze in a write
+				 * (its lock goes with it, or with its host's fencing); tried
+				 * again each turn, said now and then */
+				if (t - said_err >= 30) {
+					ERR("lease: cannot take it yet (tried again every %.2f s): %s", LEASE_POLL_S, err.msg);
+					said_err = t;
+				}
+				usleep((useconds_t)(LEASE_POLL_S * 1e6));
+				continue;
 			}
 			if (rc == 1) {
 				if (cur.epoch)
