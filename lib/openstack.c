@@ -657,7 +657,8 @@ static enum os_class authenticate(struct os_client *c, burst_err_t *err)
 	}
 	cls = OS_OK;
 out:
-	os_redact(err->msg, sizeof(err->msg), secrets);
+	if (cls != OS_OK)
+		os_redact(err->msg, sizeof(err->msg), secrets);
 	resp_free(&r);
 	return cls;
 }
