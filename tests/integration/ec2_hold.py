@@ -3,7 +3,7 @@
 (moto_server) that holds back the answer of a RunInstances, for
 tests/integration/test_aws_crash.sh. Python standard library only.
 
-    ec2_hold.py UPSTREAM PORT_FILE HOLD_DIR [HOLDS]
+    ec2_hold.py UPSTREAM PORT_FILE HOLD_DIR [HOLDS [DELAY]]
 
 Listens on 127.0.0.1, a free port, written to PORT_FILE. Every request is
 forwarded to UPSTREAM (http://HOST:PORT) verbatim: same method, path, body
@@ -17,6 +17,10 @@ on: the proxy writes HOLD_DIR/held.N (JSON: the ClientToken, the HTTP
 status and the instance ids of the answer) and keeps the connection open
 until the client goes away (the test kills it) or 300 s pass. Later
 RunInstances pass through.
+
+With DELAY (seconds), every answer passed on (held ones aside) is sent
+DELAY seconds after its request came in, as a slow EC2 endpoint would
+(bench/agent-stress: HOLDS 0, DELAY 20).
 
 Control (JSON, GET):
   /_requests   every EC2 request so far: {"action", "client_token",
@@ -41,6 +45,7 @@ lock = threading.Lock()
 requests = []
 holds_left = 1
 held = 0
+delay = 0.0
 
 
 def instance_ids(xml):
@@ -90,6 +95,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def forward(self, body):
         global holds_left, held
+        t0 = time.time()
         params = urllib.parse.parse_qs(body.decode("utf-8", "replace"))
         p = {k: v[0] for k, v in params.items()}
         action = p.get("Action", "")
@@ -130,6 +136,8 @@ class Handler(BaseHTTPRequestHandler):
             if gone:
                 self.close_connection = True
                 return
+        if delay > 0 and time.time() < t0 + delay:
+            time.sleep(t0 + delay - time.time())
         self.send_response(status)
         for name, value in rheaders:
             self.send_header(name, value)
@@ -139,13 +147,15 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    global up, hold_dir, holds_left
-    if len(sys.argv) not in (4, 5):
-        sys.exit("usage: ec2_hold.py UPSTREAM PORT_FILE HOLD_DIR [HOLDS]")
+    global up, hold_dir, holds_left, delay
+    if len(sys.argv) not in (4, 5, 6):
+        sys.exit("usage: ec2_hold.py UPSTREAM PORT_FILE HOLD_DIR [HOLDS [DELAY]]")
     up = urllib.parse.urlsplit(sys.argv[1])
     hold_dir = sys.argv[3]
-    if len(sys.argv) == 5:
+    if len(sys.argv) >= 5:
         holds_left = int(sys.argv[4])
+    if len(sys.argv) == 6:
+        delay = float(sys.argv[5])
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     tmp = sys.argv[2] + ".tmp"
