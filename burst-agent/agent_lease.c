@@ -224,22 +224,43 @@ int lease_acquire(const volatile sig_atomic_t *stopping)
 	return 0;
 }
 
+/*
+ * A renewal that is late (its thread waited behind this agent's own writes,
+ * or the host was loaded) is not a loss: nobody acts here until it is done.
+ * Only a renewal that finds the lease taken, or none for a whole
+ * LeaseTimeout more, makes this agent step down. A standby takes the lease
+ * only after LeaseTimeout without a renewal by its own clock, and a renewal
+ * then finds it taken: so waiting never lets two agents act.
+ */
 void lease_check(void)
 {
 	bool deposed, lapsed;
-	double t = boottime(), until;
+	double t = boottime(), until, wait_until = 0;
 	char why[512];
 
 	if (!L.running)
 		return;
-	pthread_mutex_lock(&L.mu);
-	deposed = L.deposed;
-	until = L.valid_until;
-	lapsed = t >= until;
-	snprintf(why, sizeof(why), "%s", L.why);
-	pthread_mutex_unlock(&L.mu);
-	if (!deposed && !lapsed)
+	for (;;) {
+		pthread_mutex_lock(&L.mu);
+		deposed = L.deposed;
+		until = L.valid_until;
+		snprintf(why, sizeof(why), "%s", L.why);
+		pthread_mutex_unlock(&L.mu);
+		t = boottime();
+		lapsed = t >= until;
+		if (deposed || !lapsed)
+			break;
+		if (!wait_until)
+			wait_until = t + L.ttl;
+		else if (t >= wait_until)
+			break;
+		usleep(50 * 1000);
+	}
+	if (!deposed && !lapsed) {
+		if (wait_until)
+			INFO("lease: a renewal came %.1f s late; going on (no other agent took it)", t - (wait_until - L.ttl));
 		return;
+	}
 	if (deposed)
 		ERR("lease lost: another agent took it over (epoch %lld was ours): stepping down now, "
 		    "doing nothing more", L.epoch);
