@@ -58,3 +58,51 @@ void prov_list_free(struct prov_list *l)
 	l->v = NULL;
 	l->n = 0;
 }
+
+void ud_sh_quote(struct strbuf *s, const char *v)
+{
+	sb_add(s, "'");
+	for (; *v; v++) {
+		if (*v == '\'')
+			sb_add(s, "'\\''");
+		else
+			sb_addf(s, "%c", *v);
+	}
+	sb_add(s, "'");
+}
+
+void ud_head(struct strbuf *s, const char *what, const char *join, const char *provider,
+	     const char *type, const char *region, const char *acceptance)
+{
+	sb_addf(s, "#!/bin/sh\n"
+		"# slurm-burst: join this %s to the cluster (written by burst-agent)\n"
+		"set -u\n"
+		"JOIN=", what);
+	ud_sh_quote(s, join);
+	sb_add(s, "\nPROVIDER=");
+	ud_sh_quote(s, provider);
+	sb_add(s, "\nTYPE=");
+	ud_sh_quote(s, type);
+	sb_add(s, "\nREGION=");
+	ud_sh_quote(s, region);
+	sb_add(s, "\nACCEPTANCE=");
+	ud_sh_quote(s, acceptance);
+}
+
+void ud_join_tail(struct strbuf *s)
+{
+	sb_add(s, "hostname \"$NODE\" 2>/dev/null || true\n"
+		"STATE=${BURST_STATE_DIR:-/var/lib/slurm-burst}/nodes/$NODE\n"
+		"mkdir -p \"$STATE\" || exit 1\n"
+		"# the token in the environment: on no command line (ps)\n"
+		"BURST_JOIN_TOKEN=$TOKEN\n"
+		"export BURST_JOIN_TOKEN\n"
+		"set -- --agent \"$JOIN\" --node \"$NODE\" --instance \"$BURST_INSTANCE_ID\" \\\n"
+		"\t--record \"$STATE/admission.env\" --provider \"$PROVIDER\" --instance-type \"$TYPE\"\n"
+		"[ -n \"$REGION\" ] && set -- \"$@\" --region \"$REGION\"\n"
+		"[ -n \"$ACCEPTANCE\" ] && set -- \"$@\" --acceptance \"$ACCEPTANCE\"\n"
+		"[ -n \"${BURST_MUNGE_SOCKET:-}\" ] && set -- \"$@\" --munge-socket \"$BURST_MUNGE_SOCKET\"\n"
+		"set -- \"$@\" -- slurmd -D -b\n"
+		"[ -n \"${SLURMD_CONF:-}\" ] && set -- \"$@\" -f \"$SLURMD_CONF\"\n"
+		"exec \"${BURST_NODE_BIN:-burst-node}\" join \"$@\" -N \"$NODE\"\n");
+}

@@ -130,4 +130,20 @@ extern const struct provider_ops provider_openstack;
 /* The openstack driver's request counters (bench, the CLI test driver). */
 void openstack_provider_stats(const struct provider *p, unsigned *api_calls, unsigned *tokens);
 
+
+/*
+ * The user data of the cloud drivers (aws, openstack): a shell script for
+ * cloud-init that joins the instance to the cluster. ud_head writes its
+ * start (the shebang, what, and the variables every driver sets); the
+ * driver then sets NODE, TOKEN and BURST_INSTANCE_ID its own way, and
+ * ud_join_tail writes the rest (hostname, the node's directory, the token
+ * in the environment, exec burst-node join ... -- slurmd). ud_sh_quote
+ * single-quotes a value for sh.
+ */
+struct strbuf;
+void ud_sh_quote(struct strbuf *s, const char *v);
+void ud_head(struct strbuf *s, const char *what, const char *join, const char *provider,
+	     const char *type, const char *region, const char *acceptance);
+void ud_join_tail(struct strbuf *s);
+
 #endif

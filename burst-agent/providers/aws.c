@@ -334,25 +334,12 @@ static void batch_token(const struct prov_batch *b, size_t from, size_t to, char
 	snprintf(out, 47, "burst-%.40s", hex);
 }
 
-/* Single-quote s for sh. */
-static void sh_quote(struct strbuf *s, const char *v)
-{
-	sb_add(s, "'");
-	for (; *v; v++) {
-		if (*v == '\'')
-			sb_add(s, "'\\''");
-		else
-			sb_addf(s, "%c", *v);
-	}
-	sb_add(s, "'");
-}
-
 static void ud_case_line(struct strbuf *s, size_t idx, const struct prov_node *pn)
 {
 	sb_addf(s, "%zu) NODE=", idx);
-	sh_quote(s, pn->node);
+	ud_sh_quote(s, pn->node);
 	sb_add(s, " TOKEN=");
-	sh_quote(s, pn->token ? pn->token : "");
+	ud_sh_quote(s, pn->token ? pn->token : "");
 	sb_add(s, " ;;\n");
 }
 
@@ -367,19 +354,8 @@ static void user_data(const struct provider *p, const struct prov_batch *b, cons
 {
 	size_t i;
 
-	sb_add(s, "#!/bin/sh\n"
-		"# slurm-burst: join this instance to the cluster (written by burst-agent)\n"
-		"set -u\n"
-		"JOIN=");
-	sh_quote(s, join);
-	sb_add(s, "\nPROVIDER=");
-	sh_quote(s, b->provider ? b->provider : p->name);
-	sb_add(s, "\nTYPE=");
-	sh_quote(s, b->instance_type ? b->instance_type : "");
-	sb_add(s, "\nREGION=");
-	sh_quote(s, b->region ? b->region : p->default_region ? p->default_region : "");
-	sb_add(s, "\nACCEPTANCE=");
-	sh_quote(s, b->acceptance ? b->acceptance : "");
+	ud_head(s, "instance", join, b->provider ? b->provider : p->name, b->instance_type ? b->instance_type : "",
+		b->region ? b->region : p->default_region ? p->default_region : "", b->acceptance ? b->acceptance : "");
 	sb_add(s, "\n"
 		"imds() {\n"
 		"\tcurl -fsS --retry 5 -H \"X-aws-ec2-metadata-token: $IMDS_TOKEN\" \"http://169.254.169.254/latest/meta-data/$1\"\n"
@@ -393,21 +369,8 @@ static void user_data(const struct provider *p, const struct prov_batch *b, cons
 	for (i = from; i < to; i++)
 		ud_case_line(s, i - from, &b->nodes[i]);
 	sb_add(s, "*) echo \"burst: no node for launch index $BURST_LAUNCH_INDEX\" >&2; exit 1 ;;\n"
-		"esac\n"
-		"hostname \"$NODE\" 2>/dev/null || true\n"
-		"STATE=${BURST_STATE_DIR:-/var/lib/slurm-burst}/nodes/$NODE\n"
-		"mkdir -p \"$STATE\" || exit 1\n"
-		"# the token in the environment: on no command line (ps)\n"
-		"BURST_JOIN_TOKEN=$TOKEN\n"
-		"export BURST_JOIN_TOKEN\n"
-		"set -- --agent \"$JOIN\" --node \"$NODE\" --instance \"$BURST_INSTANCE_ID\" \\\n"
-		"\t--record \"$STATE/admission.env\" --provider \"$PROVIDER\" --instance-type \"$TYPE\"\n"
-		"[ -n \"$REGION\" ] && set -- \"$@\" --region \"$REGION\"\n"
-		"[ -n \"$ACCEPTANCE\" ] && set -- \"$@\" --acceptance \"$ACCEPTANCE\"\n"
-		"[ -n \"${BURST_MUNGE_SOCKET:-}\" ] && set -- \"$@\" --munge-socket \"$BURST_MUNGE_SOCKET\"\n"
-		"set -- \"$@\" -- slurmd -D -b\n"
-		"[ -n \"${SLURMD_CONF:-}\" ] && set -- \"$@\" -f \"$SLURMD_CONF\"\n"
-		"exec \"${BURST_NODE_BIN:-burst-node}\" join \"$@\" -N \"$NODE\"\n");
+		"esac\n");
+	ud_join_tail(s);
 }
 
 /* An ec2 message without its "ec2 ACTION in REGION (...): " prefix (ours says it). */

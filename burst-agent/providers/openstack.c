@@ -293,19 +293,6 @@ static const char *image_id(struct provider *p, struct region_client *r, enum os
 	return r->image_id;
 }
 
-/* Single-quote s for sh. */
-static void sh_quote(struct strbuf *s, const char *v)
-{
-	sb_add(s, "'");
-	for (; *v; v++) {
-		if (*v == '\'')
-			sb_add(s, "'\\''");
-		else
-			sb_addf(s, "%c", *v);
-	}
-	sb_add(s, "'");
-}
-
 /*
  * The user data of node pn: a shell script for cloud-init. BURST_INSTANCE_ID
  * (instead of asking the metadata service), BURST_NODE_BIN,
@@ -315,42 +302,19 @@ static void sh_quote(struct strbuf *s, const char *v)
 static void user_data(const struct provider *p, const struct prov_batch *b, const char *join,
 		      const struct prov_node *pn, const char *region, struct strbuf *s)
 {
-	sb_add(s, "#!/bin/sh\n"
-		"# slurm-burst: join this server to the cluster (written by burst-agent)\n"
-		"set -u\nJOIN=");
-	sh_quote(s, join);
-	sb_add(s, "\nPROVIDER=");
-	sh_quote(s, b->provider ? b->provider : p->name);
-	sb_add(s, "\nTYPE=");
-	sh_quote(s, b->instance_type ? b->instance_type : "");
-	sb_add(s, "\nREGION=");
-	sh_quote(s, region);
-	sb_add(s, "\nACCEPTANCE=");
-	sh_quote(s, b->acceptance ? b->acceptance : "");
+	ud_head(s, "server", join, b->provider ? b->provider : p->name, b->instance_type ? b->instance_type : "",
+		region, b->acceptance ? b->acceptance : "");
 	sb_add(s, "\nNODE=");
-	sh_quote(s, pn->node);
+	ud_sh_quote(s, pn->node);
 	sb_add(s, "\nTOKEN=");
-	sh_quote(s, pn->token ? pn->token : "");
+	ud_sh_quote(s, pn->token ? pn->token : "");
 	sb_add(s, "\n"
 		"if [ -z \"${BURST_INSTANCE_ID:-}\" ]; then\n"
 		"\tBURST_INSTANCE_ID=$(curl -fsS --retry 5 http://169.254.169.254/openstack/latest/meta_data.json |\n"
 		"\t\tsed -n 's/.*\"uuid\": *\"\\([^\"]*\\)\".*/\\1/p') || exit 1\n"
 		"\t[ -n \"$BURST_INSTANCE_ID\" ] || { echo 'burst: no uuid from the metadata service' >&2; exit 1; }\n"
-		"fi\n"
-		"hostname \"$NODE\" 2>/dev/null || true\n"
-		"STATE=${BURST_STATE_DIR:-/var/lib/slurm-burst}/nodes/$NODE\n"
-		"mkdir -p \"$STATE\" || exit 1\n"
-		"# the token in the environment: on no command line (ps)\n"
-		"BURST_JOIN_TOKEN=$TOKEN\n"
-		"export BURST_JOIN_TOKEN\n"
-		"set -- --agent \"$JOIN\" --node \"$NODE\" --instance \"$BURST_INSTANCE_ID\" \\\n"
-		"\t--record \"$STATE/admission.env\" --provider \"$PROVIDER\" --instance-type \"$TYPE\"\n"
-		"[ -n \"$REGION\" ] && set -- \"$@\" --region \"$REGION\"\n"
-		"[ -n \"$ACCEPTANCE\" ] && set -- \"$@\" --acceptance \"$ACCEPTANCE\"\n"
-		"[ -n \"${BURST_MUNGE_SOCKET:-}\" ] && set -- \"$@\" --munge-socket \"$BURST_MUNGE_SOCKET\"\n"
-		"set -- \"$@\" -- slurmd -D -b\n"
-		"[ -n \"${SLURMD_CONF:-}\" ] && set -- \"$@\" -f \"$SLURMD_CONF\"\n"
-		"exec \"${BURST_NODE_BIN:-burst-node}\" join \"$@\" -N \"$NODE\"\n");
+		"fi\n");
+	ud_join_tail(s);
 }
 
 static char *base64(const char *s, size_t len)
