@@ -177,18 +177,44 @@ struct state_db *state_open(const char *path, burst_err_t *err)
 	/* live join tokens: the database and its -wal and -shm (which SQLite
 	 * makes with the database's mode) are for root alone, an older agent's
 	 * 0644 files included */
+	/*
+	 * No open()/close() of an existing database here: closing any
+	 * descriptor of the file drops every POSIX lock this process holds on
+	 * it, those of its SQLite connections included. With the lease
+	 * renewer's second connection, opened while the first was live, a
+	 * reader in another process (burstctl, a test) then found itself the
+	 * last connection on close, checkpointed and deleted the -wal and
+	 * -shm, and the agent's later commits went to a deleted file: unseen
+	 * by others and lost with the process (test_join failed on it).
+	 */
 	{
 		static const char *const sfx[] = { "-wal", "-shm" };
 		char side[4200];
-		int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 || fchmod(fd, 0600) < 0) {
-			burst_err_set(err, "%s: cannot create the state database mode 0600: %s", path, strerror(errno));
+		struct stat st;
+		if (lstat(path, &st) < 0 && errno == ENOENT) {
+			/* a new database: made 0600 before SQLite opens it */
+			int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 && errno != EEXIST) {
+				burst_err_set(err, "%s: cannot create the state database mode 0600: %s", path, strerror(errno));
+				state_close(db);
+				return NULL;
+			}
 			if (fd >= 0)
 				close(fd);
+		}
+		errno = 0;
+		errno = 0;
+		if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode)) {
+			burst_err_set(err, "%s: the state database is not a regular file (%s)", path,
+				      errno ? strerror(errno) : "a link or something else");
 			state_close(db);
 			return NULL;
 		}
-		close(fd);
+		if ((st.st_mode & 0777) != 0600 && chmod(path, 0600) < 0) {
+			burst_err_set(err, "%s: cannot make it mode 0600: %s", path, strerror(errno));
+			state_close(db);
+			return NULL;
+		}
 		for (size_t i = 0; i < 2; i++) {
 			snprintf(side, sizeof(side), "%s%s", path, sfx[i]);
 			if (chmod(side, 0600) < 0 && errno != ENOENT) {
