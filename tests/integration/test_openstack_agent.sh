@@ -75,6 +75,9 @@ cp "$src"/share/catalog/* "$aux/catalog/"
 } >"$aux/catalog/openstack.csv"
 printf '%s\n' '# version=test' 'instance_type,region,ondemand_usd_per_hour,spot_usd_per_hour' \
 	'burst.nocap,RegionOne,0.01,' 'burst.small,RegionOne,0.02,' >"$aux/catalog/openstack-prices.csv"
+# burstctl takes BURST_CATALOG_DIR (make check sets it to the shipped
+# catalog) over burst.conf's CatalogDir=: this test's catalog for both
+export BURST_CATALOG_DIR="$aux/catalog"
 
 SLURM_CONF_NODES="# nodes: below"
 SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
