@@ -159,8 +159,9 @@ if [ "${BURST_SECOND_SLURM:-no}" != yes ]; then
 else
 	step debian-13-root tools/debroot.sh ensure
 	if [ -f "$(tools/debroot.sh path)/.slurm-burst-root" ]; then
-		root_slurm=$(root_run slurmctld -V 2>/dev/null | awk '{ print $2 }')
+		# (root_run enters $root_build: made first)
 		rm -rf "$root_build" && mkdir -p "$root_build"
+		root_slurm=$(root_run slurmctld -V 2>/dev/null | awk '{ print $2 }')
 		step "build-slurm-${root_slurm:-unknown}" root_run /bin/sh -c \
 			"'$top/configure' --enable-werror && make -j$jobs && make -j$jobs check TESTS="
 		if [ -x "$root_build/burst-agent/burst-agent" ]; then
