@@ -138,6 +138,28 @@ static bool parse_bool(const char *v, bool *out)
 }
 
 /*
+ * A list key whose every item valid() must accept: replaces *list, or on a
+ * bad item reports it (what is expected: want) and leaves *list as it was.
+ */
+static void set_checked_list(struct loader *ld, const char *file, int line, const char *obj,
+			     const char *key, const char *val, bool (*valid)(const char *),
+			     const char *want, char ***list, size_t *n)
+{
+	size_t i, nv;
+	char **v = split_list(val, &nv);
+
+	for (i = 0; i < nv; i++)
+		if (!valid(v[i])) {
+			lerr(ld, file, line, "%s%s: '%s' is not %s", obj, key, v[i], want);
+			free_list(v, nv);
+			return;
+		}
+	free_list(*list, *n);
+	*list = v;
+	*n = nv;
+}
+
+/*
  * The admission policy keys, global or on a NodeSet line (obj names which).
  * Returns false when key is not one of them.
  */
@@ -147,39 +169,17 @@ static bool parse_policy_key(struct loader *ld, const char *file, int line, cons
 			     unsigned long long *taint, bool *taint_set, char ***drivers,
 			     size_t *ndrivers)
 {
-	size_t i;
-
 	if (str_ieq(key, "BlessedDrivers")) {
-		char **v;
-		size_t n;
-		v = split_list(val, &n);
-		for (i = 0; i < n; i++)
-			if (!policy_valid_driver(v[i])) {
-				lerr(ld, file, line, "%sBlessedDrivers: '%s' is not NAME=VERSION (a kernel module and its version as /sys/module/NAME/version gives it, e.g. nvidia=550.54.15 or efa=2.10.0g; burstctl bless --driver writes one)",
-				     obj, v[i]);
-				free_list(v, n);
-				return true;
-			}
-		free_list(*drivers, *ndrivers);
-		*drivers = v;
-		*ndrivers = n;
+		set_checked_list(ld, file, line, obj, "BlessedDrivers", val, policy_valid_driver,
+				 "NAME=VERSION (a kernel module and its version as /sys/module/NAME/version gives it, e.g. nvidia=550.54.15 or efa=2.10.0g; burstctl bless --driver writes one)",
+				 drivers, ndrivers);
 		return true;
 	}
 
 	if (str_ieq(key, "BlessedKernels")) {
-		char **v;
-		size_t n;
-		v = split_list(val, &n);
-		for (i = 0; i < n; i++)
-			if (!policy_valid_kernel(v[i])) {
-				lerr(ld, file, line, "%sBlessedKernels: '%s' is not RELEASE[:BUILDID] (e.g. 6.1.0-18-amd64 or 6.1.0-18-amd64:9a3c..., the hex GNU build-id of /sys/kernel/notes; burstctl bless --from NODE writes one)",
-				     obj, v[i]);
-				free_list(v, n);
-				return true;
-			}
-		free_list(*blessed, *nblessed);
-		*blessed = v;
-		*nblessed = n;
+		set_checked_list(ld, file, line, obj, "BlessedKernels", val, policy_valid_kernel,
+				 "RELEASE[:BUILDID] (e.g. 6.1.0-18-amd64 or 6.1.0-18-amd64:9a3c..., the hex GNU build-id of /sys/kernel/notes; burstctl bless --from NODE writes one)",
+				 blessed, nblessed);
 	} else if (str_ieq(key, "MemoryTolerance")) {
 		if (policy_parse_tolerance(val, tolerance) < 0)
 			lerr(ld, file, line, "%sMemoryTolerance=%s: give a percentage (5%%) or a fraction (0.05) from 0 to below 1",
