@@ -21,6 +21,7 @@
 #  6. the reconciler deletes a server of the cluster that no node owns
 #     (after OrphanGrace) and keeps another cluster's.
 # Nova is started once for the whole script.
+# burst-matrix: host-only (Nova and Keystone are not in the Debian 13 root)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

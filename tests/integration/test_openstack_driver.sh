@@ -4,6 +4,7 @@
 # openstack provider driver against them, without Slurm. Nova is started
 # once for the whole script (its start costs about 15 s).
 # Needs root only for nothing; needs BURST_OPENSTACK_DEPS (tools/deps.sh).
+# burst-matrix: host-only (Nova and Keystone are not in the Debian 13 root)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
