@@ -375,19 +375,84 @@ static int parse_provider_openstack(struct loader *ld, const char *file, int lin
 	return 1;
 }
 
+/* Rate limits a Provider line gives (LaunchRate=, TerminateRate=,
+ * RequestRate=), applied over its type's defaults once the type is known. */
+struct rate_given {
+	struct rate_limits v;
+	bool launch, launch_calls, terminate, terminate_calls;
+};
+
+static void rate_key(struct loader *ld, const char *file, int line, const char *prov, const char *key,
+		     const char *val, struct rate_spec *dst, bool *given)
+{
+	char why[300];
+
+	if (rate_spec_parse(val, dst, why, sizeof(why)) < 0)
+		lerr(ld, file, line, "Provider %s: %s%s: %s", prov, key, val, why);
+	else
+		*given = true;
+}
+
+static int parse_provider_rates(struct loader *ld, const char *file, int line, const char *prov,
+				const struct conf_word *w, struct rate_given *g)
+{
+	static const char *const classes[] = { "launch", "terminate", NULL };
+	char *list, *save = NULL, *item;
+
+	if (str_ieq(w->key, "LaunchRate")) {
+		rate_key(ld, file, line, prov, "LaunchRate=", w->val, &g->v.launch, &g->launch);
+		return 1;
+	}
+	if (str_ieq(w->key, "TerminateRate")) {
+		rate_key(ld, file, line, prov, "TerminateRate=", w->val, &g->v.terminate, &g->terminate);
+		return 1;
+	}
+	if (!str_ieq(w->key, "RequestRate"))
+		return 0;
+	/* RequestRate=launch:5/2,terminate:100/5 */
+	list = xstrdup(w->val);
+	for (item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(item, ':'), key[64];
+		if (!colon) {
+			lerr(ld, file, line, "Provider %s: RequestRate=%s: '%s' is not CALL:SIZE/RATE; want e.g. "
+			     "RequestRate=launch:5/2,terminate:100/5", prov, w->val, item);
+			continue;
+		}
+		*colon = '\0';
+		snprintf(key, sizeof(key), "RequestRate=%.20s:", item);
+		if (str_ieq(item, "launch"))
+			rate_key(ld, file, line, prov, key, colon + 1, &g->v.launch_calls, &g->launch_calls);
+		else if (str_ieq(item, "terminate"))
+			rate_key(ld, file, line, prov, key, colon + 1, &g->v.terminate_calls, &g->terminate_calls);
+		else {
+			const char *near = str_suggest(item, classes, 0);
+			lerr(ld, file, line, "Provider %s: RequestRate=%s: unknown call '%s'%s%s%s (calls: launch, terminate)",
+			     prov, w->val, item, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+		}
+	}
+	if (!w->val[0])
+		lerr(ld, file, line, "Provider %s: RequestRate= is empty; want e.g. RequestRate=launch:5/2,terminate:100/5",
+		     prov);
+	free(list);
+	return 1;
+}
+
 static void parse_provider(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
 	static const char *const keys[] = { "Provider", "Type", "Catalog", "Regions", "Region",
 		"CredentialsFile", "Endpoint", "Bridge", "Address", "ImageId", "LaunchTemplate",
 		"SubnetId", "SecurityGroups", "IamInstanceProfile", "Profile", "CaFile", "JoinAddress",
 		"MinCount", "Image", "Networks", "KeyName", "AvailabilityZone", "SchedulerHints",
-		"Interface", "Microversion", "ComputeEndpoint", "BuildWait", "Accelerators", NULL };
+		"Interface", "Microversion", "ComputeEndpoint", "BuildWait", "Accelerators",
+		"LaunchRate", "TerminateRate", "RequestRate", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_provider p;
+	struct rate_given rg;
 	size_t i;
 	int k;
 
 	memset(&p, 0, sizeof(p));
+	memset(&rg, 0, sizeof(rg));
 	if (!valid_name(w[0].val)) {
 		lerr(ld, file, line, "Provider name '%s' must be letters, digits, '_', '.' or '-'", w[0].val);
 		return;
@@ -430,6 +495,8 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 		}
 		else if (parse_provider_aws(ld, file, line, &p, &w[k]))
 			;
+		else if (parse_provider_rates(ld, file, line, p.name, &w[k], &rg))
+			;
 		else if (parse_provider_openstack(ld, file, line, &p, &w[k]))
 			;
 		else
@@ -450,6 +517,15 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 	}
 	if (!p.catalog)
 		p.catalog = xstrdup(p.type);
+	rate_limits_default(p.type, &p.rates);
+	if (rg.launch)
+		p.rates.launch = rg.v.launch;
+	if (rg.launch_calls)
+		p.rates.launch_calls = rg.v.launch_calls;
+	if (rg.terminate)
+		p.rates.terminate = rg.v.terminate;
+	if (rg.terminate_calls)
+		p.rates.terminate_calls = rg.v.terminate_calls;
 	if (!p.regions)
 		p.regions = xcalloc(1, sizeof(char *));
 	p.where = where_of(file, line);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "ratelimit.h"
 #include "burst_err.h"
 #include "catalog.h"
 #include "contract.h"
@@ -72,6 +73,10 @@ struct cfg_provider {
 	char **accelerators;     /* Accelerators=ALIAS:MODEL,... (catalog refresh: extra specs' aliases) */
 	size_t naccelerators;
 	int build_wait;          /* BuildWait= seconds a launch waits for servers to leave BUILD (default 30) */
+	/* rate limits, per region (lib/ratelimit.h): the type's documented
+	 * ones (rate_limits_default), each overridden by LaunchRate=,
+	 * TerminateRate= and RequestRate=launch:..,terminate:.. */
+	struct rate_limits rates;
 };
 
 struct cfg_contract {

@@ -206,6 +206,42 @@ int main(void)
 		config_free(cfg);
 	}
 
+	/* ---- rate limits: EC2's for aws, overridden per provider ---- */
+	{
+		burst_err_t rerr;
+		struct burst_config *rc_cfg = load("rates.conf",
+			"Provider=aws ImageId=ami-1\n"
+			"Provider=small Type=aws ImageId=ami-1 LaunchRate=20/0.5 RequestRate=launch:2/1,terminate:none TerminateRate=none\n"
+			"Provider=local Bridge=br0 Address=10.5.0.1/24\n"
+			"Provider=lim Type=local Bridge=br1 Address=10.6.0.1/24 LaunchRate=3/1\n", &rerr);
+		ok(rc_cfg != NULL, "rates.conf loads%s%s", rc_cfg ? "" : ": ", rc_cfg ? "" : rerr.msg);
+		if (rc_cfg) {
+			const struct rate_limits *a = &rc_cfg->providers[0].rates, *b = &rc_cfg->providers[1].rates;
+			ok(a->launch.size == 1000 && a->launch.rate == 2 && a->launch_calls.size == 5 &&
+			   a->launch_calls.rate == 2 && a->terminate.size == 1000 && a->terminate.rate == 20 &&
+			   a->terminate_calls.size == 100 && a->terminate_calls.rate == 5,
+			   "aws without rate keys: EC2's documented buckets");
+			ok(b->launch.size == 20 && b->launch.rate == 0.5 && b->launch_calls.size == 2 &&
+			   b->launch_calls.rate == 1 && b->terminate_calls.size == 0 && b->terminate.size == 0,
+			   "LaunchRate=, RequestRate= and none override them one by one");
+			ok(rc_cfg->providers[2].rates.launch.size == 0 && rc_cfg->providers[2].rates.launch_calls.size == 0,
+			   "local: no limits by default");
+			ok(rc_cfg->providers[3].rates.launch.size == 3 && rc_cfg->providers[3].rates.launch.rate == 1,
+			   "any provider may be given one");
+		}
+		config_free(rc_cfg);
+	}
+	refused("rate1.conf", "Provider=aws ImageId=ami-1 LaunchRate=1000\n",
+		"@/rate1.conf:1: Provider aws: LaunchRate=1000: '1000' is not SIZE/RATE: want a bucket size and its refill a second, such as 1000/2, or none");
+	refused("rate2.conf", "Provider=aws ImageId=ami-1\nProvider=b Type=aws ImageId=ami-1 TerminateRate=10/0\n",
+		"@/rate2.conf:2: Provider b: TerminateRate=10/0: '10/0': the refill must be more than 0 a second");
+	refused("rate3.conf", "Provider=aws ImageId=ami-1 RequestRate=lanch:5/2\n",
+		"@/rate3.conf:1: Provider aws: RequestRate=lanch:5/2: unknown call 'lanch'; did you mean 'launch'? (calls: launch, terminate)");
+	refused("rate4.conf", "Provider=aws ImageId=ami-1 RequestRate=5/2\n",
+		"@/rate4.conf:1: Provider aws: RequestRate=5/2: '5/2' is not CALL:SIZE/RATE; want e.g. RequestRate=launch:5/2,terminate:100/5");
+	refused("rate5.conf", "Provider=aws ImageId=ami-1 RequestRate=launch:x\n",
+		"@/rate5.conf:1: Provider aws: RequestRate=launch:x: 'x' is not SIZE/RATE");
+
 	/* ---- errors: each names file:line and the word ---- */
 	refused("misspelled.conf", "Provider=aws Regoins=us-east-1\n",
 		"@/misspelled.conf:1: unknown Provider key 'Regoins'; did you mean 'Regions'?");

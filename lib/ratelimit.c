@@ -1,0 +1,262 @@
+/*
+ * ratelimit.c - token buckets (ratelimit.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ratelimit.h"
+#include "strutil.h"
+
+/* tokens are counted in doubles: a whole token despite rounding */
+#define TB_EPS 1e-9
+
+static int parse_num(const char *s, size_t len, double *out)
+{
+	char buf[64], *end;
+
+	if (!len || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (!strchr("0123456789.", buf[0]))
+		return -1;
+	*out = strtod(buf, &end);
+	return *end || !isfinite(*out) ? -1 : 0;
+}
+
+int rate_spec_parse(const char *s, struct rate_spec *out, char *why, size_t whylen)
+{
+	const char *slash;
+	double size, rate;
+
+	if (!s || !*s) {
+		snprintf(why, whylen, "empty: want SIZE/RATE such as 1000/2 (a bucket of 1000, 2 more a second) or none");
+		return -1;
+	}
+	if (str_ieq(s, "none")) {
+		out->size = out->rate = 0;
+		return 0;
+	}
+	slash = strchr(s, '/');
+	if (!slash || parse_num(s, (size_t)(slash - s), &size) < 0 ||
+	    parse_num(slash + 1, strlen(slash + 1), &rate) < 0) {
+		snprintf(why, whylen, "'%s' is not SIZE/RATE: want a bucket size and its refill a second, "
+			 "such as 1000/2, or none", s);
+		return -1;
+	}
+	if (size < 1) {
+		snprintf(why, whylen, "'%s': the bucket must hold at least 1 token (none turns the limit off)", s);
+		return -1;
+	}
+	if (rate <= 0) {
+		snprintf(why, whylen, "'%s': the refill must be more than 0 a second, or nothing would ever be sent", s);
+		return -1;
+	}
+	out->size = size;
+	out->rate = rate;
+	return 0;
+}
+
+const char *rate_spec_format(const struct rate_spec *s, char *buf, size_t len)
+{
+	if (s->size <= 0)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%g/%g", s->size, s->rate);
+	return buf;
+}
+
+void rate_limits_default(const char *type, struct rate_limits *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (type && str_ieq(type, "aws")) {
+		/* the EC2 API reference, "Request throttling for the Amazon EC2
+		 * API", https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html
+		 * (tables "Request token bucket sizes and refill rates" and
+		 * "Resource token bucket sizes and refill rates"): per account
+		 * and region */
+		out->launch = (struct rate_spec){ 1000, 2 };
+		out->launch_calls = (struct rate_spec){ 5, 2 };
+		out->terminate = (struct rate_spec){ 1000, 20 };
+		out->terminate_calls = (struct rate_spec){ 100, 5 };
+	}
+}
+
+void tb_init(struct tbucket *b, const struct rate_spec *s, double t)
+{
+	b->size = s ? s->size : 0;
+	b->rate = s ? s->rate : 0;
+	b->tokens = b->size;
+	b->t = t;
+}
+
+bool tb_unlimited(const struct tbucket *b)
+{
+	return b->size <= 0;
+}
+
+double tb_tokens(const struct tbucket *b, double t)
+{
+	double v;
+
+	if (tb_unlimited(b))
+		return INFINITY;
+	if (t <= b->t)
+		return b->tokens;
+	v = b->tokens + (t - b->t) * b->rate;
+	return v > b->size ? b->size : v;
+}
+
+double tb_when(const struct tbucket *b, double need, double t)
+{
+	double have;
+
+	if (tb_unlimited(b) || need <= 0)
+		return t;
+	if (t < b->t)
+		t = b->t;
+	have = tb_tokens(b, t);
+	if (have + TB_EPS >= need)
+		return t;
+	if (b->rate <= 0)
+		return INFINITY;
+	return t + (need - have) / b->rate;
+}
+
+void tb_take(struct tbucket *b, double n, double t)
+{
+	double have;
+
+	if (tb_unlimited(b))
+		return;
+	if (t < b->t)
+		t = b->t;
+	have = tb_tokens(b, t);
+	b->tokens = have - n > 0 ? have - n : 0;
+	b->t = t;
+}
+
+void tb_drain(struct tbucket *b, double t)
+{
+	if (tb_unlimited(b))
+		return;
+	if (t > b->t)
+		b->t = t;
+	b->tokens = 0;
+}
+
+void pace_init(struct launch_pace *p, const struct rate_spec *inst, const struct rate_spec *calls, double t)
+{
+	tb_init(&p->inst, inst, t);
+	tb_init(&p->calls, calls, t);
+	p->per_call = 0;
+}
+
+/* Whole tokens at t, at most cap. */
+static double whole(const struct tbucket *b, double t, double cap)
+{
+	double v = tb_tokens(b, t);
+
+	if (v >= cap)
+		return cap;
+	return floor(v + TB_EPS);
+}
+
+size_t pace_now(const struct launch_pace *p, size_t want, double t)
+{
+	double n = whole(&p->inst, t, (double)want);
+	double calls = whole(&p->calls, t, (double)want);
+
+	if (calls < 1)
+		return 0;
+	if (p->per_call && n > calls * (double)p->per_call)
+		n = calls * (double)p->per_call;
+	return (size_t)n;
+}
+
+void pace_take(struct launch_pace *p, size_t n, size_t calls, double t)
+{
+	tb_take(&p->inst, (double)n, t);
+	tb_take(&p->calls, (double)calls, t);
+}
+
+double pace_when(const struct launch_pace *p, double k, double t)
+{
+	double a, c, calls;
+
+	if (k <= 0)
+		return t;
+	a = tb_when(&p->inst, k, t);
+	calls = p->per_call ? ceil(k / (double)p->per_call) : 1;
+	c = tb_when(&p->calls, calls, t);
+	return a > c ? a : c;
+}
+
+/* How many instances region p can have requested by time T (from t). */
+static double pace_cap(const struct launch_pace *p, double T, double t, double n)
+{
+	double inst = tb_unlimited(&p->inst) ? n : floor(p->inst.tokens + (T - t) * p->inst.rate + TB_EPS);
+	double calls;
+
+	if (tb_unlimited(&p->calls))
+		return inst;
+	calls = floor(p->calls.tokens + (T - t) * p->calls.rate + TB_EPS);
+	if (calls < 1)
+		return 0;
+	if (p->per_call && inst > calls * (double)p->per_call)
+		inst = calls * (double)p->per_call;
+	return inst;
+}
+
+static double caps(const struct launch_pace *v, size_t m, double T, double t, double n)
+{
+	double s = 0;
+	size_t i;
+
+	for (i = 0; i < m; i++)
+		s += pace_cap(&v[i], T, t, n);
+	return s;
+}
+
+double pace_bound(const struct launch_pace *v, size_t m, double n, double t)
+{
+	struct launch_pace *w;
+	double lo = 0, hi = 1;
+	size_t i;
+	int k;
+
+	if (n <= 0)
+		return t;
+	/* each region's buckets as of t (a bucket is counted from its own time) */
+	w = xcalloc(m ? m : 1, sizeof(*w));
+	for (i = 0; i < m; i++) {
+		w[i] = v[i];
+		if (!tb_unlimited(&w[i].inst))
+			w[i].inst.tokens = tb_tokens(&v[i].inst, t);
+		if (!tb_unlimited(&w[i].calls))
+			w[i].calls.tokens = tb_tokens(&v[i].calls, t);
+	}
+	if (caps(w, m, t, t, n) >= n) {
+		free(w);
+		return t;
+	}
+	while (caps(w, m, t + hi, t, n) < n) {
+		hi *= 2;
+		if (hi > 1e12) {
+			free(w);
+			return INFINITY;
+		}
+	}
+	/* the refills are linear: the crossing is found to well under a millisecond */
+	for (k = 0; k < 100 && hi - lo > 1e-6; k++) {
+		double mid = (lo + hi) / 2;
+		if (caps(w, m, t + mid, t, n) >= n)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	free(w);
+	return t + hi;
+}

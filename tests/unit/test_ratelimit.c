@@ -1,0 +1,121 @@
+/*
+ * test_ratelimit.c - the token bucket model (lib/ratelimit.c): parsing,
+ * EC2's documented defaults, refill and taking, when the n-th token comes,
+ * pacing of launches (instances and requests), and the bound over regions.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ratelimit.h"
+#include "tap.h"
+
+static int near(double a, double b)
+{
+	return fabs(a - b) < 1e-6;
+}
+
+int main(void)
+{
+	struct rate_spec s;
+	struct rate_limits l;
+	struct tbucket b;
+	struct launch_pace p, v[3];
+	char why[300], buf[64];
+
+	/* parsing */
+	ok(rate_spec_parse("1000/2", &s, why, sizeof(why)) == 0 && s.size == 1000 && s.rate == 2,
+	   "1000/2: a bucket of 1000, 2 a second");
+	ok(rate_spec_parse("1/0.1", &s, why, sizeof(why)) == 0 && s.size == 1 && near(s.rate, 0.1),
+	   "decimals: 1/0.1");
+	ok(rate_spec_parse("none", &s, why, sizeof(why)) == 0 && s.size == 0, "none: no limit");
+	is_str(rate_spec_format(&s, buf, sizeof(buf)), "none", "none formatted");
+	s = (struct rate_spec){ 1000, 2 };
+	is_str(rate_spec_format(&s, buf, sizeof(buf)), "1000/2", "1000/2 formatted");
+	ok(rate_spec_parse("1000", &s, why, sizeof(why)) < 0 && strstr(why, "SIZE/RATE") && strstr(why, "1000/2"),
+	   "1000 (no rate) refused, saying what is wanted: %s", why);
+	ok(rate_spec_parse("10/0", &s, why, sizeof(why)) < 0 && strstr(why, "more than 0"),
+	   "a refill of 0 refused: %s", why);
+	ok(rate_spec_parse("0/5", &s, why, sizeof(why)) < 0 && strstr(why, "at least 1"), "a bucket of 0 refused: %s", why);
+	ok(rate_spec_parse("ten/2", &s, why, sizeof(why)) < 0, "ten/2 refused");
+	ok(rate_spec_parse("10/2x", &s, why, sizeof(why)) < 0, "10/2x refused");
+	ok(rate_spec_parse("-1/2", &s, why, sizeof(why)) < 0, "-1/2 refused");
+	ok(rate_spec_parse("", &s, why, sizeof(why)) < 0, "empty refused");
+
+	/* EC2's documented buckets (the API reference's throttling page) */
+	rate_limits_default("aws", &l);
+	ok(l.launch.size == 1000 && l.launch.rate == 2, "aws: RunInstances instances 1000 then 2/s");
+	ok(l.launch_calls.size == 5 && l.launch_calls.rate == 2, "aws: RunInstances requests 5 then 2/s");
+	ok(l.terminate.size == 1000 && l.terminate.rate == 20, "aws: TerminateInstances instances 1000 then 20/s");
+	ok(l.terminate_calls.size == 100 && l.terminate_calls.rate == 5, "aws: TerminateInstances requests 100 then 5/s");
+	rate_limits_default("local", &l);
+	ok(l.launch.size == 0 && l.launch_calls.size == 0 && l.terminate.size == 0, "local: no limits");
+
+	/* a bucket: full at first, refills to its size */
+	s = (struct rate_spec){ 10, 2 };
+	tb_init(&b, &s, 100);
+	ok(near(tb_tokens(&b, 100), 10), "full at first");
+	tb_take(&b, 10, 100);
+	ok(near(tb_tokens(&b, 100), 0), "empty after taking 10");
+	ok(near(tb_tokens(&b, 101.5), 3), "3 tokens 1.5 s later");
+	ok(near(tb_tokens(&b, 200), 10), "never more than its size");
+	ok(near(tb_when(&b, 1, 100), 100.5), "the first token comes after 0.5 s");
+	ok(near(tb_when(&b, 10, 100), 105), "10 tokens after 5 s");
+	ok(near(tb_when(&b, 30, 100), 115), "30 tokens taken as they come: after 15 s (more than the size)");
+	ok(near(tb_when(&b, 2, 103), 103), "at once when they are there");
+	tb_take(&b, 4, 103);
+	ok(near(tb_tokens(&b, 103), 2), "6 by then, 4 taken: 2 left");
+	tb_drain(&b, 104);
+	ok(near(tb_tokens(&b, 104), 0) && near(tb_tokens(&b, 105), 2), "a throttling answer drains it; it refills from then");
+	tb_init(&b, NULL, 0);
+	ok(tb_unlimited(&b) && tb_when(&b, 1e9, 7) == 7 && isinf(tb_tokens(&b, 0)), "no bucket: no limit");
+
+	/* pacing a region's launches: EC2's RunInstances */
+	rate_limits_default("aws", &l);
+	pace_init(&p, &l.launch, &l.launch_calls, 0);
+	ok(pace_now(&p, 5000, 0) == 1000, "1000 instances at once, not 5000");
+	pace_take(&p, 1000, 1, 0);
+	ok(pace_now(&p, 10, 0) == 0, "then none");
+	ok(pace_now(&p, 10, 0.5) == 1, "one after 0.5 s");
+	ok(pace_now(&p, 10, 2) == 4, "four after 2 s");
+	ok(near(pace_when(&p, 4000, 0), 2000), "4000 more: the last after 2000 s");
+	/* the requests' bucket: 5, then 2 a second */
+	pace_init(&p, &l.launch, &l.launch_calls, 0);
+	pace_take(&p, 5, 5, 0);
+	ok(pace_now(&p, 100, 0) == 0, "no request left: nothing now though instances are");
+	ok(pace_now(&p, 100, 0.5) == 100, "one request 0.5 s later carries them");
+	p.per_call = 40;
+	ok(pace_now(&p, 100, 0.5) == 40, "at most what one request carries (40)");
+	ok(pace_now(&p, 100, 1.0) == 80, "two requests after 1 s: 80");
+	ok(near(pace_when(&p, 400, 0), 5), "400 more in requests of 40: 10 requests, after 5 s");
+	pace_init(&p, NULL, NULL, 0);
+	ok(pace_now(&p, 15000, 0) == 15000 && pace_when(&p, 15000, 3) == 3, "no limits: all at once");
+
+	/* the bound over regions */
+	s = (struct rate_spec){ 100, 10 };
+	{
+		struct rate_spec calls = { 50, 50 };
+		size_t i;
+		for (i = 0; i < 3; i++)
+			pace_init(&v[i], &s, &calls, 0);
+	}
+	ok(near(pace_bound(v, 1, 100, 0), 0), "one region, its bucket's worth: at once");
+	ok(near(pace_bound(v, 1, 200, 0), 10), "one region, 200: 10 s");
+	ok(near(pace_bound(v, 3, 300, 0), 0), "three regions, 300: at once");
+	ok(near(pace_bound(v, 3, 600, 0), 10), "three regions, 600: 10 s");
+	ok(near(pace_bound(v, 3, 601, 0), 10.1), "601: the last at 10.1 s");
+	v[2].per_call = 1;   /* one instance a request there: 50, then 50 a second */
+	ok(near(pace_bound(v, 3, 600, 0), 10), "a region of one-instance requests keeps up");
+	v[2].calls.rate = 1;
+	ok(pace_bound(v, 3, 600, 0) > 10 && pace_bound(v, 3, 600, 0) < 20,
+	   "a region short of requests: later (%.2f s)", pace_bound(v, 3, 600, 0));
+	ok(near(pace_bound(v, 3, 0, 5), 5), "nothing to launch: now");
+	{
+		struct rate_spec zero = { 1, 1e-300 };
+		struct launch_pace z;
+		pace_init(&z, &zero, NULL, 0);
+		pace_take(&z, 1, 1, 0);
+		ok(isinf(pace_bound(&z, 1, 1e6, 0)), "a refill that never comes: never");
+	}
+	return done_testing();
+}
