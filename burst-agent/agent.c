@@ -1,7 +1,8 @@
 /*
  * burst-agent - provisions the nodes of burst node sets.
  *
- * One thread, one poll loop. Requests come from the power-save programs'
+ * One thread, one poll loop (provider calls and calls to slurmctld run
+ * on worker threads beside it). Requests come from the power-save programs'
  * durable spool (poked over the UNIX socket); each node's life (doc/design.md §7)
  * is in SQLite, every transition written before the action it leads to;
  * instances come from a provider driver (this slice: local, an instance is
@@ -371,6 +372,9 @@ static int setup_active(void)
 	ensure_nodes();
 	slurm_init(NULL);
 	slurm_settings();
+	/* every later call to slurmctld: off the loop */
+	if (slurm_worker_start() < 0)
+		return -1;
 	/* the power-save programs run as SlurmUser and write the spool */
 	if (A.slurm_uid && chown(A.spool, A.slurm_uid, (gid_t)-1) < 0)
 		ERR("cannot give the spool %s to SlurmUser (uid %u): %s; burst-resume will fail to record requests",
@@ -620,9 +624,12 @@ int main(int argc, char **argv)
 	metrics_fini();
 	unlink(A.cfg->socket_path);
 	lease_release();
+	/* a call still held by slurmctld is left to the exit, libslurm with it */
+	if (slurm_worker_stop())
+		slurm_fini();
+	slurm_adapter_free();
 	state_close(A.db);
 	agent_conf_free();
-	slurm_fini();
 	curl_global_cleanup();
 	return 0;
 }

@@ -107,9 +107,11 @@ void rank_candidates(void)
  * scontrol power up) or for a job without a contract; also, with a log line
  * naming the job and the node, when the job's contract cannot be read, no
  * longer resolves (renamed or removed from burst.conf, inline contracts
- * forbidden since) or nothing of this node set satisfies it.
+ * forbidden since) or nothing of this node set satisfies it. False (and
+ * nothing to free) while the contract is being read from slurmctld, on the
+ * Slurm worker: the node waits, the loop does not.
  */
-void job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node)
+bool job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node)
 {
 	const char *ns = A.cfg->nodesets[nsi].name;
 	struct burst_decision d;
@@ -127,14 +129,15 @@ void job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node
 	jo->n = A.nranked[nsi];
 	if (!job) {
 		snprintf(jo->how, sizeof(jo->how), "node set order: resumed for no job");
-		return;
+		return true;
 	}
-	contract = slurm_job_contract(job, why, sizeof(why));
+	if (!slurm_job_contract(job, &contract, why, sizeof(why)))
+		return false;
 	if (!contract) {
 		if (strncmp(why, "no contract", 11))
 			ERR("%s: job %u: %s: launched in node set %s's own order", node, job, why, ns);
 		snprintf(jo->how, sizeof(jo->how), "node set order: job %u: %s", job, why);
-		return;
+		return true;
 	}
 	/* shown escaped: an inline contract is the user's text */
 	shown = str_escape_ctl(contract);
@@ -170,6 +173,7 @@ void job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node
 	burst_ranking_free(&rk);
 	free(shown);
 	free(contract);
+	return true;
 }
 
 void job_order_free(struct job_order *jo)

@@ -3,7 +3,8 @@
  * process, its state in the global A; one thread runs it all (agent.c's
  * poll loop), so nothing here is locked. Provider calls alone run beside
  * it, on each provider's worker thread (pworker.h), which touches only its
- * job and its driver; their outcomes come back to the loop.
+ * job and its driver, and calls to slurmctld, on the Slurm worker
+ * (agent_slurm.c); their outcomes come back to the loop.
  *
  *   agent.c            start-up, the poll loop, sockets and control requests, logging
  *   agent_conf.c       configuration state: burst.conf, catalog, candidates, nodes, drivers
@@ -11,7 +12,7 @@
  *   agent_spool.c      requests from the power-save programs' spool
  *   agent_launch.c     launching and terminating instances, cooldowns
  *   agent_join.c       join reports and admission
- *   agent_slurm.c      the Slurm adapter: what the agent asks of and tells slurmctld
+ *   agent_slurm.c      the Slurm adapter: what the agent asks of and tells slurmctld, on its worker
  *   agent_reconcile.c  reconciler glue: provider listings against the node records
  *   agent_lease.c      the active agent's lease: standby, takeover, stepping down
  *   agent_prov.c       provider calls through the workers
@@ -45,6 +46,7 @@ struct bnode {
 	double requested_at;     /* when the agent took Slurm's last resume request for it (0: not since start) */
 	bool busy;               /* a provider call for it is in flight (launch, terminate): not repeated meanwhile */
 	double retry_after;      /* mono(): a failed terminate is tried again then */
+	bool lost_asked;         /* reconciler: its instance vanished; Slurm is asked for its jobs */
 };
 
 /* Reconciler: an instance listed by a provider, and when it was first seen. */
@@ -135,7 +137,8 @@ struct job_order {
 	size_t *own;
 	char how[600];           /* "job 12's contract cheap", "node set order: ..." */
 };
-void job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node);
+/* false while the job's contract is being read from slurmctld: ask again later */
+bool job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node);
 void job_order_free(struct job_order *jo);
 
 /* agent_life.c: node life */
@@ -163,20 +166,43 @@ void cooldowns(void);
 void handle_join(int fd, const char *buf, size_t got);
 void reply_json(int fd, bool admit, const char *reason, json_object *record);
 
-/* agent_slurm.c */
+/*
+ * agent_slurm.c: every call to slurmctld (but slurm_settings, at start-up)
+ * runs on the Slurm worker, in the order asked; what it brings back is
+ * handled on the loop. A stopped or slow slurmctld holds only the worker.
+ */
 int slurm_settings(void);
+int slurm_worker_start(void);
+/* At exit: false when a call is still running (libslurm is then not shut down). */
+bool slurm_worker_stop(void);
+/* Calls queued or running. */
+size_t slurm_pending(void);
+void slurm_adapter_free(void);
+/* Tell Slurm: the node's address, or its state with a reason (NULL: none). */
 void slurm_node(const char *name, const char *addr, uint32_t state, const char *reason);
-bool slurm_job_begin_now(uint32_t job);
+/* The same, then then(arg, ran, ok) on the loop: ran false if the agent
+ * stopped first, ok whether slurmctld took it. */
+void slurm_node_then(const char *name, const char *addr, uint32_t state, const char *reason,
+		     void (*then)(void *arg, bool ran, bool ok), void *arg);
+/* Let job (requeued from node) start at once: its BeginTime cleared. */
+void slurm_job_begin_now(uint32_t job, const char *node);
 void registration_check(void);
+void release_refused_jobs(void);
+/* The running jobs on node, to then(arg, true, ids, n) on the loop (none
+ * when slurmctld could not say); then(arg, false, NULL, 0) if the agent
+ * stopped first. */
+void jobs_on(const char *node, void (*then)(void *arg, bool ran, const uint32_t *ids, size_t n), void *arg);
+/* A job's contract: 0 while slurmctld is asked (try again later), 1 with
+ * *contract (a new string) or NULL and why. */
+int slurm_job_contract(uint32_t job, char **contract, char *why, size_t len);
+/* Jobs requeued from lost nodes (A.lost_jobs) let go on. */
+void lost_jobs_go_on(void);
 
 /* agent_boot.c: instances that fail to boot */
 void boot_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
 		 const char *why);
 void slurmd_failed(const char *node, struct node_rec *r, const char *why);
 void ended_check(void);
-void release_refused_jobs(void);
-size_t jobs_on(const char *node, uint32_t **ids);
-char *slurm_job_contract(uint32_t job, char *why, size_t len);
 
 /* agent_prov.c: provider calls on the provider's worker; these are waited for */
 int prov_exists(struct aprov *p, const char *node, const char *instance);
@@ -201,7 +227,6 @@ bool prov_any_pending(void);
 
 /* agent_reconcile.c */
 void reconcile(void);
-void lost_jobs_go_on(void);
 void lost_finish(const char *node, struct node_rec *r);
 void lost_nodes(void);
 

@@ -174,6 +174,31 @@ static void reply_admit(int fd, json_object *record, double requested)
 	send_reply(fd, o);
 }
 
+/* An admitted node's answer, held until Slurm has its address. */
+struct admit_wait {
+	int fd;
+	json_object *rec;
+	double requested;
+	char node[128];
+};
+
+static void admit_after_address(void *arg, bool ran, bool ok)
+{
+	struct admit_wait *w = arg;
+
+	if (!ran) {
+		/* the agent stops: no answer (the node is admitted; its slurmd
+		 * comes up or the registration check relaunches it) */
+		json_object_put(w->rec);
+	} else {
+		if (!ok)
+			ERR("%s: admitted, though slurmctld did not take its address (above)", w->node);
+		reply_admit(w->fd, w->rec, w->requested);
+	}
+	close(w->fd);
+	free(w);
+}
+
 static void reply_retry(int fd)
 {
 	static const char msg[] = "{\"admit\":false,\"retry\":true,\"reason\":\"not ready for this instance yet\"}\n";
@@ -335,16 +360,33 @@ void handle_join(int fd, const char *buf, size_t got)
 			     node, r.provider ? r.provider : "?", r.instance ? r.instance : "?", peer);
 		}
 	}
-	slurm_node(node, r.address, NO_VAL, NULL);
 	{
 		json_object *rec = json_object_new_object();
+		struct admit_wait *w = xcalloc(1, sizeof(*w));
 		json_object_object_add(rec, "CLOUD_PROVIDER", json_object_new_string(r.provider ? r.provider : ""));
 		json_object_object_add(rec, "CLOUD_INSTANCE_TYPE", json_object_new_string(r.instance_type ? r.instance_type : ""));
 		json_object_object_add(rec, "CLOUD_INSTANCE_ID", json_object_new_string(r.instance));
 		json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
 		json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
 		json_object_object_add(rec, "CLOUD_PROVENANCE_ID", json_object_new_string(digest));
-		reply_admit(fd, rec, requested);
+		/*
+		 * The answer once slurmctld has the node's address (its slurmd
+		 * registers from there): the connection is kept (a duplicate of
+		 * its descriptor) while the Slurm worker tells it, and the loop
+		 * goes on meanwhile, however long slurmctld takes.
+		 */
+		w->fd = dup(fd);
+		w->rec = rec;
+		w->requested = requested;
+		snprintf(w->node, sizeof(w->node), "%s", node);
+		if (w->fd < 0) {
+			ERR("%s: cannot keep its join connection (%s): answered before Slurm has its address",
+			    node, strerror(errno));
+			reply_admit(fd, rec, requested);
+			free(w);
+			slurm_node(node, r.address, NO_VAL, NULL);
+		} else
+			slurm_node_then(node, r.address, NO_VAL, NULL, admit_after_address, w);
 	}
 out:
 	free(payload);

@@ -268,6 +268,7 @@ static void launch_batch(char **names, size_t n)
 /* A job's pick in one launch round: its order in the node set and its candidate. */
 struct job_pick {
 	struct job_order jo;
+	bool wait;               /* its contract is being read: its nodes wait */
 	ssize_t ci;
 	char tried[2048];
 };
@@ -313,10 +314,10 @@ void launch_requested(void)
 		bool any = false;
 
 		/*
-		 * Each job's order first, outside the intents' transaction: a
-		 * job's contract is read from slurmctld (slurm_job_contract), which
-		 * may take seconds, and the write lock must not be held meanwhile
-		 * (the lease is renewed through that database: agent_lease.c).
+		 * Each job's order first, outside the intents' transaction. A
+		 * job's contract is read from slurmctld on the Slurm worker
+		 * (slurm_job_contract): until it is in, the job's nodes stay
+		 * requested and are taken up again on a later turn.
 		 */
 		for (i = 0; names[i]; i++) {
 			struct bnode *ni = node_find(names[i]);
@@ -329,9 +330,10 @@ void launch_requested(void)
 					break;
 			if (k == njobs) {
 				jobs = xrealloc(jobs, (njobs + 1) * sizeof(*jobs));
-				job_order_for(&jobs[njobs].jo, (int)nsi, (uint32_t)r.job, names[i]);
+				jobs[njobs].wait = !job_order_for(&jobs[njobs].jo, (int)nsi, (uint32_t)r.job, names[i]);
 				jobs[njobs].tried[0] = '\0';
-				jobs[njobs].ci = next_candidate(&jobs[njobs].jo, jobs[njobs].tried, sizeof(jobs[njobs].tried));
+				jobs[njobs].ci = jobs[njobs].wait ? -1 :
+					next_candidate(&jobs[njobs].jo, jobs[njobs].tried, sizeof(jobs[njobs].tried));
 				njobs++;
 			}
 			state_node_clear(&r);
@@ -362,9 +364,14 @@ void launch_requested(void)
 			if (!jp) {
 				jobs = xrealloc(jobs, (njobs + 1) * sizeof(*jobs));
 				jp = &jobs[njobs++];
-				job_order_for(&jp->jo, (int)nsi, (uint32_t)r.job, names[i]);
+				jp->wait = !job_order_for(&jp->jo, (int)nsi, (uint32_t)r.job, names[i]);
 				jp->tried[0] = '\0';
-				jp->ci = next_candidate(&jp->jo, jp->tried, sizeof(jp->tried));
+				jp->ci = jp->wait ? -1 : next_candidate(&jp->jo, jp->tried, sizeof(jp->tried));
+			}
+			if (jp->wait) {
+				/* still requested: launched once slurmctld has said */
+				state_node_clear(&r);
+				continue;
 			}
 			if (jp->ci < 0) {
 				char why[3000];

@@ -135,7 +135,6 @@ void fail_node(const char *node, enum node_state from, struct node_rec *r, enum 
 		 * (its BeginTime), in case the job still runs on the node. It
 		 * never ran here (the node never started slurmd): let it go on.
 		 */
-		if (slurm_job_begin_now((uint32_t)r->job))
-			INFO("%s: job %ld may start at once on another node", node, r->job);
+		slurm_job_begin_now((uint32_t)r->job, node);
 	}
 }

@@ -28,70 +28,6 @@ static double first_seen(const struct seen_inst *old, size_t nold, const char *p
 	return now();
 }
 
-/*
- * Jobs requeued from a lost node: Slurm holds a requeued job back (its
- * BeginTime, two minutes ahead) in case it still runs on the node; the
- * node's instance is gone, so it cannot: let it go on at once, and release
- * it if it was requeued held. While it waits, slurmctld is asked again every
- * few seconds (an update of the job schedules it): the node it may need is
- * powered down after RejectCooldown, which by itself starts no scheduling
- * pass, and the periodic one comes only every minute.
- */
-void lost_jobs_go_on(void)
-{
-	static double last;
-	size_t i = 0;
-
-	if (!A.nlost_jobs || now() - last < 1.0)
-		return;
-	last = now();
-	while (i < A.nlost_jobs) {
-		struct lost_job *lj = &A.lost_jobs[i];
-		job_info_msg_t *m = NULL;
-		bool done = now() > lj->until;
-
-		if (!done && slurm_load_job(&m, lj->id, SHOW_ALL) == SLURM_SUCCESS && m->record_count) {
-			slurm_job_info_t *j = &m->job_array[0];
-			uint32_t st = j->job_state & JOB_STATE_BASE;
-			if (st != JOB_PENDING)
-				/* not requeued yet, or started again, or over */
-				done = lj->pending || (st != JOB_RUNNING && st != JOB_SUSPENDED);
-			else if (!(j->job_state & JOB_COMPLETING)) {
-				lj->pending = true;
-				if (j->priority == 0 && !lj->released) {
-					char idbuf[32], out[256], errbuf[512];
-					char *argv[] = { (char *)"/usr/bin/scontrol", (char *)"release", idbuf, NULL };
-					snprintf(idbuf, sizeof(idbuf), "%u", j->job_id);
-					lj->released = true;
-					if (proc_run(argv, out, sizeof(out), errbuf, sizeof(errbuf)) == 0)
-						INFO("job %u was requeued held from a lost node: released", j->job_id);
-					else
-						ERR("job %u: scontrol release failed: %s", j->job_id, errbuf);
-				}
-				if (now() >= lj->next) {
-					job_desc_msg_t upd;
-					slurm_init_job_desc_msg(&upd);
-					upd.job_id = j->job_id;
-					upd.begin_time = time(NULL);
-					lj->next = now() + 5.0;
-					if (slurm_update_job(&upd) != SLURM_SUCCESS)
-						ERR("job %u: cannot clear its BeginTime: %s", j->job_id,
-						    slurm_strerror(burst_slurm_errno()));
-					else if (!lj->nudged)
-						INFO("job %u was requeued from a lost node: it may start at once", j->job_id);
-					lj->nudged = true;
-				}
-			}
-		} else if (!done)
-			done = burst_slurm_errno() == ESLURM_INVALID_JOB_ID;
-		slurm_free_job_info_msg(m);
-		if (done)
-			A.lost_jobs[i] = A.lost_jobs[--A.nlost_jobs];
-		else
-			i++;
-	}
-}
-
 static void rc_terminated(const struct term_result *t)
 {
 	char detail[700];
@@ -209,41 +145,73 @@ void lost_nodes(void)
  * powered down after RejectCooldown), whatever is left of the instance is
  * terminated, and its instance record is cleared.
  */
+struct lost_ask {
+	char *node, *instance, *why;
+};
+
+static void rc_lost_jobs(void *arg, bool ran, const uint32_t *jobs, size_t nj);
+
 static void rc_lost(const struct rc_action *a)
 {
 	struct node_rec r;
+	struct bnode *bn = node_find(a->node);
 	burst_err_t err;
-	uint32_t *jobs = NULL;
-	size_t nj, i;
+	struct lost_ask *q;
+
+	if (!bn || bn->lost_asked || state_node_get(A.db, a->node, &r, &err) != 1 ||
+	    (r.state != NS_BOOTING && r.state != NS_ADMITTED) || !r.instance || strcmp(r.instance, a->instance)) {
+		state_node_clear(&r);
+		return;
+	}
+	state_node_clear(&r);
+	/* which jobs Slurm requeues: asked before the node goes DOWN (the
+	 * Slurm worker keeps the order), the rest once it has answered */
+	q = xcalloc(1, sizeof(*q));
+	q->node = xstrdup(a->node);
+	q->instance = xstrdup(a->instance);
+	q->why = xstrdup(a->why);
+	bn->lost_asked = true;
+	jobs_on(a->node, rc_lost_jobs, q);
+}
+
+static void rc_lost_jobs(void *arg, bool ran, const uint32_t *jobs, size_t nj)
+{
+	struct lost_ask *q = arg;
+	struct bnode *bn = node_find(q->node);
+	struct node_rec r;
+	burst_err_t err;
+	size_t i;
 	enum node_state from;
 
-	if (state_node_get(A.db, a->node, &r, &err) != 1 || (r.state != NS_BOOTING && r.state != NS_ADMITTED) ||
-	    !r.instance || strcmp(r.instance, a->instance)) {
-		state_node_clear(&r);
-		return;
-	}
+	if (bn)
+		bn->lost_asked = false;
+	memset(&r, 0, sizeof(r));
+	/* as things are now: the node may have moved on meanwhile */
+	if (!ran || !bn || state_node_get(A.db, q->node, &r, &err) != 1 ||
+	    (r.state != NS_BOOTING && r.state != NS_ADMITTED) || !r.instance || strcmp(r.instance, q->instance))
+		goto out;
 	from = r.state;
-	nj = jobs_on(a->node, &jobs);
-	INFO("reconcile: %s: %s%s", a->node, a->why, nj ? "; its job is requeued" : "");
+	INFO("reconcile: %s: %s%s", q->node, q->why, nj ? "; its job is requeued" : "");
 	r.job = 0;    /* the requeued jobs are let go on below, whoever asked for the node */
-	fail_node(a->node, from, &r, NS_LOST, a->why);
+	fail_node(q->node, from, &r, NS_LOST, q->why);
 	state_node_clear(&r);
-	if (state_node_get(A.db, a->node, &r, &err) != 1 || r.state != NS_LOST) {
-		free(jobs);
-		state_node_clear(&r);
-		return;
-	}
+	if (state_node_get(A.db, q->node, &r, &err) != 1 || r.state != NS_LOST)
+		goto out;
 	for (i = 0; i < nj; i++) {
 		A.lost_jobs = xrealloc(A.lost_jobs, (A.nlost_jobs + 1) * sizeof(*A.lost_jobs));
 		memset(&A.lost_jobs[A.nlost_jobs], 0, sizeof(*A.lost_jobs));
 		A.lost_jobs[A.nlost_jobs].id = jobs[i];
 		A.lost_jobs[A.nlost_jobs].until = now() + 120 + A.cfg->reject_cooldown;
 		A.nlost_jobs++;
-		INFO("%s: job %u was running there: Slurm requeues it", a->node, jobs[i]);
+		INFO("%s: job %u was running there: Slurm requeues it", q->node, jobs[i]);
 	}
-	free(jobs);
-	lost_finish(a->node, &r);
+	lost_finish(q->node, &r);
+out:
 	state_node_clear(&r);
+	free(q->node);
+	free(q->instance);
+	free(q->why);
+	free(q);
 }
 
 /*

@@ -1,7 +1,16 @@
 /*
  * burst-agent: the Slurm adapter. What the agent tells slurmctld (node
  * addresses and states, jobs let go on) and what it reads there (its
- * settings, registrations, jobs held by the prolog, jobs on a node).
+ * settings, registrations, jobs held by the prolog, jobs on a node, a
+ * job's contract).
+ *
+ * Every call to slurmctld but the settings at start-up runs on the Slurm
+ * worker (a pworker of its own, pworker.h), one at a time and in the order
+ * asked, never on the poll loop: a slurmctld that is slow, stopped or
+ * unreachable holds each call up to about twice MessageTimeout, and the
+ * loop must go on taking joins, spool requests and control requests
+ * meanwhile. What a call brings back is handled on the loop (its then
+ * function), against the node records as they are by then.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,12 +27,16 @@
 #include "strutil.h"
 
 #define REGISTER_TIMEOUT_S 5      /* admitted to registered in Slurm (it takes ~0.1 s) */
+#define SLOW_CALL_S 3.0           /* a call that took longer is said in the log */
+#define CONTRACT_KEEP_S 60.0      /* a job's contract, once read, is kept this long */
+#define CONTRACT_RETRY_S 5.0      /* ... and a failure to read it this long */
 
 /*
  * What the agent takes from Slurm's configuration: SlurmUser (who, besides
  * root, may use the control socket and writes the spool) and, unless
  * burst.conf gives MungeSocket=, the munged of AuthInfo=socket=PATH. -1 if
- * slurmctld could not be asked (then only root is let in).
+ * slurmctld could not be asked (then only root is let in). At start-up,
+ * before the loop: the one call made on the loop's thread.
  */
 int slurm_settings(void)
 {
@@ -48,37 +61,299 @@ int slurm_settings(void)
 	return 0;
 }
 
-/* Let a job Slurm requeued start at once: clear the BeginTime it was given. */
-bool slurm_job_begin_now(uint32_t job)
-{
-	job_desc_msg_t upd;
+/* ---- the Slurm worker ---- */
 
-	slurm_init_job_desc_msg(&upd);
-	upd.job_id = job;
-	upd.begin_time = time(NULL);
-	return slurm_update_job(&upd) == SLURM_SUCCESS;
+static struct pworker *sw;
+
+/* One call: its arguments, the worker's part, what it found, the loop's part. */
+struct scall {
+	struct pjob pj;                   /* first: the worker's job */
+	const char *what;                 /* for the log */
+	void (*work)(struct scall *c);    /* on the worker: libslurm (or scontrol) only, into c */
+	void (*then)(struct scall *c);    /* on the loop, once it ran */
+	char *node, *addr, *reason, *text, *ok_msg;
+	uint32_t state, job;
+	bool begin_now;
+	char **names;                     /* registration check: nodes; their states */
+	uint32_t *states;
+	size_t n;
+	struct sjob *jobs;                /* lost jobs: what each is now */
+	uint32_t *ids;                    /* jobs on node */
+	int rc, err;
+	job_info_msg_t *msg;
+	char out[600];
+	double secs;
+	void (*cb)(void *arg, bool ran, bool ok);
+	void (*jobs_cb)(void *arg, bool ran, const uint32_t *ids, size_t n);
+	void *arg;
+};
+
+/* A lost job as slurmctld has it (lost_jobs_go_on). */
+struct sjob {
+	uint32_t id;
+	bool found, gone;                 /* gone: slurmctld knows no such job (any more) */
+	uint32_t state, priority;
+};
+
+static void sc_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
+{
+	struct scall *c = (struct scall *)j;
+	double t0 = mono();
+
+	(void)ops;
+	(void)drv;
+	lease_check();   /* nothing external from an agent that lost its lease */
+	c->work(c);
+	c->secs = mono() - t0;
+}
+
+static void sc_done(struct pjob *j, bool ran)
+{
+	struct scall *c = (struct scall *)j;
+	size_t i;
+
+	if (ran && c->secs >= SLOW_CALL_S)
+		INFO("slurmctld took %.1f s to answer (%s); the agent went on meanwhile", c->secs, c->what);
+	if (ran && c->then)
+		c->then(c);
+	else if (!ran && c->cb)
+		c->cb(c->arg, false, false);
+	else if (!ran && c->jobs_cb)
+		c->jobs_cb(c->arg, false, NULL, 0);
+	free(c->node);
+	free(c->addr);
+	free(c->reason);
+	free(c->text);
+	free(c->ok_msg);
+	for (i = 0; c->names && i < c->n; i++)
+		free(c->names[i]);
+	free(c->names);
+	free(c->states);
+	free(c->jobs);
+	free(c->ids);
+	slurm_free_job_info_msg(c->msg);
+	free(c);
+}
+
+static struct scall *sc_new(const char *what, void (*work)(struct scall *), void (*then)(struct scall *))
+{
+	struct scall *c = xcalloc(1, sizeof(*c));
+
+	c->pj.run = sc_run;
+	c->pj.done = sc_done;
+	c->what = what;
+	c->work = work;
+	c->then = then;
+	return c;
+}
+
+static void sc_submit(struct scall *c)
+{
+	if (!sw) {
+		/* no worker (it could not start): refused, as at exit */
+		sc_done(&c->pj, false);
+		return;
+	}
+	pworker_submit(sw, &c->pj);
+}
+
+int slurm_worker_start(void)
+{
+	burst_err_t err;
+
+	sw = pworker_start("slurm", NULL, NULL, &err);
+	if (!sw) {
+		ERR("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+bool slurm_worker_stop(void)
+{
+	int rc = pworker_stop(sw, false);
+	sw = NULL;
+	return rc == 0;
+}
+
+size_t slurm_pending(void)
+{
+	return pworker_pending(sw);
+}
+
+/* ---- nodes ---- */
+
+static void w_update_node(struct scall *c)
+{
+	update_node_msg_t m;
+
+	slurm_init_update_node_msg(&m);
+	m.node_names = c->node;
+	if (c->addr) {
+		m.node_addr = c->addr;
+		m.node_hostname = c->node;
+	}
+	if (c->state != NO_VAL)
+		m.node_state = c->state;
+	if (c->reason) {
+		m.reason = c->reason;
+		m.reason_uid = 0;
+	}
+	c->rc = slurm_update_node(&m);
+	c->err = c->rc == SLURM_SUCCESS ? 0 : burst_slurm_errno();
+}
+
+static void t_update_node(struct scall *c)
+{
+	if (c->rc != SLURM_SUCCESS)
+		ERR("%s: slurm_update_node: %s", c->node, slurm_strerror(c->err));
+	if (c->cb)
+		c->cb(c->arg, true, c->rc == SLURM_SUCCESS);
+}
+
+void slurm_node_then(const char *name, const char *addr, uint32_t state, const char *reason,
+		     void (*then)(void *arg, bool ran, bool ok), void *arg)
+{
+	struct scall *c = sc_new("update_node", w_update_node, t_update_node);
+
+	c->node = xstrdup(name);
+	c->addr = addr ? xstrdup(addr) : NULL;
+	c->state = state;
+	c->reason = reason ? xstrdup(reason) : NULL;
+	c->cb = then;
+	c->arg = arg;
+	sc_submit(c);
 }
 
 /* Tell Slurm: the node's address, or DOWN with a reason, or power it down. */
 void slurm_node(const char *name, const char *addr, uint32_t state, const char *reason)
 {
-	update_node_msg_t m;
+	slurm_node_then(name, addr, state, reason, NULL, NULL);
+}
 
-	lease_check();
-	slurm_init_update_node_msg(&m);
-	m.node_names = (char *)name;
-	if (addr) {
-		m.node_addr = (char *)addr;
-		m.node_hostname = (char *)name;
+/* ---- jobs: updates ---- */
+
+static void w_update_job(struct scall *c)
+{
+	job_desc_msg_t upd;
+
+	slurm_init_job_desc_msg(&upd);
+	upd.job_id = c->job;
+	if (c->begin_now)
+		upd.begin_time = time(NULL);
+	if (c->text)
+		upd.admin_comment = c->text;
+	c->rc = slurm_update_job(&upd);
+	c->err = c->rc == SLURM_SUCCESS ? 0 : burst_slurm_errno();
+}
+
+static void t_update_job(struct scall *c)
+{
+	if (c->rc != SLURM_SUCCESS)
+		ERR("job %u: cannot %s: %s", c->job, c->begin_now ? "clear its BeginTime" : "update its admin comment",
+		    slurm_strerror(c->err));
+	else if (c->ok_msg)
+		INFO("%s", c->ok_msg);
+}
+
+/* Update job: its admin comment (text), or its BeginTime to now; ok_msg
+ * (NULL: none) is logged once done. */
+static void update_job(uint32_t job, const char *text, bool begin_now, const char *ok_msg)
+{
+	struct scall *c = sc_new("update_job", w_update_job, t_update_job);
+
+	c->job = job;
+	c->text = text ? xstrdup(text) : NULL;
+	c->begin_now = begin_now;
+	c->ok_msg = ok_msg ? xstrdup(ok_msg) : NULL;
+	sc_submit(c);
+}
+
+/* Let a job Slurm requeued start at once: clear the BeginTime it was given. */
+void slurm_job_begin_now(uint32_t job, const char *node)
+{
+	char msg[300];
+
+	snprintf(msg, sizeof(msg), "%s: job %u may start at once on another node", node, job);
+	update_job(job, NULL, true, msg);
+}
+
+static void w_release(struct scall *c)
+{
+	char idbuf[32], out[256];
+	char *argv[] = { (char *)"/usr/bin/scontrol", (char *)"release", idbuf, NULL };
+
+	snprintf(idbuf, sizeof(idbuf), "%u", c->job);
+	c->rc = proc_run(argv, out, sizeof(out), c->out, sizeof(c->out));
+}
+
+static void t_release(struct scall *c)
+{
+	if (c->rc != 0)
+		ERR("job %u: scontrol release failed: %s", c->job, c->out);
+	else if (c->ok_msg)
+		INFO("%s", c->ok_msg);
+}
+
+/* scontrol release job (held by Slurm or the prolog); ok_msg logged once done. */
+static void release_job(uint32_t job, const char *ok_msg)
+{
+	struct scall *c = sc_new("scontrol release", w_release, t_release);
+
+	c->job = job;
+	c->ok_msg = ok_msg ? xstrdup(ok_msg) : NULL;
+	sc_submit(c);
+}
+
+/* ---- registrations ---- */
+
+static void w_node_states(struct scall *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		node_info_msg_t *m = NULL;
+		c->states[i] = NO_VAL;
+		if (slurm_load_node_single(&m, c->names[i], SHOW_ALL) == SLURM_SUCCESS && m->record_count)
+			c->states[i] = m->node_array[0].node_state;
+		slurm_free_node_info_msg(m);
 	}
-	if (state != NO_VAL)
-		m.node_state = state;
-	if (reason) {
-		m.reason = (char *)reason;
-		m.reason_uid = 0;
+}
+
+static bool reg_busy;
+
+static void t_node_states(struct scall *c)
+{
+	burst_err_t err;
+	size_t i;
+
+	reg_busy = false;
+	for (i = 0; i < c->n; i++) {
+		struct bnode *ni = node_find(c->names[i]);
+		struct node_rec r;
+		uint32_t st = c->states[i];
+
+		memset(&r, 0, sizeof(r));
+		/* as things are now: the node may have moved on meanwhile */
+		if (st == NO_VAL || !ni || ni->registered || state_node_get(A.db, c->names[i], &r, &err) != 1 ||
+		    r.state != NS_ADMITTED || now() - r.since < REGISTER_TIMEOUT_S) {
+			state_node_clear(&r);
+			continue;
+		}
+		if (!(st & (NODE_STATE_POWERING_UP | NODE_STATE_NO_RESPOND | NODE_STATE_POWERED_DOWN))) {
+			ni->registered = true;
+			if (r.failures) {
+				r.failures = 0;
+				transition(c->names[i], NS_ADMITTED, &r, NS_ADMITTED, "slurmd registered");
+			}
+		} else if (st & NODE_STATE_POWERING_UP) {
+			char why[300];
+			snprintf(why, sizeof(why), "slurmd of %s did not register within %d s",
+				 r.instance ? r.instance : "?", REGISTER_TIMEOUT_S);
+			slurmd_failed(c->names[i], &r, why);
+		}
+		state_node_clear(&r);
 	}
-	if (slurm_update_node(&m) != SLURM_SUCCESS)
-		ERR("%s: slurm_update_node: %s", name, slurm_strerror(burst_slurm_errno()));
 }
 
 /*
@@ -88,138 +363,142 @@ void slurm_node(const char *name, const char *addr, uint32_t state, const char *
  * right after its node was resumed is never taken in by slurmctld 22.05,
  * and the job would wait for ResumeTimeout and then be requeued. A node
  * whose slurmd never comes up is launched again a few times, each after a
- * longer wait, and then goes DOWN (slurmd_failed, agent_boot.c).
+ * longer wait, and then goes DOWN (slurmd_failed, agent_boot.c). The
+ * nodes' states are read on the Slurm worker, one round at a time.
  */
 void registration_check(void)
 {
 	static double last;
 	burst_err_t err;
 	char **names;
+	struct scall *c;
 	size_t i;
 
-	if (now() - last < 2.0)
+	if (reg_busy || now() - last < 2.0)
 		return;
 	last = now();
 	names = state_nodes_in(A.db, NS_ADMITTED, &err);
+	c = sc_new("load_node", w_node_states, t_node_states);
 	for (i = 0; names && names[i]; i++) {
 		struct bnode *ni = node_find(names[i]);
-		node_info_msg_t *m = NULL;
 		struct node_rec r;
-		uint32_t st;
 
 		memset(&r, 0, sizeof(r));
-		if (!ni || ni->registered || state_node_get(A.db, names[i], &r, &err) != 1 ||
-		    now() - r.since < REGISTER_TIMEOUT_S ||
-		    slurm_load_node_single(&m, (char *)names[i], SHOW_ALL) != SLURM_SUCCESS || !m->record_count) {
-			slurm_free_node_info_msg(m);
-			state_node_clear(&r);
-			continue;
+		if (ni && !ni->registered && state_node_get(A.db, names[i], &r, &err) == 1 &&
+		    now() - r.since >= REGISTER_TIMEOUT_S) {
+			c->names = xrealloc(c->names, (c->n + 1) * sizeof(*c->names));
+			c->names[c->n++] = xstrdup(names[i]);
 		}
-		st = m->node_array[0].node_state;
-		if (!(st & (NODE_STATE_POWERING_UP | NODE_STATE_NO_RESPOND | NODE_STATE_POWERED_DOWN))) {
-			ni->registered = true;
-			if (r.failures) {
-				r.failures = 0;
-				transition(names[i], NS_ADMITTED, &r, NS_ADMITTED, "slurmd registered");
-			}
-		} else if (st & NODE_STATE_POWERING_UP) {
-			char why[300];
-			snprintf(why, sizeof(why), "slurmd of %s did not register within %d s",
-				 r.instance ? r.instance : "?", REGISTER_TIMEOUT_S);
-			slurmd_failed(names[i], &r, why);
-		}
-		slurm_free_node_info_msg(m);
 		state_node_clear(&r);
 	}
 	state_names_free(names);
+	if (!c->n) {
+		sc_done(&c->pj, false);
+		return;
+	}
+	c->states = xcalloc(c->n, sizeof(*c->states));
+	reg_busy = true;
+	sc_submit(c);
 }
 
-/*
- * Jobs that the SPANK job prolog held because their node was not admitted
- * (admin comment "burst: refused on NODE: why"): not the user's fault, so
- * they are released, and the node goes through the failure path.
- */
-void release_refused_jobs(void)
+/* ---- jobs held by the prolog ---- */
+
+static void w_load_jobs(struct scall *c)
 {
-	static time_t last_update;
-	static double last_check;
-	job_info_msg_t *msg = NULL;
+	c->rc = slurm_load_jobs((time_t)c->state, &c->msg, SHOW_ALL);
+	c->err = c->rc == SLURM_SUCCESS ? 0 : burst_slurm_errno();
+	if (c->rc != SLURM_SUCCESS)
+		c->msg = NULL;
+}
+
+static bool refused_busy;
+static time_t refused_last_update;
+
+static void t_refused_jobs(struct scall *c)
+{
+	job_info_msg_t *msg = c->msg;
 	uint32_t i;
 
-	if (now() - last_check < 1.0)
-		return;
-	last_check = now();
-	if (slurm_load_jobs(last_update, &msg, SHOW_ALL) != SLURM_SUCCESS)
+	refused_busy = false;
+	if (c->rc != SLURM_SUCCESS || !msg)
 		return;   /* SLURM_NO_CHANGE_IN_DATA, or slurmctld away: next time */
-	last_update = msg->last_update;
+	refused_last_update = msg->last_update;
 	for (i = 0; i < msg->record_count; i++) {
 		slurm_job_info_t *j = &msg->job_array[i];
-		const char *c = j->admin_comment, *p = "burst: refused on ";
-		char node[256], idbuf[32], out[256], errbuf[512];
+		const char *cm = j->admin_comment, *p = "burst: refused on ";
+		char node[256];
 		struct node_rec r;
 		burst_err_t err;
-		job_desc_msg_t upd;
 		size_t l;
 
-		if (c && !strncmp(c, "burst: job refused on ", 22) && (j->job_state & JOB_STATE_BASE) == JOB_PENDING &&
+		if (cm && !strncmp(cm, "burst: job refused on ", 22) && (j->job_state & JOB_STATE_BASE) == JOB_PENDING &&
 		    j->priority == 0) {
 			/* the job's own doing (its contract does not allow the node's
 			 * node set): it stays held; the node, drained by Slurm for the
 			 * failed prolog, is healthy and goes back to work */
 			char note[1200];
-			l = strcspn(c + 22, ":");
-			snprintf(node, sizeof(node), "%.*s", (int)l, c + 22);
-			INFO("job %u refused by %s for itself (%s): left held; %s is resumed, not failed", j->job_id, node, c, node);
-			snprintf(note, sizeof(note), "burst: held: %.1100s", c + 7);
-			slurm_init_job_desc_msg(&upd);
-			upd.job_id = j->job_id;
-			upd.admin_comment = note;
-			if (slurm_update_job(&upd) != SLURM_SUCCESS)
-				ERR("job %u: cannot update its admin comment: %s", j->job_id, slurm_strerror(burst_slurm_errno()));
+			l = strcspn(cm + 22, ":");
+			snprintf(node, sizeof(node), "%.*s", (int)l, cm + 22);
+			INFO("job %u refused by %s for itself (%s): left held; %s is resumed, not failed", j->job_id, node, cm, node);
+			snprintf(note, sizeof(note), "burst: held: %.1100s", cm + 7);
+			update_job(j->job_id, note, false, NULL);
 			if (node_find(node))
 				slurm_node(node, NULL, NODE_RESUME, NULL);
 			continue;
 		}
-		if (!c || strncmp(c, p, strlen(p)) || (j->job_state & JOB_STATE_BASE) != JOB_PENDING ||
+		if (!cm || strncmp(cm, p, strlen(p)) || (j->job_state & JOB_STATE_BASE) != JOB_PENDING ||
 		    j->priority != 0)
 			continue;
-		l = strcspn(c + strlen(p), ":");
-		snprintf(node, sizeof(node), "%.*s", (int)l, c + strlen(p));
-		snprintf(idbuf, sizeof(idbuf), "%u", j->job_id);
-		INFO("job %u was held because %s refused it (%s): releasing it", j->job_id, node, c);
-		slurm_init_job_desc_msg(&upd);
-		upd.job_id = j->job_id;
-		upd.admin_comment = (char *)"burst: released after a refusal on a node that was not admitted";
-		if (slurm_update_job(&upd) != SLURM_SUCCESS)
-			ERR("job %u: cannot update its admin comment: %s", j->job_id, slurm_strerror(burst_slurm_errno()));
-		{
-			char *argv[] = { (char *)"/usr/bin/scontrol", (char *)"release", idbuf, NULL };
-			if (proc_run(argv, out, sizeof(out), errbuf, sizeof(errbuf)) != 0)
-				ERR("job %u: scontrol release failed: %s", j->job_id, errbuf);
-		}
+		l = strcspn(cm + strlen(p), ":");
+		snprintf(node, sizeof(node), "%.*s", (int)l, cm + strlen(p));
+		INFO("job %u was held because %s refused it (%s): releasing it", j->job_id, node, cm);
+		/* the comment first (the worker keeps the order): the next reading
+		 * does not take it for a refusal again */
+		update_job(j->job_id, "burst: released after a refusal on a node that was not admitted", false, NULL);
+		release_job(j->job_id, NULL);
 		memset(&r, 0, sizeof(r));
 		if (node_find(node) && state_node_get(A.db, node, &r, &err) == 1 &&
 		    r.state != NS_POWERED_DOWN && r.state != NS_TERMINATING) {
 			char why[700];
-			snprintf(why, sizeof(why), "job prolog refused job %u: %.600s", j->job_id, c);
+			snprintf(why, sizeof(why), "job prolog refused job %u: %.600s", j->job_id, cm);
 			fail_node(node, r.state, &r, NS_TERMINATING, why);
 		}
 		state_node_clear(&r);
 	}
-	slurm_free_job_info_msg(msg);
 }
 
-/* The running jobs on node (ids into *ids, a new array the caller frees); their count. */
-size_t jobs_on(const char *node, uint32_t **ids)
+/*
+ * Jobs that the SPANK job prolog held because their node was not admitted
+ * (admin comment "burst: refused on NODE: why"): not the user's fault, so
+ * they are released, and the node goes through the failure path. Slurm's
+ * jobs are read (what changed since the last reading) every second on the
+ * Slurm worker, one reading at a time.
+ */
+void release_refused_jobs(void)
+{
+	static double last_check;
+	struct scall *c;
+
+	if (refused_busy || now() - last_check < 1.0)
+		return;
+	last_check = now();
+	c = sc_new("load_jobs", w_load_jobs, t_refused_jobs);
+	c->state = (uint32_t)refused_last_update;
+	refused_busy = true;
+	sc_submit(c);
+}
+
+/* ---- jobs on a node ---- */
+
+static void w_jobs_on(struct scall *c)
 {
 	job_info_msg_t *msg = NULL;
-	size_t n = 0;
 	uint32_t i;
 
-	*ids = NULL;
-	if (slurm_load_jobs((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
-		ERR("%s: cannot read Slurm's jobs: %s", node, slurm_strerror(burst_slurm_errno()));
-		return 0;
+	c->rc = slurm_load_jobs((time_t)0, &msg, SHOW_ALL);
+	if (c->rc != SLURM_SUCCESS) {
+		c->err = burst_slurm_errno();
+		return;
 	}
 	for (i = 0; i < msg->record_count; i++) {
 		slurm_job_info_t *j = &msg->job_array[i];
@@ -230,14 +509,189 @@ size_t jobs_on(const char *node, uint32_t **ids)
 		if ((st != JOB_RUNNING && st != JOB_SUSPENDED) || !j->nodes ||
 		    hostlist_expand(j->nodes, &hl, 1 << 20, &err) < 0)
 			continue;
-		if (hostlist_find(&hl, node) >= 0) {
-			*ids = xrealloc(*ids, (n + 1) * sizeof(**ids));
-			(*ids)[n++] = j->job_id;
+		if (hostlist_find(&hl, c->node) >= 0) {
+			c->ids = xrealloc(c->ids, (c->n + 1) * sizeof(*c->ids));
+			c->ids[c->n++] = j->job_id;
 		}
 		hostlist_free(&hl);
 	}
 	slurm_free_job_info_msg(msg);
-	return n;
+}
+
+static void t_jobs_on(struct scall *c)
+{
+	if (c->rc != SLURM_SUCCESS)
+		ERR("%s: cannot read Slurm's jobs: %s", c->node, slurm_strerror(c->err));
+	c->jobs_cb(c->arg, true, c->ids, c->n);
+}
+
+void jobs_on(const char *node, void (*then)(void *arg, bool ran, const uint32_t *ids, size_t n), void *arg)
+{
+	struct scall *c = sc_new("load_jobs", w_jobs_on, t_jobs_on);
+
+	c->node = xstrdup(node);
+	c->jobs_cb = then;
+	c->arg = arg;
+	sc_submit(c);
+}
+
+/* ---- jobs requeued from lost nodes ---- */
+
+static void w_lost_jobs(struct scall *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		job_info_msg_t *m = NULL;
+		struct sjob *s = &c->jobs[i];
+		if (slurm_load_job(&m, s->id, SHOW_ALL) == SLURM_SUCCESS && m->record_count) {
+			s->found = true;
+			s->state = m->job_array[0].job_state;
+			s->priority = m->job_array[0].priority;
+		} else
+			/* no such job (any more): over */
+			s->gone = m ? true : burst_slurm_errno() == ESLURM_INVALID_JOB_ID;
+		slurm_free_job_info_msg(m);
+	}
+}
+
+static bool lost_busy;
+
+static void t_lost_jobs(struct scall *c)
+{
+	size_t i, k;
+
+	lost_busy = false;
+	for (k = 0; k < c->n; k++) {
+		const struct sjob *s = &c->jobs[k];
+		struct lost_job *lj = NULL;
+		bool done = false;
+
+		for (i = 0; i < A.nlost_jobs && !lj; i++)
+			if (A.lost_jobs[i].id == s->id)
+				lj = &A.lost_jobs[i];
+		if (!lj)
+			continue;
+		if (s->found) {
+			uint32_t st = s->state & JOB_STATE_BASE;
+			if (st != JOB_PENDING)
+				/* not requeued yet, or started again, or over */
+				done = lj->pending || (st != JOB_RUNNING && st != JOB_SUSPENDED);
+			else if (!(s->state & JOB_COMPLETING)) {
+				lj->pending = true;
+				if (s->priority == 0 && !lj->released) {
+					char msg[200];
+					snprintf(msg, sizeof(msg), "job %u was requeued held from a lost node: released", s->id);
+					lj->released = true;
+					release_job(s->id, msg);
+				}
+				if (now() >= lj->next) {
+					char msg[200];
+					snprintf(msg, sizeof(msg), "job %u was requeued from a lost node: it may start at once", s->id);
+					lj->next = now() + 5.0;
+					update_job(s->id, NULL, true, lj->nudged ? NULL : msg);
+					lj->nudged = true;
+				}
+			}
+		} else
+			done = s->gone;
+		if (done)
+			*lj = A.lost_jobs[--A.nlost_jobs];
+	}
+}
+
+/*
+ * Jobs requeued from a lost node: Slurm holds a requeued job back (its
+ * BeginTime, two minutes ahead) in case it still runs on the node; the
+ * node's instance is gone, so it cannot: let it go on at once, and release
+ * it if it was requeued held. While it waits, slurmctld is asked again every
+ * few seconds (an update of the job schedules it): the node it may need is
+ * powered down after RejectCooldown, which by itself starts no scheduling
+ * pass, and the periodic one comes only every minute. The jobs are read on
+ * the Slurm worker, one round at a time.
+ */
+void lost_jobs_go_on(void)
+{
+	static double last;
+	struct scall *c;
+	size_t i = 0;
+
+	if (!A.nlost_jobs || lost_busy || now() - last < 1.0)
+		return;
+	last = now();
+	c = sc_new("load_job", w_lost_jobs, t_lost_jobs);
+	while (i < A.nlost_jobs) {
+		if (now() > A.lost_jobs[i].until) {
+			/* given up on */
+			A.lost_jobs[i] = A.lost_jobs[--A.nlost_jobs];
+			continue;
+		}
+		c->jobs = xrealloc(c->jobs, (c->n + 1) * sizeof(*c->jobs));
+		memset(&c->jobs[c->n], 0, sizeof(*c->jobs));
+		c->jobs[c->n++].id = A.lost_jobs[i++].id;
+	}
+	if (!c->n) {
+		sc_done(&c->pj, false);
+		return;
+	}
+	lost_busy = true;
+	sc_submit(c);
+}
+
+/* ---- a job's contract ---- */
+
+struct contract_entry {
+	uint32_t job;
+	bool known;
+	char *contract;          /* NULL: none, why says */
+	char why[600];
+	double until;            /* known: kept until then */
+};
+static struct contract_entry *contracts;
+static size_t ncontracts;
+
+static void w_contract(struct scall *c)
+{
+	static const char tag[] = "burst: contract=";
+	job_info_msg_t *msg = NULL;
+	const char *cm;
+
+	if (slurm_load_job(&msg, c->job, SHOW_ALL) != SLURM_SUCCESS) {
+		snprintf(c->out, sizeof(c->out), "cannot read the job from slurmctld: %s", slurm_strerror(burst_slurm_errno()));
+		c->rc = -1;
+		return;
+	}
+	if (!msg->record_count) {
+		snprintf(c->out, sizeof(c->out), "slurmctld has no such job");
+		c->rc = -1;
+	} else {
+		cm = msg->job_array[0].admin_comment;
+		if (cm && !strncmp(cm, tag, sizeof(tag) - 1) && cm[sizeof(tag) - 1])
+			c->text = xstrdup(cm + sizeof(tag) - 1);
+		else {
+			char *e = str_escape_ctl(cm ? cm : "none: not submitted with --cloud-contract");
+			snprintf(c->out, sizeof(c->out), "no contract in its admin comment (%s%.200s%s)", cm ? "\"" : "", e,
+				 cm ? "\"" : "");
+			free(e);
+		}
+	}
+	slurm_free_job_info_msg(msg);
+}
+
+static void t_contract(struct scall *c)
+{
+	size_t i;
+
+	for (i = 0; i < ncontracts; i++)
+		if (contracts[i].job == c->job && !contracts[i].known) {
+			contracts[i].known = true;
+			contracts[i].contract = c->text;
+			c->text = NULL;
+			snprintf(contracts[i].why, sizeof(contracts[i].why), "%s", c->out);
+			/* a reading that failed (slurmctld away) is not kept long */
+			contracts[i].until = now() + (c->rc < 0 ? CONTRACT_RETRY_S : CONTRACT_KEEP_S);
+			break;
+		}
 }
 
 /*
@@ -247,33 +701,51 @@ size_t jobs_on(const char *node, uint32_t **ids)
  * job_submit.lua can set: a job's owner cannot change it (unlike the job's
  * comment or --extra). Read by job id on every Slurm release: 22.05's
  * resume file has nothing else, and later ones' "extra" is the user's.
- * Returns a new string, or NULL with why saying why not (slurmctld does not
- * answer, no such job, not a contract job).
+ * Read on the Slurm worker: 0 while it is being read (asked for now if it
+ * was not yet: ask again later); 1 once read, with *contract (a new string)
+ * or NULL and why saying why not (slurmctld does not answer, no such job,
+ * not a contract job).
  */
-char *slurm_job_contract(uint32_t job, char *why, size_t len)
+int slurm_job_contract(uint32_t job, char **contract, char *why, size_t len)
 {
-	static const char tag[] = "burst: contract=";
-	job_info_msg_t *msg = NULL;
-	const char *c;
-	char *out = NULL;
+	struct scall *c;
+	size_t i = 0;
 
-	if (slurm_load_job(&msg, job, SHOW_ALL) != SLURM_SUCCESS) {
-		snprintf(why, len, "cannot read the job from slurmctld: %s", slurm_strerror(burst_slurm_errno()));
-		return NULL;
+	*contract = NULL;
+	while (i < ncontracts) {
+		struct contract_entry *e = &contracts[i];
+		if (e->known && now() >= e->until) {
+			free(e->contract);
+			*e = contracts[--ncontracts];
+			continue;
+		}
+		if (e->job == job) {
+			if (!e->known)
+				return 0;
+			if (e->contract)
+				*contract = xstrdup(e->contract);
+			else
+				snprintf(why, len, "%s", e->why);
+			return 1;
+		}
+		i++;
 	}
-	if (!msg->record_count) {
-		snprintf(why, len, "slurmctld has no such job");
-		slurm_free_job_info_msg(msg);
-		return NULL;
-	}
-	c = msg->job_array[0].admin_comment;
-	if (c && !strncmp(c, tag, sizeof(tag) - 1) && c[sizeof(tag) - 1])
-		out = xstrdup(c + sizeof(tag) - 1);
-	else {
-		char *e = str_escape_ctl(c ? c : "none: not submitted with --cloud-contract");
-		snprintf(why, len, "no contract in its admin comment (%s%.200s%s)", c ? "\"" : "", e, c ? "\"" : "");
-		free(e);
-	}
-	slurm_free_job_info_msg(msg);
-	return out;
+	contracts = xrealloc(contracts, (ncontracts + 1) * sizeof(*contracts));
+	memset(&contracts[ncontracts], 0, sizeof(*contracts));
+	contracts[ncontracts++].job = job;
+	c = sc_new("load_job", w_contract, t_contract);
+	c->job = job;
+	sc_submit(c);
+	return 0;
+}
+
+void slurm_adapter_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < ncontracts; i++)
+		free(contracts[i].contract);
+	free(contracts);
+	contracts = NULL;
+	ncontracts = 0;
 }
