@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -40,7 +41,17 @@
 #define TICK_MS 250
 #define MAX_REPORT (1 << 20)    /* a join report: record and credential */
 #define JOIN_DEADLINE_S 5.0     /* a join report, whole, from its accept */
-#define JOIN_MAX_CONNS 256      /* join connections open at once (then the oldest goes) */
+/*
+ * Join connections open at once: beyond that, the oldest of the source that
+ * holds the most goes (conn_victim). Sized so that a few hundred clients
+ * that hold connections open (a job on a burst node trickling bytes) fit
+ * and are closed only at their deadline: a full table makes each new
+ * connection close another, which such a client opens again at once, a
+ * churn of accept() and close() as fast as it can reconnect. Fewer when the
+ * descriptors allowed (RLIMIT_NOFILE) are fewer.
+ */
+#define JOIN_MAX_CONNS 1024
+#define FD_RESERVE 256          /* descriptors kept for everything else */
 #define CTL_MAX_REQ 4096        /* a control request */
 #define CTL_DEADLINE_S 2.0
 #define CTL_MAX_CONNS 32
@@ -48,6 +59,11 @@
 
 struct agent A;
 static volatile sig_atomic_t stopping, reloading;
+static size_t join_max = JOIN_MAX_CONNS;
+/* something happened that the loop's periodic work should see at once (a
+ * spool poke, a worker's outcome, a join): else it runs once a tick, not
+ * on every byte a client sends */
+static bool kicked;
 
 void logmsg(const char *level, const char *fmt, ...)
 {
@@ -114,6 +130,7 @@ static void handle_control(int fd, const char *buf)
 {
 	if (strstr(buf, "\"poke\"")) {
 		take_spool();
+		kicked = true;
 		if (write(fd, "{\"ok\":true}\n", 12) < 0)
 			return;
 	} else {
@@ -221,7 +238,11 @@ static void accept_clients(int lsock, int kind)
 	int i, fd, evicted;
 
 	for (i = 0; i < ACCEPT_BURST; i++) {
-		fd = accept4(lsock, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		uint64_t src;
+
+		fd = accept4(lsock, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
 				ERR("%s: accept: %s", kind == CONN_JOIN ? "join" : "control", strerror(errno));
@@ -231,14 +252,15 @@ static void accept_clients(int lsock, int kind)
 			close(fd);
 			continue;
 		}
+		src = conn_source((struct sockaddr *)&ss);
 		if (kind == CONN_METRICS) {
-			conn_add(&A.conns, fd, kind, mono(), METRICS_DEADLINE_S, METRICS_MAX_CONNS, &evicted);
+			conn_add(&A.conns, fd, kind, src, mono(), METRICS_DEADLINE_S, METRICS_MAX_CONNS, &evicted);
 			if (evicted)
 				metric_dropped("too_many");
 			continue;
 		}
-		conn_add(&A.conns, fd, kind, mono(), kind == CONN_JOIN ? JOIN_DEADLINE_S : CTL_DEADLINE_S,
-			 kind == CONN_JOIN ? JOIN_MAX_CONNS : CTL_MAX_CONNS, &evicted);
+		conn_add(&A.conns, fd, kind, src, mono(), kind == CONN_JOIN ? JOIN_DEADLINE_S : CTL_DEADLINE_S,
+			 kind == CONN_JOIN ? join_max : CTL_MAX_CONNS, &evicted);
 		if (evicted && kind == CONN_JOIN)
 			A.dropped_full++;
 		else if (evicted)
@@ -265,8 +287,8 @@ static void serve_clients(void)
 	/* -1 (no metrics server): poll ignores it */
 	p[n + nl + 1] = (struct pollfd){ A.msock, POLLIN, 0 };
 	if (poll(p, n + nl + 2, TICK_MS) > 0) {
-		if (p[n + nl].revents & POLLIN)
-			pworker_collect();
+		if ((p[n + nl].revents & POLLIN) && pworker_collect())
+			kicked = true;
 		/* the connections first: conn_drop moves the last into i, so from the end */
 		for (i = n; i-- > 0;) {
 			struct conn *c = &A.conns.c[i];
@@ -284,8 +306,10 @@ static void serve_clients(void)
 			if (st == CONN_MORE)
 				continue;
 			lease_check();   /* before answering anyone */
-			if (st == CONN_LINE && join)
+			if (st == CONN_LINE && join) {
 				handle_join(c->fd, c->buf, c->len);
+				kicked = true;
+			}
 			else if (st == CONN_LINE)
 				handle_control(c->fd, c->buf);
 			else if (st == CONN_TOO_BIG && join) {
@@ -317,8 +341,8 @@ static void serve_clients(void)
 		}
 	/* what a flood of join connections did, once in a while rather than a line each */
 	if ((A.dropped_slow || A.dropped_full) && now - A.dropped_said >= 10) {
-		ERR("join: closed %lu connection%s with no whole report within %.0f s, %lu beyond %d open at once",
-		    A.dropped_slow, A.dropped_slow == 1 ? "" : "s", JOIN_DEADLINE_S, A.dropped_full, JOIN_MAX_CONNS);
+		ERR("join: closed %lu connection%s with no whole report within %.0f s, %lu beyond %zu open at once",
+		    A.dropped_slow, A.dropped_slow == 1 ? "" : "s", JOIN_DEADLINE_S, A.dropped_full, join_max);
 		A.dropped_slow = A.dropped_full = 0;
 		A.dropped_said = now;
 	}
@@ -366,10 +390,34 @@ static int listen_join(const struct cfg_listen *l)
 	return -1;
 }
 
+/* As many descriptors as the system allows this process (the soft limit
+ * raised to the hard one), and the join connections sized by them. */
+static void fd_limits(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
+		if (want > rl.rlim_cur) {
+			rl.rlim_cur = want;
+			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+				getrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < JOIN_MAX_CONNS + 2 * FD_RESERVE) {
+		join_max = rl.rlim_cur > 2 * FD_RESERVE ? (size_t)rl.rlim_cur - FD_RESERVE : FD_RESERVE / 4;
+		INFO("join connections: at most %zu open at once (RLIMIT_NOFILE %llu; raise LimitNOFILE= for more)",
+		     join_max, (unsigned long long)rl.rlim_cur);
+	}
+}
+
 /* Once this agent holds the lease: its nodes, Slurm, its sockets. */
 static int setup_active(void)
 {
 	ensure_nodes();
+	fd_limits();
 	slurm_init(NULL);
 	slurm_settings();
 	/* every later call to slurmctld: off the loop */
@@ -534,6 +582,7 @@ int main(int argc, char **argv)
 	sigset_t none;
 	int ch;
 	const char *logpath = NULL;
+	double last_tick = 0;
 
 	while ((ch = getopt_long(argc, argv, "c:L:Dh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -609,8 +658,15 @@ int main(int argc, char **argv)
 				     A.cfg->nnodesets);
 			} else
 				ERR("SIGHUP: %s has errors (above): the running configuration is kept", A.conf_path);
+			kicked = true;
 		}
-		tick();
+		/* once a tick, or at once after an event: not for each byte a
+		 * client trickles in */
+		if (kicked || mono() - last_tick >= TICK_MS / 1000.0) {
+			kicked = false;
+			last_tick = mono();
+			tick();
+		}
 	}
 	INFO("stopping (instances keep running; a restart takes them up again)");
 	A.exiting = true;

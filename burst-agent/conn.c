@@ -1,7 +1,11 @@
 /*
  * conn.c - the agent's client connections, read without blocking (conn.h).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -59,19 +63,68 @@ enum conn_status conn_pump_until(struct conn *c, size_t max, const char *end)
 	}
 }
 
-struct conn *conn_add(struct conn_table *t, int fd, int kind, double now, double timeout, size_t max,
-		      int *evicted)
+size_t conn_victim(const struct conn_table *t, int kind)
+{
+	/* per source: how many and its oldest, in a small open-addressed table */
+	struct slot {
+		uint64_t src;
+		size_t count, oldest;
+		bool used;
+	} *h;
+	size_t cap = 16, i, best = SIZE_MAX, out;
+
+	while (cap < 2 * t->n)
+		cap <<= 1;
+	h = xcalloc(cap, sizeof(*h));
+	for (i = 0; i < t->n; i++) {
+		const struct conn *c = &t->c[i];
+		size_t k;
+		if (c->kind != kind)
+			continue;
+		k = (size_t)((c->src * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+		while (h[k].used && h[k].src != c->src)
+			k = (k + 1) & (cap - 1);
+		if (!h[k].used) {
+			h[k].used = true;
+			h[k].src = c->src;
+			h[k].oldest = i;
+		} else if (c->born < t->c[h[k].oldest].born)
+			h[k].oldest = i;
+		h[k].count++;
+	}
+	for (i = 0; i < cap; i++)
+		if (h[i].used && (best == SIZE_MAX || h[i].count > h[best].count ||
+				  (h[i].count == h[best].count && t->c[h[i].oldest].born < t->c[h[best].oldest].born)))
+			best = i;
+	out = best == SIZE_MAX ? t->n : h[best].oldest;
+	free(h);
+	return out;
+}
+
+uint64_t conn_source(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (uint64_t)1 << 32 | ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+	if (sa->sa_family == AF_INET6) {
+		/* a hash of the whole address (FNV-1a), apart from IPv4's keys */
+		const uint8_t *a = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+		uint64_t k = 1469598103934665603ULL;
+		for (int i = 0; i < 16; i++)
+			k = (k ^ a[i]) * 1099511628211ULL;
+		return k | (uint64_t)1 << 63;
+	}
+	return 0;
+}
+
+struct conn *conn_add(struct conn_table *t, int fd, int kind, uint64_t src, double now, double timeout,
+		      size_t max, int *evicted)
 {
 	struct conn *c;
 
 	*evicted = 0;
 	if (max && conn_count(t, kind) >= max) {
-		size_t i, old = t->n;
-		for (i = 0; i < t->n; i++)
-			if (t->c[i].kind == kind && (old == t->n || t->c[i].born < t->c[old].born))
-				old = i;
 		*evicted = 1;
-		conn_drop(t, old);
+		conn_drop(t, conn_victim(t, kind));
 	}
 	if (t->n == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 16;
@@ -81,6 +134,7 @@ struct conn *conn_add(struct conn_table *t, int fd, int kind, double now, double
 	memset(c, 0, sizeof(*c));
 	c->fd = fd;
 	c->kind = kind;
+	c->src = src;
 	c->born = now;
 	c->deadline = now + timeout;
 	return c;

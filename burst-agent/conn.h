@@ -5,15 +5,19 @@
  * control socket) gets its own buffer, a deadline for its whole request
  * and a size cap; the poll loop reads whatever each one has sent and never
  * waits for any. A table holds at most a fixed number of connections per
- * kind: a new one beyond that closes the oldest of its kind (a genuine
- * request is complete within milliseconds of its accept, so only clients
- * that hold a connection open lose it).
+ * kind: a new one beyond that closes the oldest connection of the source
+ * (peer address) that holds the most of that kind. One source that opens
+ * many connections thus loses its own, never another source's; and where
+ * every client comes from one address (nodes behind NAT) it is the oldest
+ * of all that goes: a genuine request is complete within milliseconds of
+ * its accept, so only clients that hold a connection open lose it.
  */
 #ifndef BURST_CONN_H
 #define BURST_CONN_H
 
 #include <poll.h>
 #include <stddef.h>
+#include <stdint.h>
 
 enum conn_status {
 	CONN_MORE,       /* nothing complete yet: poll again */
@@ -27,6 +31,7 @@ enum conn_status {
 struct conn {
 	int fd;
 	int kind;        /* the caller's: which socket it came from */
+	uint64_t src;    /* the caller's: the peer's address (0: not known) */
 	char *buf;       /* NUL-terminated; the request once CONN_LINE */
 	size_t len, cap;
 	double born, deadline;
@@ -59,12 +64,21 @@ enum conn_status conn_send(struct conn *c, char *out, size_t len);
 enum conn_status conn_flush(struct conn *c);
 
 /*
- * Add fd of kind, accepted at now, to expire at now + timeout. When kind
- * already has max connections, the oldest of them is closed first; its fd
- * and *evicted is 1 (else 0).
+ * Add fd of kind from source src, accepted at now, to expire at now +
+ * timeout. When kind already has max connections (0: no cap), one of them
+ * is closed first (conn_victim) and *evicted is 1 (else 0).
  */
-struct conn *conn_add(struct conn_table *t, int fd, int kind, double now, double timeout, size_t max,
-		      int *evicted);
+struct conn *conn_add(struct conn_table *t, int fd, int kind, uint64_t src, double now, double timeout,
+		      size_t max, int *evicted);
+
+/* Which connection of kind goes when kind is full: the oldest of the source
+ * that holds the most of kind (of two as many, the one with the older
+ * oldest). t->n if there is none of kind. */
+size_t conn_victim(const struct conn_table *t, int kind);
+
+/* A source key for a peer address (IPv4, IPv6; 0 for any other). */
+struct sockaddr;
+uint64_t conn_source(const struct sockaddr *sa);
 
 /* Close connection i and free its buffer (the last one moves into i). */
 void conn_drop(struct conn_table *t, size_t i);

@@ -1,11 +1,15 @@
 /*
  * test_conn.c - the agent's connections are read without waiting: a client
  * trickling bytes never holds the reader, each connection keeps its own
- * partial request, the size cap and the per-kind cap hold.
+ * partial request, the size cap and the per-kind cap hold; when the join
+ * table is full, the source with the most connections gives one up.
  */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "../../burst-agent/conn.h"
@@ -14,6 +18,136 @@
 static int pair(int sv[2])
 {
 	return socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+}
+
+/* A connection of kind 1 from src, born at t (a descriptor of its own). */
+static struct conn *add_from(struct conn_table *t, uint64_t src, double born, size_t max, int *ev)
+{
+	int s[2];
+
+	if (pair(s) < 0)
+		return NULL;
+	close(s[1]);
+	return conn_add(t, s[0], 1, src, born, 5.0, max, ev);
+}
+
+static size_t count_from(const struct conn_table *t, uint64_t src)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < t->n; i++)
+		k += t->c[i].src == src;
+	return k;
+}
+
+static int has_born(const struct conn_table *t, double born)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->c[i].born == born)
+			return 1;
+	return 0;
+}
+
+/*
+ * Who loses a connection when the join table is full: the source that
+ * holds the most, its oldest; never a fresh report because one address
+ * floods, and behind NAT (one source for all) still the oldest of all.
+ */
+static void source_policy(void)
+{
+	struct conn_table t = { NULL, 0, 0 };
+	const uint64_t flood = 1, node = 2, other = 3;
+	struct sockaddr_in a4, b4;
+	struct sockaddr_in6 a6;
+	struct sockaddr_un un;
+	int ev, i, all_ev = 1;
+
+	/* a flood from one address fills the table; a node from another joins */
+	for (i = 0; i < 8; i++)
+		add_from(&t, flood, 10.0 + i, 8, &ev);
+	ok(t.n == 8 && conn_count(&t, 1) == 8, "one source fills the table (8 of 8)");
+	add_from(&t, node, 20.0, 8, &ev);
+	ok(ev == 1 && count_from(&t, node) == 1 && count_from(&t, flood) == 7 && !has_born(&t, 10.0),
+	   "full: a node's new connection closes the flooding source's oldest");
+	/* the flood goes on: each of its new connections closes its own oldest, never the node's */
+	for (i = 0; i < 20; i++) {
+		add_from(&t, flood, 30.0 + i, 8, &ev);
+		all_ev &= ev;
+	}
+	ok(all_ev && count_from(&t, node) == 1 && has_born(&t, 20.0),
+	   "the flood's 20 more connections close only its own: the node's (older than them) stays");
+	ok(count_from(&t, flood) == 7 && has_born(&t, 49.0) && !has_born(&t, 42.0),
+	   "... the flood keeps its 7 newest");
+	/* a second node while the flood holds 7 of 8 */
+	add_from(&t, other, 60.0, 8, &ev);
+	ok(ev == 1 && count_from(&t, other) == 1 && count_from(&t, node) == 1 && count_from(&t, flood) == 6,
+	   "another node: the flood loses one more, both nodes stay");
+	conn_table_free(&t);
+
+	/* the most, not the oldest: an older connection of a smaller source stays */
+	add_from(&t, node, 1.0, 4, &ev);
+	add_from(&t, flood, 2.0, 4, &ev);
+	add_from(&t, flood, 3.0, 4, &ev);
+	add_from(&t, flood, 4.0, 4, &ev);
+	ok(conn_victim(&t, 1) < t.n && t.c[conn_victim(&t, 1)].born == 2.0,
+	   "the victim is the biggest source's oldest (2.0), not the oldest of all (1.0)");
+	add_from(&t, other, 5.0, 4, &ev);
+	ok(ev == 1 && has_born(&t, 1.0) && !has_born(&t, 2.0), "so it goes, and the lone older one stays");
+	/* as many each: the one with the older oldest gives */
+	conn_table_free(&t);
+	add_from(&t, node, 2.0, 4, &ev);
+	add_from(&t, flood, 1.0, 4, &ev);
+	add_from(&t, node, 3.0, 4, &ev);
+	add_from(&t, flood, 4.0, 4, &ev);
+	ok(t.c[conn_victim(&t, 1)].born == 1.0, "two sources with as many: the oldest of both goes");
+	conn_table_free(&t);
+
+	/* behind NAT: every node and the flood from one address; nodes' reports
+	 * are fresh (complete within milliseconds), so they are not the victims */
+	for (i = 0; i < 8; i++)
+		add_from(&t, flood, 10.0 + i, 8, &ev);
+	for (i = 0; i < 5; i++) {
+		/* a node connects, then the flood reconnects twice before the node's report is read */
+		add_from(&t, flood, 100.0 + 3 * i, 8, &ev);
+		add_from(&t, flood, 101.0 + 3 * i, 8, &ev);
+		add_from(&t, flood, 102.0 + 3 * i, 8, &ev);
+		ok(ev == 1 && has_born(&t, 100.0 + 3 * i), "NAT, node %d: its connection stays while two more come after it", i + 1);
+	}
+	ok(conn_count(&t, 1) == 8, "NAT: the table holds its cap, no connection is refused outright");
+	{
+		/* no refusal by address: 8 from one source fit as 8 from 8 would */
+		struct conn_table u = { NULL, 0, 0 };
+		for (i = 0; i < 8; i++)
+			add_from(&u, flood, (double)i, 8, &ev);
+		ok(conn_count(&u, 1) == 8 && !ev, "NAT: a whole table from one address is taken, none closed");
+		conn_table_free(&u);
+	}
+	conn_table_free(&t);
+	ok(conn_victim(&t, 1) == t.n, "an empty table: no victim");
+
+	/* the source keys */
+	memset(&a4, 0, sizeof(a4));
+	memset(&b4, 0, sizeof(b4));
+	memset(&a6, 0, sizeof(a6));
+	memset(&un, 0, sizeof(un));
+	a4.sin_family = b4.sin_family = AF_INET;
+	inet_pton(AF_INET, "10.0.0.7", &a4.sin_addr);
+	inet_pton(AF_INET, "10.0.0.8", &b4.sin_addr);
+	a4.sin_port = htons(1000);
+	b4.sin_port = htons(1000);
+	a6.sin6_family = AF_INET6;
+	inet_pton(AF_INET6, "fd00::7", &a6.sin6_addr);
+	un.sun_family = AF_UNIX;
+	ok(conn_source((struct sockaddr *)&a4) != conn_source((struct sockaddr *)&b4), "two IPv4 addresses: two sources");
+	b4.sin_addr = a4.sin_addr;
+	b4.sin_port = htons(2000);
+	ok(conn_source((struct sockaddr *)&a4) == conn_source((struct sockaddr *)&b4),
+	   "one address, two ports: one source (a NAT's or one client's)");
+	ok(conn_source((struct sockaddr *)&a6) != 0 && conn_source((struct sockaddr *)&a6) != conn_source((struct sockaddr *)&a4),
+	   "IPv6: a source of its own");
+	ok(conn_source((struct sockaddr *)&un) == 0, "a UNIX socket: source 0");
 }
 
 int main(void)
@@ -26,14 +160,14 @@ int main(void)
 
 	if (pair(sa) < 0 || pair(sb) < 0)
 		return 1;
-	a = conn_add(&t, sa[0], 1, 100.0, 5.0, 8, &ev);
+	a = conn_add(&t, sa[0], 1, 0, 100.0, 5.0, 8, &ev);
 	ok(a && ev == 0 && t.n == 1 && a->deadline == 105.0, "a connection is added with its deadline");
 	/* nothing sent: the reader does not wait (the socket is blocking; recv must not be) */
 	ok(conn_pump(a, 64) == CONN_MORE, "a silent connection: nothing to do, and no wait");
 	ok(write(sa[1], "{\"op\":", 6) == 6, "a client sends part of a request");
 	st = conn_pump(a, 64);
 	ok(st == CONN_MORE && a->len == 6, "a partial request is kept (%zu bytes)", a->len);
-	b = conn_add(&t, sb[0], 1, 101.0, 5.0, 8, &ev);
+	b = conn_add(&t, sb[0], 1, 0, 101.0, 5.0, 8, &ev);
 	a = &t.c[0];
 	ok(write(sb[1], "{\"op\":\"poke\"}\n", 14) == 14, "another client sends a whole request");
 	st = conn_pump(b, 64);
@@ -51,10 +185,10 @@ int main(void)
 	/* end of file after some bytes ends the request; before any, the peer left */
 	if (pair(sa) < 0 || pair(sb) < 0)
 		return 1;
-	a = conn_add(&t, sa[0], 1, 0, 5.0, 0, &ev);
+	a = conn_add(&t, sa[0], 1, 0, 0, 5.0, 0, &ev);
 	ok(write(sa[1], "abc", 3) == 3 && shutdown(sa[1], SHUT_WR) == 0, "a request without a newline, half-closed");
 	ok(conn_pump(a, 64) == CONN_LINE && !strcmp(a->buf, "abc"), "read up to the end of file");
-	b = conn_add(&t, sb[0], 1, 0, 5.0, 0, &ev);
+	b = conn_add(&t, sb[0], 1, 0, 0, 5.0, 0, &ev);
 	close(sb[1]);
 	ok(conn_pump(b, 64) == CONN_CLOSED, "a peer that left without a byte");
 	conn_table_free(&t);
@@ -64,7 +198,7 @@ int main(void)
 	if (pair(sa) < 0)
 		return 1;
 	memset(big, 'x', sizeof(big));
-	a = conn_add(&t, sa[0], 1, 0, 5.0, 0, &ev);
+	a = conn_add(&t, sa[0], 1, 0, 0, 5.0, 0, &ev);
 	ok(write(sa[1], big, sizeof(big)) == (ssize_t)sizeof(big), "a client sends 300 bytes, no newline");
 	st = conn_pump(a, 100);
 	ok(st == CONN_TOO_BIG && a->len == 100, "refused at the cap of 100 (read %zu)", a->len);
@@ -74,7 +208,7 @@ int main(void)
 	/* an HTTP request ends at its blank line, which may come in pieces */
 	if (pair(sa) < 0)
 		return 1;
-	a = conn_add(&t, sa[0], 3, 0, 5.0, 0, &ev);
+	a = conn_add(&t, sa[0], 3, 0, 0, 5.0, 0, &ev);
 	ok(write(sa[1], "GET /metrics HTTP/1.1\r\nHost: x\r\n\r", 33) == 33, "a scraper sends its header but the last byte");
 	ok(conn_pump_until(a, 8192, "\r\n\r\n") == CONN_MORE, "not whole without the blank line (a newline does not end it)");
 	ok(write(sa[1], "\n", 1) == 1, "the last byte");
@@ -111,12 +245,12 @@ int main(void)
 	/* the per-kind cap: the oldest of that kind goes, other kinds stay */
 	if (pair(sc) < 0)
 		return 1;
-	conn_add(&t, sc[0], 2, 0.5, 5.0, 1, &ev);
+	conn_add(&t, sc[0], 2, 0, 0.5, 5.0, 1, &ev);
 	for (i = 0; i < 3; i++) {
 		int s[2];
 		if (pair(s) < 0)
 			return 1;
-		conn_add(&t, s[0], 1, 1.0 + i, 5.0, 2, &ev);
+		conn_add(&t, s[0], 1, 0, 1.0 + i, 5.0, 2, &ev);
 		ok(ev == (i == 2), "kind 1, connection %d: %s", i + 1, i == 2 ? "the oldest closed" : "added");
 		close(s[1]);
 	}
@@ -133,5 +267,7 @@ int main(void)
 	ok(t.n == 0 && t.c == NULL, "the table is emptied");
 	ok(fcntl(sc[0], F_GETFD) < 0, "its connections are closed");
 	close(sc[1]);
+
+	source_policy();
 	return done_testing();
 }
