@@ -6,7 +6,8 @@
 # (tools/moto.sh); builds with -Werror, runs the unit and CLI tests, the unit
 # tests again under ASan/UBSan and valgrind, checks that the shipped catalog
 # is what tools/build-catalog.py makes from share/catalog-src, and runs
-# 'make distcheck', builds the .debs and RPMs and follows the admin guide
+# 'make distcheck' (unit and CLI tests), checks the tarball carries every
+# file of the checkout, builds the .debs and RPMs and follows the admin guide
 # with the .debs in a clean Debian 12 root (make check-packages). With
 # BURST_SECOND_SLURM=yes it then runs the integration tests again against
 # Debian 13's Slurm 24.11, built inside a Debian root of its own
@@ -109,10 +110,17 @@ step valgrind valgrind_units
 #    (share/catalog-src, part of the tree and of the release tarball)
 step catalog-regenerates python3 tools/build-catalog.py --check
 
-# 5. the release tarball builds and passes its tests
+# 5. the release tarball builds and passes its unit and CLI tests (the
+#    integration tests ran above, from this same source), and it carries
+#    every file of the checkout (tools/dist-files.sh)
 if [ -f "$out/main/Makefile" ]; then
-	step distcheck make -C "$out/main" -j"$jobs" distcheck \
+	step distcheck make -C "$out/main" -j"$jobs" distcheck-quick \
 		DISTCHECK_CONFIGURE_FLAGS=--enable-werror
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		step dist-files tools/dist-files.sh "$out/main/$(sed -n 's/^PACKAGE_TARNAME = //p' "$out/main/Makefile")-$(sed -n 's/^PACKAGE_VERSION = //p' "$out/main/Makefile").tar.gz"
+	else
+		echo "== dist-files: not a git checkout, nothing to compare the tarball with"
+	fi
 fi
 
 # 6. the packages: .debs and RPMs from the tarball, the .debs in a clean
