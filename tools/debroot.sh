@@ -28,12 +28,19 @@
 # each -b HOSTDIR:DIR bind-mounted at DIR. -w DIR: the working directory.
 # The network namespace is the host's: the labs' bridges and ports must not
 # collide with the host's (tests/integration/lab.sh picks free ones).
+#
+# BURST_ROOT_SUITE=bookworm BURST_ROOT_BARE=yes (with BURST_ROOTS_DIR set to
+# a directory of its own) makes instead a Debian 12 root with nothing but
+# minbase, git and ca-certificates: a fresh machine for
+# tools/fresh-machine-check.sh, on which the project's own scripts must
+# install everything else they need.
 set -euo pipefail
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tools/deps.sh"
 
-suite=trixie
+suite=${BURST_ROOT_SUITE:-trixie}
+case "$suite" in trixie|bookworm) ;; *) echo "debroot: BURST_ROOT_SUITE=$suite: only trixie (Slurm 24.11) or bookworm (a fresh Debian 12)" >&2; exit 1 ;; esac
 roots=${BURST_ROOTS_DIR:-/var/cache/slurm-burst/roots}
 R="$roots/debian-$suite"
 lock="$roots/debian-$suite.lock"
@@ -45,6 +52,11 @@ die() { echo "debroot: $*" >&2; exit 1; }
 # names where they differ, and moto for the AWS tests (tests/integration)
 root_packages() {
 	local p out=()
+	if [ "${BURST_ROOT_BARE:-no}" = yes ]; then
+		# a fresh machine: what a clone needs to be made, nothing more
+		printf '%s\n' ca-certificates git
+		return
+	fi
 	# moto_server needs Flask and flask-cors, which python3-moto only recommends
 	for p in $BURST_BUILD_DEPS $BURST_LAB_DEPS python3-moto python3-flask python3-flask-cors; do
 		case "$p" in
@@ -161,7 +173,7 @@ make_root() {
 	# written last: what the root holds (what was there and what was added)
 	{ cat "$stamp" 2>/dev/null; root_packages; } | LC_ALL=C sort -u >"$stamp.new" && mv "$stamp.new" "$stamp"
 	exec 8>&-
-	echo "debroot: $R is ready ($(in_root -- slurmctld -V))" >&2
+	echo "debroot: $R is ready ($(in_root -- slurmctld -V 2>/dev/null || echo "no Slurm in it"))" >&2
 }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root (debootstrap, mount namespaces)"
