@@ -11,6 +11,10 @@
  *   burstctl bless --from NODE
  *       add the kernel (release and build-id) of NODE's latest admitted
  *       record in the agent's database, StateDir/agent.db (read-only)
+ *   burstctl bless --from-report DIR
+ *       add the kernels and driver versions of a green CI run: DIR holds
+ *       the job's artifacts (contrib/gitlab-ci's node acceptance job: JUnit
+ *       reports and provenance-NODE.json); refused when a test failed
  *   burstctl bless --list
  *       every blessed kernel and driver: burst.conf's BlessedKernels= and
  *       BlessedDrivers= (global and per node set) and the files
@@ -35,6 +39,7 @@
 #include <sqlite3.h>
 
 #include "bless_cmd.h"
+#include "bless_report.h"
 #include "verb.h"
 #include "config.h"
 #include "policy.h"
@@ -67,16 +72,18 @@ static const struct kind DRIVERS = {
 };
 
 const char bless_cmd_usage[] =
-"  bless --kernel RELEASE[:BUILDID] | --driver NAME=VERSION | --from NODE | --list\n"
+"  bless --kernel RELEASE[:BUILDID] | --driver NAME=VERSION | --from NODE\n"
+"        | --from-report DIR | --list\n"
 "                           bless a kernel (StateDir/blessed-kernels) or a driver\n"
 "                           version (StateDir/blessed-drivers) for admission: as\n"
-"                           given, or the kernel NODE's admitted record names\n";
+"                           given, the kernel NODE's admitted record names, or the\n"
+"                           kernels and drivers of a green CI run's artifacts in DIR\n";
 
 static const char *prog = "burstctl bless";
 
 /* burstctl's global options that take a value, and ours */
 static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
-	"libexecdir", "node", "since", "state-dir", "kernel", "from", "driver", NULL };
+	"libexecdir", "node", "since", "state-dir", "kernel", "from", "driver", "from-report", NULL };
 
 /* The state directory: --state-dir, else burst.conf's StateDir. Returns an
  * allocated string, or NULL after a message. *cfg_out gets the config (or
@@ -352,10 +359,64 @@ static int list(const struct burst_config *cfg, const char *dir)
 	return EXIT_OK;
 }
 
+/* Bless a driver version; configured: burst.conf blesses some version of it. */
+static int bless_driver(const struct burst_config *cfg, const char *dir, const char *driver, const char *note)
+{
+	size_t nl = strcspn(driver, "=") + 1, i, j;
+	bool configured = false;
+
+	for (i = 0; cfg && i < cfg->nblessed_drivers; i++)
+		if (!strncmp(cfg->blessed_drivers[i], driver, nl))
+			configured = true;
+	for (i = 0; cfg && i < cfg->nnodesets; i++)
+		for (j = 0; j < cfg->nodesets[i].nblessed_drivers; j++)
+			if (!strncmp(cfg->nodesets[i].blessed_drivers[j], driver, nl))
+				configured = true;
+	return bless_entry(&DRIVERS, dir, driver, note, configured);
+}
+
+/* Bless a kernel; configured: burst.conf blesses some kernel. */
+static int bless_kernel(const struct burst_config *cfg, const char *dir, const char *kernel, const char *note)
+{
+	bool configured = cfg && cfg->nblessed_kernels;
+	size_t i;
+
+	for (i = 0; cfg && i < cfg->nnodesets; i++)
+		if (cfg->nodesets[i].nblessed_kernels)
+			configured = true;
+	return bless_entry(&KERNELS, dir, kernel, note, configured);
+}
+
+/* Bless the kernels and drivers of a green CI run's artifacts in report. */
+static int bless_from_report(const struct burst_config *cfg, const char *dir, const char *report)
+{
+	struct bless_report r;
+	char note[300];
+	size_t i;
+	int rc;
+
+	rc = bless_report_read(prog, report, &r);
+	if (rc)
+		return rc == 1 ? EXIT_NONE : EXIT_USAGE;
+	printf("report %s: green, %zu test cases in %zu JUnit files; %zu provenance records: "
+	       "%zu kernels, %zu driver versions\n", report, r.ncases, r.njunit, r.nrecords,
+	       r.nkernels, r.ndrivers);
+	snprintf(note, sizeof(note), "from report %.200s", report);
+	for (i = 0; note[i]; i++)   /* one line: the note ends the entry's line */
+		if ((unsigned char)note[i] < 0x20 || note[i] == 0x7f)
+			note[i] = '?';
+	for (i = 0; i < r.nkernels && rc == EXIT_OK; i++)
+		rc = bless_kernel(cfg, dir, r.kernels[i], note);
+	for (i = 0; i < r.ndrivers && rc == EXIT_OK; i++)
+		rc = bless_driver(cfg, dir, r.drivers[i], note);
+	bless_report_free(&r);
+	return rc;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: burstctl [-c burst.conf] bless [--state-dir DIR] --kernel RELEASE[:BUILDID] | --driver NAME=VERSION\n"
-		   "         | --from NODE | --list\n");
+		   "         | --from NODE | --from-report DIR | --list\n");
 }
 
 int bless_cmd_main(int argc, char **argv)
@@ -366,11 +427,13 @@ int bless_cmd_main(int argc, char **argv)
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "driver", required_argument, NULL, 'D' },
+		{ "from-report", required_argument, NULL, 'R' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *config = NULL, *sdir = NULL, *kernel = NULL, *from = NULL, *driver = NULL;
+	const char *config = NULL, *sdir = NULL, *kernel = NULL, *from = NULL, *driver = NULL,
+		   *report = NULL;
 	struct burst_config *cfg = NULL;
 	char *dir = NULL, *entry = NULL, note[300];
 	int v = ctl_find_verb(argc, argv, "cpn", valued), ch, actions, rc = EXIT_USAGE;
@@ -390,17 +453,18 @@ int bless_cmd_main(int argc, char **argv)
 		case 'k': kernel = optarg; break;
 		case 'f': from = optarg; break;
 		case 'D': driver = optarg; break;
+		case 'R': report = optarg; break;
 		case 'l': do_list = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
-	actions = !!kernel + !!from + !!driver + do_list;
+	actions = !!kernel + !!from + !!driver + !!report + do_list;
 	if (optind < argc || actions != 1) {
 		if (optind < argc)
 			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
 		else
-			fprintf(stderr, "%s: give one of --kernel, --driver, --from, --list\n", prog);
+			fprintf(stderr, "%s: give one of --kernel, --driver, --from, --from-report, --list\n", prog);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -429,28 +493,15 @@ int bless_cmd_main(int argc, char **argv)
 		}
 		snprintf(note, sizeof(note), "from %.200s", from);
 	}
-	if (driver) {
-		size_t nl = strcspn(driver, "=") + 1, i, j;
-		bool configured = false;
-
-		for (i = 0; cfg && i < cfg->nblessed_drivers; i++)
-			if (!strncmp(cfg->blessed_drivers[i], driver, nl))
-				configured = true;
-		for (i = 0; cfg && i < cfg->nnodesets; i++)
-			for (j = 0; j < cfg->nodesets[i].nblessed_drivers; j++)
-				if (!strncmp(cfg->nodesets[i].blessed_drivers[j], driver, nl))
-					configured = true;
-		rc = bless_entry(&DRIVERS, dir, driver, NULL, configured);
+	if (report) {
+		rc = bless_from_report(cfg, dir, report);
 		goto out;
 	}
-	{
-		bool configured = cfg && cfg->nblessed_kernels;
-		size_t i;
-		for (i = 0; cfg && i < cfg->nnodesets; i++)
-			if (cfg->nodesets[i].nblessed_kernels)
-				configured = true;
-		rc = bless_entry(&KERNELS, dir, entry ? entry : kernel, from ? note : NULL, configured);
+	if (driver) {
+		rc = bless_driver(cfg, dir, driver, NULL);
+		goto out;
 	}
+	rc = bless_kernel(cfg, dir, entry ? entry : kernel, from ? note : NULL);
 out:
 	free(entry);
 	free(dir);

@@ -84,7 +84,7 @@ ok $? "a malformed kernel is a usage error"
 [ $? = 2 ]
 ok $? "a build-id must be hex"
 "$B" bless >"$tmp/out" 2>"$tmp/err"
-[ $? = 2 ] && grep -q 'give one of --kernel, --driver, --from, --list' "$tmp/err"
+[ $? = 2 ] && grep -q 'give one of --kernel, --driver, --from, --from-report, --list' "$tmp/err"
 ok $? "bless without an action is a usage error"
 "$B" bless --state-dir "$tmp/other" --kernel 6.1.0 >"$tmp/out" 2>"$tmp/err"
 [ $? = 2 ] && grep -q "cannot lock $tmp/other/blessed-kernels.lock" "$tmp/err"
