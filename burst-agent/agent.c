@@ -485,6 +485,8 @@ static void recover(void)
 				     exists > 0 ? "still there" : "not known yet (the reconciler will see)");
 				/* its time counts from now: before, it was another process's */
 				metric_instance_up(names[i], r.provider, r.instance_type, r.region);
+				/* its cost record stays; one an older agent did not keep starts now */
+				cost_adopted(&r);
 			}
 			state_node_clear(&r);
 		}
@@ -519,6 +521,7 @@ static void tick(void)
 	cooldowns();
 	registration_check();
 	release_refused_jobs();
+	cost_tick();
 	lease_check();
 	reconcile();
 	lost_nodes();

@@ -17,6 +17,7 @@
  *   agent_lease.c      the active agent's lease: standby, takeover, stepping down
  *   agent_prov.c       provider calls through the workers
  *   agent_metrics.c    Prometheus metrics: the counters and the MetricsListen= server
+ *   agent_cost.c       cost records (instances, the jobs on their nodes), job costs, budgets
  */
 #ifndef BURST_AGENT_INT_H
 #define BURST_AGENT_INT_H
@@ -149,6 +150,10 @@ int batch_commit(void);
 int batch_sync(void);
 void fail_node(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
 	       const char *why);
+/* The same; the node's job (if any) is held with hold_note in its comment
+ * instead of let go on (a budget: agent_cost.c). */
+void fail_node_hold(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
+		    const char *why, const char *hold_note);
 void random_token(char *buf, size_t len);
 void admission_path(const char *node, char *buf, size_t len);
 
@@ -197,6 +202,18 @@ void jobs_on(const char *node, void (*then)(void *arg, bool ran, const uint32_t 
 int slurm_job_contract(uint32_t job, char **contract, char *why, size_t len);
 /* Jobs requeued from lost nodes (A.lost_jobs) let go on. */
 void lost_jobs_go_on(void);
+/* What the contract reading (slurm_job_contract) found of the job besides:
+ * its account and time limit (minutes; 0 when unlimited or not known).
+ * false when the job was not read (yet). */
+bool slurm_job_meta(uint32_t job, char *account, size_t alen, uint32_t *time_limit);
+/* Put note in the job's admin comment: a note of the same kind (the same
+ * words up to its first '=') is replaced, anything else stays. final: the
+ * job ended; slurmctld refuses updates of an ended job, so then its
+ * accounting record gets it (sacctmgr) where Slurm keeps one (slurmdbd). */
+void slurm_job_admin_note(uint32_t job, const char *note, bool final);
+/* Hold the job (requeued from a node the agent failed) once it is pending,
+ * with note appended to its comment (what squeue -o %k shows). */
+void slurm_job_hold(uint32_t job, const char *note);
 
 /* agent_boot.c: instances that fail to boot */
 void boot_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
@@ -259,5 +276,27 @@ void metric_reconcile(const char *finding, double n);
 void metric_instance_up(const char *node, const char *provider, const char *type, const char *region);
 void metric_instance_down(const char *node);
 void metric_dropped(const char *reason);
+/* The on-demand price (USD/h) of type in region as provider offers it; NAN if unknown. */
+double instance_price(const char *provider, const char *type, const char *region);
+
+/* agent_cost.c: cost records, job costs, budgets */
+struct job_info_msg;
+/* A node's transition (before: its row before it; r: after) as it touches
+ * its instance's record: launched, joined, ended. */
+void cost_transition(const char *node, const struct node_rec *before, const struct node_rec *r,
+		     enum node_state to);
+/* An instance found running at start-up: its record kept (made, from now, if none). */
+void cost_adopted(const struct node_rec *r);
+/* Slurm's jobs (a whole reading): the holds of burst nodes; ended jobs' costs. */
+void cost_jobs(const struct job_info_msg *msg);
+/* Running jobs' cost so far into their admin comments, every CostNoteInterval. */
+void cost_tick(void);
+/* A launch round: the budgets' spending read once (budget_round_begin),
+ * then each launch checked: 0 within every budget (its estimate is
+ * counted for the next), 1 a budget would be crossed (why names it). */
+void budget_round_begin(void);
+int budget_check(int nodeset, uint32_t job, const char *provider, const char *type, const char *region,
+		 char *why, size_t len);
+void budget_round_end(void);
 
 #endif

@@ -306,6 +306,7 @@ void launch_requested(void)
 		state_names_free(names);
 		return;
 	}
+	budget_round_begin();
 	for (nsi = 0; nsi < A.cfg->nnodesets; nsi++) {
 		struct picked *picks = xcalloc(A.cfg->nodesets[nsi].nodes.n + 1, sizeof(*picks));
 		struct job_pick *jobs = NULL;
@@ -382,6 +383,26 @@ void launch_requested(void)
 				continue;
 			}
 			{
+				/* the budgets: no launch that would cross one */
+				const struct candidate *c = &A.cs->c[jp->ci];
+				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
+				char why[2000], note[300];
+				int b = budget_check((int)nsi, (uint32_t)r.job, p->cfg->name, catalog_str(A.cat, c->type->name),
+						     c->region >= 0 ? catalog_str(A.cat, c->region) : NULL, why, sizeof(why));
+				if (b) {
+					burst_err_t e2;
+					snprintf(note, sizeof(note), "burst: budget=%s would be crossed: held "
+						 "(release it once the budget allows: scontrol release %ld)",
+						 A.cfg->budgets[b - 1].name, r.job);
+					if (state_event(A.db, names[i], "budget", why, &e2) < 0)
+						ERR("%s: %s", names[i], e2.msg);
+					ERR("%s: not launched: %s%s", names[i], why, r.job ? "; its job is held" : "");
+					fail_node_hold(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, why, note);
+					state_node_clear(&r);
+					continue;
+				}
+			}
+			{
 				const struct candidate *c = &A.cs->c[jp->ci];
 				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
 				r.attempt++;
@@ -444,6 +465,7 @@ void launch_requested(void)
 		free(jobs);
 		free(picks);
 	}
+	budget_round_end();
 	state_names_free(names);
 }
 

@@ -35,8 +35,15 @@ int transition(const char *node, enum node_state from, struct node_rec *r, enum 
 		      const char *detail)
 {
 	burst_err_t err;
-	int rc = state_transition(A.db, node, from, r, to, detail, &err);
+	struct node_rec before;
+	int rc, had;
 
+	memset(&before, 0, sizeof(before));
+	had = state_node_get(A.db, node, &before, &err);
+	rc = state_transition(A.db, node, from, r, to, detail, &err);
+	if (rc > 0 && had == 1)
+		cost_transition(node, &before, r, to);
+	state_node_clear(&before);
 	if (rc < 0)
 		ERR("%s: %s", node, err.msg);
 	else if (rc > 0 && state_in_batch(A.db)) {
@@ -118,6 +125,12 @@ void admission_path(const char *node, char *buf, size_t len)
 void fail_node(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
 		      const char *why)
 {
+	fail_node_hold(node, from, r, to, why, NULL);
+}
+
+void fail_node_hold(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
+		    const char *why, const char *hold_note)
+{
 	char reason[512];
 
 	free(r->last_error);
@@ -129,7 +142,9 @@ void fail_node(const char *node, enum node_state from, struct node_rec *r, enum 
 		return;
 	snprintf(reason, sizeof(reason), "burst: %.480s", why);
 	slurm_node(node, NULL, NODE_STATE_DOWN, reason);
-	if (r->job > 0 && from != NS_ADMITTED) {
+	if (r->job > 0 && hold_note)
+		slurm_job_hold((uint32_t)r->job, hold_note);
+	else if (r->job > 0 && from != NS_ADMITTED) {
 		/*
 		 * Slurm requeues the job now but holds it back for two minutes
 		 * (its BeginTime), in case the job still runs on the node. It

@@ -147,8 +147,7 @@ void metric_reconcile(const char *finding, double n)
 		metrics_add(M, "burst_reconciler_findings_total", n, "finding", finding, NULL);
 }
 
-/* The on-demand price (USD/h) of type in region as provider offers it; NAN if unknown. */
-static double price_of(const char *provider, const char *type, const char *region)
+double instance_price(const char *provider, const char *type, const char *region)
 {
 	size_t i;
 
@@ -190,7 +189,7 @@ void metric_instance_up(const char *node, const char *provider, const char *type
 	live[nlive].type = xstrdup(type ? type : "");
 	live[nlive].region = xstrdup(region ? region : "");
 	live[nlive].since = mono();
-	live[nlive].price = price_of(live[nlive].provider, live[nlive].type, live[nlive].region);
+	live[nlive].price = instance_price(live[nlive].provider, live[nlive].type, live[nlive].region);
 	count_time(&live[nlive], 0);   /* the series exist from the launch on */
 	nlive++;
 }

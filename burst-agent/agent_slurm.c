@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <slurm/slurm.h>
 
@@ -27,7 +28,8 @@
 #include "strutil.h"
 
 #define REGISTER_TIMEOUT_S 5      /* admitted to registered in Slurm (it takes ~0.1 s) */
-#define SLOW_CALL_S 3.0           /* a call that took longer is said in the log */
+#define SLOW_CALL_S 3.0
+static bool accounting_dbd;   /* AccountingStorageType=accounting_storage/slurmdbd: sacct has jobs */           /* a call that took longer is said in the log */
 #define CONTRACT_KEEP_S 60.0      /* a job's contract, once read, is kept this long */
 #define CONTRACT_RETRY_S 5.0      /* ... and a failure to read it this long */
 
@@ -57,6 +59,7 @@ int slurm_settings(void)
 			snprintf(A.munge_socket, sizeof(A.munge_socket), "%.*s", (int)strcspn(so + 7, ","), so + 7);
 	}
 	A.slurm_uid = sc->slurm_user_id;
+	accounting_dbd = sc->accounting_storage_type && strstr(sc->accounting_storage_type, "slurmdbd");
 	slurm_free_ctl_conf(sc);
 	return 0;
 }
@@ -423,6 +426,7 @@ static void t_refused_jobs(struct scall *c)
 	if (c->rc != SLURM_SUCCESS || !msg)
 		return;   /* SLURM_NO_CHANGE_IN_DATA, or slurmctld away: next time */
 	refused_last_update = msg->last_update;
+	cost_jobs(msg);
 	for (i = 0; i < msg->record_count; i++) {
 		slurm_job_info_t *j = &msg->job_array[i];
 		const char *cm = j->admin_comment, *p = "burst: refused on ";
@@ -643,7 +647,10 @@ void lost_jobs_go_on(void)
 struct contract_entry {
 	uint32_t job;
 	bool known;
+	bool read;               /* slurmctld answered with the job */
 	char *contract;          /* NULL: none, why says */
+	char account[128];
+	uint32_t time_limit;     /* minutes; 0: unlimited or not known */
 	char why[600];
 	double until;            /* known: kept until then */
 };
@@ -665,6 +672,11 @@ static void w_contract(struct scall *c)
 		snprintf(c->out, sizeof(c->out), "slurmctld has no such job");
 		c->rc = -1;
 	} else {
+		const slurm_job_info_t *j = &msg->job_array[0];
+		/* for the budgets: whose it is and how long it may run */
+		c->state = 1;
+		c->reason = xstrdup(j->account ? j->account : "");
+		c->n = j->time_limit == INFINITE || j->time_limit == NO_VAL ? 0 : j->time_limit;
 		cm = msg->job_array[0].admin_comment;
 		if (cm && !strncmp(cm, tag, sizeof(tag) - 1) && cm[sizeof(tag) - 1])
 			c->text = xstrdup(cm + sizeof(tag) - 1);
@@ -688,6 +700,9 @@ static void t_contract(struct scall *c)
 			contracts[i].contract = c->text;
 			c->text = NULL;
 			snprintf(contracts[i].why, sizeof(contracts[i].why), "%s", c->out);
+			contracts[i].read = c->state == 1;
+			snprintf(contracts[i].account, sizeof(contracts[i].account), "%s", c->reason ? c->reason : "");
+			contracts[i].time_limit = (uint32_t)c->n;
 			/* a reading that failed (slurmctld away) is not kept long */
 			contracts[i].until = now() + (c->rc < 0 ? CONTRACT_RETRY_S : CONTRACT_KEEP_S);
 			break;
@@ -737,6 +752,176 @@ int slurm_job_contract(uint32_t job, char **contract, char *why, size_t len)
 	c->job = job;
 	sc_submit(c);
 	return 0;
+}
+
+bool slurm_job_meta(uint32_t job, char *account, size_t alen, uint32_t *time_limit)
+{
+	size_t i;
+
+	for (i = 0; i < ncontracts; i++)
+		if (contracts[i].job == job && contracts[i].known && contracts[i].read) {
+			snprintf(account, alen, "%s", contracts[i].account);
+			*time_limit = contracts[i].time_limit;
+			return true;
+		}
+	return false;
+}
+
+/* ---- notes on jobs: the cost when it ended, a hold for a budget ---- */
+
+/* text with note in it: a note of the same kind (the same words up to its
+ * first '=': "burst: cost=") is replaced where it is, else note is
+ * appended after "; "; everything else stays. A new string. */
+static char *with_note(const char *text, const char *note)
+{
+	size_t key = strcspn(note, "=") + 1;
+	struct strbuf sb;
+	const char *p = text ? text : "";
+	bool put = false;
+
+	if (key > strlen(note))
+		key = strlen(note);
+	sb_init(&sb);
+	while (*p) {
+		const char *end = strstr(p, "; ");
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (sb.len)
+			sb_add(&sb, "; ");
+		if (len >= key && !strncmp(p, note, key)) {
+			if (!put)
+				sb_add(&sb, note);
+			put = true;
+		} else
+			sb_addf(&sb, "%.*s", (int)len, p);
+		p += len;
+		if (end)
+			p += 2;
+	}
+	if (!put) {
+		if (sb.len)
+			sb_add(&sb, "; ");
+		sb_add(&sb, note);
+	}
+	return sb_take(&sb);
+}
+
+static void w_admin_note(struct scall *c)
+{
+	job_info_msg_t *msg = NULL;
+	job_desc_msg_t upd;
+	char *text;
+
+	c->rc = slurm_load_job(&msg, c->job, SHOW_ALL);
+	if (c->rc != SLURM_SUCCESS || !msg->record_count) {
+		c->err = c->rc != SLURM_SUCCESS ? burst_slurm_errno() : ESLURM_INVALID_JOB_ID;
+		c->rc = -1;
+		slurm_free_job_info_msg(msg);
+		return;
+	}
+	text = with_note(msg->job_array[0].admin_comment, c->text);
+	slurm_free_job_info_msg(msg);
+	slurm_init_job_desc_msg(&upd);
+	upd.job_id = c->job;
+	upd.admin_comment = text;
+	c->rc = slurm_update_job(&upd);
+	c->err = c->rc == SLURM_SUCCESS ? 0 : burst_slurm_errno();
+	if (c->rc != SLURM_SUCCESS && c->err == ESLURM_JOB_FINISHED && c->begin_now && accounting_dbd) {
+		/* slurmctld takes no update of an ended job: its accounting
+		 * record (what sacct shows) still takes an admin comment */
+		char idbuf[64], set[4200], out[256];
+		char *argv[] = { (char *)"sacctmgr", (char *)"-i", (char *)"modify", (char *)"job", (char *)"where",
+				 idbuf, (char *)"set", set, NULL };
+		snprintf(idbuf, sizeof(idbuf), "jobid=%u", c->job);
+		snprintf(set, sizeof(set), "AdminComment=%s", text);
+		c->rc = proc_run(argv, out, sizeof(out), c->out, sizeof(c->out));
+		c->state = 2;   /* said: through sacctmgr */
+	}
+	free(text);
+}
+
+static void t_admin_note(struct scall *c)
+{
+	if (c->state == 2 && c->rc != 0)
+		ERR("job %u: cannot add \"%s\" to its accounting record (sacctmgr): %s", c->job, c->text, c->out);
+	else if (c->state == 2)
+		INFO("job %u: its accounting record's admin comment (sacctmgr): %s", c->job, c->text);
+	else if (c->rc != SLURM_SUCCESS && c->err == ESLURM_JOB_FINISHED && c->begin_now)
+		INFO("job %u ended: %s; slurmctld takes no update of an ended job and it keeps no accounting "
+		     "database here (AccountingStorageType): burstctl cost has it", c->job, c->text);
+	else if (c->rc != SLURM_SUCCESS)
+		ERR("job %u: cannot add \"%s\" to its admin comment: %s", c->job, c->text, slurm_strerror(c->err));
+	else if (c->begin_now)
+		INFO("job %u: admin comment: %s", c->job, c->text);
+}
+
+void slurm_job_admin_note(uint32_t job, const char *note, bool final)
+{
+	struct scall *c = sc_new("update_job", w_admin_note, t_admin_note);
+
+	c->job = job;
+	c->text = xstrdup(note);
+	c->begin_now = final;   /* (here: the final note, after the job ended) */
+	sc_submit(c);
+}
+
+#define HOLD_TRIES 50             /* a requeue takes slurmctld a moment: tried every 0.2 s */
+
+static void w_hold(struct scall *c)
+{
+	int i;
+
+	c->rc = -1;
+	snprintf(c->out, sizeof(c->out), "not pending after %.0f s", HOLD_TRIES * 0.2);
+	for (i = 0; i < HOLD_TRIES; i++) {
+		job_info_msg_t *msg = NULL;
+		job_desc_msg_t upd;
+		char *text;
+		uint32_t st;
+
+		if (slurm_load_job(&msg, c->job, SHOW_ALL) != SLURM_SUCCESS || !msg->record_count) {
+			snprintf(c->out, sizeof(c->out), "cannot read it: %s", slurm_strerror(burst_slurm_errno()));
+			slurm_free_job_info_msg(msg);
+			return;
+		}
+		st = msg->job_array[0].job_state;
+		if ((st & JOB_STATE_BASE) != JOB_PENDING) {
+			slurm_free_job_info_msg(msg);
+			if ((st & JOB_STATE_BASE) > JOB_SUSPENDED) {
+				snprintf(c->out, sizeof(c->out), "it ended meanwhile");
+				return;
+			}
+			usleep(200000);
+			continue;
+		}
+		text = with_note(msg->job_array[0].comment, c->text);
+		slurm_free_job_info_msg(msg);
+		slurm_init_job_desc_msg(&upd);
+		upd.job_id = c->job;
+		upd.priority = 0;
+		upd.comment = text;
+		c->rc = slurm_update_job(&upd);
+		if (c->rc != SLURM_SUCCESS)
+			snprintf(c->out, sizeof(c->out), "%s", slurm_strerror(burst_slurm_errno()));
+		free(text);
+		return;
+	}
+}
+
+static void t_hold(struct scall *c)
+{
+	if (c->rc != SLURM_SUCCESS)
+		ERR("job %u: cannot hold it (%s): %s", c->job, c->text, c->out);
+	else
+		INFO("job %u held: %s", c->job, c->text);
+}
+
+void slurm_job_hold(uint32_t job, const char *note)
+{
+	struct scall *c = sc_new("hold_job", w_hold, t_hold);
+
+	c->job = job;
+	c->text = xstrdup(note);
+	sc_submit(c);
 }
 
 void slurm_adapter_free(void)

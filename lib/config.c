@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 
 #include "arch.h"
+#include "cost.h"
 #include "config_int.h"
 #include "policy.h"
 #include "confwords.h"
@@ -769,6 +770,87 @@ static void parse_price(struct loader *ld, const char *file, int line, struct co
 	add_override(ld->cfg, &o);
 }
 
+static void free_budget(struct cfg_budget *b)
+{
+	free(b->name);
+	free(b->nodeset);
+	free(b->account);
+	free(b->where.file);
+}
+
+/* Budget=NAME Amount=USD Period=day|week|month|year [NodeSet=NS] [Account=ACCT] */
+static void parse_budget(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
+{
+	static const char *const keys[] = { "Budget", "Amount", "Period", "NodeSet", "Account", NULL };
+	struct cfg_budget b;
+	struct burst_config *cfg = ld->cfg;
+	bool amount = false;
+	int k, before = ld->nerr;
+	size_t i;
+
+	memset(&b, 0, sizeof(b));
+	b.period = -1;
+	if (!valid_name(w[0].val)) {
+		lerr(ld, file, line, "Budget=%s: a budget's name is letters, digits, '_', '.' and '-'", w[0].val);
+		return;
+	}
+	b.name = xstrdup(w[0].val);
+	for (k = 1; k < n; k++) {
+		const char *key = w[k].key, *val = w[k].val;
+		if (!key) {
+			lerr(ld, file, line, "Budget %s: expected Key=Value, found '%s'", b.name, val);
+			continue;
+		}
+		if (str_ieq(key, "Amount")) {
+			char *end;
+			double v;
+			errno = 0;
+			v = strtod(val, &end);
+			if (!val[0] || *end || errno || !isfinite(v) || v < 0)
+				lerr(ld, file, line, "Budget %s: Amount=%s: give US dollars per period, a number >= 0 (e.g. Amount=100 or Amount=12.50)",
+				     b.name, val);
+			else {
+				b.amount = v;
+				amount = true;
+			}
+		} else if (str_ieq(key, "Period")) {
+			b.period = cost_period_parse(val);
+			if (b.period < 0) {
+				static const char *const periods[] = { "day", "week", "month", "year", NULL };
+				const char *near = str_suggest(val, periods, 0);
+				lerr(ld, file, line, "Budget %s: Period=%s: give day, week, month or year%s%s%s", b.name, val,
+				     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+			}
+		} else if (str_ieq(key, "NodeSet") || str_ieq(key, "Account")) {
+			char **dst = str_ieq(key, "NodeSet") ? &b.nodeset : &b.account;
+			if (!val[0])
+				lerr(ld, file, line, "Budget %s: %s= needs a name", b.name, key);
+			else if (*dst)
+				lerr(ld, file, line, "Budget %s: %s= given twice (a budget has one of each at most)", b.name, key);
+			else
+				*dst = xstrdup(val);
+		} else
+			unknown_key(ld, file, line, "Budget", key, keys);
+	}
+	if (!amount && ld->nerr == before)
+		lerr(ld, file, line, "Budget %s needs Amount= (US dollars per period, e.g. Amount=100)", b.name);
+	if (b.period < 0 && ld->nerr == before)
+		lerr(ld, file, line, "Budget %s needs Period= (day, week, month or year)", b.name);
+	for (i = 0; i < cfg->nbudgets; i++)
+		if (str_ieq(cfg->budgets[i].name, b.name)) {
+			lerr(ld, file, line, "Budget %s is defined twice (first at %s:%d): give each its own name",
+			     b.name, cfg->budgets[i].where.file, cfg->budgets[i].where.line);
+			break;
+		}
+	if (ld->nerr != before) {
+		free_budget(&b);
+		return;
+	}
+	b.where = where_of(file, line);
+	cfg->budgets = xrealloc(cfg->budgets, (cfg->nbudgets + 1) * sizeof(b));
+	cfg->budgets[cfg->nbudgets++] = b;
+}
+
 static void parse_itype(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
 	struct cfg_override o;
@@ -873,12 +955,12 @@ static void parse_metrics_listen(struct loader *ld, const char *file, int line, 
 static void parse_line(struct loader *ld, const char *file, int line, char *text, int depth)
 {
 	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
-		"Price", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
+		"Price", "Budget", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
 		"StateDir", "SocketPath", "JoinPort", "JoinListen", "JoinAddress", "BootTimeout", "RejectCooldown",
 		"ReconcileInterval", "OrphanGrace", "VanishGrace", "LeaseTimeout",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
-		"BlessedDrivers", "MetricsListen", NULL };
+		"BlessedDrivers", "MetricsListen", "CostNoteInterval", NULL };
 	struct conf_word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -948,6 +1030,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		parse_itype(ld, file, line, w, n);
 	else if (str_ieq(w[0].key, "Price"))
 		parse_price(ld, file, line, w, n);
+	else if (str_ieq(w[0].key, "Budget"))
+		parse_budget(ld, file, line, w, n);
 	else if (str_ieq(w[0].key, "Include") || str_ieq(w[0].key, "ClusterName") ||
 		 str_ieq(w[0].key, "CatalogDir") || str_ieq(w[0].key, "AllowInlineContracts") ||
 		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath") ||
@@ -960,6 +1044,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "Acceptance") ||
 		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
 		 str_ieq(w[0].key, "BlessedDrivers") || str_ieq(w[0].key, "MetricsListen") ||
+		 str_ieq(w[0].key, "CostNoteInterval") ||
 		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint") ||
 		 str_ieq(w[0].key, "AllowInsecureEndpoint")) {
 		int k;
@@ -994,7 +1079,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 				if (!parse_bool(w[k].val, &cfg->allow_inline))
 					lerr(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
 			} else if (str_ieq(w[k].key, "ReconcileInterval") || str_ieq(w[k].key, "OrphanGrace") ||
-				   str_ieq(w[k].key, "VanishGrace")) {
+				   str_ieq(w[k].key, "VanishGrace") || str_ieq(w[k].key, "CostNoteInterval")) {
 				/* the reconciler: 0 is allowed (interval: off; grace: act at once) */
 				char *end;
 				long v = strtol(w[k].val, &end, 10);
@@ -1002,6 +1087,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 					lerr(ld, file, line, "%s=%s: give seconds (0-86400)", w[k].key, w[k].val);
 				else if (str_ieq(w[k].key, "ReconcileInterval"))
 					cfg->reconcile_interval = (int)v;
+				else if (str_ieq(w[k].key, "CostNoteInterval"))
+					cfg->cost_note_interval = (int)v;
 				else if (str_ieq(w[k].key, "OrphanGrace"))
 					cfg->orphan_grace = (int)v;
 				else
@@ -1059,7 +1146,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		}
 	} else {
 		const char *near = str_suggest(w[0].key, objects, 0);
-		lerr(ld, file, line, "unknown key '%s'%s%s%s (a line starts with a global key or Provider=, Contract=, NodeSet=, InstanceType=, Price=)",
+		lerr(ld, file, line, "unknown key '%s'%s%s%s (a line starts with a global key or Provider=, Contract=, NodeSet=, InstanceType=, Price=, Budget=)",
 		     w[0].key, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 	}
 out:
@@ -1135,6 +1222,7 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	cfg->boot_timeout = 300;
 	cfg->reject_cooldown = 60;
 	cfg->reconcile_interval = 60;
+	cfg->cost_note_interval = 60;
 	cfg->orphan_grace = 300;
 	cfg->vanish_grace = 60;
 	cfg->lease_timeout = 5;
@@ -1186,6 +1274,27 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 				lerr(&ld, cfg->providers[i].where.file, cfg->providers[i].where.line,
 				     "Provider %s: Endpoint=%s is plain HTTP: requests and answers would travel unencrypted and unverified; use https:// (AllowInsecureEndpoint=yes is for tests against a local endpoint only)",
 				     cfg->providers[i].name, cfg->providers[i].endpoint);
+		for (i = 0; i < cfg->nbudgets; i++) {
+			const struct cfg_budget *b = &cfg->budgets[i];
+			const char *names[64];
+			size_t nn = 0;
+			if (!b->nodeset)
+				continue;
+			for (j = 0; j < cfg->nnodesets; j++)
+				if (!strcmp(cfg->nodesets[j].name, b->nodeset))
+					break;
+			if (j < cfg->nnodesets)
+				continue;
+			for (j = 0; j < cfg->nnodesets && nn < 63; j++)
+				names[nn++] = cfg->nodesets[j].name;
+			names[nn] = NULL;
+			{
+				const char *near = str_suggest(b->nodeset, names, 0);
+				lerr(&ld, b->where.file, b->where.line,
+				     "Budget %s: NodeSet=%s names no NodeSet= line%s%s%s", b->name, b->nodeset,
+				     near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			}
+		}
 		for (i = 0; i < cfg->ncontracts; i++)
 			for (j = 0; j < cfg->nnodesets; j++)
 				if (strcmp(cfg->contracts[i].name, cfg->nodesets[j].name) == 0)
@@ -1273,6 +1382,9 @@ void config_free(struct burst_config *cfg)
 	for (i = 0; i < cfg->noverrides; i++)
 		free_override(&cfg->overrides[i]);
 	free(cfg->overrides);
+	for (i = 0; i < cfg->nbudgets; i++)
+		free_budget(&cfg->budgets[i]);
+	free(cfg->budgets);
 	free(cfg->path);
 	free(cfg->cluster_name);
 	free(cfg->catalog_dir);
@@ -1765,6 +1877,23 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 	}
 	candset_free(cs);
 	return problems;
+}
+
+const char *config_price_source(const struct burst_config *cfg, const char *provider, const char *type,
+				const char *region, char *buf, size_t len)
+{
+	const char *cat = provider_catalog(cfg, provider);
+	size_t i;
+
+	snprintf(buf, len, "on-demand: catalog");
+	/* the last Price= line of it wins, as config_apply_catalog applies them in order */
+	for (i = 0; i < cfg->noverrides; i++) {
+		const struct cfg_override *o = &cfg->overrides[i];
+		if (o->kind == OVERRIDE_PRICE && !isnan(o->ondemand) && !strcmp(o->type, type) &&
+		    o->region && region && !strcmp(o->region, region) && !strcmp(provider_catalog(cfg, o->provider), cat))
+			snprintf(buf, len, "on-demand: Price= %s:%d", o->where.file, o->where.line);
+	}
+	return buf;
 }
 
 const struct cfg_contract *config_find_contract(const struct burst_config *cfg,

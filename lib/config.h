@@ -114,6 +114,18 @@ struct cfg_nodeset {
 	size_t nblessed_drivers;
 };
 
+/* Budget=NAME Amount=USD Period=day|week|month|year [NodeSet=NS] [Account=ACCT]:
+ * no launch that would take its spending in the period past Amount
+ * (doc/admin-guide.md, "Budgets"). Without NodeSet= and Account= it is global. */
+struct cfg_budget {
+	char *name;
+	double amount;           /* US dollars per period */
+	int period;              /* enum cost_period (lib/cost.h) */
+	char *nodeset;           /* NodeSet= (NULL: every node set) */
+	char *account;           /* Account= a Slurm account (NULL: every account) */
+	struct cfg_where where;
+};
+
 struct burst_config {
 	char *path;
 	char *cluster_name;      /* ClusterName= (default "slurm") */
@@ -131,6 +143,7 @@ struct burst_config {
 	int boot_timeout;        /* BootTimeout= seconds from launch to join (default 300) */
 	int reject_cooldown;     /* RejectCooldown= seconds a failed node stays DOWN (default 60) */
 	int reconcile_interval;  /* ReconcileInterval= seconds between reconciler rounds (default 60; 0: off) */
+	int cost_note_interval;  /* CostNoteInterval= seconds between a running job's cost notes (default 60; 0: off) */
 	int orphan_grace;        /* OrphanGrace= seconds before an orphan instance is terminated (default 300) */
 	int vanish_grace;        /* VanishGrace= seconds a node's instance may be missing (default 60) */
 	int lease_timeout;       /* LeaseTimeout= seconds a dead active agent's lease lasts (default 5) */
@@ -161,6 +174,8 @@ struct burst_config {
 	unsigned long long allowed_taint; /* AllowedTaint= (default POLICY_DEFAULT_TAINT: P, O, E) */
 	char **blessed_drivers;      /* BlessedDrivers= NAME=VERSION,... (NULL: none blessed here) */
 	size_t nblessed_drivers;
+	struct cfg_budget *budgets;  /* Budget= lines */
+	size_t nbudgets;
 };
 
 /*
@@ -243,6 +258,12 @@ void config_policy(const struct burst_config *cfg, const struct cfg_nodeset *ns,
 		   struct policy *out);
 
 /* The named contract (case-sensitive, as Slurm feature names are). */
+/* Where the on-demand price of type in region of provider (a Provider=
+ * name) comes from: a Price= line ("Price= FILE:LINE") or the catalog
+ * ("catalog"), into buf. */
+const char *config_price_source(const struct burst_config *cfg, const char *provider, const char *type,
+				const char *region, char *buf, size_t len);
+
 const struct cfg_contract *config_find_contract(const struct burst_config *cfg,
 						const char *name);
 /* Nearest contract name to name, or NULL. */

@@ -2,6 +2,7 @@
  * state.c - SQLite state of the burst agent (see state.h).
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,19 @@ static const char schema[] =
 	/* the active agent's lease (one row): see state_lease_take */
 	"CREATE TABLE IF NOT EXISTS lease ("
 	" id INTEGER PRIMARY KEY CHECK (id = 1), epoch INTEGER NOT NULL, seq INTEGER NOT NULL,"
-	" holder TEXT NOT NULL, ident TEXT NOT NULL, renewed REAL NOT NULL, expires REAL NOT NULL);";
+	" holder TEXT NOT NULL, ident TEXT NOT NULL, renewed REAL NOT NULL, expires REAL NOT NULL);"
+	/* cost (lib/cost.h): every instance's life and price, the jobs that
+	 * held burst nodes and when, the jobs whose cost was written to Slurm */
+	"CREATE TABLE IF NOT EXISTS instances ("
+	" provider TEXT NOT NULL, instance TEXT NOT NULL, node TEXT NOT NULL, nodeset TEXT,"
+	" type TEXT, region TEXT, price REAL, price_source TEXT, job INTEGER NOT NULL DEFAULT 0,"
+	" launched REAL NOT NULL, joined REAL NOT NULL DEFAULT 0, ended REAL NOT NULL DEFAULT 0,"
+	" PRIMARY KEY (provider, instance));"
+	"CREATE TABLE IF NOT EXISTS holds ("
+	" job INTEGER NOT NULL, node TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL DEFAULT 0,"
+	" user TEXT, account TEXT, partition TEXT, PRIMARY KEY (job, node, start));"
+	"CREATE TABLE IF NOT EXISTS job_costs ("
+	" job INTEGER PRIMARY KEY, time REAL NOT NULL, dollars REAL NOT NULL);";
 
 /* The nodes table, whole: %s is the node states' names (its CHECK). */
 static const char nodes_table[] =
@@ -1070,7 +1083,8 @@ void state_records_free(struct record_rec *v, size_t n)
 /* ---- the active agent's lease ---- */
 
 /* The tables an agent changes; each write to them is fenced (state_lease_take). */
-static const char *const fenced_tables[] = { "nodes", "events", "requests", "records", "cooldowns", NULL };
+static const char *const fenced_tables[] = { "nodes", "events", "requests", "records", "cooldowns",
+	"instances", "holds", "job_costs", NULL };
 
 static int lease_read(struct state_db *db, struct state_lease *out, burst_err_t *err)
 {
@@ -1200,3 +1214,226 @@ int state_lease_renew(struct state_db *db, long long epoch, double ttl, burst_er
 	return sqlite3_changes(db->db) ? 1 : 0;
 }
 
+
+/* ---- cost records ---- */
+
+static int step_done(struct state_db *db, sqlite3_stmt *st, burst_err_t *err, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : fail(db, err, what);
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+int state_instance_launched(struct state_db *db, const struct cost_inst *in, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db->db, "INSERT OR IGNORE INTO instances(provider, instance, node, nodeset, type, region,"
+			       " price, price_source, job, launched) VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	bind_text_or_null(st, 1, in->provider ? in->provider : "");
+	bind_text_or_null(st, 2, in->instance);
+	bind_text_or_null(st, 3, in->node);
+	bind_text_or_null(st, 4, in->nodeset);
+	bind_text_or_null(st, 5, in->type);
+	bind_text_or_null(st, 6, in->region);
+	if (isnan(in->price))
+		sqlite3_bind_null(st, 7);
+	else
+		sqlite3_bind_double(st, 7, in->price);
+	bind_text_or_null(st, 8, in->price_source);
+	sqlite3_bind_int64(st, 9, in->job);
+	sqlite3_bind_double(st, 10, in->launched);
+	return step_done(db, st, err, "record the instance");
+}
+
+/* joined or ended, set once */
+static int instance_time(struct state_db *db, const char *col, const char *provider, const char *instance,
+			 double t, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	char sql[200];
+
+	snprintf(sql, sizeof(sql), "UPDATE instances SET %s=? WHERE provider=? AND instance=? AND %s=0", col, col);
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_double(st, 1, t);
+	bind_text_or_null(st, 2, provider ? provider : "");
+	bind_text_or_null(st, 3, instance);
+	return step_done(db, st, err, "record the instance's time");
+}
+
+int state_instance_joined(struct state_db *db, const char *provider, const char *instance, double t,
+			  burst_err_t *err)
+{
+	return instance_time(db, "joined", provider, instance, t, err);
+}
+
+int state_instance_ended(struct state_db *db, const char *provider, const char *instance, double t,
+			 burst_err_t *err)
+{
+	return instance_time(db, "ended", provider, instance, t, err);
+}
+
+int state_hold(struct state_db *db, const struct cost_hold *h, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db->db, "INSERT INTO holds(job, node, start, end, user, account, partition)"
+			       " VALUES(?,?,?,?,?,?,?) ON CONFLICT(job, node, start) DO UPDATE SET"
+			       " end=CASE WHEN excluded.end>0 AND end=0 THEN excluded.end ELSE end END,"
+			       " user=coalesce(excluded.user, user), account=coalesce(excluded.account, account),"
+			       " partition=coalesce(excluded.partition, partition)", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_int64(st, 1, h->job);
+	bind_text_or_null(st, 2, h->node);
+	sqlite3_bind_double(st, 3, h->start);
+	sqlite3_bind_double(st, 4, h->end);
+	bind_text_or_null(st, 5, h->user);
+	bind_text_or_null(st, 6, h->account);
+	bind_text_or_null(st, 7, h->partition);
+	return step_done(db, st, err, "record the job's node");
+}
+
+int state_holds_close(struct state_db *db, long job, double keep_start, double t, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db->db, "UPDATE holds SET end=max(?, start) WHERE job=? AND end=0 AND start<>?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_double(st, 1, t);
+	sqlite3_bind_int64(st, 2, job);
+	sqlite3_bind_double(st, 3, keep_start);
+	return step_done(db, st, err, "close the job's nodes");
+}
+
+int state_holds_open_jobs(struct state_db *db, long **jobs, size_t *n, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*jobs = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db->db, "SELECT DISTINCT job FROM holds WHERE end=0 ORDER BY job", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*jobs = xrealloc(*jobs, (*n + 1) * sizeof(**jobs));
+		(*jobs)[(*n)++] = (long)sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(*jobs);
+		*jobs = NULL;
+		*n = 0;
+		return fail(db, err, "read the open holds");
+	}
+	return 0;
+}
+
+static char *col_str(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	return s ? xstrdup((const char *)s) : NULL;
+}
+
+int state_cost_read(struct state_db *db, double from, struct cost_inst **insts, size_t *ni,
+		    struct cost_hold **holds, size_t *nh, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*insts = NULL;
+	*holds = NULL;
+	*ni = *nh = 0;
+	if (sqlite3_prepare_v2(db->db, "SELECT provider, instance, node, nodeset, type, region, price, price_source,"
+			       " job, launched, joined, ended FROM instances WHERE ended=0 OR ended>?"
+			       " ORDER BY launched, provider, instance", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_double(st, 1, from);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cost_inst *in;
+		*insts = xrealloc(*insts, (*ni + 1) * sizeof(**insts));
+		in = &(*insts)[(*ni)++];
+		in->provider = col_str(st, 0);
+		in->instance = col_str(st, 1);
+		in->node = col_str(st, 2);
+		in->nodeset = col_str(st, 3);
+		in->type = col_str(st, 4);
+		in->region = col_str(st, 5);
+		in->price = sqlite3_column_type(st, 6) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 6);
+		in->price_source = col_str(st, 7);
+		in->job = (long)sqlite3_column_int64(st, 8);
+		in->launched = sqlite3_column_double(st, 9);
+		in->joined = sqlite3_column_double(st, 10);
+		in->ended = sqlite3_column_double(st, 11);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto bad;
+	if (sqlite3_prepare_v2(db->db, "SELECT job, node, start, end, user, account, partition FROM holds"
+			       " WHERE end=0 OR end>? ORDER BY job, node, start", -1, &st, NULL) != SQLITE_OK)
+		goto bad;
+	sqlite3_bind_double(st, 1, from);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct cost_hold *h;
+		*holds = xrealloc(*holds, (*nh + 1) * sizeof(**holds));
+		h = &(*holds)[(*nh)++];
+		h->job = (long)sqlite3_column_int64(st, 0);
+		h->node = col_str(st, 1);
+		h->start = sqlite3_column_double(st, 2);
+		h->end = sqlite3_column_double(st, 3);
+		h->user = col_str(st, 4);
+		h->account = col_str(st, 5);
+		h->partition = col_str(st, 6);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto bad;
+	return 0;
+bad:
+	fail(db, err, "read the cost records");
+	cost_insts_free(*insts, *ni);
+	cost_holds_free(*holds, *nh);
+	*insts = NULL;
+	*holds = NULL;
+	*ni = *nh = 0;
+	return -1;
+}
+
+int state_job_cost_get(struct state_db *db, long job, double *dollars, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT dollars FROM job_costs WHERE job=?", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_int64(st, 1, job);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && dollars)
+		*dollars = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : fail(db, err, "read the job's cost");
+}
+
+int state_job_cost_set(struct state_db *db, long job, double dollars, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO job_costs(job, time, dollars) VALUES(?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_int64(st, 1, job);
+	sqlite3_bind_double(st, 2, now());
+	sqlite3_bind_double(st, 3, dollars);
+	return step_done(db, st, err, "record the job's cost");
+}

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "burst_err.h"
+#include "cost.h"
 #include "node_state.h"
 
 struct state_db;
@@ -235,5 +236,31 @@ int state_lease_take(struct state_db *db, const struct state_lease *seen, const 
 /* Renew the lease of epoch for ttl seconds (0: release it, for a clean
  * stop). 1 renewed, 0 another agent took it (deposed), -1 with err. */
 int state_lease_renew(struct state_db *db, long long epoch, double ttl, burst_err_t *err);
+
+/* ---- cost records (lib/cost.h; doc/admin-guide.md "Cost and budgets") ---- */
+
+/* An instance launched (or adopted): its row, once (a second call for the
+ * same provider and instance leaves the first). 0, or -1 with err. */
+int state_instance_launched(struct state_db *db, const struct cost_inst *in, burst_err_t *err);
+/* Its admission, its termination: set once each (later calls change nothing). */
+int state_instance_joined(struct state_db *db, const char *provider, const char *instance, double t,
+			  burst_err_t *err);
+int state_instance_ended(struct state_db *db, const char *provider, const char *instance, double t,
+			 burst_err_t *err);
+/* A job's hold of a node since h->start: added, or its end (when h->end
+ * > 0 and it had none) and the job's user, account and partition set. */
+int state_hold(struct state_db *db, const struct cost_hold *h, burst_err_t *err);
+/* The job's open holds whose start is not keep_start end at t (a job
+ * requeued, or started again elsewhere). */
+int state_holds_close(struct state_db *db, long job, double keep_start, double t, burst_err_t *err);
+/* The jobs that hold a node now (open holds), into *jobs (free it). */
+int state_holds_open_jobs(struct state_db *db, long **jobs, size_t *n, burst_err_t *err);
+/* The instances alive after from and the holds open after from (free with
+ * cost_insts_free and cost_holds_free). 0, or -1 with err. */
+int state_cost_read(struct state_db *db, double from, struct cost_inst **insts, size_t *ni,
+		    struct cost_hold **holds, size_t *nh, burst_err_t *err);
+/* A job's cost as written to Slurm once it ended: 1 (*dollars), 0 none yet, -1 with err. */
+int state_job_cost_get(struct state_db *db, long job, double *dollars, burst_err_t *err);
+int state_job_cost_set(struct state_db *db, long job, double dollars, burst_err_t *err);
 
 #endif

@@ -15,11 +15,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <pwd.h>
 
 #include <json-c/json.h>
 
 #include "agentview.h"
 #include "config.h"
+#include "cost.h"
 #include "hostlist.h"
 #include "spool.h"
 #include "state.h"
@@ -798,6 +800,256 @@ int agentview_events(const struct agentview_opts *o, int argc, char **argv)
 			}
 		}
 	}
+	view_close(&v);
+	return EXIT_OK;
+}
+
+/* ---- cost ---- */
+
+/*
+ * A time for cost --since/--until: a duration ago (90, 90s, 5m, 2h, 3d),
+ * a date or date and time in UTC (2026-11-01, 2026-11-01T08:00[:SS][Z]),
+ * or @SECONDS since the epoch. -1 if it is none of these.
+ */
+static double parse_when(const char *s, double now)
+{
+	struct tm tm;
+	const char *end;
+	double d;
+
+	if (!s || !*s)
+		return -1;
+	if (s[0] == '@') {
+		char *e;
+		errno = 0;
+		d = strtod(s + 1, &e);
+		return errno || e == s + 1 || *e || !isfinite(d) || d < 0 ? -1 : d;
+	}
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%Y-%m-%d", &tm);
+	if (end && *end == 'T') {
+		const char *e2 = strptime(end + 1, "%H:%M:%S", &tm);
+		end = e2 ? e2 : strptime(end + 1, "%H:%M", &tm);
+	}
+	if (end && (!*end || (end[0] == 'Z' && !end[1]))) {
+		tm.tm_isdst = 0;
+		return (double)timegm(&tm);
+	}
+	d = parse_duration(s);
+	return d < 0 ? -1 : now - d;
+}
+
+static const char *const cost_bys[] = { "job", "user", "account", "partition", "nodeset", "provider", NULL };
+
+struct cost_row {
+	char *key;
+	const char *kind;        /* "job" (a job's time), "boot", "idle" */
+	double seconds, dollars, unpriced;   /* unpriced: seconds at an unknown price */
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct cost_row *x = a, *y = b;
+	int k = strcmp(x->kind, y->kind);
+
+	if (k)   /* the jobs' rows first, then boot, then idle */
+		return !strcmp(x->kind, "job") ? -1 : !strcmp(y->kind, "job") ? 1 : k;
+	/* job ids in numeric order */
+	if (strlen(x->key) != strlen(y->key) && strspn(x->key, "0123456789") == strlen(x->key) &&
+	    strspn(y->key, "0123456789") == strlen(y->key))
+		return strlen(x->key) < strlen(y->key) ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static void user_name(const char *uid, char *buf, size_t len)
+{
+	struct passwd *pw = NULL;
+	char *end;
+	unsigned long v;
+
+	snprintf(buf, len, "%s", uid ? uid : "?");
+	if (!uid || !*uid)
+		return;
+	v = strtoul(uid, &end, 10);
+	if (!*end && (pw = getpwuid((uid_t)v)) != NULL)
+		snprintf(buf, len, "%s", pw->pw_name);
+}
+
+static void fmt_utc(double t, char *buf, size_t len)
+{
+	time_t s = (time_t)floor(t);
+	struct tm tm;
+
+	gmtime_r(&s, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int agentview_cost(const struct agentview_opts *o, int argc, char **argv)
+{
+	struct view v;
+	struct cost_inst *insts = NULL;
+	struct cost_hold *holds = NULL;
+	struct cost_item *items = NULL;
+	struct cost_row *rows = NULL;
+	size_t ni = 0, nh = 0, n = 0, nrows = 0, i, k;
+	const char *by = o->by ? o->by : "job";
+	double since, until, tot_s = 0, tot_d = 0, tot_u = 0;
+	bool by_inst;
+	burst_err_t err;
+	int rc;
+
+	if (argc > 0) {
+		fprintf(stderr, "%s: cost takes no argument such as '%s' (options: --since T, --until T, --by KEY, --json)\n",
+			prog, argv[0]);
+		return EXIT_USAGE;
+	}
+	for (i = 0; cost_bys[i] && strcmp(cost_bys[i], by); i++)
+		;
+	if (!cost_bys[i]) {
+		const char *near = str_suggest(by, cost_bys, 0);
+		fprintf(stderr, "%s: --by %s: give job, user, account, partition, nodeset or provider%s%s%s\n", prog, by,
+			near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+		return EXIT_USAGE;
+	}
+	by_inst = !strcmp(by, "nodeset") || !strcmp(by, "provider");
+	{
+		double t = now_s();
+		since = o->since ? parse_when(o->since, t) : 0;
+		until = o->until ? parse_when(o->until, t) : t;
+		if (since < 0 || until < 0) {
+			fprintf(stderr, "%s: --%s %s: not a time: give a duration ago (90s, 5m, 2h, 3d), a date in UTC "
+				"(2026-11-01 or 2026-11-01T08:00), or @SECONDS since the epoch\n", prog,
+				since < 0 ? "since" : "until", since < 0 ? o->since : o->until);
+			return EXIT_USAGE;
+		}
+		if (until > t)
+			until = t;   /* nothing ran in the future */
+		if (since >= until) {
+			char a[40], b[40];
+			fmt_utc(since, a, sizeof(a));
+			fmt_utc(until, b, sizeof(b));
+			fprintf(stderr, "%s: --since (%s) is not before --until (%s, or now)\n", prog, a, b);
+			return EXIT_USAGE;
+		}
+	}
+	if ((rc = view_open(o, &v)) != 0)
+		return rc;
+	if (state_cost_read(v.db, since, &insts, &ni, &holds, &nh, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		view_close(&v);
+		return EXIT_USAGE;
+	}
+	cost_items(insts, ni, holds, nh, since, until, &items, &n);
+	for (i = 0; i < n; i++) {
+		const struct cost_item *it = &items[i];
+		const struct cost_inst *in = &insts[it->inst];
+		const struct cost_hold *h = it->hold >= 0 ? &holds[it->hold] : NULL;
+		const char *kind = it->kind == COST_JOB ? "job" : it->kind == COST_BOOT ? "boot" : "idle";
+		char key[256];
+
+		if (by_inst)
+			snprintf(key, sizeof(key), "%s", !strcmp(by, "nodeset") ? (in->nodeset ? in->nodeset : "?") :
+				 (in->provider ? in->provider : "?"));
+		else if (!h)
+			snprintf(key, sizeof(key), "-");
+		else if (!strcmp(by, "job"))
+			snprintf(key, sizeof(key), "%ld", h->job);
+		else if (!strcmp(by, "user"))
+			user_name(h->user, key, sizeof(key));
+		else
+			snprintf(key, sizeof(key), "%s", !strcmp(by, "account") ? (h->account ? h->account : "?") :
+				 (h->partition ? h->partition : "?"));
+		for (k = 0; k < nrows; k++)
+			if (!strcmp(rows[k].kind, kind) && !strcmp(rows[k].key, key))
+				break;
+		if (k == nrows) {
+			rows = xrealloc(rows, (nrows + 1) * sizeof(*rows));
+			memset(&rows[nrows], 0, sizeof(*rows));
+			rows[nrows].key = xstrdup(key);
+			rows[nrows].kind = kind;
+			nrows++;
+		}
+		rows[k].seconds += it->seconds;
+		tot_s += it->seconds;
+		if (isnan(it->dollars)) {
+			rows[k].unpriced += it->seconds;
+			tot_u += it->seconds;
+		} else {
+			rows[k].dollars += it->dollars;
+			tot_d += it->dollars;
+		}
+	}
+	if (nrows)
+		qsort(rows, nrows, sizeof(*rows), cmp_row);
+	if (o->json) {
+		json_object *top = json_object_new_object(), *arr = json_object_new_array();
+		char a[40], b[40];
+		fmt_utc(since, a, sizeof(a));
+		fmt_utc(until, b, sizeof(b));
+		json_object_object_add(top, "since", json_object_new_double(since));
+		json_object_object_add(top, "until", json_object_new_double(until));
+		json_object_object_add(top, "since_utc", json_object_new_string(a));
+		json_object_object_add(top, "until_utc", json_object_new_string(b));
+		json_object_object_add(top, "by", json_object_new_string(by));
+		for (k = 0; k < nrows; k++) {
+			json_object *r = json_object_new_object();
+			json_object_object_add(r, by, json_object_new_string(rows[k].key));
+			json_object_object_add(r, "kind", json_object_new_string(rows[k].kind));
+			json_object_object_add(r, "seconds", json_object_new_double(rows[k].seconds));
+			json_object_object_add(r, "dollars", json_object_new_double(rows[k].dollars));
+			json_object_object_add(r, "unpriced_seconds", json_object_new_double(rows[k].unpriced));
+			json_object_array_add(arr, r);
+		}
+		json_object_object_add(top, "rows", arr);
+		{
+			json_object *t = json_object_new_object();
+			json_object_object_add(t, "seconds", json_object_new_double(tot_s));
+			json_object_object_add(t, "dollars", json_object_new_double(tot_d));
+			json_object_object_add(t, "unpriced_seconds", json_object_new_double(tot_u));
+			json_object_object_add(top, "total", t);
+		}
+		{
+			json_object *ia = json_object_new_array();
+			for (i = 0; i < ni; i++) {
+				json_object *r = json_object_new_object();
+				json_object_object_add(r, "provider", json_object_new_string(insts[i].provider ? insts[i].provider : ""));
+				json_object_object_add(r, "instance", json_object_new_string(insts[i].instance ? insts[i].instance : ""));
+				json_object_object_add(r, "node", json_object_new_string(insts[i].node ? insts[i].node : ""));
+				json_object_object_add(r, "instance_type", json_object_new_string(insts[i].type ? insts[i].type : ""));
+				json_object_object_add(r, "region", json_object_new_string(insts[i].region ? insts[i].region : ""));
+				json_object_object_add(r, "price", isnan(insts[i].price) ? NULL : json_object_new_double(insts[i].price));
+				json_object_object_add(r, "price_source", json_object_new_string(insts[i].price_source ? insts[i].price_source : ""));
+				json_object_object_add(r, "launched", json_object_new_double(insts[i].launched));
+				json_object_object_add(r, "joined", insts[i].joined > 0 ? json_object_new_double(insts[i].joined) : NULL);
+				json_object_object_add(r, "ended", insts[i].ended > 0 ? json_object_new_double(insts[i].ended) : NULL);
+				json_object_array_add(ia, r);
+			}
+			json_object_object_add(top, "instances", ia);
+		}
+		print_json(top);
+	} else {
+		char a[40], b[40];
+		fmt_utc(since, a, sizeof(a));
+		fmt_utc(until, b, sizeof(b));
+		printf("cost from %s to %s, by %s (instance time at its on-demand price)\n", since > 0 ? a : "the first record", b, by);
+		{
+			char up[16];
+			for (k = 0; by[k] && k + 1 < sizeof(up); k++)
+				up[k] = (char)toupper((unsigned char)by[k]);
+			up[k] = '\0';
+			printf("%-24s %-5s %12s %12s\n", up, "KIND", "HOURS", "USD");
+		}
+		for (k = 0; k < nrows; k++)
+			printf("%-24s %-5s %12.4f %12.4f%s\n", rows[k].key, rows[k].kind, rows[k].seconds / 3600.0,
+			       rows[k].dollars, rows[k].unpriced > 0 ? "  (some time at an unknown price: not counted)" : "");
+		printf("%-24s %-5s %12.4f %12.4f\n", "total", "", tot_s / 3600.0, tot_d);
+	}
+	for (k = 0; k < nrows; k++)
+		free(rows[k].key);
+	free(rows);
+	free(items);
+	cost_insts_free(insts, ni);
+	cost_holds_free(holds, nh);
 	view_close(&v);
 	return EXIT_OK;
 }

@@ -14,7 +14,9 @@ struct agentview_opts {
 	int limit;               /* -n COUNT: status, events: the newest COUNT events (0: default) */
 	bool follow;             /* events --follow */
 	const char *node;        /* events --node NODE (NULL: every node) */
-	const char *since;       /* events --since SECONDS[smhd] as given (NULL: not given) */
+	const char *since;       /* events --since SECONDS[smhd] as given (NULL: not given); cost: a time */
+	const char *until;       /* cost --until (NULL: now) */
+	const char *by;          /* cost --by (NULL: job) */
 };
 
 /* Each verb takes its words after the verb; returns the exit code
@@ -22,5 +24,7 @@ struct agentview_opts {
 int agentview_status(const struct agentview_opts *o, int argc, char **argv);
 int agentview_nodes(const struct agentview_opts *o, int argc, char **argv);
 int agentview_events(const struct agentview_opts *o, int argc, char **argv);
+/* burstctl cost [--since T] [--until T] [--by job|user|account|partition|nodeset|provider] */
+int agentview_cost(const struct agentview_opts *o, int argc, char **argv);
 
 #endif

@@ -75,6 +75,9 @@ static void usage(FILE *f)
 "  nodes [HOSTLIST]         one line per node of the agent's state\n"
 "  events                   the agent's event log (-f/--follow, --node NODE,\n"
 "                           --since SECONDS, -n COUNT)\n"
+"  cost                     what burst instances cost, to each job and idle or booting\n"
+"                           (--since T, --until T, --by job|user|account|partition|\n"
+"                           nodeset|provider; T: 2h ago, 2026-11-01[T08:00] UTC, @EPOCH)\n"
 "%s%s%s%s%s"
 "\n"
 "Options:\n"
@@ -938,6 +941,8 @@ int main(int argc, char **argv)
 		{ "follow", no_argument, NULL, 'f' },
 		{ "node", required_argument, NULL, 'N' },
 		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "by", required_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -978,6 +983,8 @@ int main(int argc, char **argv)
 		case 'f': o.av.follow = true; break;
 		case 'N': o.av.node = optarg; break;
 		case 'S': o.av.since = optarg; break;
+		case 'U': o.av.until = optarg; break;
+		case 'B': o.av.by = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		case 'V':
 			printf("burstctl (slurm-burst) %s, built for Slurm %s\n", PACKAGE_VERSION, BURST_SLURM_VERSION);
@@ -1023,10 +1030,12 @@ int main(int argc, char **argv)
 		return agentview_nodes(&o.av, argc, argv);
 	if (!strcmp(verb, "events"))
 		return agentview_events(&o.av, argc, argv);
+	if (!strcmp(verb, "cost"))
+		return agentview_cost(&o.av, argc, argv);
 	{
 		static const char *const verbs[] = { "select", "resolve", "catalog", "check-config", "keys",
 			"slurm-conf", "attest", "attest-key", "verify", "accept",
-			"status", "nodes", "events", "bless", "provenance", NULL };
+			"status", "nodes", "events", "cost", "bless", "provenance", NULL };
 		const char *near = str_suggest(verb, verbs, 0);
 		fprintf(stderr, "%s: unknown verb '%s'%s%s%s (see burstctl --help)\n", prog, verb,
 			near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
