@@ -347,7 +347,7 @@ int budget_check(int nodeset, uint32_t job, const char *provider, const char *ty
 			struct tm tm;
 			gmtime_r(&ps, &tm);
 			strftime(since, sizeof(since), "%Y-%m-%dT%H:%MZ", &tm);
-			snprintf(why, len, "budget %s (%.2f USD a %s%s%s%s%s, %s:%d) would be crossed: %.4f USD spent since %s, %.4f "
+			snprintf(why, len, "budget %s (%g USD a %s%s%s%s%s, %s:%d) would be crossed: %.4f USD spent since %s, %.4f "
 				 "USD of launches this round, and this launch of %s at %.4f USD/h for %.2f h (%s) is %.4f USD more",
 				 bg->name, bg->amount, cost_period_name((enum cost_period)bg->period),
 				 bg->nodeset ? ", node set " : "", bg->nodeset ? bg->nodeset : "",

@@ -840,12 +840,11 @@ static void parse_budget(struct loader *ld, const char *file, int line, struct c
 		if (str_ieq(cfg->budgets[i].name, b.name)) {
 			lerr(ld, file, line, "Budget %s is defined twice (first at %s:%d): give each its own name",
 			     b.name, cfg->budgets[i].where.file, cfg->budgets[i].where.line);
-			break;
+			free_budget(&b);
+			return;
 		}
-	if (ld->nerr != before) {
-		free_budget(&b);
-		return;
-	}
+	/* kept with errors too (the load fails anyway): its NodeSet= is checked
+	 * with the other references, so that one run says everything */
 	b.where = where_of(file, line);
 	cfg->budgets = xrealloc(cfg->budgets, (cfg->nbudgets + 1) * sizeof(b));
 	cfg->budgets[cfg->nbudgets++] = b;
