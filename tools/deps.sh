@@ -16,6 +16,10 @@ charliecloud-runtime busybox-static libxml2-utils python3-junitparser curl \
 openmpi-bin libopenmpi-dev prometheus"
 # tests/integration/test_site.sh: source NAT on its router namespace
 BURST_LAB_DEPS="$BURST_LAB_DEPS nftables"
+# tests/integration/test_gitlab_ci_local.sh: gitlab-ci-local reads the CI
+# project's git repository and its shell executor copies it with rsync
+# (node and npm, and gitlab-ci-local itself: tools/gitlab-ci-local.sh)
+BURST_LAB_DEPS="$BURST_LAB_DEPS git rsync"
 # The OpenStack provider's tests: real Keystone and Nova on loopback
 # (tests/integration/os_peers.sh). Nova's API, conductor, scheduler and fake
 # compute run from python3-nova's own functional-test fixtures, which need

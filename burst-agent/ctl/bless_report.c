@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <json-c/json.h>
 #include <libxml/parser.h>
@@ -169,9 +170,15 @@ static int read_record(const char *prog, const char *path, const char *file, con
 	const char *release, *build_id, *node;
 	char *fnode = NULL, *k = NULL;
 	struct strbuf sb;
+	struct stat st;
 	int rc = BAD;
 	size_t i, n;
 
+	if (!rec && stat(path, &st) == 0 && st.st_size == 0) {
+		fprintf(stderr, "%s: %s is empty: burst-node provenance failed on that node in the job "
+			"(see the job's log); nothing blessed\n", prog, path);
+		goto out;
+	}
 	if (!rec || !json_object_is_type(rec, json_type_object)) {
 		fprintf(stderr, "%s: %s is not a JSON object (%s): not a provenance record of burst-node "
 			"provenance\n", prog, path, rec ? "another JSON value" : json_util_get_last_err());

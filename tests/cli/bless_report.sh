@@ -116,6 +116,11 @@ echo '{"kernel": ' >"$tmp/badjson/provenance-g-1.json"
 [ $? = 2 ] && grep -q "provenance-g-1.json is not a JSON object" "$tmp/err" && unchanged
 ok $? "broken JSON is named" "$tmp/err"
 
+: >"$tmp/badjson/provenance-g-1.json"
+"$B" bless --from-report "$tmp/badjson" >"$tmp/out" 2>"$tmp/err"
+[ $? = 2 ] && grep -q "provenance-g-1.json is empty: burst-node provenance failed on that node in the job" "$tmp/err" && unchanged
+ok $? "an empty record (provenance failed in the job) is named as such" "$tmp/err"
+
 "$B" bless --from-report "$tmp/none" >"$tmp/out" 2>"$tmp/err"
 [ $? = 2 ] && grep -q "cannot read the report directory $tmp/none" "$tmp/err"
 ok $? "a missing directory is named" "$tmp/err"

@@ -49,6 +49,9 @@ ok $? "SCHEDULER_PARAMETERS asks sbatch for 2 burst nodes with a contract ($s)"
 junit=$(fact junit)
 [[ "|$junit|" == *"|report.xml|"* && "|$junit|" == *"|node-report-*.xml|"* ]]
 ok $? "artifacts:reports:junit has report.xml and the per-node reports ($junit)"
+p=$(fact paths)
+[[ "|$p|" == *"|report.xml|"* && "|$p|" == *"|node-report-*.xml|"* && "|$p|" == *"|provenance-*.json|"* ]]
+ok $? "artifacts:paths has the JUnit files and provenance records too, for bless --from-report ($p)"
 fact script >"$tmp/script-lines"
 grep -q 'burstctl accept --partition burst -N 2 --junit report.xml\|\$BURSTCTL accept --partition burst -N 2 --junit report.xml' "$tmp/script-lines"
 ok $? "the script runs burstctl accept --partition burst -N 2 --junit report.xml" "$tmp/script-lines"
