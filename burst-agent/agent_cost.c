@@ -98,13 +98,20 @@ static int job_dollars(uint32_t job, double t, double *dollars, double *secs, bo
 
 	*dollars = *secs = 0;
 	*unknown = false;
-	if (state_cost_read(A.db, 0, &insts, &ni, &holds, &nh, &err) < 0) {
+	/* only what was alive while the job was: not the whole history */
+	switch (state_job_first_start(A.db, job, &from, &err)) {
+	case 0:
+		return 0;
+	case 1:
+		break;
+	default:
 		ERR("job %u: cost: %s", job, err.msg);
 		return -1;
 	}
-	for (i = 0; i < nh; i++)
-		if (holds[i].job == (long)job && holds[i].start < from)
-			from = holds[i].start;
+	if (state_cost_read(A.db, from, &insts, &ni, &holds, &nh, &err) < 0) {
+		ERR("job %u: cost: %s", job, err.msg);
+		return -1;
+	}
 	cost_items(insts, ni, holds, nh, from, t, &items, &n);
 	for (i = 0; i < n; i++)
 		if (items[i].kind == COST_JOB && holds[items[i].hold].job == (long)job) {
@@ -203,7 +210,8 @@ void cost_jobs(const struct job_info_msg *msg)
 			struct cost_hold ch;
 			if (!node_find(hl.names[h]))
 				continue;
-			if (!any) {
+			if (!any && !state_in_batch(A.db)) {
+				/* the holds of a reading in one commit */
 				batch_begin();
 				any = true;
 			}
@@ -234,7 +242,8 @@ void cost_jobs(const struct job_info_msg *msg)
 		if (state_holds_close(A.db, ji->job_id, (double)ji->start_time, (double)ji->start_time, &err) < 0)
 			ERR("job %u: cost: %s", ji->job_id, err.msg);
 		if (ended) {
-			batch_commit();
+			if (any)
+				batch_commit();
 			any = false;
 			job_cost(ji->job_id);
 		}

@@ -50,7 +50,10 @@ static const char schema[] =
 	" job INTEGER NOT NULL, node TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL DEFAULT 0,"
 	" user TEXT, account TEXT, partition TEXT, PRIMARY KEY (job, node, start));"
 	"CREATE TABLE IF NOT EXISTS job_costs ("
-	" job INTEGER PRIMARY KEY, time REAL NOT NULL, dollars REAL NOT NULL);";
+	" job INTEGER PRIMARY KEY, time REAL NOT NULL, dollars REAL NOT NULL);"
+	/* the cost readings take what is alive after a time */
+	"CREATE INDEX IF NOT EXISTS instances_ended ON instances(ended);"
+	"CREATE INDEX IF NOT EXISTS holds_end ON holds(end);";
 
 /* The nodes table, whole: %s is the node states' names (its CHECK). */
 static const char nodes_table[] =
@@ -1408,6 +1411,24 @@ bad:
 	*holds = NULL;
 	*ni = *nh = 0;
 	return -1;
+}
+
+int state_job_first_start(struct state_db *db, long job, double *start, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->db, "SELECT min(start) FROM holds WHERE job=?", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_int64(st, 1, job);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*start = sqlite3_column_double(st, 0);
+		sqlite3_finalize(st);
+		return 1;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : fail(db, err, "read the job's first hold");
 }
 
 int state_job_cost_get(struct state_db *db, long job, double *dollars, burst_err_t *err)

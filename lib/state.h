@@ -259,6 +259,8 @@ int state_holds_open_jobs(struct state_db *db, long **jobs, size_t *n, burst_err
  * cost_insts_free and cost_holds_free). 0, or -1 with err. */
 int state_cost_read(struct state_db *db, double from, struct cost_inst **insts, size_t *ni,
 		    struct cost_hold **holds, size_t *nh, burst_err_t *err);
+/* When the job first held a burst node: 1 (*start), 0 never, -1 with err. */
+int state_job_first_start(struct state_db *db, long job, double *start, burst_err_t *err);
 /* A job's cost as written to Slurm once it ended: 1 (*dollars), 0 none yet, -1 with err. */
 int state_job_cost_get(struct state_db *db, long job, double *dollars, burst_err_t *err);
 int state_job_cost_set(struct state_db *db, long job, double dollars, burst_err_t *err);
