@@ -681,6 +681,7 @@ int main(int argc, char **argv)
 	if (A.msock >= 0)
 		close(A.msock);
 	metrics_fini();
+	cost_fini();
 	unlink(A.cfg->socket_path);
 	lease_release();
 	/* a call still held by slurmctld is left to the exit, libslurm with it */

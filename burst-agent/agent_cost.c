@@ -374,3 +374,13 @@ int budget_check(int nodeset, uint32_t job, const char *provider, const char *ty
 	}
 	return 0;
 }
+
+void cost_fini(void)
+{
+	free(seen);
+	seen = NULL;
+	nseen = 0;
+	free(spent);
+	free(committed);
+	spent = committed = NULL;
+}

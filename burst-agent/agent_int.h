@@ -298,5 +298,7 @@ void budget_round_begin(void);
 int budget_check(int nodeset, uint32_t job, const char *provider, const char *type, const char *region,
 		 char *why, size_t len);
 void budget_round_end(void);
+/* At exit: what the cost part keeps in memory. */
+void cost_fini(void);
 
 #endif

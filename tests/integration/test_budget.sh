@@ -55,12 +55,15 @@ lab_wait_job "$id1" COMPLETED 90; ok $? "job 1 bursts within the budget and comp
 # the second job needs a launch of its own
 id2=$(sbatch --parsable --time=1 --cloud-contract=here -w burst-2 -o "$LAB/job2.out" --wrap 'echo ran' 2>"$LAB/err")
 ok $? "sbatch job 2" "$LAB/err"
+# (held as soon as it is requeued; its reason reads Cleaning until
+# slurmctld has cleaned up after the node it was given, then JobHeldAdmin)
+want="PENDING|JobHeldAdmin|burst: budget=small would be crossed: held (release it once the budget allows: scontrol release $id2)"
 for i in $(seq 300); do
-	[ "$(squeue -h -j "$id2" -o %Q 2>/dev/null)" = 0 ] && break
+	st=$(squeue -h -j "$id2" -o '%T|%r|%k' 2>/dev/null)
+	[ "$st" = "$want" ] && break
 	sleep 0.1
 done
-st=$(squeue -h -j "$id2" -o '%T|%r|%k' 2>/dev/null)
-[[ "$st" == "PENDING|JobHeldAdmin|burst: budget=small would be crossed: held (release it once the budget allows: scontrol release $id2)" ]]
+[ "$st" = "$want" ]
 ok $? "job 2 waits held, the budget named in squeue ($st)" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 ! grep -q 'burst-2: requested -> launching' "$LAB/log/agent.log" &&
 	[ "$(sqlite3 "$LAB/burst/agent.db" "SELECT count(*) FROM instances WHERE node='burst-2'")" = 0 ]
