@@ -55,8 +55,15 @@ lab_munge() {
 	lab_record munged "$(cat "$LAB/munge/munged.pid")"
 }
 
+# The bridge gets an address of its own (locally administered, from the
+# lab's /24): a bridge without one takes the lowest address of its ports
+# and changes it as instances' veths come and go, and the nodes' ARP
+# entries for $LAB_NET.1 then point at an address the bridge no longer
+# answers to. Their SYNs to slurmctld or the agent go unanswered until the
+# entry is probed again (5 s or more, then the SYN's own backoff): a
+# slurmd registered 13 s late, a report sent 2 min late (test_standby).
 lab_bridge() {
-	ip link add "$LAB_BR" type bridge || return 1
+	ip link add "$LAB_BR" address "$(printf '02:62:75:72:73:%02x' "${LAB_NET##*.}")" type bridge || return 1
 	echo "bridge $LAB_BR" >>"$LAB/pids"
 	ip addr add "$LAB_NET.1/24" dev "$LAB_BR" || return 1
 	ip link set "$LAB_BR" up || return 1
