@@ -32,6 +32,14 @@ mkdir -p "$out"
 BURST_MOTO_PYTHON=$(burst_moto_python "$out/moto") || exit 2
 export BURST_MOTO_PYTHON
 echo "moto: $BURST_MOTO_PYTHON ($("$BURST_MOTO_PYTHON" -c 'import moto; print("moto", moto.__version__)'))"
+# tests/integration/test_gitlab_ci_local.sh runs the GitLab CI template with
+# gitlab-ci-local from npm (tools/gitlab-ci-local.sh): installed here, where
+# the registry is reached as this host is set up, into a directory that the
+# Debian 13 root gets bind-mounted (it runs it with its own node)
+. tools/gitlab-ci-local.sh
+gcl=$(burst_gitlab_ci_local) || exit 2
+gcl_dir=${gcl%/node_modules/.bin/gitlab-ci-local}
+echo "gitlab-ci-local: $gcl ($("$gcl" --version))"
 passed=0
 failed=0
 failures=()
@@ -143,7 +151,7 @@ host_passed=$passed host_failed=$failed
 # root, e.g. Nova's packages for the OpenStack tests); each is named.
 root_build="$out/debian-trixie"
 root_run() {
-	tools/debroot.sh run -b "$top:$top" -w "$root_build" -- "$@"
+	tools/debroot.sh run -b "$top:$top" -b "$gcl_dir:$gcl_dir" -w "$root_build" -- "$@"
 }
 root_tests() {
 	local t log rc
@@ -153,7 +161,7 @@ root_tests() {
 			continue
 		fi
 		log="$root_build/$(basename "$t" .sh).log"
-		root_run env BURST_TOP_SRCDIR="$top" BURST_TOP_BUILDDIR="$root_build" \
+		root_run env BURST_TOP_SRCDIR="$top" BURST_TOP_BUILDDIR="$root_build" BURST_NPM_DIR="$gcl_dir" \
 			BURST_CATALOG_DIR="$top/share/catalog" bash "$t" >"$log" 2>&1
 		rc=$?
 		p=$(grep -c '^ok ' "$log") f=$(grep -c '^not ok ' "$log")

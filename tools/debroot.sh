@@ -57,8 +57,10 @@ root_packages() {
 		printf '%s\n' ca-certificates git
 		return
 	fi
-	# moto_server needs Flask and flask-cors, which python3-moto only recommends
-	for p in $BURST_BUILD_DEPS $BURST_LAB_DEPS python3-moto python3-flask python3-flask-cors; do
+	# moto_server needs Flask and flask-cors, which python3-moto only recommends;
+	# nodejs runs the gitlab-ci-local that check.sh installed on the host (and
+	# bind-mounts here) for tests/integration/test_gitlab_ci_local.sh
+	for p in $BURST_BUILD_DEPS $BURST_LAB_DEPS python3-moto python3-flask python3-flask-cors nodejs; do
 		case "$p" in
 		valgrind) continue ;;             # check.sh runs valgrind on the host only
 		libpmix2) p=libpmix2t64 ;;        # renamed for 64-bit time_t in Debian 13

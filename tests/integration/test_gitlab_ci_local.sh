@@ -115,7 +115,7 @@ CONF
 # the job's variables as GitLab would give them: a scheduled pipeline; where
 # the image has slurm-burst; the suite
 gcl_args() {   # gcl_args SUITE
-	printf '%s\n' node-acceptance --no-color --shell-executor-no-image \
+	printf '%s\n' node-acceptance --no-color --timestamps --shell-executor-no-image \
 		--variable CI_PIPELINE_SOURCE=schedule --ignore-predefined-vars CI_PIPELINE_SOURCE \
 		--variable "BURST_NODE=$LAB/image/burst-node-img" --variable "BURSTCTL=$LAB/image/burstctl" \
 		--variable "BURST_ACCEPTANCE_CONF=$LAB/ci/$1.conf" \
@@ -157,8 +157,22 @@ runjob() {
 	# shellcheck disable=SC2086
 	id=$(sbatch --parsable $sched -J "ci-$s" -o "$LAB/ci/$s.out" "$LAB/ci/$s.sbatch" 2>"$LAB/ci/$s.err")
 }
+# gitlab-ci-local --timestamps: each line of the job's log starts with the
+# time and the time since the job started; the verdict line has the duration
+ts='\[[0-9:]* *[0-9.]* m\{0,1\}s\] '
+dur='\[ *[0-9.]* m\{0,1\}s\]'
 # exit code of a finished job (scontrol: no accounting in the lab)
 job_exit() { scontrol show job "$1" 2>/dev/null | sed -n 's/.* ExitCode=\([0-9]*\):.*/\1/p' | head -1; }
+# how long a finished job waited (nodes woken, launched, admitted) and ran
+job_times() {
+	scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | awk -F= '
+		$1 ~ /^(Submit|Start|End)Time$/ { gsub(/T/, " ", $2); t[$1] = $2 }
+		END {
+			cmd = "date -d \"" t["SubmitTime"] "\" +%s"; cmd | getline s; close(cmd)
+			cmd = "date -d \"" t["StartTime"] "\" +%s"; cmd | getline b; close(cmd)
+			cmd = "date -d \"" t["EndTime"] "\" +%s"; cmd | getline e; close(cmd)
+			printf "waited %d s, ran %d s", b - s, e - b }'
+}
 
 # ---- green ----
 t0=$(date +%s)
@@ -166,11 +180,11 @@ runjob green; ok $? "sbatch $sched (green)" "$LAB/ci/green.err"
 lab_wait_job "$id" 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL' 240
 st=$(squeue -h -t all -j "$id" -o %T)
 [ "$st" = COMPLETED ] && [ "$(job_exit "$id")" = 0 ]
-ok $? "the green CI job completes, exit 0 ($st, $(($(date +%s) - t0)) s)" "$LAB/ci/green.out" "$LAB/log/agent.log" $LAB_NODE_LOGS
+ok $? "the green CI job completes, exit 0 ($st, $(($(date +%s) - t0)) s: $(job_times "$id"))" "$LAB/ci/green.out" "$LAB/log/agent.log" $LAB_NODE_LOGS
 out="$LAB/ci/green.out"
-grep -q '^node-acceptance starting shell (acceptance)$' "$out" && grep -q ' PASS  node-acceptance' "$out"
+grep -q "^${ts}node-acceptance starting shell (acceptance)\$" "$out" && grep -q "^ PASS  $dur node-acceptance\$" "$out"
 ok $? "gitlab-ci-local ran it with the shell executor: PASS" "$out"
-grep -q '^node-acceptance > node acceptance on burst-\[[1-4][,-][1-4]\] (job [0-9]*)$' "$out"
+grep -q "^${ts}node-acceptance > node acceptance on burst-\[[1-4][,-][1-4]\] (job [0-9]*)\$" "$out"
 ok $? "... inside the Slurm job, on two burst nodes" "$out"
 ! grep -Eq 'docker|podman|[Pp]ull' "$out"
 ok $? "... pulling nothing, starting no container" "$out"
@@ -207,7 +221,9 @@ for e in expect:
     if not got: errs.append("no case %s" % e)
 failed = sorted(n for n, (f, _) in cases.items() if f)
 want_failed = sorted("gpu-count@%s" % n for n in nodes) if want == "red" else []
-if failed != want_failed: errs.append("failed %s, want %s" % (failed, want_failed))
+if failed != want_failed:
+    errs.append("failed %s, want %s" % (failed, want_failed))
+    errs += ["%s: %s" % (n, cases[n][0]) for n in failed if n not in want_failed]
 if want == "red":
     for n in want_failed:
         if not any("gpus=8" in m for m in cases[n][0]): errs.append("%s: reason %s" % (n, cases[n][0]))
@@ -238,9 +254,9 @@ runjob red; ok $? "sbatch $sched (red)" "$LAB/ci/red.err"
 lab_wait_job "$id" 'COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL' 240
 st=$(squeue -h -t all -j "$id" -o %T)
 [ "$st" = FAILED ] && [ "$(job_exit "$id")" = 1 ]
-ok $? "the red CI job fails, exit 1 ($st, $(($(date +%s) - t0)) s)" "$LAB/ci/red.out" "$LAB/log/agent.log"
+ok $? "the red CI job fails, exit 1 ($st, $(($(date +%s) - t0)) s: $(job_times "$id"))" "$LAB/ci/red.out" "$LAB/log/agent.log"
 out="$LAB/ci/red.out"
-grep -q ' FAIL  node-acceptance' "$out" && grep -q 'burst-node accept exit 1, burstctl accept exit 0' "$out"
+grep -q "^ FAIL  $dur node-acceptance\$" "$out" && grep -q 'burst-node accept exit 1, burstctl accept exit 0' "$out"
 ok $? "gitlab-ci-local: FAIL, from burst-node accept's exit 1; the MPI suite still ran and passed" "$out"
 R="$LAB/ci/red/.gitlab-ci-local/artifacts/node-acceptance"
 nodes=$(cd "$R" 2>/dev/null && ls provenance-*.json 2>/dev/null | sed 's/^provenance-//; s/\.json$//' | tr '\n' ' ')
