@@ -7,6 +7,7 @@
  * The arithmetic is lib/cost.c's; burstctl cost reads the same records.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,15 +155,20 @@ static void job_cost(uint32_t job)
 		job_note(job, dollars, secs, unknown, true);
 }
 
+static void budget_release(void);
+
 void cost_tick(void)
 {
 	static double last;
 	double t = mono();
 	size_t i;
 
-	if (A.cfg->cost_note_interval <= 0 || t - last < 1.0)
+	if (t - last < 1.0)
 		return;
 	last = t;
+	budget_release();
+	if (A.cfg->cost_note_interval <= 0)
+		return;
 	for (i = 0; i < nseen; i++) {
 		double dollars, secs;
 		bool unknown;
@@ -274,6 +280,7 @@ void cost_jobs(const struct job_info_msg *msg)
 
 static double *spent, *committed;
 static bool round_on;
+static double refused_est;   /* the estimate of the launch budget_check refused last */
 
 void budget_round_begin(void)
 {
@@ -363,6 +370,7 @@ int budget_check(int nodeset, uint32_t job, const char *provider, const char *ty
 				 bg->account ? ", account " : "", bg->account ? bg->account : "",
 				 bg->where.file, bg->where.line, spent[b], since, committed[b], type, isnan(price) ? 0 : price, hours,
 				 limit ? "the job's time limit" : "one hour: no time limit known", est);
+			refused_est = est;
 			return (int)b + 1;
 		}
 	}
@@ -383,4 +391,69 @@ void cost_fini(void)
 	free(spent);
 	free(committed);
 	spent = committed = NULL;
+}
+
+void budget_held(uint32_t job, int b)
+{
+	burst_err_t err;
+
+	if (b < 1 || (size_t)b > A.cfg->nbudgets)
+		return;
+	if (state_budget_hold_add(A.db, job, A.cfg->budgets[b - 1].name, refused_est, &err) < 0)
+		ERR("job %u: %s", job, err.msg);
+}
+
+/* A release in flight: the job, forgotten once slurmctld has done it. */
+static void released(void *arg, bool ran, bool ok)
+{
+	long job = (long)(intptr_t)arg;
+	burst_err_t err;
+
+	if (ran && ok && state_budget_hold_del(A.db, job, &err) < 0)
+		ERR("job %ld: %s", job, err.msg);
+}
+
+/*
+ * Jobs held for a budget are released once it allows their launch again:
+ * a new period began, the budget was raised or removed (SIGHUP). Checked
+ * every few seconds, against the spending as budget_check counts it, the
+ * releases of one round counted one after the other.
+ */
+static void budget_release(void)
+{
+	static double last;
+	struct budget_hold *h = NULL;
+	size_t n = 0, i, b;
+	burst_err_t err;
+	double t = mono();
+
+	if (t - last < 5.0)
+		return;
+	last = t;
+	if (state_budget_holds(A.db, &h, &n, &err) < 0) {
+		ERR("budgets: %s", err.msg);
+		return;
+	}
+	if (!n) {
+		free(h);
+		return;
+	}
+	budget_round_begin();
+	for (i = 0; i < n; i++) {
+		char why[600];
+		for (b = 0; b < A.cfg->nbudgets; b++)
+			if (!strcmp(A.cfg->budgets[b].name, h[i].budget))
+				break;
+		if (b == A.cfg->nbudgets)
+			snprintf(why, sizeof(why), "budget %s is no longer configured", h[i].budget);
+		else if (round_on && spent[b] + committed[b] + h[i].estimate <= A.cfg->budgets[b].amount) {
+			committed[b] += h[i].estimate;
+			snprintf(why, sizeof(why), "budget %s allows its launch now (%.4f USD spent, %.4f more of %g)",
+				 h[i].budget, spent[b], h[i].estimate, A.cfg->budgets[b].amount);
+		} else
+			continue;
+		slurm_job_budget_release((uint32_t)h[i].job, why, released, (void *)(intptr_t)h[i].job);
+	}
+	budget_round_end();
+	state_budget_holds_free(h, n);
 }

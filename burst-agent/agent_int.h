@@ -214,6 +214,10 @@ void slurm_job_admin_note(uint32_t job, const char *note, bool final);
 /* Hold the job (requeued from a node the agent failed) once it is pending,
  * with note appended to its comment (what squeue -o %k shows). */
 void slurm_job_hold(uint32_t job, const char *note);
+/* Release a job held for a budget (its note taken off its comment), if it
+ * is still held so; then(arg, ran, ok) on the loop, ok also when it was
+ * not held any more. */
+void slurm_job_budget_release(uint32_t job, const char *why, void (*then)(void *arg, bool ran, bool ok), void *arg);
 
 /* agent_boot.c: instances that fail to boot */
 void boot_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
@@ -298,6 +302,9 @@ void budget_round_begin(void);
 int budget_check(int nodeset, uint32_t job, const char *provider, const char *type, const char *region,
 		 char *why, size_t len);
 void budget_round_end(void);
+/* The job of a launch budget_check refused (b: its return) is held: kept,
+ * to be released once budget b allows its launch. */
+void budget_held(uint32_t job, int b);
 /* At exit: what the cost part keeps in memory. */
 void cost_fini(void);
 

@@ -391,12 +391,13 @@ void launch_requested(void)
 						     c->region >= 0 ? catalog_str(A.cat, c->region) : NULL, why, sizeof(why));
 				if (b) {
 					burst_err_t e2;
-					snprintf(note, sizeof(note), "burst: budget=%s would be crossed: held "
-						 "(release it once the budget allows: scontrol release %ld)",
-						 A.cfg->budgets[b - 1].name, r.job);
+					snprintf(note, sizeof(note), "burst: budget=%s would be crossed: held until it "
+						 "allows the launch", A.cfg->budgets[b - 1].name);
 					if (state_event(A.db, names[i], "budget", why, &e2) < 0)
 						ERR("%s: %s", names[i], e2.msg);
 					ERR("%s: not launched: %s%s", names[i], why, r.job ? "; its job is held" : "");
+					if (r.job)
+						budget_held((uint32_t)r.job, b);
 					fail_node_hold(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, why, note);
 					state_node_clear(&r);
 					continue;

@@ -924,6 +924,80 @@ void slurm_job_hold(uint32_t job, const char *note)
 	sc_submit(c);
 }
 
+/* text without the notes starting with key (a new string) */
+static char *without_note(const char *text, const char *key)
+{
+	struct strbuf sb;
+	const char *p = text ? text : "";
+
+	sb_init(&sb);
+	while (*p) {
+		const char *end = strstr(p, "; ");
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (strncmp(p, key, strlen(key)))
+			sb_addf(&sb, "%s%.*s", sb.len ? "; " : "", (int)len, p);
+		p += len;
+		if (end)
+			p += 2;
+	}
+	return sb_take(&sb);
+}
+
+static void w_budget_release(struct scall *c)
+{
+	static const char key[] = "burst: budget=";
+	job_info_msg_t *msg = NULL;
+	const slurm_job_info_t *j;
+	job_desc_msg_t upd;
+	char *text;
+	char idbuf[32], out[256];
+	char *argv[] = { (char *)"/usr/bin/scontrol", (char *)"release", idbuf, NULL };
+
+	c->state = 0;   /* 0: not held by the agent (any more): nothing to do */
+	if (slurm_load_job(&msg, c->job, SHOW_ALL) != SLURM_SUCCESS || !msg->record_count) {
+		slurm_free_job_info_msg(msg);
+		return;
+	}
+	j = &msg->job_array[0];
+	if ((j->job_state & JOB_STATE_BASE) != JOB_PENDING || j->priority != 0 || !j->comment ||
+	    !strstr(j->comment, key)) {
+		slurm_free_job_info_msg(msg);
+		return;
+	}
+	text = without_note(j->comment, key);
+	slurm_free_job_info_msg(msg);
+	slurm_init_job_desc_msg(&upd);
+	upd.job_id = c->job;
+	upd.comment = text;
+	c->state = 1;
+	if (slurm_update_job(&upd) != SLURM_SUCCESS)
+		snprintf(c->out, sizeof(c->out), "cannot clear its comment: %s", slurm_strerror(burst_slurm_errno()));
+	free(text);
+	snprintf(idbuf, sizeof(idbuf), "%u", c->job);
+	c->rc = proc_run(argv, out, sizeof(out), c->out, sizeof(c->out));
+}
+
+static void t_budget_release(struct scall *c)
+{
+	if (c->state == 1 && c->rc != 0)
+		ERR("job %u: scontrol release failed: %s", c->job, c->out);
+	else if (c->state == 1)
+		INFO("job %u released: %s", c->job, c->text);
+	if (c->cb)
+		c->cb(c->arg, true, c->state == 0 || c->rc == 0);
+}
+
+void slurm_job_budget_release(uint32_t job, const char *why, void (*then)(void *arg, bool ran, bool ok), void *arg)
+{
+	struct scall *c = sc_new("release_job", w_budget_release, t_budget_release);
+
+	c->job = job;
+	c->text = xstrdup(why);
+	c->cb = then;
+	c->arg = arg;
+	sc_submit(c);
+}
+
 void slurm_adapter_free(void)
 {
 	size_t i;

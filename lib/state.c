@@ -51,6 +51,9 @@ static const char schema[] =
 	" user TEXT, account TEXT, partition TEXT, PRIMARY KEY (job, node, start));"
 	"CREATE TABLE IF NOT EXISTS job_costs ("
 	" job INTEGER PRIMARY KEY, time REAL NOT NULL, dollars REAL NOT NULL);"
+	/* jobs held for a budget, released once it allows them */
+	"CREATE TABLE IF NOT EXISTS budget_holds ("
+	" job INTEGER PRIMARY KEY, budget TEXT NOT NULL, estimate REAL NOT NULL, time REAL NOT NULL);"
 	/* the cost readings take what is alive after a time */
 	"CREATE INDEX IF NOT EXISTS instances_ended ON instances(ended);"
 	"CREATE INDEX IF NOT EXISTS holds_end ON holds(end);";
@@ -1087,7 +1090,7 @@ void state_records_free(struct record_rec *v, size_t n)
 
 /* The tables an agent changes; each write to them is fenced (state_lease_take). */
 static const char *const fenced_tables[] = { "nodes", "events", "requests", "records", "cooldowns",
-	"instances", "holds", "job_costs", NULL };
+	"instances", "holds", "job_costs", "budget_holds", NULL };
 
 static int lease_read(struct state_db *db, struct state_lease *out, burst_err_t *err)
 {
@@ -1457,4 +1460,62 @@ int state_job_cost_set(struct state_db *db, long job, double dollars, burst_err_
 	sqlite3_bind_double(st, 2, now());
 	sqlite3_bind_double(st, 3, dollars);
 	return step_done(db, st, err, "record the job's cost");
+}
+
+int state_budget_hold_add(struct state_db *db, long job, const char *budget, double estimate, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO budget_holds(job, budget, estimate, time) VALUES(?,?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_int64(st, 1, job);
+	sqlite3_bind_text(st, 2, budget, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 3, estimate);
+	sqlite3_bind_double(st, 4, now());
+	return step_done(db, st, err, "record the budget hold");
+}
+
+int state_budget_hold_del(struct state_db *db, long job, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db->db, "DELETE FROM budget_holds WHERE job=?", -1, &st, NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_int64(st, 1, job);
+	return step_done(db, st, err, "forget the budget hold");
+}
+
+int state_budget_holds(struct state_db *db, struct budget_hold **out, size_t *n, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db->db, "SELECT job, budget, estimate FROM budget_holds ORDER BY time, job", -1, &st,
+			       NULL) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+		(*out)[*n].job = (long)sqlite3_column_int64(st, 0);
+		(*out)[*n].budget = col_str(st, 1);
+		(*out)[*n].estimate = sqlite3_column_double(st, 2);
+		(*n)++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		state_budget_holds_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return fail(db, err, "read the budget holds");
+	}
+	return 0;
+}
+
+void state_budget_holds_free(struct budget_hold *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].budget);
+	free(v);
 }

@@ -265,4 +265,16 @@ int state_job_first_start(struct state_db *db, long job, double *start, burst_er
 int state_job_cost_get(struct state_db *db, long job, double *dollars, burst_err_t *err);
 int state_job_cost_set(struct state_db *db, long job, double dollars, burst_err_t *err);
 
+/* Jobs the agent held because their launch would cross a budget: the
+ * budget's name and the launch's estimate (USD), till released. */
+struct budget_hold {
+	long job;
+	char *budget;
+	double estimate;
+};
+int state_budget_hold_add(struct state_db *db, long job, const char *budget, double estimate, burst_err_t *err);
+int state_budget_hold_del(struct state_db *db, long job, burst_err_t *err);
+int state_budget_holds(struct state_db *db, struct budget_hold **out, size_t *n, burst_err_t *err);
+void state_budget_holds_free(struct budget_hold *v, size_t n);
+
 #endif

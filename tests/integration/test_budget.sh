@@ -5,7 +5,7 @@
 # its node is not launched, the job waits held with the budget named in its
 # comment (squeue %k), and the event log names the budget. check-config
 # refuses a bad Budget= line with its file:line. Once the budget is raised
-# (SIGHUP) and the job released, it runs.
+# (SIGHUP), the agent releases the job (its note off its comment) and it runs.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -57,7 +57,7 @@ id2=$(sbatch --parsable --time=1 --cloud-contract=here -w burst-2 -o "$LAB/job2.
 ok $? "sbatch job 2" "$LAB/err"
 # (held as soon as it is requeued; its reason reads Cleaning until
 # slurmctld has cleaned up after the node it was given, then JobHeldAdmin)
-want="PENDING|JobHeldAdmin|burst: budget=small would be crossed: held (release it once the budget allows: scontrol release $id2)"
+want="PENDING|JobHeldAdmin|burst: budget=small would be crossed: held until it allows the launch"
 for i in $(seq 300); do
 	st=$(squeue -h -j "$id2" -o '%T|%r|%k' 2>/dev/null)
 	[ "$st" = "$want" ] && break
@@ -75,13 +75,20 @@ spent=$(sed -n 's/.*would be crossed: \([0-9.]*\) USD spent.*/\1/p' "$LAB/events
 python3 -c 'import sys; s=float(sys.argv[1]); sys.exit(not (s >= 0.003 and s + 0.06 > 0.062))' "${spent:-0}"
 ok $? "the spending it says ($spent USD) is at least job 1's 3 s, and with 0.06 more crosses 0.062"
 
-# more budget: SIGHUP reads it; the job, released, bursts
+lab_wait_node burst-2 'idle~' 30; ok $? "burst-2 is powered down again after RejectCooldown" "$LAB/log/agent.log"
+# the agent looks every 5 s whether a held job's budget allows it now: not yet
+sleep 6
+[ "$(squeue -h -j "$id2" -o '%T|%Q' 2>/dev/null)" = "PENDING|0" ] && ! grep -q "job $id2 released" "$LAB/log/agent.log"
+ok $? "while the budget would still be crossed, job 2 stays held" "$LAB/log/agent.log"
+
+# more budget: SIGHUP reads it; the agent releases the job, which bursts
 sed -i 's/^Budget=small Amount=0.062/Budget=small Amount=5/' "$conf"
 kill -HUP "$AGENT_PID"
-for i in $(seq 50); do grep -q 'SIGHUP: .* read again' "$LAB/log/agent.log" && break; sleep 0.1; done
-lab_wait_node burst-2 'idle~' 30; ok $? "burst-2 is powered down again after RejectCooldown" "$LAB/log/agent.log"
-scontrol release "$id2"
-lab_wait_job "$id2" COMPLETED 90; ok $? "with the budget raised, job 2 is released and bursts" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+lab_wait_job "$id2" COMPLETED 90; ok $? "with the budget raised, the agent releases job 2 and it bursts" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+grep -q "job $id2 released: budget small allows its launch now" "$LAB/log/agent.log"
+ok $? "the agent says why it released it" "$LAB/log/agent.log"
+c=$(scontrol show job "$id2" | sed -n 's/^ *Comment=//p' | sed 's/ *$//')
+[ "$c" = "" ] || [ "$c" = "(null)" ]; ok $? "its budget note is off its comment ('$c')"
 
 trap - EXIT INT TERM
 lab_down
