@@ -8,9 +8,14 @@
  *                 [job=N] [attempt=N] [address=A] [token=T] [cooldown=SECONDS]
  *   state_fixture DB age NODE SECONDS     the last transition was SECONDS ago
  *   state_fixture DB age-events - SECONDS every event so far is SECONDS older
+ *   state_fixture DB instance PROVIDER ID NODE NODESET TYPE REGION PRICE|- LAUNCHED JOINED ENDED
+ *                 an instance's cost record (times since the epoch; 0: not)
+ *   state_fixture DB hold JOB NODE START END USER ACCOUNT PARTITION
+ *                 a job's hold of a node (END 0: still)
  *
  * Exit: 0 done, 1 the node was not in state FROM, 2 usage or error.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,7 +68,30 @@ int main(int argc, char **argv)
 		fprintf(stderr, "state_fixture: %s\n", err.msg);
 		return 2;
 	}
-	if (!strcmp(argv[2], "ensure") && argc == 5) {
+	if (!strcmp(argv[2], "instance") && argc == 13) {
+		struct cost_inst in;
+		memset(&in, 0, sizeof(in));
+		in.provider = argv[3];
+		in.instance = argv[4];
+		in.node = argv[5];
+		in.nodeset = argv[6];
+		in.type = argv[7];
+		in.region = argv[8];
+		in.price = strcmp(argv[9], "-") ? atof(argv[9]) : NAN;
+		in.price_source = (char *)(strcmp(argv[9], "-") ? "on-demand: catalog" : "unknown");
+		in.launched = atof(argv[10]);
+		rc = state_instance_launched(db, &in, &err) == 0 &&
+		     (atof(argv[11]) <= 0 || state_instance_joined(db, argv[3], argv[4], atof(argv[11]), &err) == 0) &&
+		     (atof(argv[12]) <= 0 || state_instance_ended(db, argv[3], argv[4], atof(argv[12]), &err) == 0) ? 0 : 2;
+		if (rc)
+			fprintf(stderr, "state_fixture: %s\n", err.msg);
+	} else if (!strcmp(argv[2], "hold") && argc == 10) {
+		struct cost_hold h = { .job = atol(argv[3]), .node = argv[4], .start = atof(argv[5]), .end = atof(argv[6]),
+				       .user = argv[7], .account = argv[8], .partition = argv[9] };
+		rc = state_hold(db, &h, &err) == 0 ? 0 : 2;
+		if (rc)
+			fprintf(stderr, "state_fixture: %s\n", err.msg);
+	} else if (!strcmp(argv[2], "ensure") && argc == 5) {
 		rc = state_node_ensure(db, argv[3], argv[4], &err) == 0 ? 0 : 2;
 	} else if (!strcmp(argv[2], "move") && argc >= 6) {
 		struct node_rec r;
