@@ -678,8 +678,11 @@ static void w_contract(struct scall *c)
 		c->reason = xstrdup(j->account ? j->account : "");
 		c->n = j->time_limit == INFINITE || j->time_limit == NO_VAL ? 0 : j->time_limit;
 		cm = msg->job_array[0].admin_comment;
-		if (cm && !strncmp(cm, tag, sizeof(tag) - 1) && cm[sizeof(tag) - 1])
-			c->text = xstrdup(cm + sizeof(tag) - 1);
+		if (cm && !strncmp(cm, tag, sizeof(tag) - 1) && cm[sizeof(tag) - 1] && cm[sizeof(tag) - 1] != ';')
+			/* up to the notes the agent adds after it ("; burst: cost=...": a
+			 * contract has no ';'), so that a job whose contract is read again
+			 * (requeued, relaunched) gets the contract alone */
+			c->text = xstrndup(cm + sizeof(tag) - 1, strcspn(cm + sizeof(tag) - 1, ";"));
 		else {
 			char *e = str_escape_ctl(cm ? cm : "none: not submitted with --cloud-contract");
 			snprintf(c->out, sizeof(c->out), "no contract in its admin comment (%s%.200s%s)", cm ? "\"" : "", e,
