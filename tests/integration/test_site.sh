@@ -6,7 +6,8 @@
 # router namespace, first routed, then with source NAT on the router.
 # First with a burst.conf that has only Provider=aws: jobs burst across the
 # router, each node's NodeAddr is its instance's private IP (not where its
-# report came from: behind NAT, the router), nodes suspend and their
+# join report came from: behind NAT, the router; only the join port's
+# connections are NATed, as slurmd's must not be), nodes suspend and their
 # instances are terminated, the reconciler terminates an orphan. Then with
 # aws and local providers, JoinListen= on two addresses: a job on a local
 # instance (on the on-premises bridge) runs too. Nothing here uses the
@@ -211,12 +212,17 @@ wait_terminated "$i1" 60; ok $? "after SuspendTime its instance is terminated ($
 unemu burst-1
 lab_wait_node burst-1 'idle~' 30; ok $? "burst-1 is powered down ($(lab_node_state burst-1))"
 
-# --- 2. source NAT on the router: the cloud's traffic comes from the router ---
+# --- 2. source NAT on the router: the join reports come from the router ---
+# Only the connections to the agent's join port: slurmctld takes a cloud
+# node's NodeAddr from where slurmd's registration came from (always since
+# 23.11; on 22.05 with cloud_reg_addrs, which burstctl slurm-conf writes),
+# so slurmd's own traffic to slurmctld must not be source-NATed (the admin
+# guide, "The network"); the agent's join port may be.
 ip netns exec "$RT" nft -f - <<NFT || bail "cannot set up NAT on the router"
 table ip site {
 	chain post {
 		type nat hook postrouting priority 100;
-		ip saddr $CL_NET oifname "rt0" counter masquerade
+		ip saddr $CL_NET oifname "rt0" tcp dport $jp counter masquerade
 	}
 }
 NFT
@@ -225,10 +231,10 @@ ok $? "sbatch -w burst-2 (aws, behind NAT)" "$LAB/err"
 follow burst-2 "$id" 90
 ok $? "burst-2's instance joined through the NAT, the job completed" "$LAB/log/agent.log" "$LAB/emu/burst-2/node.log" "$LAB/log/slurmctld.log"
 natted=$(ip netns exec "$RT" nft list chain ip site post | grep -o 'packets [0-9]*' | awk '{print $2}')
-[ "${natted:-0}" -gt 0 ]; ok $? "its connections were source-NATed by the router (${natted:-0} connections)"
+[ "${natted:-0}" -gt 0 ]; ok $? "its join connections were source-NATed by the router (${natted:-0} connections)"
 i2=$(instance_of burst-2) ip2=$(moto_ip "$i2")
 [ "$(node_addr burst-2)" = "$ip2" ] && [ "$ip2" != "$RT_OP" ]
-ok $? "burst-2's NodeAddr is its private IP ($(node_addr burst-2)), not the router's $RT_OP its report came from"
+ok $? "burst-2's NodeAddr is its private IP ($(node_addr burst-2)), not the router's $RT_OP its join report came from"
 wait_terminated "$i2" 60; ok $? "after SuspendTime its instance is terminated ($i2)" "$LAB/log/agent.log"
 unemu burst-2
 
