@@ -287,8 +287,14 @@ static void serve_clients(void)
 	/* -1 (no metrics server): poll ignores it */
 	p[n + nl + 1] = (struct pollfd){ A.msock, POLLIN, 0 };
 	if (poll(p, n + nl + 2, TICK_MS) > 0) {
-		if ((p[n + nl].revents & POLLIN) && pworker_collect())
-			kicked = true;
+		if (p[n + nl].revents & POLLIN) {
+			/* before taking in what the workers finished: an agent frozen
+			 * while a call was out (slurmctld slow to answer) and deposed
+			 * meanwhile acts on none of it, nor even logs it */
+			lease_check();
+			if (pworker_collect())
+				kicked = true;
+		}
 		/* the connections first: conn_drop moves the last into i, so from the end */
 		for (i = n; i-- > 0;) {
 			struct conn *c = &A.conns.c[i];
