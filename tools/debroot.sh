@@ -24,7 +24,8 @@
 # inside can make / a slave, and Charliecloud can make user namespaces,
 # which the kernel refuses in a chroot), /proc, /sys and /dev,
 # a tmpfs on /run and /tmp, /var/tmp from a fresh directory of the host that
-# is removed afterwards (so a run leaves nothing in the cached root), and
+# is removed afterwards (so a run leaves nothing in the cached root), an
+# /etc/hosts that resolves this host's name (the root shares it), and
 # each -b HOSTDIR:DIR bind-mounted at DIR. -w DIR: the working directory.
 # The network namespace is the host's: the labs' bridges and ports must not
 # collide with the host's (tests/integration/lab.sh picks free ones).
@@ -102,11 +103,20 @@ in_root() {
 	[ -d "$R/.oldroot" ] || mkdir "$R/.oldroot"   # where the host's root goes, then is detached
 	vt=$(mktemp -d /var/tmp/burst-root-vartmp.XXXXXX)
 	chmod 1777 "$vt"
+	# the root shares this host's name (its UTS namespace): it must resolve
+	# there as on any Debian host (127.0.1.1, as the installer writes it).
+	# Slurm 24.11 looks up the name srun runs on (to tell it its job ended)
+	# and retries a failed lookup for 10 s, slurmctld's job locks held.
+	hosts=$(mktemp /var/tmp/burst-root-hosts.XXXXXX)
+	{ cat "$R/etc/hosts"; awk -v h="$(hostname)" '$1 !~ /^#/ { for (i = 2; i <= NF; i++) if ($i == h) f = 1 }
+		END { if (!f) printf "127.0.1.1\t%s\n", h }' "$R/etc/hosts"; } >"$hosts"
+	chmod 644 "$hosts"
 	set +e
 	unshare -m --propagation private /bin/bash -c '
 		set -e
-		R=$1 vt=$2 wd=$3 nb=$4; shift 4
+		R=$1 vt=$2 hosts=$3 wd=$4 nb=$5; shift 5
 		mount --bind "$R" "$R"
+		mount --bind "$hosts" "$R/etc/hosts"
 		mount -t proc proc "$R/proc"
 		mount --rbind /sys "$R/sys"
 		mount --rbind /dev "$R/dev"
@@ -127,10 +137,10 @@ in_root() {
 		exec /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" ${CI:+CI=$CI} \
 			/bin/sh -c "umount -l /.oldroot && cd \"\$0\" && exec \"\$@\"" "$wd" "$@"
-	' debroot "$R" "$vt" "$wd" "${#binds[@]}" "${binds[@]}" "$@"
+	' debroot "$R" "$vt" "$hosts" "$wd" "${#binds[@]}" "${binds[@]}" "$@"
 	rc=$?
 	set -e
-	rm -rf "$vt"
+	rm -rf "$vt" "$hosts"
 	return $rc
 }
 
