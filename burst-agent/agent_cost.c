@@ -286,7 +286,7 @@ void budget_round_begin(void)
 {
 	struct cost_inst *insts = NULL;
 	struct cost_hold *holds = NULL;
-	size_t ni = 0, nh = 0, b, i;
+	size_t ni = 0, nh = 0, b;
 	double t = now(), from = t;
 	burst_err_t err;
 
@@ -314,17 +314,7 @@ void budget_round_begin(void)
 		struct cost_item *items;
 		size_t n;
 		cost_items(insts, ni, holds, nh, cost_period_start((enum cost_period)bg->period, t), t, &items, &n);
-		for (i = 0; i < n; i++) {
-			const struct cost_inst *in = &insts[items[i].inst];
-			if (isnan(items[i].dollars))
-				continue;
-			if (bg->nodeset && (!in->nodeset || strcmp(in->nodeset, bg->nodeset)))
-				continue;
-			if (bg->account && (items[i].kind != COST_JOB || !holds[items[i].hold].account ||
-					    strcmp(holds[items[i].hold].account, bg->account)))
-				continue;
-			spent[b] += items[i].dollars;
-		}
+		spent[b] = cost_spent(insts, holds, items, n, bg->nodeset, bg->account);
 		free(items);
 	}
 	cost_insts_free(insts, ni);

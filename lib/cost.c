@@ -125,6 +125,26 @@ void cost_items(const struct cost_inst *insts, size_t ni, const struct cost_hold
 	free(share);
 }
 
+double cost_spent(const struct cost_inst *insts, const struct cost_hold *holds, const struct cost_item *items,
+		  size_t n, const char *nodeset, const char *account)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct cost_inst *in = &insts[items[i].inst];
+		const struct cost_hold *h = items[i].kind == COST_JOB && items[i].hold >= 0 ? &holds[items[i].hold] : NULL;
+		if (isnan(items[i].dollars))
+			continue;
+		if (nodeset && (!in->nodeset || strcmp(in->nodeset, nodeset)))
+			continue;
+		if (account && (!h || !h->account || strcmp(h->account, account)))
+			continue;
+		sum += items[i].dollars;
+	}
+	return sum;
+}
+
 static const char *const period_names[PERIOD_COUNT] = { "day", "week", "month", "year" };
 
 int cost_period_parse(const char *s)

@@ -66,6 +66,15 @@ double cost_split(const struct cost_inst *in, const struct cost_hold *holds, siz
 void cost_items(const struct cost_inst *insts, size_t ni, const struct cost_hold *holds, size_t nh,
 		double from, double until, struct cost_item **items, size_t *n);
 
+/*
+ * What items (of cost_items over insts and holds) count against a budget
+ * scoped to nodeset and account (NULL: any): with an account only the time
+ * of its jobs, else all the time (boot, jobs, idle) of the node set's
+ * instances, or of every instance. Items of an unknown price add nothing.
+ */
+double cost_spent(const struct cost_inst *insts, const struct cost_hold *holds, const struct cost_item *items,
+		  size_t n, const char *nodeset, const char *account);
+
 /* A budget's period (Budget= ... Period=). */
 enum cost_period { PERIOD_DAY, PERIOD_WEEK, PERIOD_MONTH, PERIOD_YEAR, PERIOD_COUNT };
 /* "day", "week", "month", "year"; -1 for another word. */

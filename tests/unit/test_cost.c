@@ -106,6 +106,39 @@ static void items_cases(void)
 	free(it);
 }
 
+/* what budgets count: by node set, by account, both, everything */
+static void spent_cases(void)
+{
+	struct cost_inst in[3] = {
+		{ .node = (char *)"a", .nodeset = (char *)"cpu", .price = 3.6, .launched = 0, .joined = 10, .ended = 110 },
+		{ .node = (char *)"b", .nodeset = (char *)"gpu", .price = 36, .launched = 0, .joined = 20, .ended = 80 },
+		{ .node = (char *)"c", .nodeset = (char *)"gpu", .price = NAN, .launched = 0, .joined = 5, .ended = 50 },
+	};
+	struct cost_hold h[4] = {
+		{ .job = 7, .node = (char *)"a", .start = 20, .end = 60, .account = (char *)"phys" },
+		{ .job = 8, .node = (char *)"a", .start = 40, .end = 80, .account = (char *)"chem" },
+		{ .job = 9, .node = (char *)"b", .start = 0, .end = 70, .account = (char *)"phys" },
+		{ .job = 10, .node = (char *)"c", .start = 10, .end = 50, .account = (char *)"phys" },
+	};
+	struct cost_item *it;
+	size_t n;
+	double all, cpu, gpu, phys, chem, physgpu, none;
+
+	cost_items(in, 3, h, 4, 0, 1000, &it, &n);
+	all = cost_spent(in, h, it, n, NULL, NULL);
+	cpu = cost_spent(in, h, it, n, "cpu", NULL);
+	gpu = cost_spent(in, h, it, n, "gpu", NULL);
+	phys = cost_spent(in, h, it, n, NULL, "phys");
+	chem = cost_spent(in, h, it, n, NULL, "chem");
+	physgpu = cost_spent(in, h, it, n, "gpu", "phys");
+	none = cost_spent(in, h, it, n, "nope", NULL);
+	/* a: 0.110 (boot 0.010, jobs 0.030 + 0.030, idle 0.040); b: 0.800 (boot 0.2, job 9 0.5, idle 0.1); c: unknown */
+	ok(near(all, 0.91) && near(cpu, 0.11) && near(gpu, 0.8), "global 0.91, node set cpu 0.11, gpu 0.8 (%g %g %g)", all, cpu, gpu);
+	ok(near(phys, 0.53) && near(chem, 0.03), "account phys: its jobs' time only, 0.53; chem 0.03 (%g %g)", phys, chem);
+	ok(near(physgpu, 0.5) && near(none, 0), "phys in gpu 0.5; an unknown node set 0 (%g %g)", physgpu, none);
+	free(it);
+}
+
 static void period_cases(void)
 {
 	/* 2026-11-25T13:45:10Z is a Wednesday */
@@ -189,6 +222,7 @@ int main(void)
 	}
 	split_cases();
 	items_cases();
+	spent_cases();
 	period_cases();
 	budget_cases();
 	{
