@@ -328,7 +328,7 @@ void budget_round_end(void)
 }
 
 int budget_check(int nodeset, uint32_t job, const char *provider, const char *type, const char *region,
-		 char *why, size_t len)
+		 unsigned count, char *why, size_t len)
 {
 	const char *nsname = nodeset >= 0 && (size_t)nodeset < A.cfg->nnodesets ? A.cfg->nodesets[nodeset].name : "";
 	char account[128] = "";
@@ -342,7 +342,7 @@ int budget_check(int nodeset, uint32_t job, const char *provider, const char *ty
 		slurm_job_meta(job, account, sizeof(account), &limit);
 	price = instance_price(provider, type, region ? region : "");
 	hours = limit ? limit / 60.0 : 1.0;
-	est = isnan(price) ? 0 : price * hours;
+	est = isnan(price) ? 0 : price * hours * (count ? count : 1);
 	for (b = 0; b < A.cfg->nbudgets; b++) {
 		const struct cfg_budget *bg = &A.cfg->budgets[b];
 		if ((bg->nodeset && strcmp(bg->nodeset, nsname)) || (bg->account && strcmp(bg->account, account)))
@@ -354,11 +354,11 @@ int budget_check(int nodeset, uint32_t job, const char *provider, const char *ty
 			gmtime_r(&ps, &tm);
 			strftime(since, sizeof(since), "%Y-%m-%dT%H:%MZ", &tm);
 			snprintf(why, len, "budget %s (%g USD a %s%s%s%s%s, %s:%d) would be crossed: %.4f USD spent since %s, %.4f "
-				 "USD of launches this round, and this launch of %s at %.4f USD/h for %.2f h (%s) is %.4f USD more",
+				 "USD of launches this round, and this launch of %u %s at %.4f USD/h for %.2f h (%s) is %.4f USD more",
 				 bg->name, bg->amount, cost_period_name((enum cost_period)bg->period),
 				 bg->nodeset ? ", node set " : "", bg->nodeset ? bg->nodeset : "",
 				 bg->account ? ", account " : "", bg->account ? bg->account : "",
-				 bg->where.file, bg->where.line, spent[b], since, committed[b], type, isnan(price) ? 0 : price, hours,
+				 bg->where.file, bg->where.line, spent[b], since, committed[b], count ? count : 1, type, isnan(price) ? 0 : price, hours,
 				 limit ? "the job's time limit" : "one hour: no time limit known", est);
 			refused_est = est;
 			return (int)b + 1;

@@ -296,11 +296,11 @@ void cost_jobs(const struct job_info_msg *msg);
 /* Running jobs' cost so far into their admin comments, every CostNoteInterval. */
 void cost_tick(void);
 /* A launch round: the budgets' spending read once (budget_round_begin),
- * then each launch checked: 0 within every budget (its estimate is
+ * then each launch (of count nodes) checked: 0 within every budget (its estimate is
  * counted for the next), 1 a budget would be crossed (why names it). */
 void budget_round_begin(void);
 int budget_check(int nodeset, uint32_t job, const char *provider, const char *type, const char *region,
-		 char *why, size_t len);
+		 unsigned count, char *why, size_t len);
 void budget_round_end(void);
 /* The job of a launch budget_check refused (b: its return) is held: kept,
  * to be released once budget b allows its launch. */

@@ -271,6 +271,9 @@ struct job_pick {
 	bool wait;               /* its contract is being read: its nodes wait */
 	ssize_t ci;
 	char tried[2048];
+	unsigned nnodes;         /* its requested nodes in the node set */
+	int budget;              /* 0: not checked yet; 1: within the budgets; -B: budget B refuses */
+	char bwhy[2000];
 };
 
 /* A node whose intent is recorded, with its candidate. */
@@ -335,8 +338,11 @@ void launch_requested(void)
 				jobs[njobs].tried[0] = '\0';
 				jobs[njobs].ci = jobs[njobs].wait ? -1 :
 					next_candidate(&jobs[njobs].jo, jobs[njobs].tried, sizeof(jobs[njobs].tried));
+				jobs[njobs].nnodes = 0;
+				jobs[njobs].budget = 0;
 				njobs++;
 			}
+			jobs[k].nnodes++;
 			state_node_clear(&r);
 		}
 		for (i = 0; names[i]; i++) {
@@ -367,6 +373,8 @@ void launch_requested(void)
 				jp = &jobs[njobs++];
 				jp->wait = !job_order_for(&jp->jo, (int)nsi, (uint32_t)r.job, names[i]);
 				jp->tried[0] = '\0';
+				jp->nnodes = 1;
+				jp->budget = 0;
 				jp->ci = jp->wait ? -1 : next_candidate(&jp->jo, jp->tried, sizeof(jp->tried));
 			}
 			if (jp->wait) {
@@ -383,12 +391,25 @@ void launch_requested(void)
 				continue;
 			}
 			{
-				/* the budgets: no launch that would cross one */
+				/*
+				 * The budgets: no launch that would cross one. A job's nodes
+				 * are checked together (all of them launched, or none: a part
+				 * of them would wait idle for the rest), nodes resumed for no
+				 * job one by one.
+				 */
 				const struct candidate *c = &A.cs->c[jp->ci];
 				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
-				char why[2000], note[300];
-				int b = budget_check((int)nsi, (uint32_t)r.job, p->cfg->name, catalog_str(A.cat, c->type->name),
-						     c->region >= 0 ? catalog_str(A.cat, c->region) : NULL, why, sizeof(why));
+				char *why = jp->bwhy, note[300];
+				int b;
+				if (!jp->budget || !r.job) {
+					b = budget_check((int)nsi, (uint32_t)r.job, p->cfg->name, catalog_str(A.cat, c->type->name),
+							 c->region >= 0 ? catalog_str(A.cat, c->region) : NULL,
+							 r.job ? jp->nnodes : 1, jp->bwhy, sizeof(jp->bwhy));
+					jp->budget = b ? -b : 1;
+					if (b && r.job)
+						budget_held((uint32_t)r.job, b);
+				}
+				b = jp->budget < 0 ? -jp->budget : 0;
 				if (b) {
 					burst_err_t e2;
 					snprintf(note, sizeof(note), "burst: budget=%s would be crossed: held until it "
@@ -396,8 +417,6 @@ void launch_requested(void)
 					if (state_event(A.db, names[i], "budget", why, &e2) < 0)
 						ERR("%s: %s", names[i], e2.msg);
 					ERR("%s: not launched: %s%s", names[i], why, r.job ? "; its job is held" : "");
-					if (r.job)
-						budget_held((uint32_t)r.job, b);
 					fail_node_hold(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, why, note);
 					state_node_clear(&r);
 					continue;

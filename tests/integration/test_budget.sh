@@ -6,6 +6,8 @@
 # comment (squeue %k), and the event log names the budget. check-config
 # refuses a bad Budget= line with its file:line. Once the budget is raised
 # (SIGHUP), the agent releases the job (its note off its comment) and it runs.
+# A job's nodes are held against an account's budget together: none of them
+# is launched when all of them would cross it.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -26,8 +28,9 @@ lab_pre_ctld() {
 RejectCooldown=2
 Price=local.host Provider=local Region=lab OnDemand=3.60
 Contract=here node_vcpus_count>=1 accelerator_count=0
-NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
+NodeSet=local Nodes=burst-[1-4] Partition=burst InstanceTypes=local.host
 Budget=small Amount=0.062 Period=day NodeSet=local
+Budget=pair Amount=0.1 Period=month Account=pair
 CONF
 }
 lab_up || bail "the lab did not start"
@@ -35,7 +38,7 @@ trap 'lab_down' EXIT
 trap 'lab_down; exit 130' INT TERM
 cd "$LAB" || bail "no lab directory"
 conf="$LAB/etc/burst.conf"
-bline=$(grep -n '^Budget=' "$conf" | cut -d: -f1)
+bline=$(grep -n '^Budget=small' "$conf" | cut -d: -f1)
 
 # check-config: the budget is fine; a bad one is refused, with file:line
 "$burstctl" --config "$conf" check-config >"$LAB/check.out" 2>&1
@@ -69,7 +72,7 @@ ok $? "job 2 waits held, the budget named in squeue ($st)" "$LAB/log/agent.log" 
 	[ "$(sqlite3 "$LAB/burst/agent.db" "SELECT count(*) FROM instances WHERE node='burst-2'")" = 0 ]
 ok $? "burst-2 was not launched" "$LAB/log/agent.log"
 "$burstctl" --config "$conf" events --node burst-2 >"$LAB/events" 2>&1
-grep -q "budget .*budget small (0.062 USD a day, node set local, $conf:$bline) would be crossed: 0.0[0-9]* USD spent since .*this launch of local.host at 3.6000 USD/h for 0.02 h (the job's time limit) is 0.0600 USD more" "$LAB/events"
+grep -q "budget .*budget small (0.062 USD a day, node set local, $conf:$bline) would be crossed: 0.0[0-9]* USD spent since .*this launch of 1 local.host at 3.6000 USD/h for 0.02 h (the job's time limit) is 0.0600 USD more" "$LAB/events"
 ok $? "burstctl events names the budget, its spending and the launch's estimate" "$LAB/events"
 spent=$(sed -n 's/.*would be crossed: \([0-9.]*\) USD spent.*/\1/p' "$LAB/events" | head -1)
 python3 -c 'import sys; s=float(sys.argv[1]); sys.exit(not (s >= 0.003 and s + 0.06 > 0.062))' "${spent:-0}"
@@ -89,6 +92,22 @@ grep -q "job $id2 released: budget small allows its launch now" "$LAB/log/agent.
 ok $? "the agent says why it released it" "$LAB/log/agent.log"
 c=$(scontrol show job "$id2" | sed -n 's/^ *Comment=//p' | sed 's/ *$//')
 [ "$c" = "" ] || [ "$c" = "(null)" ]; ok $? "its budget note is off its comment ('$c')"
+
+# a job's nodes together: two nodes of account pair (0.12 USD ahead) would
+# cross its 0.1 USD, one would not; neither is launched
+id3=$(sbatch --parsable -N 2 -A pair --time=1 --cloud-contract=here -w 'burst-[3-4]' -o "$LAB/job3.out" --wrap 'echo ran' 2>"$LAB/err")
+ok $? "sbatch job 3 (two nodes, account pair)" "$LAB/err"
+want="PENDING|JobHeldAdmin|burst: budget=pair would be crossed: held until it allows the launch"
+for i in $(seq 300); do
+	st=$(squeue -h -j "$id3" -o '%T|%r|%k' 2>/dev/null)
+	[ "$st" = "$want" ] && break
+	sleep 0.1
+done
+[ "$st" = "$want" ]; ok $? "job 3 waits held for budget pair ($st)" "$LAB/log/agent.log"
+! grep -Eq 'burst-[34]: requested -> launching' "$LAB/log/agent.log" &&
+	grep -q "burst-3: not launched: budget pair .*this launch of 2 local.host at 3.6000 USD/h for 0.02 h (the job's time limit) is 0.1200 USD more; its job is held" "$LAB/log/agent.log" &&
+	grep -q "burst-4: not launched: budget pair" "$LAB/log/agent.log"
+ok $? "neither of its nodes is launched (the two together, 0.12 USD, would cross it)" "$LAB/log/agent.log"
 
 trap - EXIT INT TERM
 lab_down
