@@ -528,6 +528,7 @@ static void tick(void)
 	registration_check();
 	release_refused_jobs();
 	cost_tick();
+	slurm_holds_retry();
 	lease_check();
 	reconcile();
 	lost_nodes();

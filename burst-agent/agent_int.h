@@ -214,6 +214,8 @@ void slurm_job_admin_note(uint32_t job, const char *note, bool final);
 /* Hold the job (requeued from a node the agent failed) once it is pending,
  * with note appended to its comment (what squeue -o %k shows). */
 void slurm_job_hold(uint32_t job, const char *note);
+/* Holds whose job was not pending yet, tried again when due (from the loop). */
+void slurm_holds_retry(void);
 /* Release a job held for a budget (its note taken off its comment), if it
  * is still held so; then(arg, ran, ok) on the loop, ok also when it was
  * not held any more. */

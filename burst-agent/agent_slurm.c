@@ -868,63 +868,103 @@ void slurm_job_admin_note(uint32_t job, const char *note, bool final)
 }
 
 #define HOLD_TRIES 50             /* a requeue takes slurmctld a moment: tried every 0.2 s */
+#define HOLD_RETRY_S 0.2
 
+/* One try: held (rc 0), not pending yet (state 3: tried again from the
+ * loop, the worker free meanwhile), or failed. */
 static void w_hold(struct scall *c)
 {
-	int i;
+	job_info_msg_t *msg = NULL;
+	job_desc_msg_t upd;
+	char *text;
+	uint32_t st;
 
 	c->rc = -1;
-	snprintf(c->out, sizeof(c->out), "not pending after %.0f s", HOLD_TRIES * 0.2);
-	for (i = 0; i < HOLD_TRIES; i++) {
-		job_info_msg_t *msg = NULL;
-		job_desc_msg_t upd;
-		char *text;
-		uint32_t st;
-
-		if (slurm_load_job(&msg, c->job, SHOW_ALL) != SLURM_SUCCESS || !msg->record_count) {
-			snprintf(c->out, sizeof(c->out), "cannot read it: %s", slurm_strerror(burst_slurm_errno()));
-			slurm_free_job_info_msg(msg);
-			return;
-		}
-		st = msg->job_array[0].job_state;
-		if ((st & JOB_STATE_BASE) != JOB_PENDING) {
-			slurm_free_job_info_msg(msg);
-			if ((st & JOB_STATE_BASE) > JOB_SUSPENDED) {
-				snprintf(c->out, sizeof(c->out), "it ended meanwhile");
-				return;
-			}
-			usleep(200000);
-			continue;
-		}
-		text = with_note(msg->job_array[0].comment, c->text);
+	if (slurm_load_job(&msg, c->job, SHOW_ALL) != SLURM_SUCCESS || !msg->record_count) {
+		snprintf(c->out, sizeof(c->out), "cannot read it: %s", slurm_strerror(burst_slurm_errno()));
 		slurm_free_job_info_msg(msg);
-		slurm_init_job_desc_msg(&upd);
-		upd.job_id = c->job;
-		upd.priority = 0;
-		upd.comment = text;
-		c->rc = slurm_update_job(&upd);
-		if (c->rc != SLURM_SUCCESS)
-			snprintf(c->out, sizeof(c->out), "%s", slurm_strerror(burst_slurm_errno()));
-		free(text);
 		return;
 	}
+	st = msg->job_array[0].job_state;
+	if ((st & JOB_STATE_BASE) != JOB_PENDING) {
+		slurm_free_job_info_msg(msg);
+		if ((st & JOB_STATE_BASE) > JOB_SUSPENDED)
+			snprintf(c->out, sizeof(c->out), "it ended meanwhile");
+		else
+			c->state = 3;
+		return;
+	}
+	text = with_note(msg->job_array[0].comment, c->text);
+	slurm_free_job_info_msg(msg);
+	slurm_init_job_desc_msg(&upd);
+	upd.job_id = c->job;
+	upd.priority = 0;
+	upd.comment = text;
+	c->rc = slurm_update_job(&upd);
+	if (c->rc != SLURM_SUCCESS)
+		snprintf(c->out, sizeof(c->out), "%s", slurm_strerror(burst_slurm_errno()));
+	free(text);
 }
+
+/* Holds waiting for their job to be requeued (pending), tried again then. */
+struct hold_retry {
+	uint32_t job;
+	char *note;
+	unsigned tries;
+	double at;               /* mono() */
+};
+static struct hold_retry *hold_retries;
+static size_t nhold_retries;
+
+static void hold_submit(uint32_t job, const char *note, unsigned tries);
 
 static void t_hold(struct scall *c)
 {
-	if (c->rc != SLURM_SUCCESS)
+	if (c->state == 3 && c->n + 1 < HOLD_TRIES) {
+		hold_retries = xrealloc(hold_retries, (nhold_retries + 1) * sizeof(*hold_retries));
+		hold_retries[nhold_retries].job = c->job;
+		hold_retries[nhold_retries].note = xstrdup(c->text);
+		hold_retries[nhold_retries].tries = (unsigned)c->n + 1;
+		hold_retries[nhold_retries].at = mono() + HOLD_RETRY_S;
+		nhold_retries++;
+	} else if (c->state == 3)
+		ERR("job %u: cannot hold it (%s): not pending after %.0f s", c->job, c->text, HOLD_TRIES * HOLD_RETRY_S);
+	else if (c->rc != SLURM_SUCCESS)
 		ERR("job %u: cannot hold it (%s): %s", c->job, c->text, c->out);
 	else
 		INFO("job %u held: %s", c->job, c->text);
 }
 
-void slurm_job_hold(uint32_t job, const char *note)
+static void hold_submit(uint32_t job, const char *note, unsigned tries)
 {
 	struct scall *c = sc_new("hold_job", w_hold, t_hold);
 
 	c->job = job;
 	c->text = xstrdup(note);
+	c->n = tries;
 	sc_submit(c);
+}
+
+void slurm_job_hold(uint32_t job, const char *note)
+{
+	hold_submit(job, note, 0);
+}
+
+void slurm_holds_retry(void)
+{
+	size_t i = 0;
+	double t = mono();
+
+	while (i < nhold_retries) {
+		struct hold_retry h = hold_retries[i];
+		if (h.at > t) {
+			i++;
+			continue;
+		}
+		hold_retries[i] = hold_retries[--nhold_retries];
+		hold_submit(h.job, h.note, h.tries);
+		free(h.note);
+	}
 }
 
 /* text without the notes starting with key (a new string) */
@@ -1005,6 +1045,11 @@ void slurm_adapter_free(void)
 {
 	size_t i;
 
+	for (i = 0; i < nhold_retries; i++)
+		free(hold_retries[i].note);
+	free(hold_retries);
+	hold_retries = NULL;
+	nhold_retries = 0;
 	for (i = 0; i < ncontracts; i++)
 		free(contracts[i].contract);
 	free(contracts);
