@@ -884,6 +884,85 @@ static void fmt_utc(double t, char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* cost --budgets: each Budget= line's spending in its period so far, as the
+ * agent counts it before a launch (lib/cost.c's cost_spent). */
+static int cost_budgets(const struct agentview_opts *o)
+{
+	struct view v;
+	struct cost_inst *insts = NULL;
+	struct cost_hold *holds = NULL;
+	size_t ni = 0, nh = 0, b;
+	double from;
+	burst_err_t err;
+	json_object *arr = NULL;
+	int rc;
+
+	if (o->since || o->until || o->by) {
+		fprintf(stderr, "%s: cost --budgets takes each budget's own period: no --since, --until or --by\n", prog);
+		return EXIT_USAGE;
+	}
+	if (!o->config) {
+		fprintf(stderr, "%s: cost --budgets needs burst.conf (--config FILE): the budgets are its Budget= lines\n", prog);
+		return EXIT_USAGE;
+	}
+	if ((rc = view_open(o, &v)) != 0)
+		return rc;
+	from = v.now;
+	for (b = 0; b < v.cfg->nbudgets; b++) {
+		double f = cost_period_start((enum cost_period)v.cfg->budgets[b].period, v.now);
+		if (f < from)
+			from = f;
+	}
+	if (state_cost_read(v.db, from, &insts, &ni, &holds, &nh, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		view_close(&v);
+		return EXIT_USAGE;
+	}
+	if (o->json)
+		arr = json_object_new_array();
+	else if (!v.cfg->nbudgets)
+		printf("no Budget= line in %s\n", o->config);
+	else
+		printf("%-16s %-28s %-6s %-20s %12s %12s %12s\n", "BUDGET", "SCOPE", "PERIOD", "SINCE", "SPENT", "AMOUNT", "LEFT");
+	for (b = 0; b < v.cfg->nbudgets; b++) {
+		const struct cfg_budget *bg = &v.cfg->budgets[b];
+		double ps = cost_period_start((enum cost_period)bg->period, v.now), spent;
+		struct cost_item *items = NULL;
+		size_t n = 0;
+		char scope[300], since[40];
+
+		cost_items(insts, ni, holds, nh, ps, v.now, &items, &n);
+		spent = cost_spent(insts, holds, items, n, bg->nodeset, bg->account);
+		free(items);
+		snprintf(scope, sizeof(scope), "%s%s%s%s%s", bg->nodeset ? "nodeset=" : "", bg->nodeset ? bg->nodeset : "",
+			 bg->nodeset && bg->account ? " " : "", bg->account ? "account=" : "", bg->account ? bg->account : "");
+		fmt_utc(ps, since, sizeof(since));
+		if (arr) {
+			json_object *r = json_object_new_object();
+			json_object_object_add(r, "budget", json_object_new_string(bg->name));
+			json_object_object_add(r, "nodeset", bg->nodeset ? json_object_new_string(bg->nodeset) : NULL);
+			json_object_object_add(r, "account", bg->account ? json_object_new_string(bg->account) : NULL);
+			json_object_object_add(r, "period", json_object_new_string(cost_period_name((enum cost_period)bg->period)));
+			json_object_object_add(r, "since", json_object_new_double(ps));
+			json_object_object_add(r, "spent", json_object_new_double(spent));
+			json_object_object_add(r, "amount", json_object_new_double(bg->amount));
+			json_object_object_add(r, "left", json_object_new_double(bg->amount - spent));
+			json_object_array_add(arr, r);
+		} else
+			printf("%-16s %-28s %-6s %-20s %12.4f %12.4f %12.4f\n", bg->name, scope[0] ? scope : "global",
+			       cost_period_name((enum cost_period)bg->period), since, spent, bg->amount, bg->amount - spent);
+	}
+	if (arr) {
+		json_object *top = json_object_new_object();
+		json_object_object_add(top, "budgets", arr);
+		print_json(top);
+	}
+	cost_insts_free(insts, ni);
+	cost_holds_free(holds, nh);
+	view_close(&v);
+	return EXIT_OK;
+}
+
 int agentview_cost(const struct agentview_opts *o, int argc, char **argv)
 {
 	struct view v;
@@ -903,6 +982,8 @@ int agentview_cost(const struct agentview_opts *o, int argc, char **argv)
 			prog, argv[0]);
 		return EXIT_USAGE;
 	}
+	if (o->budgets)
+		return cost_budgets(o);
 	for (i = 0; cost_bys[i] && strcmp(cost_bys[i], by); i++)
 		;
 	if (!cost_bys[i]) {

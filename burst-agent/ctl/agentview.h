@@ -17,6 +17,7 @@ struct agentview_opts {
 	const char *since;       /* events --since SECONDS[smhd] as given (NULL: not given); cost: a time */
 	const char *until;       /* cost --until (NULL: now) */
 	const char *by;          /* cost --by (NULL: job) */
+	bool budgets;            /* cost --budgets */
 };
 
 /* Each verb takes its words after the verb; returns the exit code

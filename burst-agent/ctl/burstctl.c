@@ -77,7 +77,8 @@ static void usage(FILE *f)
 "                           --since SECONDS, -n COUNT)\n"
 "  cost                     what burst instances cost, to each job and idle or booting\n"
 "                           (--since T, --until T, --by job|user|account|partition|\n"
-"                           nodeset|provider; T: 2h ago, 2026-11-01[T08:00] UTC, @EPOCH)\n"
+"                           nodeset|provider; T: 2h ago, 2026-11-01[T08:00] UTC, @EPOCH;\n"
+"                           --budgets: each Budget= line's spending in its period)\n"
 "%s%s%s%s%s"
 "\n"
 "Options:\n"
@@ -943,6 +944,7 @@ int main(int argc, char **argv)
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "by", required_argument, NULL, 'B' },
+		{ "budgets", no_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -985,6 +987,7 @@ int main(int argc, char **argv)
 		case 'S': o.av.since = optarg; break;
 		case 'U': o.av.until = optarg; break;
 		case 'B': o.av.by = optarg; break;
+		case 'G': o.av.budgets = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		case 'V':
 			printf("burstctl (slurm-burst) %s, built for Slurm %s\n", PACKAGE_VERSION, BURST_SLURM_VERSION);

@@ -106,6 +106,43 @@ grep -Eq '^7 +job +0\.0083 +0\.0300$' "$tmp/out" && grep -Eq '^- +boot +0\.0097 
 	grep -Eq '^total +0\.0667 +0\.9100$' "$tmp/out" && head -1 "$tmp/out" | grep -q '^cost from the first record to .*, by job'
 ok $? "the text: hours and dollars a line, the total"
 
+# --budgets: each Budget= line's spending in its period, as the agent counts
+# it before a launch; the same records, 200 s ago, in this year's period
+# (in the first 300 s of a year, wait: the records must fall in it)
+y0=$(date -u -d "$(date -u +%Y)-01-01" +%s)
+[ $(( $(date +%s) - y0 )) -lt 300 ] && sleep $((300 - ($(date +%s) - y0)))
+state2="$tmp/state2"
+conf2="$tmp/budgets.conf"
+sed "s|^StateDir=.*|StateDir=$state2|" "$conf" >"$conf2"
+cat >>"$conf2" <<BUDGETS
+Budget=all Amount=1 Period=year
+Budget=gpu Amount=2 Period=year NodeSet=gpu
+Budget=phys Amount=1 Period=year Account=phys
+Budget=cpuchem Amount=1 Period=year NodeSet=cpu Account=chem
+BUDGETS
+mkdir -p "$state2"
+db2="$state2/agent.db"
+N=$(( $(date +%s) - 200 ))
+"$F" "$db2" instance local i1 n1 cpu local.host lab 3.6 $N $((N + 10)) $((N + 110)) &&
+"$F" "$db2" hold 7 n1 $((N + 20)) $((N + 60)) 0 phys p1 && "$F" "$db2" hold 8 n1 $((N + 40)) $((N + 80)) 0 chem p1 &&
+"$F" "$db2" instance aws i2 n2 gpu g.big us-east-1 36 $N $((N + 20)) $((N + 80)) &&
+"$F" "$db2" hold 9 n2 $N $((N + 70)) 0 phys p2 ||
+	echo "state_fixture failed" >&2
+run 0 -c "$conf2" cost --budgets --json && python3 - "$tmp/out" <<'PY'
+import json, sys
+b = {r["budget"]: r for r in json.load(open(sys.argv[1]))["budgets"]}
+want = {"all": 0.91, "gpu": 0.80, "phys": 0.53, "cpuchem": 0.03}
+for k, v in want.items():
+    assert abs(b[k]["spent"] - v) < 1e-9 and abs(b[k]["left"] - (b[k]["amount"] - v)) < 1e-9, (k, b[k])
+assert b["gpu"]["nodeset"] == "gpu" and b["phys"]["account"] == "phys" and b["all"]["period"] == "year"
+PY
+ok $? "--budgets: global 0.91, node set gpu 0.80, account phys 0.53 (its jobs' time), chem in cpu 0.03"
+run 0 -c "$conf2" cost --budgets && grep -Eq '^gpu +nodeset=gpu +year +[0-9-]+T00:00:00Z +0\.8000 +2\.0000 +1\.2000$' "$tmp/out" &&
+	grep -Eq '^all +global +year ' "$tmp/out"
+ok $? "--budgets: a line each, with its scope, period start, spent, amount, left"
+run 2 -c "$conf2" cost --budgets --by job && grep -q "cost --budgets takes each budget's own period" "$tmp/err"
+ok $? "--budgets with --by: exit 2"
+
 run 2 -c "$conf" cost --by acount && grep -q "burstctl: --by acount: give job, user, account, partition, nodeset or provider (did you mean 'account'?)" "$tmp/err"
 ok $? "--by acount: exit 2, the right word suggested"
 run 2 -c "$conf" cost --since tomorrow && grep -q -- "--since tomorrow: not a time: give a duration ago (90s, 5m, 2h, 3d), a date in UTC (2026-11-01 or 2026-11-01T08:00), or @SECONDS since the epoch" "$tmp/err"
