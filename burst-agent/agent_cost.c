@@ -80,6 +80,7 @@ struct seen_job {
 	uint32_t id;
 	time_t start;
 	bool ended;
+	bool running;            /* at the last reading: its cost so far is noted only then */
 	bool mark;
 	double noted;            /* mono(): its cost so far was last noted then (0: not yet) */
 };
@@ -172,7 +173,8 @@ void cost_tick(void)
 	for (i = 0; i < nseen; i++) {
 		double dollars, secs;
 		bool unknown;
-		if (seen[i].ended || (seen[i].noted > 0 && t - seen[i].noted < A.cfg->cost_note_interval))
+		if (seen[i].ended || !seen[i].running ||
+		    (seen[i].noted > 0 && t - seen[i].noted < A.cfg->cost_note_interval))
 			continue;
 		seen[i].noted = t;
 		if (job_dollars(seen[i].id, now(), &dollars, &secs, &unknown) == 0)
@@ -204,8 +206,10 @@ void cost_jobs(const struct job_info_msg *msg)
 		for (i = 0; i < nseen && !sj; i++)
 			if (seen[i].id == ji->job_id)
 				sj = &seen[i];
-		if (sj)
+		if (sj) {
 			sj->mark = true;
+			sj->running = running;
+		}
 		if ((!running && !ended) || !ji->nodes || !ji->start_time ||
 		    (sj && sj->start == ji->start_time && sj->ended == ended))
 			continue;
@@ -236,6 +240,7 @@ void cost_jobs(const struct job_info_msg *msg)
 				sj = &seen[nseen++];
 				sj->id = ji->job_id;
 				sj->mark = true;
+				sj->running = running;
 				sj->noted = mono();   /* the first note after an interval */
 			}
 			sj->start = ji->start_time;

@@ -1012,6 +1012,9 @@ static void w_budget_release(struct scall *c)
 	slurm_init_job_desc_msg(&upd);
 	upd.job_id = c->job;
 	upd.comment = text;
+	/* Slurm gave the job it requeued from the node the agent failed a
+	 * BeginTime two minutes on; it never ran there: it may start now */
+	upd.begin_time = time(NULL);
 	c->state = 1;
 	if (slurm_update_job(&upd) != SLURM_SUCCESS)
 		snprintf(c->out, sizeof(c->out), "cannot clear its comment: %s", slurm_strerror(burst_slurm_errno()));
