@@ -321,14 +321,20 @@ static int parse_provider_aws(struct loader *ld, const char *file, int line, str
 	return 1;
 }
 
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
 /* The openstack provider's keys; 1 when w was one of them. */
 static int parse_provider_openstack(struct loader *ld, const char *file, int line, struct cfg_provider *p,
 				    const struct conf_word *w)
 {
 	static const char *const skeys[] = { "Image", "KeyName", "AvailabilityZone", "Interface",
-		"Microversion", "ComputeEndpoint", NULL };
+		"Microversion", "ComputeEndpoint", "Cloud", NULL };
 	char **const dst[] = { &p->image_id, &p->key_name, &p->availability_zone, &p->interface,
-		&p->microversion, &p->compute_endpoint };
+		&p->microversion, &p->compute_endpoint, &p->cloud };
 	size_t i;
 
 	if (str_ieq(w->key, "Networks")) {
@@ -445,7 +451,7 @@ static void parse_provider(struct loader *ld, const char *file, int line, struct
 		"SubnetId", "SecurityGroups", "IamInstanceProfile", "Profile", "CaFile", "JoinAddress",
 		"MinCount", "Image", "Networks", "KeyName", "AvailabilityZone", "SchedulerHints",
 		"Interface", "Microversion", "ComputeEndpoint", "BuildWait", "Accelerators",
-		"LaunchRate", "TerminateRate", "RequestRate", NULL };
+		"LaunchRate", "TerminateRate", "RequestRate", "Cloud", NULL };
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_provider p;
 	struct rate_given rg;
@@ -1365,6 +1371,7 @@ void config_free(struct burst_config *cfg)
 		free_list(p->scheduler_hints, p->nscheduler_hints);
 		free_list(p->accelerators, p->naccelerators);
 		free(p->interface);
+		free(p->cloud);
 		free(p->microversion);
 		free(p->compute_endpoint);
 	}
@@ -1806,8 +1813,21 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		}
 		if (!strcmp(p->type, "openstack") && !p->credentials) {
 			burst_err_append(err, "%s:%d: Provider %s (openstack) needs CredentialsFile=: an openrc-style file "
-					 "(OS_AUTH_URL, OS_USERNAME/OS_PASSWORD/OS_PROJECT_NAME or OS_APPLICATION_CREDENTIAL_ID/_SECRET), mode 0600",
+					 "(OS_AUTH_URL, OS_USERNAME/OS_PASSWORD/OS_PROJECT_NAME or OS_APPLICATION_CREDENTIAL_ID/_SECRET), "
+					 "or a clouds.yaml with Cloud=NAME; mode 0600",
 					 p->where.file, p->where.line, p->name);
+			problems++;
+		}
+		if (p->cloud && strcmp(p->type, "openstack")) {
+			burst_err_append(err, "%s:%d: Provider %s: Cloud= is for openstack providers (a clouds.yaml entry)",
+					 p->where.file, p->where.line, p->name);
+			problems++;
+		}
+		if (!strcmp(p->type, "openstack") && p->credentials && !p->cloud &&
+		    (ends_with(p->credentials, ".yaml") || ends_with(p->credentials, ".yml"))) {
+			burst_err_append(err, "%s:%d: Provider %s: CredentialsFile %s looks like a clouds.yaml: "
+					 "say which of its clouds with Cloud=NAME",
+					 p->where.file, p->where.line, p->name, p->credentials);
 			problems++;
 		}
 		if (!p->credentials)

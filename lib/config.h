@@ -68,6 +68,7 @@ struct cfg_provider {
 	char **scheduler_hints;  /* SchedulerHints=KEY:VALUE,... */
 	size_t nscheduler_hints;
 	char *interface;         /* Interface= public|internal|admin (default public) */
+	char *cloud;             /* Cloud=NAME: CredentialsFile= is a clouds.yaml, this its entry */
 	char *microversion;      /* Microversion= compute API microversion (default 2.52) */
 	char *compute_endpoint;  /* ComputeEndpoint= instead of the token catalog's */
 	char **accelerators;     /* Accelerators=ALIAS:MODEL,... (catalog refresh: extra specs' aliases) */

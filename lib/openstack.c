@@ -14,6 +14,7 @@
 
 #include <curl/curl.h>
 #include <json-c/json.h>
+#include <yaml.h>
 
 #include "config.h"
 #include "ec2.h"
@@ -221,6 +222,193 @@ out:
 		explicit_bzero(line, cap);
 		free(line);
 	}
+	fclose(f);
+	if (rc < 0)
+		os_auth_free(out);
+	return rc;
+}
+
+/* ---- clouds.yaml ---- */
+
+/* The value node of key in mapping m, or NULL. */
+static yaml_node_t *ymap_get(yaml_document_t *d, yaml_node_t *m, const char *key)
+{
+	yaml_node_pair_t *pr;
+
+	if (!m || m->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(d, pr->key);
+		if (k && k->type == YAML_SCALAR_NODE && k->data.scalar.length == strlen(key) &&
+		    !memcmp(k->data.scalar.value, key, k->data.scalar.length))
+			return yaml_document_get_node(d, pr->value);
+	}
+	return NULL;
+}
+
+/* The keys of mapping m, comma-separated, for a message. */
+static void ymap_keys(yaml_document_t *d, yaml_node_t *m, struct strbuf *sb)
+{
+	yaml_node_pair_t *pr;
+
+	if (!m || m->type != YAML_MAPPING_NODE)
+		return;
+	for (pr = m->data.mapping.pairs.start; pr < m->data.mapping.pairs.top; pr++) {
+		yaml_node_t *k = yaml_document_get_node(d, pr->key);
+		if (k && k->type == YAML_SCALAR_NODE)
+			sb_addf(sb, "%s%.*s", sb->len ? ", " : "", (int)k->data.scalar.length,
+				(const char *)k->data.scalar.value);
+	}
+}
+
+/*
+ * The scalar at key of mapping m into *dst (replacing it); 0, or -1 with err
+ * when it is there but not a scalar (names the key and its line, never a
+ * value).
+ */
+static int yscalar(const char *path, yaml_document_t *d, yaml_node_t *m, const char *where, const char *key,
+		   char **dst, burst_err_t *err)
+{
+	yaml_node_t *v = ymap_get(d, m, key);
+
+	if (!v)
+		return 0;
+	if (v->type != YAML_SCALAR_NODE) {
+		burst_err_set(err, "%s:%zu: %s%s is not a plain value", path, v->start_mark.line + 1, where, key);
+		return -1;
+	}
+	wipe_free(*dst);
+	*dst = xcalloc(1, v->data.scalar.length + 1);
+	memcpy(*dst, v->data.scalar.value, v->data.scalar.length);
+	return 0;
+}
+
+int os_auth_from_clouds_yaml(const char *path, const char *cloud, struct os_auth *out, burst_err_t *err)
+{
+	static const struct { const char *key; size_t off; } auth_keys[] = {
+		{ "auth_url", offsetof(struct os_auth, auth_url) },
+		{ "username", offsetof(struct os_auth, username) },
+		{ "password", offsetof(struct os_auth, password) },
+		{ "user_domain_name", offsetof(struct os_auth, user_domain) },
+		{ "project_name", offsetof(struct os_auth, project_name) },
+		{ "project_id", offsetof(struct os_auth, project_id) },
+		{ "project_domain_name", offsetof(struct os_auth, project_domain) },
+		{ "application_credential_id", offsetof(struct os_auth, ac_id) },
+		{ "application_credential_secret", offsetof(struct os_auth, ac_secret) },
+	};
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	yaml_node_t *root, *clouds, *c, *auth;
+	struct stat st;
+	char *auth_type = NULL;
+	FILE *f;
+	size_t k;
+	int rc = -1;
+	bool have_doc = false;
+
+	memset(out, 0, sizeof(*out));
+	f = fopen(path, "re");
+	if (!f) {
+		burst_err_set(err, "OpenStack clouds.yaml %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077)) {
+		burst_err_set(err, "OpenStack clouds.yaml %s has mode %04o: group or others can read or "
+			      "change it; refusing to use it. Run: chmod 600 %s",
+			      path, (unsigned)(st.st_mode & 07777), path);
+		fclose(f);
+		return -1;
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		burst_err_set(err, "OpenStack clouds.yaml %s: out of memory", path);
+		fclose(f);
+		return -1;
+	}
+	yaml_parser_set_input_file(&parser, f);
+	if (!yaml_parser_load(&parser, &doc)) {
+		burst_err_set(err, "%s:%zu:%zu: not YAML: %s", path, parser.problem_mark.line + 1,
+			      parser.problem_mark.column + 1, parser.problem ? parser.problem : "a syntax error");
+		goto out;
+	}
+	have_doc = true;
+	root = yaml_document_get_root_node(&doc);
+	clouds = ymap_get(&doc, root, "clouds");
+	if (!clouds || clouds->type != YAML_MAPPING_NODE) {
+		burst_err_set(err, "%s: no 'clouds:' mapping: not a clouds.yaml", path);
+		goto out;
+	}
+	c = ymap_get(&doc, clouds, cloud);
+	if (!c || c->type != YAML_MAPPING_NODE) {
+		struct strbuf names;
+		sb_init(&names);
+		ymap_keys(&doc, clouds, &names);
+		burst_err_set(err, "%s: no cloud '%s' under 'clouds:' (it has: %s); fix Cloud=", path, cloud,
+			      names.len ? names.s : "none");
+		sb_free(&names);
+		goto out;
+	}
+	auth = ymap_get(&doc, c, "auth");
+	if (!auth || auth->type != YAML_MAPPING_NODE) {
+		burst_err_set(err, "%s:%zu: cloud '%s' has no 'auth:' mapping", path, c->start_mark.line + 1, cloud);
+		goto out;
+	}
+	for (k = 0; k < sizeof(auth_keys) / sizeof(auth_keys[0]); k++)
+		if (yscalar(path, &doc, auth, "auth: ", auth_keys[k].key,
+			    (char **)(void *)((char *)out + auth_keys[k].off), err) < 0)
+			goto out;
+	if (yscalar(path, &doc, c, "", "region_name", &out->region, err) < 0 ||
+	    yscalar(path, &doc, c, "", "interface", &out->interface, err) < 0 ||
+	    yscalar(path, &doc, c, "", "auth_type", &auth_type, err) < 0)
+		goto out;
+	if (auth_type && strcmp(auth_type, "password") && strcmp(auth_type, "v3password") &&
+	    strcmp(auth_type, "v3applicationcredential")) {
+		burst_err_set(err, "%s: cloud '%s': auth_type %s is not supported (password or v3applicationcredential)",
+			      path, cloud, auth_type);
+		goto out;
+	}
+	if (auth_type && !strcmp(auth_type, "v3applicationcredential") && !(out->ac_id && out->ac_secret)) {
+		burst_err_set(err, "%s: cloud '%s': auth_type v3applicationcredential needs auth: "
+			      "application_credential_id and application_credential_secret", path, cloud);
+		goto out;
+	}
+	if (auth_type && strcmp(auth_type, "v3applicationcredential")) {
+		/* a password cloud: an application credential beside it is not used */
+		wipe_free(out->ac_id);
+		wipe_free(out->ac_secret);
+		out->ac_id = out->ac_secret = NULL;
+	}
+	if (!out->auth_url) {
+		burst_err_set(err, "%s: cloud '%s' has no auth: auth_url", path, cloud);
+		goto out;
+	}
+	if (!out->ac_id && !(out->username && out->password)) {
+		burst_err_set(err, "%s: cloud '%s' has neither auth: username and password nor "
+			      "application_credential_id and application_credential_secret "
+			      "(a password kept in secure.yaml is not read: put it in this file, mode 0600)", path, cloud);
+		goto out;
+	}
+	if (out->ac_id && !out->ac_secret) {
+		burst_err_set(err, "%s: cloud '%s': application_credential_id without application_credential_secret",
+			      path, cloud);
+		goto out;
+	}
+	if (!out->ac_id && !out->project_name && !out->project_id) {
+		burst_err_set(err, "%s: cloud '%s': a password needs a project: auth: project_name or project_id",
+			      path, cloud);
+		goto out;
+	}
+	{
+		struct strbuf sb;
+		sb_init(&sb);
+		sb_addf(&sb, "cloud %s of %s", cloud, path);
+		out->source = sb_take(&sb);
+	}
+	rc = 0;
+out:
+	free(auth_type);
+	if (have_doc)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
 	fclose(f);
 	if (rc < 0)
 		os_auth_free(out);
@@ -750,7 +938,8 @@ struct os_client *os_client_for_provider(const struct cfg_provider *p, const cha
 		burst_err_set(err, "provider %s has no CredentialsFile= (an openrc-style file, mode 0600)", p->name);
 		return NULL;
 	}
-	if (os_auth_from_file(p->credentials, &a, err) < 0)
+	if ((p->cloud ? os_auth_from_clouds_yaml(p->credentials, p->cloud, &a, err)
+		      : os_auth_from_file(p->credentials, &a, err)) < 0)
 		return NULL;
 	if (p->endpoint) {
 		free(a.auth_url);

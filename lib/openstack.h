@@ -74,6 +74,17 @@ struct os_auth {
  * with err (file:line of a bad line; never a value).
  */
 int os_auth_from_file(const char *path, struct os_auth *out, burst_err_t *err);
+/*
+ * Read the entry CLOUD of a clouds.yaml (the format of openstacksdk and the
+ * openstack CLI: clouds: CLOUD: auth: {auth_url, username, password,
+ * project_name|project_id, user_domain_name, project_domain_name,
+ * application_credential_id, application_credential_secret}, auth_type,
+ * region_name, interface). Mode 0600 as above. auth_type, when given, must
+ * be password or v3applicationcredential. Returns 0, or -1 with err
+ * (file:line:column of a YAML error, the clouds the file has when CLOUD is
+ * not one of them; never a secret).
+ */
+int os_auth_from_clouds_yaml(const char *path, const char *cloud, struct os_auth *out, burst_err_t *err);
 /* Frees the strings (wiping the secrets first) and zeroes a; a may be NULL. */
 void os_auth_free(struct os_auth *a);
 

@@ -5,7 +5,7 @@
 # Build and unit-test dependencies.
 BURST_BUILD_DEPS="build-essential autoconf automake libtool pkg-config \
 libslurm-dev libjson-c-dev libssl-dev libcurl4-openssl-dev libsqlite3-dev \
-libmunge-dev libxml2-dev python3 python3-botocore valgrind openssl"
+libmunge-dev libxml2-dev libyaml-dev python3 python3-botocore valgrind openssl"
 
 # tests/cli/test_gitlab_ci.sh parses the GitLab CI template with PyYAML
 BURST_BUILD_DEPS="$BURST_BUILD_DEPS python3-yaml"

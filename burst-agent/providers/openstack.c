@@ -14,7 +14,8 @@
  * of launching twice.
  *
  * Then the launch waits (BuildWait=, default 30 s, one listing a second)
- * for its servers to leave BUILD: a server that goes ERROR is a failed
+ * for its servers to leave BUILD, and takes each server's first fixed IPv4
+ * address as the node's Slurm NodeAddr (fixed_address); a server that goes ERROR is a failed
  * launch with Nova's fault message ("No valid host was found" is
  * PROV_CAPACITY, so the agent moves to the next candidate; others
  * PROV_PERMANENT) and is deleted at once (it holds quota). A server still
@@ -48,7 +49,7 @@ struct region_client {
 
 struct provider {
 	char *name, *cluster;
-	char *credentials, *endpoint, *ca_file, *interface, *microversion, *compute_endpoint;
+	char *credentials, *cloud, *endpoint, *ca_file, *interface, *microversion, *compute_endpoint;
 	char *image, *key_name, *az, *join_address;
 	char **networks, **hints;
 	size_t nnetworks, nhints;
@@ -118,6 +119,7 @@ static struct provider *os_init(const struct cfg_provider *cfg, const struct bur
 	p->name = xstrdup(cfg->name);
 	p->cluster = xstrdup(all->cluster_name);
 	p->credentials = xstrdup(cfg->credentials);
+	p->cloud = dup_or_null(cfg->cloud);
 	p->endpoint = dup_or_null(cfg->endpoint);
 	p->ca_file = dup_or_null(cfg->ca_file);
 	p->interface = dup_or_null(cfg->interface);
@@ -158,6 +160,7 @@ static struct region_client *client_for(struct provider *p, const char *region, 
 		memset(&cp, 0, sizeof(cp));
 		cp.name = p->name;
 		cp.credentials = p->credentials;
+		cp.cloud = p->cloud;
 		cp.endpoint = p->endpoint;
 		cp.interface = p->interface;
 		cp.compute_endpoint = p->compute_endpoint;
@@ -349,6 +352,7 @@ static void batch_token(const struct prov_batch *b, char out[47])
 /* A server as listed. */
 struct srv {
 	char *id, *node, *cluster, *status, *fault, *created;
+	char *addr;   /* its first fixed IPv4 address, NULL while it has none */
 	int attempt;
 };
 
@@ -363,8 +367,46 @@ static void srvs_free(struct srv *v, size_t n)
 		free(v[i].status);
 		free(v[i].fault);
 		free(v[i].created);
+		free(v[i].addr);
 	}
 	free(v);
+}
+
+/*
+ * A server's address for Slurm (its NodeAddr): the first fixed IPv4 address
+ * of its "addresses" (networks in the order of Networks=, as Nova lists
+ * them), not a floating one: slurmctld reaches the instances through the
+ * site's route into the tenant network. NULL when Nova has none yet (its
+ * port not bound).
+ */
+static char *fixed_address(json_object *s)
+{
+	json_object *addrs;
+
+	if (!json_object_object_get_ex(s, "addresses", &addrs) || !json_object_is_type(addrs, json_type_object))
+		return NULL;
+	json_object_object_foreach(addrs, net, list)
+	{
+		size_t i, n;
+
+		(void)net;
+		if (!json_object_is_type(list, json_type_array))
+			continue;
+		n = json_object_array_length(list);
+		for (i = 0; i < n; i++) {
+			json_object *a = json_object_array_get_idx(list, i), *ver = NULL;
+			const char *ip = jstr(a, "addr"), *type = jstr(a, "OS-EXT-IPS:type");
+
+			if (!ip || (type && strcmp(type, "fixed")))
+				continue;
+			if (json_object_object_get_ex(a, "version", &ver) && json_object_get_int(ver) != 4)
+				continue;
+			if (strlen(ip) >= 16 || strspn(ip, "0123456789.") != strlen(ip))
+				continue;   /* not an IPv4 address as Nova writes one */
+			return xstrdup(ip);
+		}
+	}
+	return NULL;
 }
 
 /*
@@ -436,6 +478,7 @@ static enum os_class list_cluster(struct provider *p, struct region_client *r, s
 			v->attempt = jstr(md, "burst:attempt") ? atoi(jstr(md, "burst:attempt")) : 0;
 			v->status = xstrdup(jstr(s, "status") ? jstr(s, "status") : "");
 			v->created = dup_or_null(jstr(s, "created"));
+			v->addr = fixed_address(s);
 			if (json_object_object_get_ex(s, "fault", &fault) && jstr(fault, "message")) {
 				v->fault = xstrdup(jstr(fault, "message"));
 				str_trim(v->fault);
@@ -612,6 +655,8 @@ static void await_build(struct provider *p, struct region_client *r, struct prov
 			for (k = 0; k < n; k++)
 				if (!strcmp(v[k].id, pn->instance))
 					s = &v[k];
+			if (s && s->addr)   /* Slurm's NodeAddr: often known while it builds */
+				snprintf(pn->address, sizeof(pn->address), "%s", s->addr);
 			if (!s || !strcmp(s->status, "BUILD")) {
 				pending++;
 				continue;
@@ -626,6 +671,7 @@ static void await_build(struct provider *p, struct region_client *r, struct prov
 				free(fault);
 				delete_server(r, s->id);
 				pn->instance[0] = '\0';
+				pn->address[0] = '\0';
 			}
 		}
 		srvs_free(v, n);
@@ -678,9 +724,11 @@ static size_t os_launch(struct provider *p, struct prov_batch *b)
 		long st;
 
 		pn->instance[0] = '\0';
+		pn->address[0] = '\0';
 		pn->error[0] = '\0';
 		if (s) {
 			snprintf(pn->instance, sizeof(pn->instance), "%s", s->id);
+			snprintf(pn->address, sizeof(pn->address), "%s", s->addr ? s->addr : "");
 			pn->cls = PROV_OK;
 			snprintf(pn->error, sizeof(pn->error),
 				 "server %s adopted: launched earlier (attempt %d, status %s), the answer was not recorded",
@@ -872,6 +920,7 @@ static void os_fini(struct provider *p)
 	free(p->name);
 	free(p->cluster);
 	free(p->credentials);
+	free(p->cloud);
 	free(p->endpoint);
 	free(p->ca_file);
 	free(p->interface);

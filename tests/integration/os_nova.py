@@ -10,21 +10,28 @@ is not stubbed: every request's token is checked against the Keystone at
 --keystone (as the service user "nova" of project "service"), so what the
 driver under test got from Keystone is what Nova checks.
 
-One test hook, so that a build can fail the way a cloud's does: an image
+Two test hooks. So that a build can fail the way a cloud's does: an image
 named "burst-broken" (made here) is refused by the compute driver at spawn
 (ImageUnacceptable: Nova aborts the build, the server goes ERROR with a
-fault).
+fault). And so that each server has an address of its own in the tests'
+network, as a tenant network's DHCP would give (the Neutron fixture gives
+every port the same one): once the --address-file exists, holding a /24
+prefix such as "10.1.2", each new port's fixed IP is PREFIX.200, .201, ...
+and the port keeps the server's project (the fixture's template port would
+give it the functional tests' own, hiding it from the server's addresses).
 
 The images of Nova's Glance fixture are also served read-only (Glance v2's
 GET /v2/images, /v2/images/ID) on --glance-port, so that clients (the
 openstack CLI, the driver) can find images by name as in a cloud.
 
     os_nova.py --port P --glance-port G --keystone URL --service-password PW --info FILE --stop FILE
+               [--address-file FILE]
 
 When it serves, FILE (--info) is written: {"image", "broken_image",
 "network"}. It stops when the --stop file appears (or on SIGTERM).
 """
 import argparse
+import copy
 import json
 import os
 import signal
@@ -60,6 +67,38 @@ def spawn_or_refuse(orig):
     return spawn
 
 
+def addressed_ports(neutron, orig):
+    """create_port, with the next address of --address-file's prefix."""
+    nxt = [200]
+
+    def create_port(body=None):
+        out = orig(body)
+        try:
+            with open(ARGS.address_file) as f:
+                prefix = f.read().strip()
+        except FileNotFoundError:
+            return out
+        if nxt[0] > 254:
+            raise RuntimeError("os_nova.py: no address left in %s.0/24" % prefix)
+        port = neutron._ports[out["port"]["id"]]
+        port["fixed_ips"] = [dict(port["fixed_ips"][0], ip_address="%s.%d" % (prefix, nxt[0]))]
+        # Nova shows a port's address only inside its subnet's CIDR: the
+        # subnet becomes the tests' network
+        sub = neutron._subnets.get(port["fixed_ips"][0].get("subnet_id"))
+        if sub is not None and not sub["cidr"].startswith(prefix + "."):
+            sub.update(cidr=prefix + ".0/24", gateway_ip=prefix + ".1",
+                       allocation_pools=[{"start": prefix + ".200", "end": prefix + ".254"}])
+        # the fixture's template port overwrote the server's project, so Nova
+        # (which lists the ports of the server's project) would see none
+        want = (body or {}).get("port", {})
+        for key in ("tenant_id", "project_id"):
+            if want.get("tenant_id") or want.get("project_id"):
+                port[key] = want.get("tenant_id") or want.get("project_id")
+        nxt[0] += 1
+        return {"port": copy.deepcopy(port)}
+    return create_port
+
+
 class Serve(integrated_helpers._IntegratedTestBase):
     STUB_KEYSTONE = False
     compute_driver = "fake.FakeDriver"
@@ -85,6 +124,7 @@ class Serve(integrated_helpers._IntegratedTestBase):
                    group=group)
         self.useFixture(fixtures.MonkeyPatch(
             "nova.virt.fake.FakeDriver.spawn", spawn_or_refuse(fake_virt.FakeDriver.spawn)))
+        self.neutron.create_port = addressed_ports(self.neutron, self.neutron.create_port)
         self.glance.create(None, {"id": BROKEN_IMAGE, "name": "burst-broken", "status": "active",
                                   "container_format": "raw", "disk_format": "raw",
                                   "visibility": "public", "properties": {}})
@@ -157,6 +197,7 @@ def main():
     ap.add_argument("--service-password", required=True)
     ap.add_argument("--info", required=True)
     ap.add_argument("--stop", required=True)
+    ap.add_argument("--address-file", default="/nonexistent")
     ARGS = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     res = unittest.TextTestRunner(stream=sys.stderr, verbosity=2).run(Serve("test_serve"))

@@ -13,7 +13,10 @@
 # application credential), OS_IMAGE (an image id Nova's fake Glance knows),
 # OS_NET (a network id), and OS_ENV (a file to source for the openstack CLI
 # as the burst user). OS_TOKEN_EXPIRATION (seconds, default 3600) is the
-# life of Keystone's tokens. Returns 1 with the reason on stderr (and everything
+# life of Keystone's tokens. Once the caller writes a /24 prefix ("10.1.2")
+# into DIR/nova-addresses, each new server's port gets the next address of
+# it from .200 on (the servers' "addresses", which the driver makes their
+# Slurm NodeAddr). Returns 1 with the reason on stderr (and everything
 # stopped) when something does not come up; the caller bails.
 # os_down: stop both. os_cli ARGS, os_admin ARGS: the openstack CLI as the
 # burst user, as admin; os_token, os_api: the same through curl (below).
@@ -130,6 +133,7 @@ unset OS_CLOUD OS_TOKEN OS_AUTH_TYPE OS_APPLICATION_CREDENTIAL_ID OS_APPLICATION
 ENV
 	"$OS_PY" "$src/tests/integration/os_nova.py" --port "$nport" --glance-port "$gport" --keystone "$OS_AUTH_EP" \
 		--service-password "$svc_pw" --info "$dir/nova.json" --stop "$dir/nova.stop" \
+		--address-file "$dir/nova-addresses" \
 		>"$dir/nova.log" 2>&1 &
 	OS_NOVA_PID=$!
 	for _ in $(seq 600); do

@@ -63,6 +63,22 @@ printf 'export %s\n' OS_AUTH_URL="$OS_AUTH_EP" OS_USERNAME=burst "OS_PASSWORD='$
 badpw="Wr0ngPasswordForTheTest$$xyz"
 printf 'export %s\n' OS_AUTH_URL="$OS_AUTH_EP" OS_USERNAME=burst "OS_PASSWORD='$badpw'" OS_PROJECT_NAME=burst \
 	>"$aux/bad.rc"
+# the launching provider authenticates with the application credential, read
+# from a clouds.yaml as openstacksdk and the openstack CLI write one
+cat >"$aux/clouds.yaml" <<YAML
+# the CLI's own format (OS_CLIENT_CONFIG_FILE)
+clouds:
+  other:
+    auth: {auth_url: "http://127.0.0.1:9/v3", username: nobody, password: x, project_name: x}
+  lab:
+    auth_type: v3applicationcredential
+    auth:
+      auth_url: "$OS_AUTH_EP"
+      application_credential_id: "$OS_AC_ID"
+      application_credential_secret: "$OS_AC_SECRET"
+    region_name: RegionOne
+    interface: public
+YAML
 umask 022
 chmod 755 "$aux"
 
@@ -102,7 +118,7 @@ ReconcileInterval=2
 OrphanGrace=8
 Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
 AllowInsecureEndpoint=yes
-Provider=os Type=openstack Regions=RegionOne CredentialsFile=$aux/pw.rc Image=$OS_IMAGE Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp BuildWait=120
+Provider=os Type=openstack Regions=RegionOne CredentialsFile=$aux/clouds.yaml Cloud=lab Image=$OS_IMAGE Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp BuildWait=120
 Provider=oshold Type=openstack Regions=RegionOne CredentialsFile=$aux/pw.rc Image=$OS_IMAGE Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp ComputeEndpoint=$hold_ep
 Provider=osimg Type=openstack Regions=RegionOne CredentialsFile=$aux/pw.rc Image=burst-broken Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp BuildWait=120
 Provider=osbad Type=openstack Regions=RegionOne CredentialsFile=$aux/bad.rc Image=$OS_IMAGE Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp
@@ -121,8 +137,14 @@ lab_up || { aux_down; bail "the lab did not start"; }
 trap 'lab_down; aux_down' EXIT
 trap 'lab_down; aux_down; exit 130' INT TERM
 cd "$LAB" || bail "no lab directory"
+# the servers' ports get addresses on the lab's bridge from here on (.200 up)
+echo "$LAB_NET" >"$aux/nova-addresses"
 TAP_DIAG="$LAB/log/agent.log"
 ok 0 "burstctl check-config accepts the openstack providers"
+env -i PATH="$PATH" HOME="$aux" OS_CLIENT_CONFIG_FILE="$aux/clouds.yaml" \
+	openstack --os-cloud lab flavor list -f value -c Name >"$aux/cli-flavors" 2>&1 &&
+	grep -qx burst.small "$aux/cli-flavors"
+ok $? "the openstack CLI authenticates with the same clouds.yaml (Cloud=lab: an application credential)" "$aux/cli-flavors"
 
 agent_start() {
 	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
@@ -154,6 +176,9 @@ user_data() {   # SERVER: its user data, decoded (admin: microversion 2.3)
 }
 servers_named() {   # NAME: the ids of the burst project's servers of that name
 	os_api burst GET "/servers?name=%5E$1%24" | jpy 'print("\n".join(s["id"] for s in d["servers"]))' | sed '/^$/d'
+}
+server_addr() {   # SERVER: its first fixed IPv4 address in Nova
+	os_api burst GET "/servers/$1" | jpy 'print(next(a["addr"] for n in d["server"]["addresses"].values() for a in n if a["version"] == 4 and a.get("OS-EXT-IPS:type", "fixed") == "fixed"))'
 }
 server_status() {   # SERVER: its status, GONE when Nova does not know it
 	local out
@@ -224,11 +249,14 @@ emu() {   # NODE INSTANCE USERDATA ADDRESS
 	mkdir -p "$LAB/emu/$1"
 	"$inst" start "burst-lab$$-emu-$1" "$1" "$4/24" "$LAB_BR" "$LAB/emu/$1" -- \
 		env BURST_INSTANCE_ID="$2" \
-		BURST_NODE_BIN="$build/burst-agent/node/burst-node" BURST_STATE_DIR="$LAB/burst" \
+		BURST_NODE_BIN="$(lab_node_image)" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
 		sh "$3" >/dev/null
 }
-emu burst-1 "$sid" "$LAB/ud1.sh" "$LAB_NET.201"
+addr1=$(server_addr "$sid" 2>/dev/null)
+case "$addr1" in "$LAB_NET".2[0-9][0-9]) true ;; *) false ;; esac
+ok $? "Nova gave $sid an address of its own on the tenant network ($addr1)"
+emu burst-1 "$sid" "$LAB/ud1.sh" "$addr1"
 ok $? "the server's user data runs (emulated cloud-init)" "$LAB/emu/burst-1/node.log"
 n=1
 for ((k = 0; k < 900; k++)); do
@@ -237,7 +265,7 @@ for ((k = 0; k < 900; k++)); do
 	if [ -n "$cur" ] && [ "$cur" != "$sid" ]; then
 		"$inst" stop "burst-lab$$-emu-burst-1"
 		user_data "$cur" >"$LAB/ud-$cur.sh" 2>/dev/null
-		emu burst-1 "$cur" "$LAB/ud-$cur.sh" "$LAB_NET.$((201 + n))" || echo "# emulating $cur failed"
+		emu burst-1 "$cur" "$LAB/ud-$cur.sh" "$(server_addr "$cur")" || echo "# emulating $cur failed"
 		sid=$cur n=$((n + 1))
 	fi
 	sleep 0.1
@@ -247,6 +275,8 @@ ok $? "burst-node joined, slurmd started, the job completed (on server $n of bur
 grep -qx "P=os T=burst.small I=$sid" "$LAB/job.out"
 ok $? "the job saw CLOUD_PROVIDER=os CLOUD_INSTANCE_TYPE=burst.small and its server ($(tail -1 "$LAB/job.out" 2>/dev/null))" "$LAB/job.out"
 grep -qx burst-1 "$LAB/job.out"; ok $? "... on burst-1" "$LAB/job.out"
+grep -q "burst-1: provider os gave no address" "$LAB/log/agent.log"
+ok $((!$?)) "the agent took burst-1's address from Nova (not from where its report came)" "$LAB/log/agent.log"
 for _ in $(seq 150); do [ "$(server_status "$sid")" = GONE ] && break; sleep 0.2; done
 [ "$(server_status "$sid")" = GONE ]; ok $? "after SuspendTime the agent deleted $sid" "$LAB/log/agent.log"
 "$inst" stop "burst-lab$$-emu-burst-1"
@@ -287,13 +317,13 @@ ok $? "no 401 from Nova in $(( $(date +%s) - t_first )) s of the agent's calls: 
 n401=$(grep -c '" 401 ' "$aux/nova.log")
 from=$(( $(wc -l <"$LAB/log/agent.log") + 1 ))
 os_admin user set --disable burst >"$LAB/err" 2>&1
-ok $? "the burst user is disabled in Keystone: its tokens are revoked" "$LAB/err"
+ok $? "the burst user is disabled in Keystone: its tokens are revoked, its application credential refused" "$LAB/err"
 for ((k = 0; k < 600; k++)); do
-	tail -n +"$from" "$LAB/log/agent.log" | grep -q "reconcile: cannot list the instances of provider os (auth): .*Keystone .* refused the user burst" && break
+	tail -n +"$from" "$LAB/log/agent.log" | grep -q "reconcile: cannot list the instances of provider os (auth): .*Keystone .* refused the application credential $OS_AC_ID from cloud lab of" && break
 	sleep 0.1
 done
-tail -n +"$from" "$LAB/log/agent.log" | grep -q "reconcile: cannot list the instances of provider os (auth): .*Keystone .* refused the user burst"
-ok $? "the agent's revoked token no longer works: an auth error, saying so (Nova refused it $(( $(grep -c '" 401 ' "$aux/nova.log") - n401 )) times)" "$LAB/log/agent.log"
+tail -n +"$from" "$LAB/log/agent.log" | grep -q "reconcile: cannot list the instances of provider os (auth): .*Keystone .* refused the application credential $OS_AC_ID from cloud lab of"
+ok $? "the agent's revoked token no longer works, nor its application credential's new one: an auth error naming the credential and the cloud (Nova refused it $(( $(grep -c '" 401 ' "$aux/nova.log") - n401 )) times)" "$LAB/log/agent.log"
 os_admin user set --enable burst >"$LAB/err" 2>&1
 ok $? "the burst user is enabled again" "$LAB/err"
 

@@ -371,6 +371,27 @@ int main(void)
 				config_free(cfg);
 			}
 		}
+		{
+			char text[4096];
+			write_file("clouds.yaml", "clouds: {}\n");
+			chmod(path_of("clouds.yaml"), 0600);
+			snprintf(text, sizeof(text),
+				 "Provider=alpha Type=local Catalog=alpha Bridge=lo Address=127.0.0.1/8\n"
+				 "Provider=os Type=openstack Catalog=alpha Image=img CredentialsFile=%s\n"
+				 "Provider=os2 Type=openstack Catalog=alpha Image=img CredentialsFile=%s Cloud=lab\n"
+				 "Provider=aw Type=aws Catalog=alpha ImageId=ami-1 CredentialsFile=%s Cloud=lab\n",
+				 path_of("clouds.yaml"), path_of("clouds.yaml"), path_of("clouds.yaml"));
+			cfg = load("cloud.conf", text, &err);
+			if (ok(cfg != NULL, "cloud.conf parses: %s", err.msg)) {
+				n = config_check(cfg, cat, &err);
+				ok(n == 2, "two problems with Cloud= (%d): %s", n, err.msg);
+				has_str(err.msg, "cloud.conf:2: Provider os: CredentialsFile ", "a clouds.yaml without Cloud=");
+				has_str(err.msg, "looks like a clouds.yaml: say which of its clouds with Cloud=NAME", "... saying what to add");
+				has_str(err.msg, "cloud.conf:4: Provider aw: Cloud= is for openstack providers", "Cloud= on an aws provider");
+				ok(!strstr(err.msg, "cloud.conf:3:"), "a clouds.yaml with Cloud= is fine");
+				config_free(cfg);
+			}
+		}
 		/* the local provider's bridge: checked on this host */
 		cfg = load("nobridge.conf",
 			   "Provider=alpha Type=local Catalog=alpha Bridge=brnone9z Address=10.250.9.1/24\n"

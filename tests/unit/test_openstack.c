@@ -148,6 +148,98 @@ static void test_auth_file(void)
 	unlink(path);
 }
 
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		printf("Bail out! cannot write %s\n", path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_auth_clouds_yaml(void)
+{
+	char path[] = "/tmp/test_openstack_clouds.XXXXXX";
+	int fd = mkstemp(path);
+	struct os_auth a;
+	burst_err_t err = { 0 };
+
+	if (fd < 0) {
+		printf("Bail out! mkstemp\n");
+		exit(1);
+	}
+	close(fd);
+	/* as openstacksdk writes one: two clouds, comments, quoting */
+	write_file(path, "# clouds.yaml\nclouds:\n"
+		   "  lab:\n    auth:\n      auth_url: http://127.0.0.1:5000/v3\n"
+		   "      username: demo\n      password: \"p4ss: w0rd\"\n"
+		   "      project_name: demo\n      user_domain_name: Default\n"
+		   "      project_domain_name: Default\n"
+		   "    region_name: RegionOne\n    interface: internal\n    identity_api_version: 3\n"
+		   "  hpc:\n    auth_type: v3applicationcredential\n    auth:\n"
+		   "      auth_url: https://keystone.example/v3\n"
+		   "      application_credential_id: 'ac-1234'\n"
+		   "      application_credential_secret: hunter22-secret\n"
+		   "    region_name: Two\n");
+	chmod(path, 0640);
+	ok(os_auth_from_clouds_yaml(path, "lab", &a, &err) < 0, "a clouds.yaml the group can read is refused");
+	has_str(err.msg, "chmod 600", "... saying what to do");
+	chmod(path, 0600);
+	ok(os_auth_from_clouds_yaml(path, "lab", &a, &err) == 0, "a password cloud reads: %s", err.msg);
+	is_str(a.auth_url, "http://127.0.0.1:5000/v3", "auth_url");
+	is_str(a.username, "demo", "username");
+	is_str(a.password, "p4ss: w0rd", "a quoted password with a colon");
+	is_str(a.project_name, "demo", "project_name");
+	is_str(a.user_domain, "Default", "user_domain_name");
+	is_str(a.region, "RegionOne", "region_name");
+	is_str(a.interface, "internal", "interface");
+	ok(a.ac_id == NULL, "no application credential");
+	has_str(a.source, "cloud lab of", "the source names the cloud");
+	os_auth_free(&a);
+	ok(os_auth_from_clouds_yaml(path, "hpc", &a, &err) == 0, "an application credential cloud reads: %s", err.msg);
+	is_str(a.ac_id, "ac-1234", "application_credential_id");
+	is_str(a.ac_secret, "hunter22-secret", "application_credential_secret");
+	is_str(a.region, "Two", "its own region");
+	ok(a.username == NULL, "no user");
+	os_auth_free(&a);
+
+	ok(os_auth_from_clouds_yaml(path, "nope", &a, &err) < 0, "a cloud the file lacks is refused");
+	has_str(err.msg, "it has: lab, hpc", "... naming the clouds it has");
+	ok(!strstr(err.msg, "hunter22") && !strstr(err.msg, "p4ss"), "... and no secret");
+
+	write_file(path, "clouds:\n  lab:\n    auth:\n      auth_url: http://k/v3\n      password: [hunter22\n");
+	ok(os_auth_from_clouds_yaml(path, "lab", &a, &err) < 0, "broken YAML is refused");
+	has_str(err.msg, path, "... naming the file");
+	ok(strstr(err.msg, ":6:") != NULL || strstr(err.msg, ":5:") != NULL, "... and the line: %s", err.msg);
+	ok(!strstr(err.msg, "hunter22"), "... and not the secret");
+
+	write_file(path, "clouds:\n  lab:\n    auth:\n      auth_url: http://k/v3\n      username: u\n"
+		   "      password: hunter22\n");
+	ok(os_auth_from_clouds_yaml(path, "lab", &a, &err) < 0, "a password without a project is refused");
+	has_str(err.msg, "project_name", "... naming the key");
+
+	write_file(path, "clouds:\n  lab:\n    auth_type: v3oidcpassword\n    auth:\n      auth_url: http://k/v3\n");
+	ok(os_auth_from_clouds_yaml(path, "lab", &a, &err) < 0, "an auth_type the driver lacks is refused");
+	has_str(err.msg, "v3oidcpassword", "... naming it");
+
+	write_file(path, "clouds:\n  lab:\n    auth_type: v3applicationcredential\n    auth:\n"
+		   "      auth_url: http://k/v3\n      application_credential_id: x\n");
+	ok(os_auth_from_clouds_yaml(path, "lab", &a, &err) < 0, "an application credential without its secret is refused");
+	has_str(err.msg, "application_credential_secret", "... naming what is missing");
+
+	write_file(path, "clouds:\n  lab:\n    auth:\n      auth_url:\n        - http://k/v3\n");
+	ok(os_auth_from_clouds_yaml(path, "lab", &a, &err) < 0, "a list where a value belongs is refused");
+	has_str(err.msg, ":5: auth: auth_url is not a plain value", "... naming the line and the key");
+
+	write_file(path, "OS_AUTH_URL=http://k/v3\n");
+	ok(os_auth_from_clouds_yaml(path, "lab", &a, &err) < 0, "an openrc file is not a clouds.yaml");
+	has_str(err.msg, "no 'clouds:' mapping", "... saying so");
+	unlink(path);
+}
+
 static void test_flavors(void)
 {
 	struct ec2_instance_types l = { 0 };
@@ -199,6 +291,7 @@ int main(void)
 	test_token();
 	test_errors();
 	test_auth_file();
+	test_auth_clouds_yaml();
 	test_flavors();
 	test_redact();
 	return done_testing();
