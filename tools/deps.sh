@@ -20,6 +20,9 @@ BURST_LAB_DEPS="$BURST_LAB_DEPS nftables"
 # project's git repository and its shell executor copies it with rsync
 # (node and npm, and gitlab-ci-local itself: tools/gitlab-ci-local.sh)
 BURST_LAB_DEPS="$BURST_LAB_DEPS git rsync"
+# tests/integration/test_budget.sh and test_cost.sh read the agent's
+# database with the sqlite3 program
+BURST_LAB_DEPS="$BURST_LAB_DEPS sqlite3"
 # The OpenStack provider's tests: real Keystone and Nova on loopback
 # (tests/integration/os_peers.sh). Nova's API, conductor, scheduler and fake
 # compute run from python3-nova's own functional-test fixtures, which need
