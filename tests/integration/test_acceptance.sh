@@ -6,6 +6,7 @@
 # performance test within tolerance of its instance type's reference and
 # one with no reference for the node; TAP, exit codes, and a JUnit file
 # checked by xmllint and by junitparser.
+# burst-matrix: host-only (burst-node accept only, no Slurm in it: the same on every Slurm release)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

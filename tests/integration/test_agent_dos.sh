@@ -10,6 +10,7 @@
 # others may write. Before the fix the agent read
 # each connection on the loop's time (5 s, then 2 s per read), so the
 # answers came only once the attackers gave up.
+# burst-matrix: host-only (the agent's join port under a flood: nothing of Slurm's in it differs between releases)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

@@ -9,6 +9,7 @@
 # tag = the batch's ClientToken) and adopts them: the same instance ids, no
 # second RunInstances, no duplicate; the job runs on both nodes, and after
 # the nodes are released nothing tagged with the cluster is left running.
+# burst-matrix: host-only (the agent's crash recovery against moto: its Slurm calls are those of test_aws_agent, run on both)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

@@ -7,6 +7,7 @@
 # endpoint: a partial launch, instances mapped by amiLaunchIndex, error
 # classes, and a big batch split to keep each user data under 16 KiB.
 # No root needed. Needs moto and boto3 (tests/integration/ec2_peers.sh finds them).
+# burst-matrix: host-only (provider only, no Slurm in it: the same on every Slurm release)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

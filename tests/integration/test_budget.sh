@@ -8,6 +8,7 @@
 # (SIGHUP), the agent releases the job (its note off its comment) and it runs.
 # A job's nodes are held against an account's budget together: none of them
 # is launched when all of them would cross it.
+# burst-matrix: host-only (the agent's budgets: holding and releasing a job as test_job_refusal does, run on both)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

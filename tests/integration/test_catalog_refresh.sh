@@ -6,6 +6,7 @@
 # show --catalog-dir'; in place, --output FILE, --json; the errors (unknown
 # provider, one neither aws nor openstack, a wrong secret, throttling) exit 2
 # with a clear message and write nothing.
+# burst-matrix: host-only (provider only, no Slurm in it: the same on every Slurm release)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

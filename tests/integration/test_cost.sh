@@ -9,6 +9,7 @@
 # ended job; with slurmdbd it goes to the job's accounting record); an
 # instance adopted by a restarted agent keeps its record; idle and boot time
 # are shown apart and everything adds up to the instances' lives.
+# burst-matrix: host-only (the agent's cost records: its Slurm calls are those of test_burst, run on both)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

@@ -7,6 +7,7 @@
 # messages, and credentials from a fake IMDSv2 (refreshed before expiry).
 # The fake's answers are first checked with botocore's EC2 parser.
 # No root needed.
+# burst-matrix: host-only (provider only, no Slurm in it: the same on every Slurm release)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

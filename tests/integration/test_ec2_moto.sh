@@ -4,6 +4,7 @@
 # and with pagination, ClientToken, TerminateInstances, CreateTags, and a
 # wrong secret key (EC2_AUTH, no secret in the message). No root needed.
 # Needs moto and boto3 (tests/integration/ec2_peers.sh finds them).
+# burst-matrix: host-only (provider only, no Slurm in it: the same on every Slurm release)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

@@ -8,6 +8,7 @@
 # The token reaches the instance in its environment, never on a command
 # line; once used it is dropped. A node removed from burst.conf while it
 # boots is refused when it reports, the agent unharmed.
+# burst-matrix: host-only (the join protocol's checks, before slurmd: what Slurm sees is test_admission's, run on both)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

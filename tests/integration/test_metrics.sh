@@ -5,6 +5,7 @@
 # (the target is up, no scrape error); only GET /metrics is answered; a
 # scraper trickling its request a byte at a time neither delays the burst
 # nor stays connected past the agent's deadline.
+# burst-matrix: host-only (the agent's Prometheus metrics: its Slurm calls are those of test_burst, run on both)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

@@ -7,6 +7,7 @@
 # joins, is admitted and runs the job, all before the aws launch's answer
 # is in. Then the aws launch ends (its client gives up, the driver finds
 # the batch's instances from its journal) and its node is booting.
+# burst-matrix: host-only (a hung provider call: its Slurm calls are those of test_burst, run on both)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}

@@ -10,6 +10,7 @@
 # agent is active. The standby takes over within 10 s, every job
 # completes, each of the 32 nodes got exactly one instance, and no spool
 # request is left.
+# burst-matrix: host-only (the agents' lease handover: its Slurm calls are those of test_burst and test_aws_agent, run on both)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
