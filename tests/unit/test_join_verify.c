@@ -187,6 +187,36 @@ int main(void)
 	e = expect(); e.token = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 	REFUSED(&rep, &e, "invalid or used join token", "the token of an earlier attempt");
 
+	/*
+	 * Two instances of one launch batch: burst-3 as i-0abc with TOKEN and
+	 * burst-4 as i-0def with TOKEN4. Each instance holds its own token
+	 * only (doc/aws.md, "Join tokens"), but even one that learnt the
+	 * other's cannot join with it: not as itself, not as the other node,
+	 * not claiming the other's instance id.
+	 */
+	{
+		static const char token4[] = "fedcba9876543210fedcba9876543210";
+		struct join_expect e4 = expect();
+
+		e4.node = "burst-4";
+		e4.instance = "i-0def";
+		e4.token = token4;
+		rep = report(); rep.token = token4;
+		e = expect();
+		REFUSED(&rep, &e, "invalid or used join token", "burst-3's instance with burst-4's token, as burst-3");
+		rep = report(); rep.node = "burst-4"; rep.token = token4;
+		REFUSED(&rep, &e4, "wrong instance for this node", "burst-3's instance with burst-4's token, as burst-4");
+		rep = report(); rep.node = "burst-4";
+		REFUSED(&rep, &e4, "wrong instance for this node", "burst-3's instance with its own token, as burst-4");
+		rep = report(); rep.node = "burst-4"; rep.instance = "i-0def";
+		REFUSED(&rep, &e4, "invalid or used join token",
+			"burst-3's own token, claiming burst-4's instance id, as burst-4");
+		rep = report(); rep.node = "burst-4"; rep.instance = "i-0def"; rep.token = token4;
+		ok(verdict(&rep, &e4, &why) == JOIN_VERIFIED, "burst-4's own report, its own token: verified");
+		e4.token_used = true;
+		REFUSED(&rep, &e4, "invalid or used join token", "... and not a second time");
+	}
+
 	/* the order: a report that is wrong in many ways says its first fault */
 	rep = report(); rep.uid = 1000; rep.token = "x";
 	e = expect(); e.state = NS_ADMITTED;
