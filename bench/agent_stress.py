@@ -56,6 +56,12 @@ def emulate(lab, bridge, cluster, inst, env_file, eps):
                         iid = i["InstanceId"]
                         if iid in seen:
                             continue
+                        # its own join token: the tag the agent puts on it
+                        # after RunInstances (its metadata serves it); not
+                        # there yet: next round, as the instance would wait
+                        token = {t["Key"]: t["Value"] for t in i.get("Tags", [])}.get("burst-join-token")
+                        if not token:
+                            continue
                         ud = os.path.join(cache, iid + ".sh")
                         a = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData")
                         with open(ud, "wb") as f:
@@ -75,7 +81,9 @@ def emulate(lab, bridge, cluster, inst, env_file, eps):
                         e = dict(env, BURST_LAUNCH_INDEX=str(idx), BURST_INSTANCE_ID=iid)
                         cmd = [inst, "start", ns, node, i["PrivateIpAddress"] + "/24", bridge, d, "--",
                                "env"] + ["%s=%s" % kv for kv in sorted(e.items())] + ["sh", ud]
-                        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL))
+                        # the token in the environment, on no command line
+                        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                                      env=dict(os.environ, BURST_JOIN_TOKEN=token)))
                         sys.stderr.write("emulate: %.3f %s %s %s\n" % (time.time(), node, iid,
                                                                      i["PrivateIpAddress"]))
         procs = [p for p in procs if p.poll() is None]

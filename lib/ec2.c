@@ -1049,6 +1049,8 @@ enum ec2_class ec2_run_instances(struct ec2_client *c, const struct ec2_run_para
 	param(&b, "ClientToken", p->client_token);
 	param(&b, "MetadataOptions.HttpTokens", "required");
 	param(&b, "MetadataOptions.HttpEndpoint", "enabled");
+	if (p->metadata_tags)
+		param(&b, "MetadataOptions.InstanceMetadataTags", "enabled");
 
 	cls = call(c, "RunInstances", ctx, b.s, &doc, err);
 	if (cls == EC2_OK) {

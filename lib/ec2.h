@@ -151,6 +151,8 @@ struct ec2_run_params {
 	const struct ec2_tag *tags;           /* TagSpecification for the instances */
 	size_t ntags;
 	const char *client_token;             /* required: the idempotency key */
+	bool metadata_tags;                   /* the instances read their tags in their
+					       * metadata (InstanceMetadataTags) */
 };
 
 /*

@@ -9,9 +9,15 @@
  * from the cluster, the node set and each node's (name, attempt), tags
  * burst:cluster, burst:nodeset, burst:batch=<token> and Name, and user data:
  * a shell script that reads the instance's launch index and id from IMDSv2,
- * picks its node name and join token from a table indexed by launch index
- * (node i of the batch is launch index i) and runs burst-node join and then
- * slurmd. Each batch is written to the batch journal (fsynced) before its
+ * picks its node name from a table indexed by launch index (node i of the
+ * batch is launch index i), reads its own join token from its instance
+ * tags in its metadata (InstanceMetadataTags) and runs burst-node join and
+ * then slurmd. The user data, the same for every instance of the batch,
+ * holds no token: once RunInstances has answered, each instance is tagged
+ * burst-join-token=<its token> (one CreateTags per instance; an instance
+ * adopted from an earlier batch is tagged again), so that an instance, and
+ * a job on it, can read its own token and no other's (doc/aws.md, "Join
+ * tokens"). Each batch is written to the batch journal (fsynced) before its
  * RunInstances; a batch the journal has may have been sent, so it is first
  * looked up by its burst:batch tag and what exists is adopted: that covers a
  * crash between RunInstances and the agent recording the answer, also on
@@ -334,20 +340,25 @@ static void batch_token(const struct prov_batch *b, size_t from, size_t to, char
 	snprintf(out, 47, "burst-%.40s", hex);
 }
 
+/* The instance tag that carries an instance's own join token: read by the
+ * instance at /latest/meta-data/tags/instance/TOKEN_TAG (IMDS serves tag
+ * keys of letters, digits and a few signs; a hyphen is one of them). */
+#define TOKEN_TAG "burst-join-token"
+
 static void ud_case_line(struct strbuf *s, size_t idx, const struct prov_node *pn)
 {
 	sb_addf(s, "%zu) NODE=", idx);
 	ud_sh_quote(s, pn->node);
-	sb_add(s, " TOKEN=");
-	ud_sh_quote(s, pn->token ? pn->token : "");
 	sb_add(s, " ;;\n");
 }
 
 /*
  * The user data of nodes [from, to) of b: a shell script for cloud-init.
- * BURST_INSTANCE_ID / BURST_LAUNCH_INDEX (instead of asking IMDSv2),
- * BURST_NODE_BIN, BURST_STATE_DIR, BURST_MUNGE_SOCKET and SLURMD_CONF may
- * be set by whoever runs it (an image's own wrapper, the tests).
+ * BURST_INSTANCE_ID / BURST_LAUNCH_INDEX / BURST_JOIN_TOKEN (instead of
+ * asking IMDSv2), BURST_NODE_BIN, BURST_STATE_DIR, BURST_MUNGE_SOCKET and
+ * SLURMD_CONF may be set by whoever runs it (an image's own wrapper, the
+ * tests). No join token is in it: the instance reads its own from its tag,
+ * waiting for the agent to have put it there.
  */
 static void user_data(const struct provider *p, const struct prov_batch *b, const char *join,
 		      size_t from, size_t to, struct strbuf *s)
@@ -360,8 +371,11 @@ static void user_data(const struct provider *p, const struct prov_batch *b, cons
 		"imds() {\n"
 		"\tcurl -fsS --retry 5 -H \"X-aws-ec2-metadata-token: $IMDS_TOKEN\" \"http://169.254.169.254/latest/meta-data/$1\"\n"
 		"}\n"
+		"imds_session() {\n"
+		"\t[ -n \"${IMDS_TOKEN:-}\" ] || IMDS_TOKEN=$(curl -fsS --retry 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 21600' http://169.254.169.254/latest/api/token)\n"
+		"}\n"
 		"if [ -z \"${BURST_INSTANCE_ID:-}\" ] || [ -z \"${BURST_LAUNCH_INDEX:-}\" ]; then\n"
-		"\tIMDS_TOKEN=$(curl -fsS --retry 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' http://169.254.169.254/latest/api/token) || exit 1\n"
+		"\timds_session || exit 1\n"
 		"\tBURST_INSTANCE_ID=$(imds instance-id) || exit 1\n"
 		"\tBURST_LAUNCH_INDEX=$(imds ami-launch-index) || exit 1\n"
 		"fi\n"
@@ -369,7 +383,21 @@ static void user_data(const struct provider *p, const struct prov_batch *b, cons
 	for (i = from; i < to; i++)
 		ud_case_line(s, i - from, &b->nodes[i]);
 	sb_add(s, "*) echo \"burst: no node for launch index $BURST_LAUNCH_INDEX\" >&2; exit 1 ;;\n"
-		"esac\n");
+		"esac\n"
+		"# this instance's own join token: the agent tags it on the instance once\n"
+		"# RunInstances has answered (the user data is the whole batch's)\n"
+		"TOKEN=${BURST_JOIN_TOKEN:-}\n"
+		"tries=0\n"
+		"while [ -z \"$TOKEN\" ]; do\n"
+		"\timds_session && TOKEN=$(imds tags/instance/" TOKEN_TAG " 2>/dev/null) && [ -n \"$TOKEN\" ] && break\n"
+		"\ttries=$((tries + 1))\n"
+		"\tif [ \"$tries\" -ge 300 ]; then\n"
+		"\t\techo \"burst: no " TOKEN_TAG " tag in this instance's metadata after 300 s (InstanceMetadataTags enabled? tagged by the agent?)\" >&2\n"
+		"\t\texit 1\n"
+		"\tfi\n"
+		"\tTOKEN=\n"
+		"\tsleep 1\n"
+		"done\n");
 	ud_join_tail(s);
 }
 
@@ -476,6 +504,57 @@ static void describe_live_by_tag(struct ec2_describe_params *dp, struct ec2_filt
 	dp->nfilters = 2;
 }
 
+/*
+ * Give each instance of nodes [from, to) that has one its own join token,
+ * as its TOKEN_TAG tag (one CreateTags each: a CreateTags gives all its
+ * instances the same tags). EC2 may not know an instance yet right after
+ * RunInstances (eventual consistency): InvalidInstanceID.NotFound is asked
+ * again a few times. A node whose instance could not be tagged fails with
+ * the call's class and no instance: its instance would wait for a token
+ * that never comes. The agent's retry of the same attempt adopts it from
+ * the journal and tags it again; after a permanent failure the reconciler
+ * ends it. Returns how many nodes failed so.
+ */
+static size_t deliver_tokens(struct ec2_client *c, struct prov_batch *b, size_t from, size_t to)
+{
+	size_t i, failed = 0;
+
+	for (i = from; i < to; i++) {
+		struct prov_node *pn = &b->nodes[i];
+		struct ec2_tag tag;
+		const char *ids[1];
+		burst_err_t err;
+		enum ec2_class ec = EC2_OK;
+		long wait_ms = 250;
+
+		if (pn->cls != PROV_OK || !pn->instance[0] || !pn->token || !pn->token[0])
+			continue;
+		tag.key = TOKEN_TAG;
+		tag.value = pn->token;
+		ids[0] = pn->instance;
+		for (int attempt = 0; attempt < 5; attempt++) {
+			ec = ec2_create_tags(c, ids, 1, &tag, 1, &err);
+			if (ec != EC2_NOT_FOUND)
+				break;
+			struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
+			nanosleep(&ts, NULL);
+			wait_ms *= 2;
+		}
+		if (ec != EC2_OK) {
+			/* the token is a secret: the message names the tag, not its value */
+			char msg[sizeof(pn->error)];
+			snprintf(msg, sizeof(msg), "aws CreateTags " TOKEN_TAG " on %.40s (its join token): %.300s",
+				 pn->instance, ec2_detail(err.msg));
+			memcpy(pn->error, msg, sizeof(msg));
+			pn->cls = prov_of_ec2(ec);
+			pn->instance[0] = '\0';
+			pn->address[0] = '\0';
+			failed++;
+		}
+	}
+	return failed;
+}
+
 /* One RunInstances (after looking for an earlier one) for nodes [from, to). */
 static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov_batch *b,
 			   const char *region, const char *join, size_t from, size_t to)
@@ -514,6 +593,7 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 		for (i = from; i < to; i++)
 			if (b->nodes[i].cls == PROV_OK)
 				adopted_note(&b->nodes[i], token);
+		got -= deliver_tokens(c, b, from, to);
 		goto out;
 	}
 	ec2_instances_free(&l);
@@ -558,6 +638,7 @@ launch:
 	rp.tags = tags;
 	rp.ntags = 4;
 	rp.client_token = token;
+	rp.metadata_tags = true;
 	ec = ec2_run_instances(c, &rp, &l, &err);
 	sb_free(&ud);
 	if (ec != EC2_OK) {
@@ -566,6 +647,7 @@ launch:
 		goto out;
 	}
 	got = assign(b, from, to, &l, what);
+	got -= deliver_tokens(c, b, from, to);
 out:
 	ec2_instances_free(&l);
 	return got;
@@ -641,8 +723,11 @@ static long adopt_journaled(struct provider *p, struct ec2_client *c, struct pro
 						 l.v[k].private_ip ? l.v[k].private_ip : "");
 					b->nodes[m].cls = PROV_OK;
 					adopted_note(&b->nodes[m], j->token);
+					/* done either way: not launched again here (a
+					 * node whose tag failed is retried by the agent) */
 					done[m] = 1;
-					adopted++;
+					if (!deliver_tokens(c, b, m, m + 1))
+						adopted++;
 				}
 		}
 		ec2_instances_free(&l);

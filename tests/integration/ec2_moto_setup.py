@@ -58,6 +58,14 @@ def subnet(endpoint, cidr):
     print(ec2.create_subnet(VpcId=vpc, CidrBlock=cidr)["Subnet"]["SubnetId"])
 
 
+def join_token(endpoint, iid):
+    """The instance's burst-join-token tag (its own join token, which its
+    metadata serves it), or nothing."""
+    ec2 = client("ec2", endpoint)
+    r = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
+    print({t["Key"]: t["Value"] for t in r.get("Tags", [])}.get("burst-join-token", ""))
+
+
 def private_ip(endpoint, iid):
     ec2 = client("ec2", endpoint)
     r = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
@@ -73,5 +81,7 @@ if __name__ == "__main__":
         subnet(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "ip":
         private_ip(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "jointoken":
+        join_token(sys.argv[2], sys.argv[3])
     else:
-        sys.exit("usage: ec2_moto_setup.py setup|userdata|subnet|ip ENDPOINT [ID|CIDR]")
+        sys.exit("usage: ec2_moto_setup.py setup|userdata|subnet|ip|jointoken ENDPOINT [ID|CIDR]")

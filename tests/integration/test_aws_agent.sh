@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_aws_agent.sh - the agent's aws provider on a real Slurm: a job bursts
 # into an EC2 instance launched through moto_server (signatures checked),
-# tagged and carrying user data with the node's name and join token; the
+# tagged, carrying user data with the node's name (and no join token: the
+# instance's own is its burst-join-token tag, read in its metadata); the
 # user data is run as cloud-init would (in a network namespace on the lab's
 # bridge), burst-node joins, slurmd starts, the job runs with
 # CLOUD_PROVIDER=aws; after SuspendTime the instance is terminated. A wrong
@@ -112,6 +113,7 @@ ud = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData").get("
 print(json.dumps({"state": i["State"]["Name"], "type": i["InstanceType"], "ip": i.get("PrivateIpAddress", ""),
                   "tags": {t["Key"]: t["Value"] for t in i.get("Tags", [])},
                   "image": i["ImageId"], "token": i.get("ClientToken", ""),
+                  "metadata_tags": i.get("MetadataOptions", {}).get("InstanceMetadataTags", ""),
                   "userdata": base64.b64decode(ud).decode() if ud else ""}))
 PY
 }
@@ -150,15 +152,23 @@ tok=$(j 'd["tags"].get("burst:batch", "")')
 ok $? "tagged burst:cluster, burst:nodeset, burst:batch (= its ClientToken $tok) and Name" "$LAB/i1.json"
 j 'd["userdata"]' >"$LAB/ud1.sh"
 jtok=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select token from nodes where name=?", ("burst-1",)).fetchone()[0])' "$LAB/burst/agent.db" 2>/dev/null)
-[ -n "$jtok" ] && grep -q "0) NODE='burst-1' TOKEN='$jtok'" "$LAB/ud1.sh" && grep -q "JOIN='$LAB_NET.1:$jp'" "$LAB/ud1.sh"
-ok $? "its user data holds the node's name, its join token and the JoinAddress" "$LAB/ud1.sh"
+grep -q "^0) NODE='burst-1' ;;$" "$LAB/ud1.sh" && grep -q "JOIN='$LAB_NET.1:$jp'" "$LAB/ud1.sh"
+ok $? "its user data holds the node's name and the JoinAddress" "$LAB/ud1.sh"
+# the user data is the whole batch's (every instance of a RunInstances gets
+# it, and a job can read it from the instance metadata): no join token in
+# it; the instance's own is in its own tag, which it reads in its metadata
+[ -n "$jtok" ] && ! grep -q "$jtok" "$LAB/ud1.sh" && ! grep -q "TOKEN='" "$LAB/ud1.sh"
+ok $? "... and no join token" "$LAB/ud1.sh"
+[ "$(j 'd["tags"].get("burst-join-token", "")')" = "$jtok" ] && [ "$(j 'd["metadata_tags"]')" = enabled ]
+ok $? "its own join token is its burst-join-token tag, which its metadata serves (InstanceMetadataTags $(j 'd["metadata_tags"]'))" "$LAB/i1.json"
 ! grep -q "$sk" "$LAB/log/agent.log"; ok $? "no secret in the agent's log"
 
 # cloud-init, emulated: the user data runs in a namespace on the lab's bridge,
-# with the launch index and instance id IMDSv2 would give
-emu() {   # NODE INDEX INSTANCE USERDATA ADDRESS
+# with the launch index, instance id and join token tag IMDSv2 would give
+# (the token in the environment, on no command line)
+emu() {   # NODE INDEX INSTANCE USERDATA ADDRESS TOKEN
 	mkdir -p "$LAB/emu/$1"
-	"$inst" start "burst-lab$$-emu-$1" "$1" "$5/24" "$LAB_BR" "$LAB/emu/$1" -- \
+	BURST_JOIN_TOKEN="$6" "$inst" start "burst-lab$$-emu-$1" "$1" "$5/24" "$LAB_BR" "$LAB/emu/$1" -- \
 		env BURST_LAUNCH_INDEX="$2" BURST_INSTANCE_ID="$3" \
 		BURST_NODE_BIN="$(lab_node_image)" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
@@ -166,7 +176,7 @@ emu() {   # NODE INDEX INSTANCE USERDATA ADDRESS
 }
 ip1=$(j 'd["ip"]')
 [[ "$ip1" == "$LAB_NET".* ]]; ok $? "EC2 gave it a private IP in its subnet ($ip1)" "$LAB/i1.json"
-emu burst-1 0 "$iid" "$LAB/ud1.sh" "$ip1"
+emu burst-1 0 "$iid" "$LAB/ud1.sh" "$ip1" "$(j 'd["tags"].get("burst-join-token", "")')"
 ok $? "the instance's user data runs (emulated cloud-init) with that address" "$LAB/emu/burst-1/node.log"
 # when slurmd is not taken in within 5 s the agent launches burst-1 again:
 # that instance's user data runs too (lab_relaunched tells why)
@@ -178,7 +188,8 @@ for ((k = 0; k < 900; k++)); do
 		"$inst" stop "burst-lab$$-emu-burst-1"
 		describe "$ep" "$cur" >"$LAB/i-$cur.json"
 		jget "$LAB/i-$cur.json" 'd["userdata"]' >"$LAB/ud-$cur.sh"
-		emu burst-1 0 "$cur" "$LAB/ud-$cur.sh" "$(jget "$LAB/i-$cur.json" 'd["ip"]')" || echo "# emulating $cur failed"
+		emu burst-1 0 "$cur" "$LAB/ud-$cur.sh" "$(jget "$LAB/i-$cur.json" 'd["ip"]')" \
+			"$(jget "$LAB/i-$cur.json" 'd["tags"].get("burst-join-token", "")')" || echo "# emulating $cur failed"
 		iid=$cur n=$((n + 1))
 	fi
 	sleep 0.1

@@ -153,9 +153,9 @@ ninst=$(wc -l <"$LAB/inst.txt")
 ok $? "no duplicate: 2 instances tagged burst:cluster=lab$$, both of batch $held_tok ($ninst)" "$LAB/inst.txt"
 
 # --- 3. the instances boot (emulated cloud-init), the job runs on both ---
-emu() {   # NODE INDEX INSTANCE USERDATA ADDRESS
+emu() {   # NODE INDEX INSTANCE USERDATA ADDRESS (the join token: its tag, as its metadata serves it)
 	mkdir -p "$LAB/emu/$1"
-	"$inst" start "burst-lab$$-emu-$1" "$1" "$5/24" "$LAB_BR" "$LAB/emu/$1" -- \
+	BURST_JOIN_TOKEN=$(moto_join_token "$3") "$inst" start "burst-lab$$-emu-$1" "$1" "$5/24" "$LAB_BR" "$LAB/emu/$1" -- \
 		env BURST_LAUNCH_INDEX="$2" BURST_INSTANCE_ID="$3" \
 		BURST_NODE_BIN="$(lab_node_image)" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \

@@ -83,15 +83,49 @@ ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
 print(base64.b64decode(ec2.describe_instance_attribute(InstanceId=sys.argv[2], Attribute="userData")["UserData"]["Value"]).decode(), end="")
 PY
 head -1 "$work/ud.sh" | grep -qx '#!/bin/sh'; ok $? "the user data is a shell script" "$work/ud.sh"
+# the user data is the whole batch's: no join token in it; each instance
+# has its own as its burst-join-token tag, served by its metadata
+! grep -q "tok-\|TOKEN='" "$work/ud.sh"; ok $? "the batch's user data holds no join token" "$work/ud.sh"
+first_of() { awk -v n="$1" '$1 == n {print $2}' <<<"$first"; }
+"$MOTO_PY" - "$ep" "$(first_of n1)" "$i2" "$(first_of n3)" "$n1b" >"$work/tags" <<'PY'
+import sys, boto3
+ec2 = boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1")
+for r in ec2.describe_instances(InstanceIds=sys.argv[2:])["Reservations"]:
+    for i in r["Instances"]:
+        t = {x["Key"]: x["Value"] for x in i.get("Tags", [])}
+        print(i["InstanceId"], t.get("burst-join-token", "-"), i.get("MetadataOptions", {}).get("InstanceMetadataTags", "-"))
+PY
+tag_of() { awk -v i="$1" '$1 == i {print $2}' "$work/tags"; }
+[ "$(tag_of "$(first_of n1)")" = tok-one ] && [ "$(tag_of "$i2")" = tok-two ] && [ "$(tag_of "$(first_of n3)")" = tok-three ] &&
+	[ "$(tag_of "$n1b")" = tok-one2 ] &&
+	[ "$(awk '{print $3}' "$work/tags" | sort -u)" = enabled ]
+ok $? "each instance is tagged with its own token only, and its metadata serves its tags (InstanceMetadataTags)" "$work/tags"
 printf '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\necho "BURST_JOIN_TOKEN=$BURST_JOIN_TOKEN"\n' >"$work/fake-node"
 chmod +x "$work/fake-node"
-BURST_LAUNCH_INDEX=1 BURST_INSTANCE_ID="$i2" BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
-	sh "$work/ud.sh" >"$work/args" 2>&1
+# IMDSv2, emulated by a curl on PATH: a session token, then the instance's
+# burst-join-token tag once $work/imds-tag holds it (an HTTP error until then)
+mkdir -p "$work/imds"
+printf '%s\n' '#!/bin/sh' 'case "$*" in' \
+	'*/latest/api/token*) echo imds-session ;;' \
+	'*"X-aws-ec2-metadata-token: imds-session http://169.254.169.254/latest/meta-data/tags/instance/burst-join-token")' \
+	"	[ -s '$work/imds-tag' ] || exit 22; cat '$work/imds-tag' ;;" \
+	'*) exit 22 ;;' 'esac' >"$work/imds/curl"
+chmod +x "$work/imds/curl"
+rm -f "$work/imds-tag"
+( sleep 2; tag_of "$i2" >"$work/imds-tag" ) &
+tagger=$!
+PATH="$work/imds:$PATH" BURST_LAUNCH_INDEX=1 BURST_INSTANCE_ID="$i2" BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
+	timeout 60 sh "$work/ud.sh" >"$work/args" 2>&1
+wait "$tagger"
 printf '%s\n' join --agent 10.0.0.5:6830 --node n2 --instance "$i2" \
 	--record "$work/state/nodes/n2/admission.env" --provider moto --instance-type t3.micro \
 	--region us-east-1 -- slurmd -D -b -N n2 BURST_JOIN_TOKEN=tok-two >"$work/want"
 diff -u "$work/want" "$work/args" >"$work/diff"
-ok $? "launch index 1 runs burst-node join as n2 with its token (in the environment, not on the command line), instance and JoinAddress" "$work/diff"
+ok $? "launch index 1 waits for its tag in its metadata, then runs burst-node join as n2 with that token (in the environment, not on the command line), instance and JoinAddress" "$work/diff"
+BURST_JOIN_TOKEN=tok-given BURST_LAUNCH_INDEX=1 BURST_INSTANCE_ID="$i2" BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
+	sh "$work/ud.sh" >"$work/args" 2>&1
+grep -qx "BURST_JOIN_TOKEN=tok-given" "$work/args"
+ok $? "a token given in the environment (an image's own wrapper) is used as is" "$work/args"
 BURST_LAUNCH_INDEX=7 BURST_INSTANCE_ID=i-x BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
 	sh "$work/ud.sh" >"$work/args" 2>&1
 [ $? -ne 0 ] && grep -q 'no node for launch index 7' "$work/args"
@@ -119,8 +153,11 @@ reqs() { curl -s "$fep/_requests"; }
 script '{"queue": [{"limit": 2}]}'
 drv fake launch --type t3.micro p1:1:a p2:1:b p3:1:c
 reqs >"$work/req.json"
-[ "$(jget "$work/req.json" '[r["action"] for r in d]')" = "['RunInstances']" ]
-ok $? "a batch the journal does not have (never sent) is launched without a DescribeInstances first" "$work/req.json"
+[ "$(jget "$work/req.json" '[r["action"] for r in d]')" = "['RunInstances', 'CreateTags', 'CreateTags']" ]
+ok $? "a batch the journal does not have (never sent) is launched without a DescribeInstances first (then each instance is tagged)" "$work/req.json"
+[ "$(jget "$work/req.json" '[(r["params"].get("ResourceId.1"), r["params"].get("ResourceId.2"), r["params"].get("Tag.1.Key"), r["params"].get("Tag.1.Value")) for r in d if r["action"] == "CreateTags"]')" = "[('i-00000000000000001', None, 'burst-join-token', 'a'), ('i-00000000000000002', None, 'burst-join-token', 'b')]" ] &&
+	[ "$(jget "$work/req.json" '[r["params"].get("MetadataOptions.InstanceMetadataTags") for r in d if r["action"] == "RunInstances"]')" = "['enabled']" ]
+ok $? "... one CreateTags per instance, with its own node's token; RunInstances turns InstanceMetadataTags on" "$work/req.json"
 [ "$(col p1 3)" = ok ] && [ "$(col p2 3)" = ok ] && [ "$(col p3 3)" = capacity ] && [ "$(col p3 2)" = - ]
 ok $? "a partial launch: the nodes without an instance are capacity failures" "$work/out"
 grep -q '^p3 - capacity aws RunInstances t3.micro in us-east-1 for p1..p3 (3 nodes): partial launch: 2 of 3 instances$' "$work/out"
@@ -145,12 +182,12 @@ curl -s -X POST -d '{}' "$fep/_script" >/dev/null
 drv fake launch --type t3.micro s1:1:a s2:1:b
 reqs >"$work/req.json"
 [ "$(col s1 2) $(col s2 2)" = "i-00000000000000001 i-00000000000000002" ] &&
-	[ "$(jget "$work/req.json" '[r["action"] for r in d]')" = "['RunInstances', 'DescribeInstances']" ] &&
+	[ "$(jget "$work/req.json" '[r["action"] for r in d]')" = "['RunInstances', 'DescribeInstances', 'CreateTags', 'CreateTags']" ] &&
 	[ "$(jget "$work/req.json" '[p["Filter.1.Value.1"] == [q for q in d if q["action"] == "RunInstances"][0]["params"]["ClientToken"] for p in [r["params"] for r in d if r["action"] == "DescribeInstances"]]')" = "[True]" ]
-ok $? "... the same batch again (journaled: maybe sent) is looked up by its batch tag and adopted, nothing launched" "$work/req.json $work/out"
+ok $? "... the same batch again (journaled: maybe sent) is looked up by its batch tag and adopted (and tagged), nothing launched" "$work/req.json $work/out"
 drv fake launch --type t3.micro s2:1:b
 reqs >"$work/req.json"
-[ "$(col s2 2)" = i-00000000000000002 ] && [ "$(jget "$work/req.json" '[r["action"] for r in d][2:]')" = "['DescribeInstances']" ]
+[ "$(col s2 2)" = i-00000000000000002 ] && [ "$(jget "$work/req.json" '[r["action"] for r in d][4:]')" = "['DescribeInstances', 'CreateTags']" ]
 ok $? "... and so is one node of it retried alone" "$work/req.json $work/out"
 
 # a journal that cannot be written: nothing is sent (a crash could not tell it was)
@@ -172,10 +209,10 @@ for c in "InsufficientInstanceCapacity capacity" "InstanceLimitExceeded quota" "
 done
 
 curl -s -X POST "$fep/_reset" >/dev/null
-nodes=$(for i in $(seq 300); do echo "big-$i:1:0123456789abcdef0123456789abcdef"; done)
+nodes=$(for i in $(seq 700); do echo "big-$i:1:0123456789abcdef0123456789abcdef"; done)
 drv fake launch --type t3.micro $nodes
-[ "$(grep -c ' ok$' "$work/out")" = 300 ] && [ "$(awk '{print $2}' "$work/out" | sort -u | wc -l)" = 300 ]
-ok $? "a batch of 300 nodes: each has its own instance" "$work/out"
+[ "$(grep -c ' ok$' "$work/out")" = 700 ] && [ "$(awk '{print $2}' "$work/out" | sort -u | wc -l)" = 700 ]
+ok $? "a batch of 700 nodes (no tokens in the user data: about 30 bytes each): each has its own instance" "$work/out"
 reqs >"$work/req.json"
 python3 - "$work/req.json" >"$work/big" <<'PY'
 import base64, json, sys
@@ -184,7 +221,7 @@ sizes = [len(base64.b64decode(p["UserData"])) for p in runs]
 print(len(runs), max(sizes), sum(int(p["MaxCount"]) for p in runs), len(set(p["ClientToken"] for p in runs)))
 PY
 read -r nruns maxud total ntok <"$work/big"
-[ "$nruns" -gt 1 ] && [ "$maxud" -le 16384 ] && [ "$total" = 300 ] && [ "$ntok" = "$nruns" ]
+[ "$nruns" -gt 1 ] && [ "$maxud" -le 16384 ] && [ "$total" = 700 ] && [ "$ntok" = "$nruns" ]
 ok $? "... in $nruns RunInstances (largest user data $maxud bytes <= 16 KiB, $total nodes, $ntok tokens)" "$work/big"
 
 done_testing

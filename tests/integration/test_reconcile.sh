@@ -113,7 +113,8 @@ instance_of() {   # NODE: the instance of its last launch, from the agent's log
 emu() {   # NODE INSTANCE ADDRESS
 	ec2 userdata "$2" >"$LAB/ud-$2.sh" && [ -s "$LAB/ud-$2.sh" ] || return 1
 	mkdir -p "$LAB/emu/$1"
-	"$inst" start "burst-lab$$-emu-$1" "$1" "$3/24" "$LAB_BR" "$LAB/emu/$1" -- \
+	# the join token: its tag, as its metadata serves it (in the environment)
+	BURST_JOIN_TOKEN=$(moto_join_token "$2") "$inst" start "burst-lab$$-emu-$1" "$1" "$3/24" "$LAB_BR" "$LAB/emu/$1" -- \
 		env BURST_LAUNCH_INDEX=0 BURST_INSTANCE_ID="$2" \
 		BURST_NODE_BIN="$(lab_node_image)" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \

@@ -151,7 +151,8 @@ PY
 		ip -n "$ns" addr add "$ip/24" dev eth0 && ip -n "$ns" link set eth0 up &&
 		ip -n "$ns" link set lo up && ip -n "$ns" route add default via "$RT_CL" || return 1
 	mkdir -p "$LAB/emu/$1/tmp" && chmod 1777 "$LAB/emu/$1/tmp"
-	setsid env --default-signal ip netns exec "$ns" unshare -m -u --propagation private sh -c \
+	# the join token: its tag, as its metadata serves it (in the environment)
+	BURST_JOIN_TOKEN=$(moto_join_token "$2") setsid env --default-signal ip netns exec "$ns" unshare -m -u --propagation private sh -c \
 		'hostname "$0" && mount --bind "$1/tmp" /tmp && shift && exec "$@"' "$1" "$LAB/emu/$1" \
 		env BURST_LAUNCH_INDEX=0 BURST_INSTANCE_ID="$2" \
 		BURST_NODE_BIN="$(lab_node_image)" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \

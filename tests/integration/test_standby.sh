@@ -85,7 +85,9 @@ ok $? "burstctl status: A is the active agent" "$LAB/status1"
 # --- the emulated cloud: each running instance's user data runs as cloud-init would ---
 export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
 unset AWS_SESSION_TOKEN AWS_PROFILE
-# the cluster's instances: "ID STATE NODE IP" (the node from its batch's user data and launch index)
+# the cluster's instances: "ID STATE NODE IP INDEX TOKEN" (the node from its
+# batch's user data and launch index; TOKEN its burst-join-token tag, "-" until
+# the agent has tagged it)
 cluster_instances() {
 	"$MOTO_PY" - "$ep" "lab$$" "$1" <<'PY'
 import base64, os, re, sys, boto3
@@ -103,20 +105,22 @@ for page in ec2.get_paginator("describe_instances").paginate(
                     f.write(base64.b64decode(a["UserData"]["Value"]))
                 os.rename(ud + ".new", ud)
             m = re.search(r"^%d\) NODE='([^']*)'" % i["AmiLaunchIndex"], open(ud).read(), re.M)
+            tok = {t["Key"]: t["Value"] for t in i.get("Tags", [])}.get("burst-join-token") or "-"
             print(iid, i["State"]["Name"], m.group(1) if m else "-", i.get("PrivateIpAddress", "-"),
-                  i["AmiLaunchIndex"])
+                  i["AmiLaunchIndex"], tok)
 PY
 }
 mkdir -p "$LAB/ud" "$LAB/emu"
 emulator() {
-	local id st node ip idx
+	local id st node ip idx tok
 	while :; do
-		cluster_instances "$LAB/ud" 2>>"$LAB/emu.err" | while read -r id st node ip idx; do
-			[ "$st" = running ] && [ "$node" != - ] && [ ! -e "$LAB/emu/$id" ] || continue
+		cluster_instances "$LAB/ud" 2>>"$LAB/emu.err" | while read -r id st node ip idx tok; do
+			# an instance waits for its join token tag, as its user data does
+			[ "$st" = running ] && [ "$node" != - ] && [ "$tok" != - ] && [ ! -e "$LAB/emu/$id" ] || continue
 			: >"$LAB/emu/$id"
 			mkdir -p "$LAB/emu/$node"
 			"$inst" stop "burst-lab$$-emu-$node" 2>/dev/null
-			"$inst" start "burst-lab$$-emu-$node" "$node" "$ip/24" "$LAB_BR" "$LAB/emu/$node" -- \
+			BURST_JOIN_TOKEN=$tok "$inst" start "burst-lab$$-emu-$node" "$node" "$ip/24" "$LAB_BR" "$LAB/emu/$node" -- \
 				env BURST_LAUNCH_INDEX="$idx" BURST_INSTANCE_ID="$id" \
 				BURST_NODE_BIN="$build/burst-agent/node/burst-node" BURST_STATE_DIR="$LAB/burst" \
 				BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
