@@ -111,6 +111,9 @@ for page in ec2.get_paginator("describe_instances").paginate(
 PY
 }
 mkdir -p "$LAB/ud" "$LAB/emu"
+# the instances' software, as an image has it (not the build tree, which an
+# instance's private /tmp hides when the clone is under /tmp)
+node_img=$(lab_node_image) || bail "no node image"
 emulator() {
 	local id st node ip idx tok
 	while :; do
@@ -122,7 +125,7 @@ emulator() {
 			"$inst" stop "burst-lab$$-emu-$node" 2>/dev/null
 			BURST_JOIN_TOKEN=$tok "$inst" start "burst-lab$$-emu-$node" "$node" "$ip/24" "$LAB_BR" "$LAB/emu/$node" -- \
 				env BURST_LAUNCH_INDEX="$idx" BURST_INSTANCE_ID="$id" \
-				BURST_NODE_BIN="$build/burst-agent/node/burst-node" BURST_STATE_DIR="$LAB/burst" \
+				BURST_NODE_BIN="$node_img" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \
 				BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
 				sh "$LAB/ud/$id.sh" >/dev/null 2>>"$LAB/emu.err"
 		done
