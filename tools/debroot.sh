@@ -106,7 +106,7 @@ in_root() {
 	# the root shares this host's name (its UTS namespace): it must resolve
 	# there as on any Debian host (127.0.1.1, as the installer writes it).
 	# Slurm 24.11 looks up the name srun runs on (to tell it its job ended)
-	# and retries a failed lookup for 10 s, slurmctld's job locks held.
+	# and retries a failed lookup for 10 s, its jobs waiting meanwhile.
 	hosts=$(mktemp /var/tmp/burst-root-hosts.XXXXXX)
 	{ cat "$R/etc/hosts"; awk -v h="$(hostname)" '$1 !~ /^#/ { for (i = 2; i <= NF; i++) if ($i == h) f = 1 }
 		END { if (!f) printf "127.0.1.1\t%s\n", h }' "$R/etc/hosts"; } >"$hosts"
