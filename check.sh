@@ -14,7 +14,7 @@
 # the project built inside a Debian root of its own against that Slurm's
 # headers (tools/debroot.sh, cached under /var/cache/slurm-burst/roots;
 # made on first use, about 2 minutes; BURST_SECOND_SLURM=no leaves this
-# part out; about 15 minutes, 2 of them debootstrap on first use). There
+# part out; 11 to 15 minutes, 2 of them debootstrap on first use). There
 # run the integration tests of what Slurm does with the agent's programs
 # and calls: submit, power saving, bursting, lifecycle, admission, MPI
 # acceptance, the aws agent, the reconciler, contract ranking, the site
