@@ -97,9 +97,8 @@ for r in ec2.describe_instances(InstanceIds=sys.argv[2:])["Reservations"]:
 PY
 tag_of() { awk -v i="$1" '$1 == i {print $2}' "$work/tags"; }
 [ "$(tag_of "$(first_of n1)")" = tok-one ] && [ "$(tag_of "$i2")" = tok-two ] && [ "$(tag_of "$(first_of n3)")" = tok-three ] &&
-	[ "$(tag_of "$n1b")" = tok-one2 ] &&
-	[ "$(awk '{print $3}' "$work/tags" | sort -u)" = enabled ]
-ok $? "each instance is tagged with its own token only, and its metadata serves its tags (InstanceMetadataTags)" "$work/tags"
+	[ "$(tag_of "$n1b")" = tok-one2 ]
+ok $? "each instance is tagged with its own token only (that RunInstances turns InstanceMetadataTags on: below, on the requests)" "$work/tags"
 printf '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\necho "BURST_JOIN_TOKEN=$BURST_JOIN_TOKEN"\n' >"$work/fake-node"
 chmod +x "$work/fake-node"
 # IMDSv2, emulated by a curl on PATH: a session token, then the instance's
