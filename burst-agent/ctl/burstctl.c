@@ -781,12 +781,14 @@ static int cmd_slurm_conf(const struct opts *o, int argc, char **argv)
 		printf("# catalog %s; node sizes are the smallest candidate of each node set\n", cat->version);
 	}
 	if (!nodes_only && !o->json) {
-		printf("ResumeProgram=%s/burst-resume\n", libexec);
-		printf("SuspendProgram=%s/burst-suspend\n", libexec);
-		printf("ResumeFailProgram=%s/burst-resume-fail\n", libexec);
+		/* a path with a blank must be quoted for slurm.conf's parser */
+		const char *q = strpbrk(libexec, " \t#") ? "\"" : "";
+		printf("ResumeProgram=%s%s/burst-resume%s\n", q, libexec, q);
+		printf("SuspendProgram=%s%s/burst-suspend%s\n", q, libexec, q);
+		printf("ResumeFailProgram=%s%s/burst-resume-fail%s\n", q, libexec, q);
 		printf("# starts batch jobs the moment their burst nodes are up; runs burst.conf's\n"
 		       "# PrologSlurmctld= (the site's own) first\n");
-		printf("PrologSlurmctld=%s/burst-prolog-slurmctld\n", libexec);
+		printf("PrologSlurmctld=%s%s/burst-prolog-slurmctld%s\n", q, libexec, q);
 		printf("ResumeTimeout=600\nSuspendTimeout=120\nSuspendTime=300\n");
 		printf("ResumeRate=0\nSuspendRate=0\n");
 		/* only what this build's Slurm release accepts (lib/slurm_compat.h) */

@@ -97,10 +97,10 @@ printf '%s\n' '# version=test' 'instance_type,region,ondemand_usd_per_hour,spot_
 export BURST_CATALOG_DIR="$aux/catalog"
 
 SLURM_CONF_NODES="# nodes: below"
-SLURM_CONF_EXTRA="ResumeProgram=$ps/burst-resume
-SuspendProgram=$ps/burst-suspend
-ResumeFailProgram=$ps/burst-resume-fail
-PrologSlurmctld=$ps/burst-prolog-slurmctld
+SLURM_CONF_EXTRA="ResumeProgram=\"$ps/burst-resume\"
+SuspendProgram=\"$ps/burst-suspend\"
+ResumeFailProgram=\"$ps/burst-resume-fail\"
+PrologSlurmctld=\"$ps/burst-prolog-slurmctld\"
 ResumeTimeout=300
 SuspendTimeout=10
 SuspendTime=8
@@ -111,7 +111,7 @@ lab_pre_ctld() {
 	cat >"$LAB/etc/burst.conf" <<CONF
 ClusterName=lab$$
 StateDir=$LAB/burst
-CatalogDir=$aux/catalog
+CatalogDir="$aux/catalog"
 JoinPort=$jp
 RejectCooldown=60
 ReconcileInterval=2

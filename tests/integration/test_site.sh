@@ -76,7 +76,7 @@ lab_pre_ctld() {
 	cat >"$LAB/etc/burst-aws.conf" <<CONF
 ClusterName=lab$$
 StateDir=$LAB/burst
-CatalogDir=$src/share/catalog
+CatalogDir="$src/share/catalog"
 JoinPort=$jp
 JoinAddress=$OP_ADDR:$jp
 RejectCooldown=5
