@@ -207,8 +207,9 @@ else
 		# (root_run enters $root_build: made first)
 		rm -rf "$root_build" && mkdir -p "$root_build"
 		root_slurm=$(root_run slurmctld -V 2>/dev/null | awk '{ print $2 }')
+		# configure by a relative path, as above (a blank in the clone's path)
 		step "build-slurm-${root_slurm:-unknown}" root_run /bin/sh -c \
-			"'$top/configure' --enable-werror && make -j$jobs && make -j$jobs check TESTS="
+			"'$(realpath --relative-to="$root_build" "$top")/configure' --enable-werror && make -j$jobs && make -j$jobs check TESTS="
 		if [ -x "$root_build/burst-agent/burst-agent" ]; then
 			echo "== integration tests on Slurm ${root_slurm:-unknown}"
 			root_tests

@@ -57,7 +57,9 @@ grep -q 'Depends:.*slurm-wlm-basic-plugins (>= 22\.05), slurm-wlm-basic-plugins 
 ok $? "the plugin's package needs this Slurm release (22.05.x), no other" <(dpkg-deb -I "${debs[3]}")
 
 # ---- RPMs ----
-rpmbuild -ta --nodeps --define "_topdir $tmp/rpm" "$tarball" >"$tmp/rpm.log" 2>&1
+# (a copy: rpmbuild's tar step breaks on a blank in the tarball's path)
+cp "$tarball" "$tmp/" &&
+	rpmbuild -ta --nodeps --define "_topdir $tmp/rpm" "$tmp/$(basename "$tarball")" >"$tmp/rpm.log" 2>&1
 ok $? "rpmbuild -ta from the tarball" "$tmp/rpm.log"
 for p in slurm-burst slurm-burst-agent slurm-burst-node slurm-burst-spank; do
 	ls "$tmp"/rpm/RPMS/*/$p-$version-*.rpm >/dev/null 2>&1
