@@ -278,8 +278,7 @@ static int yscalar(const char *path, yaml_document_t *d, yaml_node_t *m, const c
 		return -1;
 	}
 	wipe_free(*dst);
-	*dst = xcalloc(1, v->data.scalar.length + 1);
-	memcpy(*dst, v->data.scalar.value, v->data.scalar.length);
+	*dst = xstrndup((const char *)v->data.scalar.value, v->data.scalar.length);
 	return 0;
 }
 
