@@ -1416,37 +1416,37 @@ bad:
 	return -1;
 }
 
-int state_job_first_start(struct state_db *db, long job, double *start, burst_err_t *err)
+/*
+ * The one REAL that sql (one '?', the job id) selects: 1 with *out set (out
+ * may be NULL), 0 when there is none (no row, or NULL), -1 with err.
+ */
+static int job_real(struct state_db *db, const char *sql, long job, double *out, const char *what,
+		    burst_err_t *err)
 {
 	sqlite3_stmt *st;
-	int rc;
+	int rc, found = 0;
 
-	if (sqlite3_prepare_v2(db->db, "SELECT min(start) FROM holds WHERE job=?", -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_int64(st, 1, job);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-		*start = sqlite3_column_double(st, 0);
-		sqlite3_finalize(st);
-		return 1;
+		if (out)
+			*out = sqlite3_column_double(st, 0);
+		found = 1;
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : fail(db, err, "read the job's first hold");
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? found : fail(db, err, what);
+}
+
+int state_job_first_start(struct state_db *db, long job, double *start, burst_err_t *err)
+{
+	return job_real(db, "SELECT min(start) FROM holds WHERE job=?", job, start, "read the job's first hold", err);
 }
 
 int state_job_cost_get(struct state_db *db, long job, double *dollars, burst_err_t *err)
 {
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(db->db, "SELECT dollars FROM job_costs WHERE job=?", -1, &st, NULL) != SQLITE_OK)
-		return fail(db, err, "prepare");
-	sqlite3_bind_int64(st, 1, job);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && dollars)
-		*dollars = sqlite3_column_double(st, 0);
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : fail(db, err, "read the job's cost");
+	return job_real(db, "SELECT dollars FROM job_costs WHERE job=?", job, dollars, "read the job's cost", err);
 }
 
 int state_job_cost_set(struct state_db *db, long job, double dollars, burst_err_t *err)
