@@ -208,6 +208,40 @@ static void reply_retry(int fd)
 }
 
 /*
+ * Answer an admitted node once slurmctld has its address (its slurmd
+ * registers from there): its admission record (the CLOUD_* values), with
+ * the connection kept (a duplicate of its descriptor) while the Slurm
+ * worker tells it, and the loop going on meanwhile, however long
+ * slurmctld takes.
+ */
+static void answer_admitted(int fd, const char *node, const struct node_rec *rp, const char *digest,
+			    double requested)
+{
+	const struct node_rec r = *rp;
+	json_object *rec = json_object_new_object();
+	struct admit_wait *w = xcalloc(1, sizeof(*w));
+
+	json_object_object_add(rec, "CLOUD_PROVIDER", json_object_new_string(r.provider ? r.provider : ""));
+	json_object_object_add(rec, "CLOUD_INSTANCE_TYPE", json_object_new_string(r.instance_type ? r.instance_type : ""));
+	json_object_object_add(rec, "CLOUD_INSTANCE_ID", json_object_new_string(r.instance));
+	json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
+	json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
+	json_object_object_add(rec, "CLOUD_PROVENANCE_ID", json_object_new_string(digest));
+	w->fd = dup(fd);
+	w->rec = rec;
+	w->requested = requested;
+	snprintf(w->node, sizeof(w->node), "%s", node);
+	if (w->fd < 0) {
+		ERR("%s: cannot keep its join connection (%s): answered before Slurm has its address",
+		    node, strerror(errno));
+		reply_admit(fd, rec, requested);
+		free(w);
+		slurm_node(node, r.address, NO_VAL, NULL);
+	} else
+		slurm_node_then(node, r.address, NO_VAL, NULL, admit_after_address, w);
+}
+
+/*
  * A node reported: {"op":"join","cred":MUNGE,"record":TEXT}, the credential's
  * payload {"digest":sha256(TEXT),"token","instance","node"}. Nothing a
  * forged, replayed, misdirected or malformed report says reaches the
@@ -258,6 +292,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		held.token = r.token;
 		held.token_used = r.token_used;
 		held.instance = r.instance;
+		held.admitted = r.provenance_id;
 		known = true;
 	}
 	join_verify(&rep, 0, known ? &held : NULL, &res);
@@ -267,6 +302,21 @@ void handle_join(int fd, const char *buf, size_t got)
 		INFO("join: %s (instance %s): the launch is not recorded yet: asked to retry", node, instance);
 		metric_join("retry");
 		reply_retry(fd);
+		goto out;
+	}
+	if (res.verdict == JOIN_READMIT) {
+		/* admitted on this very report, whose answer was lost (the agent
+		 * that admitted it died first): answered as then; nothing is
+		 * decided or recorded again */
+		INFO("%s: report of instance %s again, the one it was admitted on (its answer was lost): answered again",
+		     node, instance);
+		/* its slurmd's registration is waited for from now */
+		if (transition(node, NS_ADMITTED, &r, NS_ADMITTED, "its report answered again") != 1) {
+			reply_json(fd, false, "state changed", NULL);
+			goto out;
+		}
+		metric_join("admitted");
+		answer_admitted(fd, node, &r, digest, r.since);
 		goto out;
 	}
 	if (res.verdict != JOIN_VERIFIED) {
@@ -360,34 +410,7 @@ void handle_join(int fd, const char *buf, size_t got)
 			     node, r.provider ? r.provider : "?", r.instance ? r.instance : "?", peer);
 		}
 	}
-	{
-		json_object *rec = json_object_new_object();
-		struct admit_wait *w = xcalloc(1, sizeof(*w));
-		json_object_object_add(rec, "CLOUD_PROVIDER", json_object_new_string(r.provider ? r.provider : ""));
-		json_object_object_add(rec, "CLOUD_INSTANCE_TYPE", json_object_new_string(r.instance_type ? r.instance_type : ""));
-		json_object_object_add(rec, "CLOUD_INSTANCE_ID", json_object_new_string(r.instance));
-		json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
-		json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
-		json_object_object_add(rec, "CLOUD_PROVENANCE_ID", json_object_new_string(digest));
-		/*
-		 * The answer once slurmctld has the node's address (its slurmd
-		 * registers from there): the connection is kept (a duplicate of
-		 * its descriptor) while the Slurm worker tells it, and the loop
-		 * goes on meanwhile, however long slurmctld takes.
-		 */
-		w->fd = dup(fd);
-		w->rec = rec;
-		w->requested = requested;
-		snprintf(w->node, sizeof(w->node), "%s", node);
-		if (w->fd < 0) {
-			ERR("%s: cannot keep its join connection (%s): answered before Slurm has its address",
-			    node, strerror(errno));
-			reply_admit(fd, rec, requested);
-			free(w);
-			slurm_node(node, r.address, NO_VAL, NULL);
-		} else
-			slurm_node_then(node, r.address, NO_VAL, NULL, admit_after_address, w);
-	}
+	answer_admitted(fd, node, &r, digest, requested);
 out:
 	free(payload);
 	json_object_put(req);

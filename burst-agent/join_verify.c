@@ -62,6 +62,19 @@ enum join_verdict join_verify(const struct join_report *rep, uid_t want_uid, con
 		res->reason = "not ready for this instance yet";
 		return res->verdict = JOIN_RETRY;
 	}
+	if (e->state == NS_ADMITTED && e->admitted && !strcmp(e->admitted, res->digest) &&
+	    e->instance && !strcmp(e->instance, rep->instance)) {
+		/*
+		 * The report this node was admitted on, from its instance: its
+		 * token is spent (dropped at admission), but only that instance
+		 * made this record. Its answer was lost (the agent that admitted
+		 * it died before answering; a standby took over): answered again
+		 */
+		json_object_put(res->record);
+		res->record = NULL;
+		res->reason = NULL;
+		return res->verdict = JOIN_READMIT;
+	}
 	if (e->state != NS_BOOTING)
 		return refuse(res, "node is not booting");
 	if (!e->instance || strcmp(e->instance, rep->instance))

@@ -33,11 +33,15 @@ struct join_expect {
 	const char *token;       /* the join token issued for its attempt; NULL: none */
 	bool token_used;
 	const char *instance;    /* the instance it was launched as; NULL: not recorded */
+	const char *admitted;    /* the digest of the report it was admitted on; NULL: none */
 };
 
 enum join_verdict {
 	JOIN_VERIFIED,           /* go on to the node's admission policy */
 	JOIN_RETRY,              /* launched, launch not recorded yet: the node asks again */
+	JOIN_READMIT,            /* the report it was admitted on, sent again (its answer
+				  * was lost: the agent died or stepped down meanwhile):
+				  * answered as then, nothing decided again */
 	JOIN_REFUSED,            /* nothing of the report is stored; reason says why */
 };
 
@@ -60,8 +64,9 @@ void join_claims(const char *payload, struct join_report *rep, json_object **own
  * from a credential that must be want_uid's. The refusals, in order: not
  * want_uid's credential, malformed payload, record not matching the
  * digest, record not a JSON object, unknown node, a credential for another
- * node, node not booting (launching with the right token: JOIN_RETRY),
- * wrong instance, invalid or used token.
+ * node, node not booting (launching with the right token: JOIN_RETRY;
+ * admitted, from its instance, on this very record: JOIN_READMIT), wrong
+ * instance, invalid or used token.
  */
 enum join_verdict join_verify(const struct join_report *rep, uid_t want_uid, const struct join_expect *e,
 			      struct join_result *res);

@@ -42,6 +42,7 @@ static struct join_expect expect(void)
 	e.token = TOKEN;
 	e.token_used = false;
 	e.instance = "i-0abc";
+	e.admitted = NULL;
 	return e;
 }
 
@@ -216,6 +217,28 @@ int main(void)
 		e4.token_used = true;
 		REFUSED(&rep, &e4, "invalid or used join token", "... and not a second time");
 	}
+
+	/*
+	 * The report a node was admitted on, sent again because its answer was
+	 * lost (the agent that admitted it died before answering; the standby
+	 * took over): its token is spent, but it is answered again, from its
+	 * instance and on that very record only.
+	 */
+	rep = report();
+	e = expect(); e.state = NS_ADMITTED; e.token = NULL; e.token_used = true; e.admitted = good_digest;
+	ok(verdict(&rep, &e, &why) == JOIN_READMIT && !why,
+	   "admitted on this report, sent again from its instance: answered again");
+	rep = report(); rep.instance = "i-0def";
+	REFUSED(&rep, &e, "node is not booting", "admitted on this report, sent again from another instance");
+	rep = report(); rep.record = "{\"kernel\":\"6.1.0\",\"cpus\":8}";
+	sigv4_sha256_hex(rep.record, strlen(rep.record), other_digest);
+	rep.digest = other_digest;
+	REFUSED(&rep, &e, "node is not booting", "admitted, another record from its instance");
+	rep = report();
+	e.admitted = NULL;
+	REFUSED(&rep, &e, "node is not booting", "admitted, no record of what it was admitted on");
+	e = expect(); e.admitted = good_digest;
+	ok(verdict(&rep, &e, &why) == JOIN_VERIFIED, "booting: verified as usual, whatever it was admitted on before");
 
 	/* the order: a report that is wrong in many ways says its first fault */
 	rep = report(); rep.uid = 1000; rep.token = "x";
