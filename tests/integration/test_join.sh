@@ -139,12 +139,22 @@ print(sqlite3.connect(sys.argv[1]).execute("select token from nodes where name=?
 m=$(stat -c %a "$LAB/burst/agent.db" "$LAB/burst/agent.db-wal" "$LAB/burst/agent.db-shm" | tr '\n' ' ')
 [ "$m" = "600 600 600 " ]; ok $? "agent.db, -wal and -shm are mode 0600 ($m)"
 
-join_with --record="$LAB/replay.env" >"$LAB/o" 2>&1
+# the report again from another instance (its spent token, node and record):
+# refused; from its own instance, on the very record it was admitted on (what
+# a node does when the agent that admitted it died before answering): the
+# same answer again, nothing decided or stored again
+join_with --instance="local-lab$$-burst-2-1" --record="$LAB/replay.env" >"$LAB/o" 2>&1
 rc=$?
-[ $rc = 1 ] && grep -q 'node is not booting\|invalid or used join token' "$LAB/o"
-ok $? "replaying the report (same token, instance and node) is refused (exit $rc)" "$LAB/o"
+[ $rc = 1 ] && grep -q 'node is not booting' "$LAB/o"
+ok $? "replaying the report as another instance is refused (exit $rc)" "$LAB/o"
 [ "$(db)" = "$after" ] && [ ! -e "$LAB/replay.env" ]
 ok $? "... the database is unchanged and no admission record was written"
+join_with --record="$LAB/replay.env" >"$LAB/o" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "^CLOUD_PROVENANCE_ID=$pid\$" "$LAB/replay.env" &&
+	grep -q 'burst-1: report of instance .* again, the one it was admitted on (its answer was lost): answered again' "$LAB/log/agent.log"
+ok $? "the same report from its own instance is answered again, as admitted (exit $rc)" "$LAB/o" "$LAB/replay.env"
+[ "$(db)" = "$after" ]; ok $? "... and nothing is stored again ($(db))"
 
 # a node removed from burst.conf (SIGHUP) while it boots, whose report then
 # fails the admission policy: refused, and the agent keeps running
