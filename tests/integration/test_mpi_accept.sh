@@ -107,6 +107,18 @@ rc=$?
 	grep -q 'reason: ranks: ranks 0 and 1 both run on burst-1; expected one rank per node of burst-\[1-2\]' "$LAB/ranks.tap"
 ok $? "--partition burst -N 2: two ranks on one host fail the ranks check (exit $rc)" "$LAB/ranks.tap" "$LAB/ranks.out"
 
+# --- each node has its own /dev/shm, as a machine does: Open MPI names its
+# shared-memory segments by host name, uid and job id, which the nodes of two
+# labs (or clusters) on one host share; one /dev/shm for all of them mixed
+# two jobs' messages and made a rank segfault in MPI_Init under load ---
+probe=burst-shm-probe.$$
+srun -p burst -N 2 -w 'burst-[1-2]' sh -c "touch /dev/shm/$probe.\$SLURMD_NODENAME" >"$LAB/shm.out" 2>&1 &&
+	srun -p burst -N 2 -w 'burst-[1-2]' -l sh -c "ls /dev/shm | grep -F $probe" 2>&1 | sort >>"$LAB/shm.out"
+seen=$(grep -c . "$LAB/shm.out") host=$(ls /dev/shm | grep -c -F "$probe")
+rm -f /dev/shm/"$probe".*
+[ "$(cat "$LAB/shm.out")" = "$(printf '0: %s\n1: %s' "$probe.burst-1" "$probe.burst-2")" ] && [ "$host" = 0 ]
+ok $? "each node sees only its own file in /dev/shm, and the host none ($seen lines, host $host)" "$LAB/shm.out"
+
 # --- usage ---
 "$burstctl" accept --conf "$LAB/ranks.conf" >/dev/null 2>"$LAB/usage.err"
 rc=$?

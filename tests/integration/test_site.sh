@@ -153,7 +153,7 @@ PY
 	mkdir -p "$LAB/emu/$1/tmp" && chmod 1777 "$LAB/emu/$1/tmp"
 	# the join token: its tag, as its metadata serves it (in the environment)
 	BURST_JOIN_TOKEN=$(moto_join_token "$2") setsid env --default-signal ip netns exec "$ns" unshare -m -u --propagation private sh -c \
-		'hostname "$0" && mount --bind "$1/tmp" /tmp && shift && exec "$@"' "$1" "$LAB/emu/$1" \
+		'hostname "$0" && mount --bind "$1/tmp" /tmp && mount -t tmpfs -o mode=1777,nosuid,nodev burst-shm /dev/shm && shift && exec "$@"' "$1" "$LAB/emu/$1" \
 		env BURST_LAUNCH_INDEX=0 BURST_INSTANCE_ID="$2" \
 		BURST_NODE_BIN="$(lab_node_image)" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \
 		BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
