@@ -12,12 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "imds.h"
 #include "strutil.h"
-
-#define IMDS_DEFAULT "http://169.254.169.254"
 
 static void wipe_free(char *s)
 {
@@ -172,77 +170,25 @@ out:
 	return rc;
 }
 
-/* ---- IMDSv2 ---- */
+/* ---- IMDSv2 (imds.h) ---- */
 
-static size_t collect(char *p, size_t sz, size_t n, void *ud)
+/* GET path: the body of a 200 answer (caller frees), else NULL with err. */
+static char *imds_ok(struct imds *m, const char *path, burst_err_t *err)
 {
-	struct strbuf *sb = ud;
-	size_t len = sz * n;
+	long status;
+	size_t len;
+	char *body;
 
-	if (sb->len + len > 65536)      /* metadata answers are small */
-		return 0;
-	if (sb->len + len + 1 > sb->cap) {
-		sb->cap = sb->len + len + 1;
-		sb->s = xrealloc(sb->s, sb->cap);
-	}
-	memcpy(sb->s + sb->len, p, len);
-	sb->len += len;
-	sb->s[sb->len] = '\0';
-	return len;
-}
-
-/* One IMDS request; returns the body (caller frees) or NULL with err set. */
-static char *imds_call(CURL *h, const char *base, const char *path, const char *token,
-		       long timeout_ms, burst_err_t *err)
-{
-	struct strbuf body, url;
-	struct curl_slist *hdrs = NULL;
-	char hdr[512];
-	long status = 0;
-	CURLcode cc;
-	char *ret = NULL;
-
-	sb_init(&body);
-	sb_init(&url);
-	sb_addf(&url, "%s%s", base, path);
-	curl_easy_reset(h);
-	curl_easy_setopt(h, CURLOPT_URL, url.s);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-	if (!token) {
-		curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
-		hdrs = curl_slist_append(hdrs, "X-aws-ec2-metadata-token-ttl-seconds: 21600");
-	} else {
-		snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token: %s", token);
-		hdrs = curl_slist_append(hdrs, hdr);
-		explicit_bzero(hdr, sizeof(hdr));
-	}
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	cc = curl_easy_perform(h);
-	if (cc != CURLE_OK) {
-		burst_err_set(err, "instance metadata service %s%s: %s", base, path,
-			      curl_easy_strerror(cc));
-		goto out;
-	}
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+	/* metadata answers are small */
+	if (imds_get(m, path, 65536, &status, &body, &len, err) < 0)
+		return NULL;
 	if (status != 200) {
-		burst_err_set(err, "instance metadata service %s%s: HTTP %ld", base, path, status);
-		goto out;
+		explicit_bzero(body, len);
+		free(body);
+		burst_err_set(err, "instance metadata service %s%s: HTTP %ld", imds_base(m), path, status);
+		return NULL;
 	}
-	ret = body.s ? sb_take(&body) : xstrdup("");
-out:
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(hdrs);
-	if (body.s)
-		explicit_bzero(body.s, body.len);
-	sb_free(&body);
-	sb_free(&url);
-	return ret;
+	return body;
 }
 
 static time_t parse_iso8601(const char *s)
@@ -268,31 +214,18 @@ static const char *jstr(struct json_object *o, const char *k)
 
 static int from_imds(const struct aws_creds_opts *o, struct aws_creds *out, burst_err_t *err)
 {
-	const char *base = o->imds_endpoint;
-	long tmo = o->imds_timeout_ms > 0 ? o->imds_timeout_ms : 2000;
-	CURL *h = NULL;
-	char *token = NULL, *roles = NULL, *doc = NULL, *path = NULL, *bare = NULL;
+	struct imds *m = NULL;
+	char *roles = NULL, *doc = NULL, *path = NULL;
+	const char *bare;
 	struct json_object *j = NULL;
 	const char *ak, *sk, *st, *exp, *code;
 	int rc = -1;
 
-	if (!base)
-		base = getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT");
-	if (!base || !*base)
-		base = IMDS_DEFAULT;
-	bare = xstrdup(base);
-	while (*bare && bare[strlen(bare) - 1] == '/')
-		bare[strlen(bare) - 1] = '\0';
-	h = curl_easy_init();
-	if (!h) {
-		burst_err_set(err, "cannot initialise libcurl");
+	m = imds_open(o->imds_endpoint, o->imds_timeout_ms, err);
+	if (!m)
 		goto out;
-	}
-	token = imds_call(h, bare, "/latest/api/token", NULL, tmo, err);
-	if (!token)
-		goto out;
-	str_trim(token);
-	roles = imds_call(h, bare, "/latest/meta-data/iam/security-credentials/", token, tmo, err);
+	bare = imds_base(m);
+	roles = imds_ok(m, "/latest/meta-data/iam/security-credentials/", err);
 	if (!roles)
 		goto out;
 	roles[strcspn(roles, "\r\n")] = '\0';
@@ -308,7 +241,7 @@ static int from_imds(const struct aws_creds_opts *o, struct aws_creds *out, burs
 		sb_addf(&sb, "/latest/meta-data/iam/security-credentials/%s", roles);
 		path = sb_take(&sb);
 	}
-	doc = imds_call(h, bare, path, token, tmo, err);
+	doc = imds_ok(m, path, err);
 	if (!doc)
 		goto out;
 	j = json_tokener_parse(doc);
@@ -352,12 +285,9 @@ out:
 		explicit_bzero(doc, strlen(doc));
 		free(doc);
 	}
-	wipe_free(token);
 	free(roles);
 	free(path);
-	free(bare);
-	if (h)
-		curl_easy_cleanup(h);
+	imds_close(m);
 	return rc;
 }
 
