@@ -669,8 +669,12 @@ char *os_error_message(const char *json)
 	char *msg = NULL;
 	const char *m;
 
-	if (!root)
+	/* a proxy's or a broken service's body may be any JSON value: only an
+	 * object carries a message */
+	if (!root || !json_object_is_type(root, json_type_object)) {
+		json_object_put(root);
 		return NULL;
+	}
 	if ((m = jstr(root, "message")))
 		msg = xstrdup(m);
 	else if (json_object_object_get_ex(root, "error", &v) && (m = jstr(v, "message")))

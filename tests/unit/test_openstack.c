@@ -97,6 +97,11 @@ static void test_errors(void)
 	has_str(js, "the image burst-broken does not boot", "... with its fault");
 	free(js);
 	ok(os_error_message("not json") == NULL, "no message from a non-JSON body");
+	/* found by tests/fuzz/fuzz_openstack: a body that is JSON but no object
+	 * (a proxy's "503", a bare string) was walked as an object */
+	ok(os_error_message("503") == NULL, "no message from a JSON number");
+	ok(os_error_message("\"Service Unavailable\"") == NULL, "no message from a JSON string");
+	ok(os_error_message("[{\"message\": \"x\"}]") == NULL, "no message from a JSON array");
 }
 
 static void test_auth_file(void)
