@@ -113,8 +113,8 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 	return 0;
 }
 
-int hostlist_expand(const char *expr, struct hostlist *hl, size_t max_hosts,
-		    burst_err_t *err)
+static int expand_all(const char *expr, struct hostlist *hl, size_t max_hosts,
+		      burst_err_t *err)
 {
 	const char *p = expr;
 
@@ -140,6 +140,26 @@ int hostlist_expand(const char *expr, struct hostlist *hl, size_t max_hosts,
 		p = *q ? q + 1 : q;
 	}
 	return 0;
+}
+
+int hostlist_expand(const char *expr, struct hostlist *hl, size_t max_hosts,
+		    burst_err_t *err)
+{
+	size_t before = hl->n;
+
+	if (expand_all(expr, hl, max_hosts, err) == 0)
+		return 0;
+	/* an error in a later item: the names of the earlier ones go, and
+	 * hl is as it was (found by tests/fuzz/fuzz_resume: callers that
+	 * skip a bad list leaked them) */
+	while (hl->n > before)
+		free(hl->names[--hl->n]);
+	if (!hl->n) {
+		free(hl->names);
+		hl->names = NULL;
+		hl->cap = 0;
+	}
+	return -1;
 }
 
 void hostlist_free(struct hostlist *hl)

@@ -84,6 +84,13 @@ int main(void)
 	ok(hostlist_find(&hl, "a-2") == 1, "find a-2 at 1");
 	ok(hostlist_find(&hl, "b") == 3, "find b at 3");
 	ok(hostlist_find(&hl, "a-4") == -1, "a-4 is not there");
+	/* found by tests/fuzz/fuzz_resume: the names of the good items before a
+	 * bad one were left in hl, and callers that skip a bad list leaked them */
+	ok(hostlist_expand("c-[1-2],d-[1,x]", &hl, 100, &err) == -1, "a bad second item is refused");
+	ok(hl.n == 4 && !strcmp(hl.names[3], "b"), "... and nothing of it is appended (%zu names)", hl.n);
+	hostlist_free(&hl);
+	ok(hostlist_expand("e-[1-3],f]", &hl, 100, &err) == -1 && hl.n == 0,
+	   "a list refused at its end leaves an empty hl empty");
 	hostlist_free(&hl);
 	return done_testing();
 }
