@@ -61,44 +61,6 @@ static const char *admission_policy(const struct cfg_nodeset *ns, const struct n
 	return why;
 }
 
-/*
- * The node-local acceptance results in the record: NULL if all passed (or
- * none were run), else why not, naming each failed test and its reason.
- */
-static const char *acceptance_policy(json_object *rec, char *why, size_t len)
-{
-	json_object *acc, *v;
-	size_t i, failed = 0;
-
-	if (!json_object_object_get_ex(rec, "acceptance", &acc))
-		return NULL;
-	if (json_object_is_type(acc, json_type_object)) {
-		snprintf(why, len, "the acceptance suite could not run: %s",
-			 json_object_object_get_ex(acc, "error", &v) ? json_object_get_string(v) : "no results");
-		return why;
-	}
-	if (!json_object_is_type(acc, json_type_array)) {
-		snprintf(why, len, "malformed acceptance results");
-		return why;
-	}
-	snprintf(why, len, "acceptance failed:");
-	for (i = 0; i < json_object_array_length(acc); i++) {
-		json_object *t = json_object_array_get_idx(acc, i), *p, *n, *r;
-		size_t l = strlen(why);
-		if (!json_object_object_get_ex(t, "passed", &p) || json_object_get_boolean(p))
-			continue;
-		/* a test this node does not run (mpi, at join) is not a failure */
-		if (json_object_object_get_ex(t, "run", &r) && !json_object_get_boolean(r))
-			continue;
-		json_object_object_get_ex(t, "name", &n);
-		json_object_object_get_ex(t, "reason", &r);
-		snprintf(why + l, len - l, "%s %s: %s", failed ? ";" : "", n ? json_object_get_string(n) : "?",
-			 r ? json_object_get_string(r) : "failed");
-		failed++;
-	}
-	return failed ? why : NULL;
-}
-
 static const char *jstr(json_object *o, const char *key)
 {
 	json_object *v;
@@ -343,7 +305,7 @@ void handle_join(int fd, const char *buf, size_t got)
 	} else if (jstr(jrec, "error")) {
 		snprintf(why, sizeof(why), "the node reported a problem instead of its provenance: %.1000s", jstr(jrec, "error"));
 		bad = why;
-	} else if (!(bad = acceptance_policy(jrec, why, sizeof(why))))
+	} else if (!(bad = join_acceptance(jrec, why, sizeof(why))))
 		bad = admission_policy(ns, &r, jrec, why, sizeof(why));
 	if (bad) {
 		/* the reasons quote the node's record: no raw control characters

@@ -1,6 +1,7 @@
 /*
  * join_verify.c - the join checks as a pure function (join_verify.h).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "join_verify.h"
@@ -83,4 +84,42 @@ enum join_verdict join_verify(const struct join_report *rep, uid_t want_uid, con
 		return refuse(res, "invalid or used join token");
 	res->reason = NULL;
 	return res->verdict = JOIN_VERIFIED;
+}
+
+/*
+ * The node-local acceptance results in the record: NULL if all passed (or
+ * none were run), else why not, naming each failed test and its reason.
+ */
+const char *join_acceptance(json_object *rec, char *why, size_t len)
+{
+	json_object *acc, *v;
+	size_t i, failed = 0;
+
+	if (!json_object_object_get_ex(rec, "acceptance", &acc))
+		return NULL;
+	if (json_object_is_type(acc, json_type_object)) {
+		snprintf(why, len, "the acceptance suite could not run: %s",
+			 json_object_object_get_ex(acc, "error", &v) ? json_object_get_string(v) : "no results");
+		return why;
+	}
+	if (!json_object_is_type(acc, json_type_array)) {
+		snprintf(why, len, "malformed acceptance results");
+		return why;
+	}
+	snprintf(why, len, "acceptance failed:");
+	for (i = 0; i < json_object_array_length(acc); i++) {
+		json_object *t = json_object_array_get_idx(acc, i), *p, *n, *r;
+		size_t l = strlen(why);
+		if (!json_object_object_get_ex(t, "passed", &p) || json_object_get_boolean(p))
+			continue;
+		/* a test this node does not run (mpi, at join) is not a failure */
+		if (json_object_object_get_ex(t, "run", &r) && !json_object_get_boolean(r))
+			continue;
+		json_object_object_get_ex(t, "name", &n);
+		json_object_object_get_ex(t, "reason", &r);
+		snprintf(why + l, len - l, "%s %s: %s", failed ? ";" : "", n ? json_object_get_string(n) : "?",
+			 r ? json_object_get_string(r) : "failed");
+		failed++;
+	}
+	return failed ? why : NULL;
 }

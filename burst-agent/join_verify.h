@@ -71,4 +71,11 @@ void join_claims(const char *payload, struct join_report *rep, json_object **own
 enum join_verdict join_verify(const struct join_report *rep, uid_t want_uid, const struct join_expect *e,
 			      struct join_result *res);
 
+/*
+ * The node-local acceptance results in a verified record (its "acceptance"
+ * section): NULL if all passed (or none were run), else why not in why
+ * (len bytes), naming each failed test and its reason.
+ */
+const char *join_acceptance(json_object *rec, char *why, size_t len);
+
 #endif

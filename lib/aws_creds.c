@@ -212,13 +212,58 @@ static const char *jstr(struct json_object *o, const char *k)
 	return json_object_get_string(v);
 }
 
+char *aws_creds_imds_role(char *answer)
+{
+	answer[strcspn(answer, "\r\n")] = '\0';
+	str_trim(answer);
+	return *answer && !strchr(answer, '/') ? answer : NULL;
+}
+
+int aws_creds_imds_doc(const char *where, const char *role, const char *doc,
+		       struct aws_creds *out, burst_err_t *err)
+{
+	struct json_object *j;
+	const char *ak, *sk, *st, *exp, *code;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	j = json_tokener_parse(doc);
+	if (!j || !json_object_is_type(j, json_type_object)) {
+		burst_err_set(err, "instance metadata service %s: the credentials of role %s "
+			      "are not a JSON object", where, role);
+		goto out;
+	}
+	code = jstr(j, "Code");
+	ak = jstr(j, "AccessKeyId");
+	sk = jstr(j, "SecretAccessKey");
+	st = jstr(j, "Token");
+	exp = jstr(j, "Expiration");
+	if ((code && strcmp(code, "Success") != 0) || !ak || !sk || !*ak || !*sk) {
+		burst_err_set(err, "instance metadata service %s: role %s gave no credentials (Code %s)",
+			      where, role, code ? code : "missing");
+		goto out;
+	}
+	out->access_key = xstrdup(ak);
+	out->secret_key = xstrdup(sk);
+	out->session_token = st && *st ? xstrdup(st) : NULL;
+	out->expiration = exp ? parse_iso8601(exp) : 0;
+	if (exp && out->expiration == 0) {
+		aws_creds_free(out);
+		burst_err_set(err, "instance metadata service %s: role %s: cannot parse Expiration '%s'",
+			      where, role, exp);
+		goto out;
+	}
+	rc = 0;
+out:
+	json_object_put(j);
+	return rc;
+}
+
 static int from_imds(const struct aws_creds_opts *o, struct aws_creds *out, burst_err_t *err)
 {
 	struct imds *m = NULL;
 	char *roles = NULL, *doc = NULL, *path = NULL;
 	const char *bare;
-	struct json_object *j = NULL;
-	const char *ak, *sk, *st, *exp, *code;
 	int rc = -1;
 
 	m = imds_open(o->imds_endpoint, o->imds_timeout_ms, err);
@@ -228,9 +273,7 @@ static int from_imds(const struct aws_creds_opts *o, struct aws_creds *out, burs
 	roles = imds_ok(m, "/latest/meta-data/iam/security-credentials/", err);
 	if (!roles)
 		goto out;
-	roles[strcspn(roles, "\r\n")] = '\0';
-	str_trim(roles);
-	if (!*roles || strchr(roles, '/')) {
+	if (!aws_creds_imds_role(roles)) {
 		burst_err_set(err, "instance metadata service %s: this instance has no IAM role "
 			      "(attach an instance profile, or give CredentialsFile=)", bare);
 		goto out;
@@ -244,32 +287,8 @@ static int from_imds(const struct aws_creds_opts *o, struct aws_creds *out, burs
 	doc = imds_ok(m, path, err);
 	if (!doc)
 		goto out;
-	j = json_tokener_parse(doc);
-	if (!j || !json_object_is_type(j, json_type_object)) {
-		burst_err_set(err, "instance metadata service %s: the credentials of role %s "
-			      "are not a JSON object", bare, roles);
+	if (aws_creds_imds_doc(bare, roles, doc, out, err) < 0)
 		goto out;
-	}
-	code = jstr(j, "Code");
-	ak = jstr(j, "AccessKeyId");
-	sk = jstr(j, "SecretAccessKey");
-	st = jstr(j, "Token");
-	exp = jstr(j, "Expiration");
-	if ((code && strcmp(code, "Success") != 0) || !ak || !sk || !*ak || !*sk) {
-		burst_err_set(err, "instance metadata service %s: role %s gave no credentials (Code %s)",
-			      bare, roles, code ? code : "missing");
-		goto out;
-	}
-	out->access_key = xstrdup(ak);
-	out->secret_key = xstrdup(sk);
-	out->session_token = st && *st ? xstrdup(st) : NULL;
-	out->expiration = exp ? parse_iso8601(exp) : 0;
-	if (exp && out->expiration == 0) {
-		aws_creds_free(out);
-		burst_err_set(err, "instance metadata service %s: role %s: cannot parse Expiration '%s'",
-			      bare, roles, exp);
-		goto out;
-	}
 	{
 		struct strbuf sb;
 		sb_init(&sb);
@@ -278,9 +297,6 @@ static int from_imds(const struct aws_creds_opts *o, struct aws_creds *out, burs
 	}
 	rc = 0;
 out:
-	if (j) {
-		json_object_put(j);
-	}
 	if (doc) {
 		explicit_bzero(doc, strlen(doc));
 		free(doc);

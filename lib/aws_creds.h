@@ -65,6 +65,20 @@ int aws_creds_resolve(const struct aws_creds_opts *opts, struct aws_creds *out,
 int aws_creds_from_file(const char *path, const char *profile, bool is_config,
 			struct aws_creds *out, burst_err_t *err);
 
+/*
+ * The instance metadata's answers, as aws_creds_resolve reads them.
+ * aws_creds_imds_role: the answer to /latest/meta-data/iam/security-
+ * credentials/ (changed in place) is the instance's role name on its first
+ * line; returns it, or NULL when there is none. aws_creds_imds_doc: the
+ * answer to .../ROLE, a JSON object with AccessKeyId, SecretAccessKey,
+ * Token, Expiration and Code; returns 0 and fills *out (the caller frees
+ * it; its source is left NULL), or -1 with err naming where (the metadata
+ * service's address) and role, and *out zeroed.
+ */
+char *aws_creds_imds_role(char *answer);
+int aws_creds_imds_doc(const char *where, const char *role, const char *doc,
+		       struct aws_creds *out, burst_err_t *err);
+
 /* True when c expires within AWS_CREDS_REFRESH_MARGIN seconds of now. */
 bool aws_creds_expiring(const struct aws_creds *c, time_t now);
 
