@@ -6,11 +6,10 @@
 #include <string.h>
 
 #include "contract.h"
+#include "fuzz.h"
 #include "strutil.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+FUZZ_TARGET(contract)
 {
 	char *text = xstrndup((const char *)data, size);
 	burst_err_t err;
