@@ -12,6 +12,7 @@
  *   agent_spool.c      requests from the power-save programs' spool
  *   agent_launch.c     launching and terminating instances, cooldowns
  *   agent_join.c       join reports and admission
+ *   agent_notice.c     spot interruption notices from the nodes
  *   agent_slurm.c      the Slurm adapter: what the agent asks of and tells slurmctld, on its worker
  *   agent_reconcile.c  reconciler glue: provider listings against the node records
  *   agent_lease.c      the active agent's lease: standby, takeover, stepping down
@@ -48,6 +49,7 @@ struct bnode {
 	bool busy;               /* a provider call for it is in flight (launch, terminate): not repeated meanwhile */
 	double retry_after;      /* mono(): a failed terminate is tried again then */
 	bool lost_asked;         /* reconciler: its instance vanished; Slurm is asked for its jobs */
+	char noticed[128];       /* the instance whose interruption notice was acted on ("": none) */
 };
 
 /* Reconciler: an instance listed by a provider, and when it was first seen. */
@@ -64,6 +66,7 @@ struct lost_job {
 	double next;             /* when to ask slurmctld to schedule it again */
 	bool pending;            /* seen requeued (pending) */
 	bool released, nudged;
+	bool noticed;            /* requeued by the agent: its node got an interruption notice */
 };
 
 /* A configured provider and its driver. */
@@ -170,6 +173,13 @@ void cooldowns(void);
 /* agent_join.c */
 void handle_join(int fd, const char *buf, size_t got);
 void reply_json(int fd, bool admit, const char *reason, json_object *record);
+/* Decode a munge credential: the payload (caller frees) and *uid, or NULL with why. */
+char *munge_open(const char *cred, uid_t *uid, char *why, size_t len);
+/* Write o as one line to fd, and put it. */
+void send_reply(int fd, json_object *o);
+
+/* agent_notice.c: a node's spot interruption notice (req: op "notice") */
+void handle_notice(int fd, json_object *req, size_t got);
 
 /*
  * agent_slurm.c: every call to slurmctld (but slurm_settings, at start-up)
@@ -191,6 +201,9 @@ void slurm_node_then(const char *name, const char *addr, uint32_t state, const c
 		     void (*then)(void *arg, bool ran, bool ok), void *arg);
 /* Let job (requeued from node) start at once: its BeginTime cleared. */
 void slurm_job_begin_now(uint32_t job, const char *node);
+/* Requeue job (running on node, whose instance is about to go); once
+ * requeued it is let go on as one from a lost node (A.lost_jobs). */
+void slurm_job_requeue(uint32_t job, const char *node, const char *why);
 void registration_check(void);
 void release_refused_jobs(void);
 /* The running jobs on node, to then(arg, true, ids, n) on the loop (none

@@ -68,9 +68,8 @@ static const char *jstr(json_object *o, const char *key)
 		json_object_get_string(v) : NULL;
 }
 
-/* Read one line (the report) of at most max bytes; NULL (and *len) if too large. */
 /* Decode a munge credential; the payload (caller frees) or NULL with why. */
-static char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
+char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
 {
 	munge_ctx_t ctx = munge_ctx_create();
 	void *pay = NULL;
@@ -99,7 +98,7 @@ static char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
 }
 
 /* Write a reply object (one line) and free it. */
-static void send_reply(int fd, json_object *o)
+void send_reply(int fd, json_object *o)
 {
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 
@@ -229,6 +228,11 @@ void handle_join(int fd, const char *buf, size_t got)
 	memset(&res, 0, sizeof(res));
 	rep.uid = (uid_t)-1;
 	req = json_tokener_parse(buf);
+	if (jstr(req, "op") && !strcmp(jstr(req, "op"), "notice")) {
+		/* burst-node's interruption watch (agent_notice.c) */
+		handle_notice(fd, req, got);
+		goto out;
+	}
 	cred = jstr(req, "cred");
 	text = jstr(req, "record");
 	if (!cred || !text) {

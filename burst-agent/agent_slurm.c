@@ -281,6 +281,41 @@ void slurm_job_begin_now(uint32_t job, const char *node)
 	update_job(job, NULL, true, msg);
 }
 
+static void w_requeue(struct scall *c)
+{
+	c->rc = slurm_requeue(c->job, 0);
+	c->err = c->rc == SLURM_SUCCESS ? 0 : burst_slurm_errno();
+}
+
+static void t_requeue(struct scall *c)
+{
+	struct lost_job *lj;
+
+	if (c->rc != SLURM_SUCCESS) {
+		ERR("%s: job %u: cannot requeue it (%s): %s; it ends with the instance", c->node, c->job, c->reason,
+		    slurm_strerror(c->err));
+		return;
+	}
+	INFO("%s: job %u requeued before its instance goes (%s)", c->node, c->job, c->reason);
+	/* Slurm holds it back (BeginTime) as if it could still run there: let it go on */
+	A.lost_jobs = xrealloc(A.lost_jobs, (A.nlost_jobs + 1) * sizeof(*A.lost_jobs));
+	lj = &A.lost_jobs[A.nlost_jobs++];
+	memset(lj, 0, sizeof(*lj));
+	lj->id = c->job;
+	lj->until = now() + 120 + A.cfg->reject_cooldown;
+	lj->noticed = true;
+}
+
+void slurm_job_requeue(uint32_t job, const char *node, const char *why)
+{
+	struct scall *c = sc_new("requeue", w_requeue, t_requeue);
+
+	c->job = job;
+	c->node = xstrdup(node);
+	c->reason = xstrdup(why);
+	sc_submit(c);
+}
+
 static void w_release(struct scall *c)
 {
 	char idbuf[32], out[256];
@@ -591,7 +626,8 @@ static void t_lost_jobs(struct scall *c)
 				}
 				if (now() >= lj->next) {
 					char msg[200];
-					snprintf(msg, sizeof(msg), "job %u was requeued from a lost node: it may start at once", s->id);
+					snprintf(msg, sizeof(msg), "job %u was requeued from %s: it may start at once", s->id,
+						 lj->noticed ? "a node under an interruption notice" : "a lost node");
 					lj->next = now() + 5.0;
 					update_job(s->id, NULL, true, lj->nudged ? NULL : msg);
 					lj->nudged = true;

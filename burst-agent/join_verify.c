@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "imds.h"
 #include "join_verify.h"
 #include "sigv4.h"
 
@@ -122,4 +123,39 @@ const char *join_acceptance(json_object *rec, char *why, size_t len)
 		failed++;
 	}
 	return failed ? why : NULL;
+}
+
+void notice_claims(const char *payload, struct notice_report *rep, json_object **owner)
+{
+	json_object *pay = payload ? json_tokener_parse(payload) : NULL;
+
+	rep->node = claim(pay, "node");
+	rep->instance = claim(pay, "instance");
+	rep->action = claim(pay, "action");
+	rep->time = claim(pay, "time");
+	*owner = pay;
+}
+
+const char *notice_verify(const struct notice_report *rep, uid_t want_uid, const struct join_expect *e)
+{
+	enum imds_action a;
+	time_t at;
+
+	if (rep->uid != want_uid)
+		return want_uid == 0 ? "the credential is not root's" : "the credential is not of the expected user";
+	if (!rep->node || !rep->instance || !rep->action || !rep->time)
+		return "malformed credential payload";
+	if (!imds_action_from_name(rep->action, &a))
+		return "unknown action (terminate, stop and hibernate are known)";
+	if (!imds_notice_time(rep->time, &at))
+		return "the time is not YYYY-MM-DDTHH:MM:SSZ";
+	if (!e)
+		return "unknown node";
+	if (!e->node || strcmp(e->node, rep->node))
+		return "the credential is for another node";
+	if (e->state != NS_BOOTING && e->state != NS_ADMITTED)
+		return "node is neither booting nor admitted";
+	if (!e->instance || strcmp(e->instance, rep->instance))
+		return "wrong instance for this node";
+	return NULL;
 }

@@ -78,4 +78,25 @@ enum join_verdict join_verify(const struct join_report *rep, uid_t want_uid, con
  */
 const char *join_acceptance(json_object *rec, char *why, size_t len);
 
+/*
+ * A spot interruption notice from a node (op "notice", burst-node's
+ * interruption watch): its credential's claims {"node","instance",
+ * "action","time"}, NULL where absent or not a string.
+ */
+struct notice_report {
+	uid_t uid;
+	const char *node, *instance, *action, *time;
+};
+
+/* The claims of payload into rep (they live in *owner: put it). */
+void notice_claims(const char *payload, struct notice_report *rep, json_object **owner);
+
+/*
+ * NULL when the notice may be acted on: want_uid's credential, every claim
+ * there, an action EC2 gives (terminate, stop, hibernate) and a time
+ * YYYY-MM-DDTHH:MM:SSZ, for a node the agent holds (e, NULL: none) booting
+ * or admitted as that very instance. Else why not (static text).
+ */
+const char *notice_verify(const struct notice_report *rep, uid_t want_uid, const struct join_expect *e);
+
 #endif

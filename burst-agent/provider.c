@@ -102,6 +102,8 @@ void ud_join_tail(struct strbuf *s)
 		"[ -n \"$REGION\" ] && set -- \"$@\" --region \"$REGION\"\n"
 		"[ -n \"$ACCEPTANCE\" ] && set -- \"$@\" --acceptance \"$ACCEPTANCE\"\n"
 		"[ -n \"${BURST_MUNGE_SOCKET:-}\" ] && set -- \"$@\" --munge-socket \"$BURST_MUNGE_SOCKET\"\n"
+		"# an instance metadata service to watch for an interruption notice (aws)\n"
+		"[ -n \"${BURST_IMDS:-}\" ] && set -- \"$@\" --imds \"$BURST_IMDS\"\n"
 		"set -- \"$@\" -- slurmd -D -b\n"
 		"[ -n \"${SLURMD_CONF:-}\" ] && set -- \"$@\" -f \"$SLURMD_CONF\"\n"
 		"exec \"${BURST_NODE_BIN:-burst-node}\" join \"$@\" -N \"$NODE\"\n");

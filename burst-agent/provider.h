@@ -137,7 +137,9 @@ void openstack_provider_stats(const struct provider *p, unsigned *api_calls, uns
  * start (the shebang, what, and the variables every driver sets); the
  * driver then sets NODE, TOKEN and BURST_INSTANCE_ID its own way, and
  * ud_join_tail writes the rest (hostname, the node's directory, the token
- * in the environment, exec burst-node join ... -- slurmd). ud_sh_quote
+ * in the environment, exec burst-node join ... -- slurmd; with BURST_IMDS
+ * set, as the aws driver sets it, burst-node watches that instance metadata
+ * service for an interruption notice). ud_sh_quote
  * single-quotes a value for sh.
  */
 struct strbuf;

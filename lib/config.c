@@ -965,7 +965,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		"ReconcileInterval", "OrphanGrace", "VanishGrace", "LeaseTimeout",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
-		"BlessedDrivers", "MetricsListen", "CostNoteInterval", NULL };
+		"BlessedDrivers", "MetricsListen", "CostNoteInterval", "InterruptionCooldown", NULL };
 	struct conf_word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -1049,7 +1049,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "Acceptance") ||
 		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
 		 str_ieq(w[0].key, "BlessedDrivers") || str_ieq(w[0].key, "MetricsListen") ||
-		 str_ieq(w[0].key, "CostNoteInterval") ||
+		 str_ieq(w[0].key, "CostNoteInterval") || str_ieq(w[0].key, "InterruptionCooldown") ||
 		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint") ||
 		 str_ieq(w[0].key, "AllowInsecureEndpoint")) {
 		int k;
@@ -1098,6 +1098,14 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 					cfg->orphan_grace = (int)v;
 				else
 					cfg->vanish_grace = (int)v;
+			} else if (str_ieq(w[k].key, "InterruptionCooldown")) {
+				/* a type and region whose instance got a spot interruption notice */
+				char *end;
+				long v = strtol(w[k].val, &end, 10);
+				if (!w[k].val[0] || *end || v < 1 || v > 86400)
+					lerr(ld, file, line, "%s=%s: give seconds (1-86400)", w[k].key, w[k].val);
+				else
+					cfg->interruption_cooldown = (int)v;
 			} else if (str_ieq(w[k].key, "LeaseTimeout")) {
 				/* the active agent's lease (agent_lease.c): renewed every
 				 * LeaseTimeout/5 s, taken over after LeaseTimeout s */
@@ -1226,6 +1234,7 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	cfg->join_port = 6830;
 	cfg->boot_timeout = 300;
 	cfg->reject_cooldown = 60;
+	cfg->interruption_cooldown = 600;
 	cfg->reconcile_interval = 60;
 	cfg->cost_note_interval = 60;
 	cfg->orphan_grace = 300;

@@ -143,6 +143,8 @@ struct burst_config {
 	char *join_address;      /* JoinAddress=ADDR:PORT what instances are told (NULL: not set) */
 	int boot_timeout;        /* BootTimeout= seconds from launch to join (default 300) */
 	int reject_cooldown;     /* RejectCooldown= seconds a failed node stays DOWN (default 60) */
+	int interruption_cooldown; /* InterruptionCooldown= seconds a type/region is not launched into
+				    * after a spot interruption notice (default 600; doubles on repeats) */
 	int reconcile_interval;  /* ReconcileInterval= seconds between reconciler rounds (default 60; 0: off) */
 	int cost_note_interval;  /* CostNoteInterval= seconds between a running job's cost notes (default 60; 0: off) */
 	int orphan_grace;        /* OrphanGrace= seconds before an orphan instance is terminated (default 300) */

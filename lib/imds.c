@@ -232,6 +232,18 @@ int imds_action_from_name(const char *name, enum imds_action *a)
 	return 1;
 }
 
+int imds_notice_time(const char *s, time_t *at)
+{
+	struct tm tm;
+	char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!s || strlen(s) != 20 || !(end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) || strcmp(end, "Z"))
+		return 0;
+	*at = timegm(&tm);
+	return 1;
+}
+
 /* s for a message: control characters escaped, at most 64 characters. */
 static void quote(const char *s, char *out, size_t len)
 {
@@ -258,8 +270,6 @@ int imds_notice_parse(long status, const char *body, size_t len, struct imds_not
 	size_t end_at;
 	const char *act, *t;
 	char q[80];
-	struct tm tm;
-	char *end;
 	int rc = -1;
 
 	memset(n, 0, sizeof(*n));
@@ -307,14 +317,11 @@ int imds_notice_parse(long status, const char *body, size_t len, struct imds_not
 		snprintf(why, wlen, "no \"time\" (a string) in the notice");
 		goto out;
 	}
-	memset(&tm, 0, sizeof(tm));
-	end = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!end || strcmp(end, "Z") || strlen(t) >= sizeof(n->time)) {
+	if (!imds_notice_time(t, &n->at)) {
 		quote(t, q, sizeof(q));
 		snprintf(why, wlen, "time '%s' is not YYYY-MM-DDTHH:MM:SSZ", q);
 		goto out;
 	}
-	n->at = timegm(&tm);
 	snprintf(n->action_name, sizeof(n->action_name), "%s", act);
 	snprintf(n->time, sizeof(n->time), "%s", t);
 	rc = 1;

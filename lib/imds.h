@@ -61,6 +61,9 @@ struct imds_notice {
 /* "terminate", "stop", "hibernate" into *a: false for anything else. */
 int imds_action_from_name(const char *name, enum imds_action *a);
 
+/* A notice's time, exactly YYYY-MM-DDTHH:MM:SSZ, into *at (UTC): false if not one. */
+int imds_notice_time(const char *s, time_t *at);
+
 /*
  * The answer of IMDS_NOTICE_PATH (its HTTP status and body of len bytes):
  * 1 with *n for a notice (200, a JSON object with a known "action" and a

@@ -2,13 +2,18 @@
  * burst-node - what runs on a burst node.
  *
  *   burst-node join --agent ADDR:PORT --node NAME --instance ID [--token TOKEN]
- *                   --record FILE [--sysroot DIR] -- SLURMD [ARG...]
+ *                   --record FILE [--imds URL [--imds-interval S]] [--sysroot DIR]
+ *                   -- SLURMD [ARG...]
  *   (the token otherwise from BURST_JOIN_TOKEN in the environment: off ps)
  *
  * Reports to the agent over the node's network, waits for its verdict, and
  * only when the node is admitted writes the admission record to FILE and
  * becomes SLURMD (so a rejected node never registers with Slurm).
  * Exit 1 when rejected, 2 on usage errors, 3 when the agent cannot be reached.
+ * With --imds (the aws provider's user data gives it) a child process
+ * watches that instance metadata service for a spot interruption notice
+ * from the start and reports it to the agent (interrupt.c), beside the join
+ * and then beside slurmd.
  *
  *   burst-node provenance [--sysroot DIR] [...] [--pretty | --id]
  *
@@ -35,6 +40,7 @@
 #include "accept.h"
 #include "node_provenance.h"
 #include "node_health.h"
+#include "node_interrupt.h"
 #include "plugstack_check.h"
 
 #define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
@@ -43,18 +49,10 @@
 
 static int connect_agent(const char *spec)
 {
-	char host[64];
-	const char *colon = strrchr(spec, ':');
 	struct sockaddr_in sa;
 	int i, fd;
 
-	if (!colon || (size_t)(colon - spec) >= sizeof(host))
-		return -2;
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_port = htons((unsigned short)atoi(colon + 1));
-	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+	if (agent_sockaddr(spec, &sa) < 0)
 		return -2;
 	for (i = 0; i < CONNECT_TRIES; i++) {
 		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -305,12 +303,17 @@ static int join(int argc, char **argv)
 		{ "region", required_argument, NULL, 'R' },
 		{ "acceptance", required_argument, NULL, 'A' },
 		{ "sysroot", required_argument, NULL, 's' },
+		{ "imds", required_argument, NULL, 'I' },
+		{ "imds-interval", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sysroot = "/";
 	const char *agent = NULL, *node = NULL, *instance = NULL, *token = NULL, *record = NULL;
 	static char envtoken[256];
-	const char *munge_socket = NULL, *acceptance = NULL;
+	const char *munge_socket = NULL, *acceptance = NULL, *imds = NULL;
+	static struct watch_opts wo;
+	long interval = WATCH_INTERVAL_DEFAULT_S;
+	char *end;
 	struct prov_opts po;
 	char dir[4096];
 	json_object *rep, *v;
@@ -330,6 +333,15 @@ static int join(int argc, char **argv)
 		case 'R': po.region = optarg; break;
 		case 'A': acceptance = optarg; break;
 		case 's': sysroot = optarg; break;
+		case 'I': imds = optarg; break;
+		case 'W':
+			interval = strtol(optarg, &end, 10);
+			if (!*optarg || *end || interval < 1 || interval > WATCH_INTERVAL_MAX_S) {
+				fprintf(stderr, "burst-node: --imds-interval %s: give seconds between polls of the instance metadata (1-%d)\n",
+					optarg, WATCH_INTERVAL_MAX_S);
+				return 2;
+			}
+			break;
 		default: return 2;
 		}
 	}
@@ -344,11 +356,22 @@ static int join(int argc, char **argv)
 		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID [--token T] --record FILE [--munge-socket PATH]\n"
 			"                       (the token: --token or BURST_JOIN_TOKEN in the environment)\n"
 			"                       [--instance-type T] [--provider P] [--region R] [--acceptance CONF]\n"
+			"                       [--imds URL [--imds-interval SECONDS]]\n"
 			"                       [--sysroot DIR] -- SLURMD [ARG...]\n");
 		return 2;
 	}
 	po.node = node;
 	po.instance_id = instance;
+	if (imds && *imds) {
+		/* from the start: a notice may come while the node boots */
+		wo.imds = imds;
+		wo.interval_s = (unsigned)interval;
+		wo.agent = agent;
+		wo.node = node;
+		wo.instance = instance;
+		wo.munge_socket = munge_socket;
+		interrupt_watch(&wo);
+	}
 	/* the node's working files live beside its admission record */
 	snprintf(dir, sizeof(dir), "%s", record);
 	if (strrchr(dir, '/'))

@@ -12,7 +12,8 @@
  * picks its node name from a table indexed by launch index (node i of the
  * batch is launch index i), reads its own join token from its instance
  * tags in its metadata (InstanceMetadataTags) and runs burst-node join and
- * then slurmd. The user data, the same for every instance of the batch,
+ * then slurmd, burst-node watching the metadata for a spot interruption
+ * notice (--imds). The user data, the same for every instance of the batch,
  * holds no token: once RunInstances has answered, each instance is tagged
  * burst-join-token=<its token> (one CreateTags per instance; an instance
  * adopted from an earlier batch is tagged again), so that an instance, and
@@ -368,11 +369,16 @@ static void user_data(const struct provider *p, const struct prov_batch *b, cons
 	ud_head(s, "instance", join, b->provider ? b->provider : p->name, b->instance_type ? b->instance_type : "",
 		b->region ? b->region : p->default_region ? p->default_region : "", b->acceptance ? b->acceptance : "");
 	sb_add(s, "\n"
+		"# the instance metadata service (IMDSv2); AWS_EC2_METADATA_SERVICE_ENDPOINT,\n"
+		"# as the AWS SDKs read it, names another; burst-node watches it for a spot\n"
+		"# interruption notice\n"
+		"BURST_IMDS=${AWS_EC2_METADATA_SERVICE_ENDPOINT:-http://169.254.169.254}\n"
+		"BURST_IMDS=${BURST_IMDS%/}\n"
 		"imds() {\n"
-		"\tcurl -fsS --retry 5 -H \"X-aws-ec2-metadata-token: $IMDS_TOKEN\" \"http://169.254.169.254/latest/meta-data/$1\"\n"
+		"\tcurl -fsS --retry 5 -H \"X-aws-ec2-metadata-token: $IMDS_TOKEN\" \"$BURST_IMDS/latest/meta-data/$1\"\n"
 		"}\n"
 		"imds_session() {\n"
-		"\t[ -n \"${IMDS_TOKEN:-}\" ] || IMDS_TOKEN=$(curl -fsS --retry 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 21600' http://169.254.169.254/latest/api/token)\n"
+		"\t[ -n \"${IMDS_TOKEN:-}\" ] || IMDS_TOKEN=$(curl -fsS --retry 5 -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 21600' \"$BURST_IMDS/latest/api/token\")\n"
 		"}\n"
 		"if [ -z \"${BURST_INSTANCE_ID:-}\" ] || [ -z \"${BURST_LAUNCH_INDEX:-}\" ]; then\n"
 		"\timds_session || exit 1\n"

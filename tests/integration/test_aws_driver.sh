@@ -118,9 +118,9 @@ PATH="$work/imds:$PATH" BURST_LAUNCH_INDEX=1 BURST_INSTANCE_ID="$i2" BURST_NODE_
 wait "$tagger"
 printf '%s\n' join --agent 10.0.0.5:6830 --node n2 --instance "$i2" \
 	--record "$work/state/nodes/n2/admission.env" --provider moto --instance-type t3.micro \
-	--region us-east-1 -- slurmd -D -b -N n2 BURST_JOIN_TOKEN=tok-two >"$work/want"
+	--region us-east-1 --imds http://169.254.169.254 -- slurmd -D -b -N n2 BURST_JOIN_TOKEN=tok-two >"$work/want"
 diff -u "$work/want" "$work/args" >"$work/diff"
-ok $? "launch index 1 waits for its tag in its metadata, then runs burst-node join as n2 with that token (in the environment, not on the command line), instance and JoinAddress" "$work/diff"
+ok $? "launch index 1 waits for its tag in its metadata, then runs burst-node join as n2 with that token (in the environment, not on the command line), instance and JoinAddress, watching the metadata service for an interruption notice (--imds)" "$work/diff"
 BURST_JOIN_TOKEN=tok-given BURST_LAUNCH_INDEX=1 BURST_INSTANCE_ID="$i2" BURST_NODE_BIN="$work/fake-node" BURST_STATE_DIR="$work/state" \
 	sh "$work/ud.sh" >"$work/args" 2>&1
 grep -qx "BURST_JOIN_TOKEN=tok-given" "$work/args"

@@ -290,8 +290,14 @@ int main(void)
 		struct burst_config *c = load("recdefault.conf", "ClusterName=x\n", &err);
 		ok(c && c->reconcile_interval == 60 && c->orphan_grace == 300 && c->vanish_grace == 60,
 		   "the reconciler's defaults: every 60 s, OrphanGrace 300 s, VanishGrace 60 s");
+		ok(c && c->interruption_cooldown == 600, "InterruptionCooldown defaults to 600 s");
+		config_free(c);
+		c = load("intcool.conf", "ClusterName=x interruptioncooldown=45\n", &err);
+		ok(c && c->interruption_cooldown == 45, "InterruptionCooldown=45 (case-insensitive)");
 		config_free(c);
 	}
+	refused("badintcool.conf", "InterruptionCooldown=0\n", "intcool.conf:1: InterruptionCooldown=0: give seconds (1-86400)");
+	refused("typointcool.conf", "InteruptionCooldown=60\n", "did you mean 'InterruptionCooldown'?");
 	refused("typoglobal.conf", "RejectColdown=5\n", "did you mean 'RejectCooldown'?");
 	refused("badbool.conf", "AllowInlineContracts=maybe\n", "AllowInlineContracts is yes or no, not 'maybe'");
 	refused("badprice.conf", "Price=x Provider=aws Region=r OnDemand=cheap\n", "Price x: OnDemand=cheap: expected a number");

@@ -260,5 +260,52 @@ int main(void)
 	rep.record = RECORD;
 	e = expect();
 	REFUSED(&rep, &e, "malformed credential payload", "... and is refused as malformed");
+	/* ---- spot interruption notices (op "notice") ---- */
+	{
+		struct notice_report nr, good = { 0, "burst-3", "i-0abc", "terminate", "2026-11-27T17:00:00Z" };
+		const char *st = "{\"node\":\"burst-3\",\"instance\":\"i-0abc\",\"action\":\"stop\",\"time\":\"2026-11-27T17:00:00Z\"}";
+
+		e = expect();
+		ok(notice_verify(&good, 0, &e) == NULL, "a notice from the booting node's own instance is taken");
+		e.state = NS_ADMITTED;
+		e.token = NULL;
+		e.token_used = true;
+		ok(notice_verify(&good, 0, &e) == NULL, "... and from the admitted node's (its token used and gone)");
+		nr = good;
+		nr.uid = 1000;
+		is_str(notice_verify(&nr, 0, &e), "the credential is not root's", "a notice in a user's credential: refused");
+		nr = good;
+		nr.time = NULL;
+		is_str(notice_verify(&nr, 0, &e), "malformed credential payload", "no time: refused");
+		nr = good;
+		nr.action = "reboot";
+		is_str(notice_verify(&nr, 0, &e), "unknown action (terminate, stop and hibernate are known)",
+		       "an unknown action: refused");
+		nr = good;
+		nr.time = "2026-11-27 17:00";
+		is_str(notice_verify(&nr, 0, &e), "the time is not YYYY-MM-DDTHH:MM:SSZ", "a bad time: refused");
+		is_str(notice_verify(&good, 0, NULL), "unknown node", "a node the agent does not have: refused");
+		nr = good;
+		nr.node = "burst-4";
+		is_str(notice_verify(&nr, 0, &e), "the credential is for another node", "a notice for another node: refused");
+		nr = good;
+		nr.instance = "i-0old";
+		is_str(notice_verify(&nr, 0, &e), "wrong instance for this node",
+		       "a notice from an earlier instance of the node: refused");
+		e.state = NS_TERMINATING;
+		is_str(notice_verify(&good, 0, &e), "node is neither booting nor admitted", "a node being terminated: refused");
+		e.state = NS_ADMITTED;
+		e.instance = NULL;
+		is_str(notice_verify(&good, 0, &e), "wrong instance for this node", "a node without an instance: refused");
+		notice_claims(st, &nr, &owner);
+		ok(nr.node && !strcmp(nr.node, "burst-3") && !strcmp(nr.instance, "i-0abc") && !strcmp(nr.action, "stop") &&
+		   !strcmp(nr.time, "2026-11-27T17:00:00Z"), "the claims of a notice's payload");
+		json_object_put(owner);
+		notice_claims("{\"node\":3}", &nr, &owner);
+		ok(!nr.node && !nr.instance && !nr.action && !nr.time, "claims that are not strings are absent");
+		json_object_put(owner);
+		notice_claims("not json", &nr, &owner);
+		ok(!nr.node && !owner, "a payload that is not JSON has no claims");
+	}
 	return done_testing();
 }

@@ -1,0 +1,156 @@
+/*
+ * burst-agent: spot interruption notices. burst-node's interruption watch
+ * (burst-agent/node/interrupt.c) reports on the join port that its
+ * instance's metadata announced a termination, stop or hibernation, about
+ * two minutes ahead: {"op":"notice","cred":MUNGE}, the credential root's
+ * (the cluster's munge key, as for a join report) and its payload
+ * {"node","instance","action","time"}. Only a notice from the instance
+ * the agent holds for a booting or admitted node is acted on
+ * (join_verify.h, notice_verify), once per instance:
+ *
+ *  - the node's type and region cool down (the cooldowns of capacity
+ *    errors, InterruptionCooldown= long, doubled on repeats up to an hour
+ *    or that setting): no node is launched into them meanwhile;
+ *  - an admitted node is drained at once with the reason
+ *    "burst: spot interruption notice: ACTION at TIME (instance ID)", and
+ *    the jobs running on it are requeued (and let go on at once, like
+ *    those of a lost node) while the instance still runs; the instance
+ *    itself is left to EC2, and the reconciler finds it gone;
+ *  - a booting node, whose job never ran there, fails as at any other
+ *    boot failure: DOWN with that reason, its job let go on, its instance
+ *    terminated, powered down after RejectCooldown.
+ *
+ * The answer is {"ok":true}, or {"ok":false,"reason":...}.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+#include <slurm/slurm.h>
+
+#include "agent_int.h"
+#include "join_verify.h"
+#include "strutil.h"
+
+static void reply_notice(int fd, bool ok, const char *reason)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(ok));
+	if (reason)
+		json_object_object_add(o, "reason", json_object_new_string(reason));
+	send_reply(fd, o);
+}
+
+/* The jobs running on a node under a notice: each requeued. */
+static void notice_jobs(void *arg, bool ran, const uint32_t *jobs, size_t n)
+{
+	char *node = arg;
+	size_t i;
+
+	if (ran && !n)
+		INFO("%s: no job runs there to requeue", node);
+	for (i = 0; ran && i < n; i++)
+		slurm_job_requeue(jobs[i], node, "spot interruption notice");
+	free(node);
+}
+
+/* Act on a verified notice for node (r: its record, booting or admitted). */
+static void act(const char *node, struct node_rec *r, const struct notice_report *rep)
+{
+	char why[600], key[512];
+	int base = A.cfg->interruption_cooldown;
+	double until;
+	burst_err_t err;
+
+	snprintf(why, sizeof(why), "spot interruption notice: %s at %s (instance %.128s)", rep->action, rep->time,
+		 rep->instance);
+	cooldown_key(r->provider ? r->provider : "?", r->instance_type ? r->instance_type : "?", r->region, key,
+		     sizeof(key));
+	until = state_cooldown_hit(A.db, key, base, base > 3600 ? base : 3600, why, &err);
+	if (until < 0)
+		ERR("%s: cannot record the cooldown of %s: %s", node, key, err.msg);
+	else
+		INFO("%s: %s: no launch into %s for %.0f s", node, why, key, until - now());
+	if (r->state == NS_BOOTING) {
+		/* its job never ran there: it goes on elsewhere */
+		fail_node(node, NS_BOOTING, r, NS_TERMINATING, why);
+		return;
+	}
+	free(r->last_error);
+	r->last_error = xstrdup(why);
+	if (transition(node, NS_ADMITTED, r, NS_ADMITTED, why) != 1)
+		return;
+	{
+		char reason[700];
+		snprintf(reason, sizeof(reason), "burst: %s", why);
+		/* drained first, then its jobs read and requeued: the Slurm
+		 * worker keeps the order, so nothing new starts there between */
+		slurm_node(node, NULL, NODE_STATE_DRAIN, reason);
+	}
+	jobs_on(node, notice_jobs, xstrdup(node));
+}
+
+void handle_notice(int fd, json_object *req, size_t got)
+{
+	char why[1200], *payload = NULL;
+	const char *cred = NULL, *bad;
+	json_object *v, *pay = NULL;
+	struct notice_report rep;
+	struct join_expect held;
+	struct node_rec r;
+	struct bnode *bn;
+	burst_err_t err;
+	bool known = false;
+
+	memset(&r, 0, sizeof(r));
+	memset(&rep, 0, sizeof(rep));
+	rep.uid = (uid_t)-1;
+	if (json_object_object_get_ex(req, "cred", &v) && json_object_is_type(v, json_type_string))
+		cred = json_object_get_string(v);
+	if (!cred) {
+		ERR("notice: malformed (%zu bytes: no cred), refused", got);
+		reply_notice(fd, false, "malformed notice");
+		return;
+	}
+	payload = munge_open(cred, &rep.uid, why, sizeof(why));
+	if (!payload) {
+		ERR("notice: %s; refused", why);
+		reply_notice(fd, false, why);
+		return;
+	}
+	notice_claims(payload, &rep, &pay);
+	if (rep.node && state_node_get(A.db, rep.node, &r, &err) == 1) {
+		memset(&held, 0, sizeof(held));
+		held.node = r.name;
+		held.state = r.state;
+		held.instance = r.instance;
+		known = true;
+	}
+	bad = notice_verify(&rep, 0, known ? &held : NULL);
+	if (bad) {
+		/* the claims are the report's word: escaped before the log */
+		char *en = str_escape_ctl(rep.node ? rep.node : "?"), *ei = str_escape_ctl(rep.instance ? rep.instance : "?");
+		ERR("notice: %s (instance %s, uid %d): refused: %s", en, ei, (int)rep.uid, bad);
+		free(en);
+		free(ei);
+		reply_notice(fd, false, bad);
+		goto out;
+	}
+	bn = node_find(rep.node);
+	if (bn && !strcmp(bn->noticed, rep.instance)) {
+		/* sent again (no answer reached the node): acted on already */
+		INFO("%s: interruption notice of instance %s again: acted on already", rep.node, rep.instance);
+		reply_notice(fd, true, NULL);
+		goto out;
+	}
+	if (bn)
+		snprintf(bn->noticed, sizeof(bn->noticed), "%s", rep.instance);
+	act(rep.node, &r, &rep);
+	reply_notice(fd, true, NULL);
+out:
+	free(payload);
+	json_object_put(pay);
+	state_node_clear(&r);
+}
