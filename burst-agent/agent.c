@@ -526,6 +526,7 @@ static void tick(void)
 	state_names_free(names);
 	cooldowns();
 	registration_check();
+	early_check();
 	release_refused_jobs();
 	cost_tick();
 	slurm_holds_retry();

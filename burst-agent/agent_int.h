@@ -39,6 +39,10 @@
 #include "pworker.h"
 #include "state.h"
 
+/* A node launched at allocation starts slurmd at least this long before
+ * the next tick of the clock its boot time is counted in (agent_join.c). */
+#define EARLY_WINDOW_MARGIN_MS 250
+
 struct bnode {
 	const char *name;
 	int nodeset;
@@ -205,6 +209,8 @@ void slurm_job_begin_now(uint32_t job, const char *node);
  * requeued it is let go on as one from a lost node (A.lost_jobs). */
 void slurm_job_requeue(uint32_t job, const char *node, const char *why);
 void registration_check(void);
+/* Nodes launched at allocation whose job left them before Slurm took them over: reclaimed. */
+void early_check(void);
 void release_refused_jobs(void);
 /* The running jobs on node, to then(arg, true, ids, n) on the loop (none
  * when slurmctld could not say); then(arg, false, NULL, 0) if the agent

@@ -120,17 +120,27 @@ void reply_json(int fd, bool admit, const char *reason, json_object *record)
 }
 
 /*
- * Admitted: the node's record, and on Slurm releases with the registration
- * stall (slurm_compat.h) the first whole second its slurmd may start in,
- * the one after the resume request's.
+ * Admitted: the node's record, and when its slurmd may start. A node
+ * launched at its job's allocation (EarlyLaunch=) may register before or
+ * after slurmctld's power-save pass asks for it, so its slurmd starts only
+ * in the safe window of a second ("slurmd_window": the clock whose tick
+ * decides, and the margin before the tick; doc/compat.md, "Launch at
+ * allocation"). Else, on Slurm releases with the registration stall
+ * (slurm_compat.h), the first whole second its slurmd may start in, the
+ * one after the resume request's.
  */
-static void reply_admit(int fd, json_object *record, double requested)
+static void reply_admit(int fd, json_object *record, double requested, bool early)
 {
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "admit", json_object_new_boolean(true));
 	json_object_object_add(o, "record", record);
-	if (BURST_SLURMD_SAME_SECOND_STALL && requested > 0)
+	if (early) {
+		json_object *w = json_object_new_object();
+		json_object_object_add(w, "clock", json_object_new_string(BURST_SLURMD_BOOT_CLOCK_UPTIME ? "boot" : "wall"));
+		json_object_object_add(w, "margin_ms", json_object_new_int(EARLY_WINDOW_MARGIN_MS));
+		json_object_object_add(o, "slurmd_window", w);
+	} else if (BURST_SLURMD_SAME_SECOND_STALL && requested > 0)
 		json_object_object_add(o, "slurmd_not_before", json_object_new_int64((int64_t)requested + 1));
 	send_reply(fd, o);
 }
@@ -140,6 +150,7 @@ struct admit_wait {
 	int fd;
 	json_object *rec;
 	double requested;
+	bool early;
 	char node[128];
 };
 
@@ -154,7 +165,7 @@ static void admit_after_address(void *arg, bool ran, bool ok)
 	} else {
 		if (!ok)
 			ERR("%s: admitted, though slurmctld did not take its address (above)", w->node);
-		reply_admit(w->fd, w->rec, w->requested);
+		reply_admit(w->fd, w->rec, w->requested, w->early);
 	}
 	close(w->fd);
 	free(w);
@@ -191,11 +202,12 @@ static void answer_admitted(int fd, const char *node, const struct node_rec *rp,
 	w->fd = dup(fd);
 	w->rec = rec;
 	w->requested = requested;
+	w->early = r.early;
 	snprintf(w->node, sizeof(w->node), "%s", node);
 	if (w->fd < 0) {
 		ERR("%s: cannot keep its join connection (%s): answered before Slurm has its address",
 		    node, strerror(errno));
-		reply_admit(fd, rec, requested);
+		reply_admit(fd, rec, requested, r.early);
 		free(w);
 		slurm_node(node, r.address, NO_VAL, NULL);
 	} else

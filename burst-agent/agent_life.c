@@ -38,6 +38,10 @@ int transition(const char *node, enum node_state from, struct node_rec *r, enum 
 	struct node_rec before;
 	int rc, had;
 
+	/* launched at allocation: watched only until the node launches, boots
+	 * or is admitted (early_check); any other state ends that */
+	if (to != NS_REQUESTED && to != NS_LAUNCHING && to != NS_BOOTING && to != NS_ADMITTED)
+		r->early = false;
 	memset(&before, 0, sizeof(before));
 	had = state_node_get(A.db, node, &before, &err);
 	rc = state_transition(A.db, node, from, r, to, detail, &err);

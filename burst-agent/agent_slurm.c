@@ -439,6 +439,118 @@ void registration_check(void)
 	sc_submit(c);
 }
 
+/* ---- nodes launched at a job's allocation (EarlyLaunch=) ---- */
+
+#define EARLY_CHECK_S 1.0
+
+static bool early_busy;
+
+/* On the worker: each node's state. */
+static void w_early(struct scall *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		node_info_msg_t *m = NULL;
+
+		c->states[i] = NO_VAL;
+		if (slurm_load_node_single(&m, c->names[i], SHOW_ALL) == SLURM_SUCCESS && m->record_count)
+			c->states[i] = m->node_array[0].node_state;
+		slurm_free_node_info_msg(m);
+	}
+}
+
+static bool live_state(enum node_state s)
+{
+	return s == NS_REQUESTED || s == NS_LAUNCHING || s == NS_BOOTING || s == NS_ADMITTED;
+}
+
+/*
+ * On the loop: what became of each early node. Slurm has taken it over
+ * once its power-save pass powers it up (then ResumeProgram's request,
+ * which follows, ends the watch) or its slurmd has registered (Slurm then powers it down when it has been idle
+ * for SuspendTime, as any node). While Slurm still has it powered down, a
+ * job holds it (ALLOCATED) or none does any more: the job was cancelled or
+ * requeued before either, and Slurm, which never resumed the node, would
+ * never suspend it either. Its instance is then reclaimed (terminated at
+ * once). A node another job holds meanwhile is left to that job's prolog or
+ * resume request, which adopt it.
+ */
+static void t_early(struct scall *c)
+{
+	burst_err_t err;
+	size_t i;
+
+	early_busy = false;
+	for (i = 0; i < c->n; i++) {
+		uint32_t st = c->states[i], base = st & NODE_STATE_BASE;
+		struct node_rec r;
+		char why[400];
+
+		memset(&r, 0, sizeof(r));
+		/* as things are now: a request may have been taken meanwhile */
+		if (st == NO_VAL || state_node_get(A.db, c->names[i], &r, &err) != 1 || !r.early ||
+		    !live_state(r.state)) {
+			state_node_clear(&r);
+			continue;
+		}
+		if (st & NODE_STATE_POWERING_UP) {
+			;   /* ResumeProgram's request follows from the same pass: it ends the watch */
+		} else if (!(st & NODE_STATE_POWERED_DOWN)) {
+			r.early = false;
+			snprintf(why, sizeof(why), "launched at job %ld's allocation: its slurmd registered; Slurm has it now",
+				 r.job);
+			transition(c->names[i], r.state, &r, r.state, why);
+		} else if (base == NODE_STATE_IDLE && !(st & NODE_STATE_COMPLETING)) {
+			enum node_state was = r.state;
+
+			r.early = false;
+			snprintf(why, sizeof(why), "launched at job %ld's allocation; the job left it before Slurm resumed it: instance reclaimed",
+				 r.job);
+			transition(c->names[i], r.state, &r, NS_TERMINATING, why);
+			/* an admitted slurmd may register meanwhile: Slurm powers it down again */
+			if (was == NS_ADMITTED)
+				slurm_node(c->names[i], NULL, NODE_STATE_POWER_DOWN, NULL);
+		}
+		state_node_clear(&r);
+	}
+}
+
+void early_check(void)
+{
+	static const enum node_state live[] = { NS_REQUESTED, NS_LAUNCHING, NS_BOOTING, NS_ADMITTED };
+	static double last;
+	burst_err_t err;
+	struct scall *c;
+	size_t s, i;
+
+	if (early_busy || now() - last < EARLY_CHECK_S)
+		return;
+	last = now();
+	c = sc_new("early launches", w_early, t_early);
+	for (s = 0; s < sizeof(live) / sizeof(live[0]); s++) {
+		char **names = state_nodes_in(A.db, live[s], &err);
+
+		for (i = 0; names && names[i]; i++) {
+			struct node_rec r;
+
+			if (state_node_get(A.db, names[i], &r, &err) == 1 && r.early) {
+				c->names = xrealloc(c->names, (c->n + 1) * sizeof(*c->names));
+				c->names[c->n++] = xstrdup(names[i]);
+			}
+			state_node_clear(&r);
+		}
+		state_names_free(names);
+	}
+	if (!c->n) {
+		sc_done(&c->pj, false);
+		return;
+	}
+	c->states = xcalloc(c->n, sizeof(*c->states));
+	early_busy = true;
+	sc_submit(c);
+}
+
 /* ---- jobs held by the prolog ---- */
 
 static void w_load_jobs(struct scall *c)

@@ -1,6 +1,7 @@
 /*
  * burst-agent: requests from the power-save programs' durable spool
- * (resume, suspend, resume-fail), each taken in one commit.
+ * (resume, suspend, resume-fail) and from burst-prolog-slurmctld (early:
+ * EarlyLaunch=), each taken in one commit.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +34,56 @@ static void log_diagnostics(const char *file, const char *op, json_object *req)
 		logmsg("warning", "spool: %s: burst-%s said: %s", file, op, e);
 		free(e);
 	}
+}
+
+/* The job a prolog's early request is for (0: none given). */
+static long early_job_of(json_object *req)
+{
+	json_object *v;
+	const char *s;
+	char *end;
+	long job;
+
+	if (!json_object_object_get_ex(req, "slurm_job_id", &v) || !(s = json_object_get_string(v)))
+		return 0;
+	job = strtol(s, &end, 10);
+	return *s && !*end && job > 0 ? job : 0;
+}
+
+/*
+ * A node of a job just allocated (burst-prolog-slurmctld, EarlyLaunch=):
+ * launched now, before slurmctld's power-save pass asks for it
+ * (doc/compat.md, "Launch at allocation"). The node is marked early: the
+ * agent watches the job (early_check) until Slurm has taken the node over.
+ */
+static void take_early(const char *node, struct node_rec *r, json_object *req, const char *file)
+{
+	long job = early_job_of(req);
+	char why[300];
+
+	if (r->state == NS_POWERED_DOWN && r->cooldown_until <= 0) {
+		r->retry_at = 0;
+		r->failures = 0;
+		r->job = job;
+		r->early = true;
+		snprintf(why, sizeof(why), "%s: launch at job %ld's allocation", file, job);
+		transition(node, NS_POWERED_DOWN, r, NS_REQUESTED, why);
+	} else if (r->early && job && job != r->job &&
+		   (r->state == NS_REQUESTED || r->state == NS_LAUNCHING || r->state == NS_BOOTING ||
+		    r->state == NS_ADMITTED)) {
+		/* its earlier job left it; the instance goes on for this one */
+		snprintf(why, sizeof(why), "launched at job %ld's allocation: adopted by job %ld", r->job, job);
+		r->job = job;
+		transition(node, r->state, r, r->state, why);
+	} else if (r->state == NS_TERMINATING && job) {
+		/* an early instance being reclaimed: launched again afterwards */
+		r->want_resume = true;
+		r->job = job;
+		snprintf(why, sizeof(why), "job %ld allocated it: launched again after termination", job);
+		transition(node, r->state, r, r->state, why);
+	} else
+		INFO("%s: launch at job %ld's allocation while %s: nothing to do (Slurm's resume request decides)",
+		     node, job, node_state_name(r->state));
 }
 
 static void take_request(const char *file)
@@ -91,12 +142,27 @@ static void take_request(const char *file)
 		}
 		if (state_node_get(A.db, node, &r, &err) != 1)
 			continue;
-		if (!strcmp(op, "resume")) {
+		if (!strcmp(op, "early")) {
+			take_early(node, &r, req, file);
+		} else if (!strcmp(op, "resume")) {
 			json_object *jobs = NULL;
 			/* at or after the power-save scan that asked for it */
 			bn->requested_at = now();
 			json_object_object_get_ex(req, "jobs", &jobs);
-			if (r.state == NS_POWERED_DOWN) {
+			if (r.early && (r.state == NS_REQUESTED || r.state == NS_LAUNCHING ||
+					r.state == NS_BOOTING || r.state == NS_ADMITTED)) {
+				/* launched at allocation: Slurm's own request, served already */
+				char why[200];
+				long job = resume_job_of(jobs, node);
+				r.early = false;
+				if (job && job != r.job) {
+					snprintf(why, sizeof(why), "resume: served by the launch at job %ld's allocation; now for job %ld",
+						 r.job, job);
+					r.job = job;
+				} else
+					snprintf(why, sizeof(why), "resume: served by the launch at job %ld's allocation", r.job);
+				transition(node, r.state, &r, r.state, why);
+			} else if (r.state == NS_POWERED_DOWN) {
 				r.cooldown_until = 0;
 				r.retry_at = 0;
 				r.failures = 0;

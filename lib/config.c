@@ -614,7 +614,7 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 	static const char *const keys[] = { "NodeSet", "Nodes", "Partition", "Providers",
 		"Provider", "Regions", "Region", "InstanceTypes", "Constraint", "Features",
 		"BlessedKernels", "Weight", "Acceptance", "MemoryTolerance", "RequiredModules",
-		"AllowedTaint", "BlessedDrivers", NULL };
+		"AllowedTaint", "BlessedDrivers", "EarlyLaunch", NULL };
 	char pobj[300];
 	struct burst_config *cfg = ld->cfg;
 	struct cfg_nodeset ns;
@@ -623,6 +623,7 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 
 	memset(&ns, 0, sizeof(ns));
 	ns.memory_tolerance = NAN;
+	ns.early_launch = -1;
 	snprintf(pobj, sizeof(pobj), "NodeSet %s: ", w[0].val);
 	if (!valid_name(w[0].val)) {
 		lerr(ld, file, line, "NodeSet name '%s' must be letters, digits, '_', '.' or '-'", w[0].val);
@@ -685,6 +686,12 @@ static void parse_nodeset(struct loader *ld, const char *file, int line, struct 
 					    &ns.nrequired_modules, &ns.allowed_taint, &ns.allowed_taint_set,
 					    &ns.blessed_drivers, &ns.nblessed_drivers)) {
 			;
+		} else if (str_ieq(key, "EarlyLaunch")) {
+			bool b;
+			if (!parse_bool(val, &b))
+				lerr(ld, file, line, "NodeSet %s: EarlyLaunch is yes or no, not '%s'", ns.name, val);
+			else
+				ns.early_launch = b;
 		} else if (str_ieq(key, "Weight")) {
 			char *end;
 			long v = strtol(val, &end, 10);
@@ -965,7 +972,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		"ReconcileInterval", "OrphanGrace", "VanishGrace", "LeaseTimeout",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
-		"BlessedDrivers", "MetricsListen", "CostNoteInterval", "InterruptionCooldown", NULL };
+		"BlessedDrivers", "MetricsListen", "CostNoteInterval", "InterruptionCooldown", "EarlyLaunch", NULL };
 	struct conf_word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -1050,6 +1057,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
 		 str_ieq(w[0].key, "BlessedDrivers") || str_ieq(w[0].key, "MetricsListen") ||
 		 str_ieq(w[0].key, "CostNoteInterval") || str_ieq(w[0].key, "InterruptionCooldown") ||
+		 str_ieq(w[0].key, "EarlyLaunch") ||
 		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint") ||
 		 str_ieq(w[0].key, "AllowInsecureEndpoint")) {
 		int k;
@@ -1080,6 +1088,9 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			} else if (str_ieq(w[k].key, "AllowInsecureEndpoint")) {
 				if (!parse_bool(w[k].val, &cfg->allow_insecure_endpoint))
 					lerr(ld, file, line, "AllowInsecureEndpoint is yes or no, not '%s'", w[k].val);
+			} else if (str_ieq(w[k].key, "EarlyLaunch")) {
+				if (!parse_bool(w[k].val, &cfg->early_launch))
+					lerr(ld, file, line, "EarlyLaunch is yes or no, not '%s'", w[k].val);
 			} else if (str_ieq(w[k].key, "AllowInlineContracts")) {
 				if (!parse_bool(w[k].val, &cfg->allow_inline))
 					lerr(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
@@ -1347,6 +1358,11 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 		return NULL;
 	}
 	return cfg;
+}
+
+bool config_early_launch(const struct burst_config *cfg, const struct cfg_nodeset *ns)
+{
+	return ns && ns->early_launch >= 0 ? ns->early_launch != 0 : cfg->early_launch;
 }
 
 void config_free(struct burst_config *cfg)

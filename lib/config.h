@@ -102,6 +102,7 @@ struct cfg_nodeset {
 	char **blessed_kernels;  /* BlessedKernels= RELEASE[:BUILDID],... admitted kernels (none: any) */
 	size_t nblessed_kernels;
 	int weight;              /* Weight= Slurm node weight (0: not set) */
+	int early_launch;        /* EarlyLaunch= yes 1, no 0, -1 not set (the global one) */
 	char *acceptance;        /* Acceptance= this node set's acceptance.conf (NULL: the global one) */
 	struct cfg_where where;
 	/* admission policy overrides (config_policy): unset is NAN, NULL, false */
@@ -151,6 +152,8 @@ struct burst_config {
 	int vanish_grace;        /* VanishGrace= seconds a node's instance may be missing (default 60) */
 	int lease_timeout;       /* LeaseTimeout= seconds a dead active agent's lease lasts (default 5) */
 	char *prolog_slurmctld;  /* PrologSlurmctld= the site's own, run first by ours (may be NULL) */
+	bool early_launch;       /* EarlyLaunch= launch a job's nodes when it is allocated (default no;
+				  * doc/compat.md "Launch at allocation"); NodeSet= lines override it */
 	char *munge_socket;      /* MungeSocket= munged's socket for join reports (may be NULL:
 				  * Slurm's AuthInfo socket=, else munge's default) */
 	char *acceptance;        /* Acceptance= the acceptance.conf nodes run at join (NULL: none) */
@@ -192,6 +195,10 @@ struct burst_config {
  * at JoinPort.
  */
 struct burst_config *config_load(const char *path, burst_err_t *err);
+
+/* Whether node set ns launches its nodes at allocation (EarlyLaunch=: its
+ * own, else the global one). */
+bool config_early_launch(const struct burst_config *cfg, const struct cfg_nodeset *ns);
 void config_free(struct burst_config *cfg);
 
 /* Add the local provider's detected local.host type (for each Provider of

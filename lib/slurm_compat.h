@@ -69,4 +69,15 @@
  */
 #define BURST_SLURMD_SAME_SECOND_STALL (SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 11, 1))
 
+/*
+ * What `slurmd -b` reports as its boot time (slurmctld: now - up_time):
+ * before 23.11.1 whole sysinfo() uptime seconds counted from its start,
+ * which tick at the host's boot-clock phase (get_mach_stat.c get_up_time);
+ * from 23.11.1 on, its start's wall-clock second (time(NULL)). A node
+ * launched at allocation starts slurmd early enough in a second of that
+ * clock that its registration is handled before the clock's next tick
+ * (doc/compat.md, "Launch at allocation").
+ */
+#define BURST_SLURMD_BOOT_CLOCK_UPTIME BURST_SLURMD_SAME_SECOND_STALL
+
 #endif

@@ -4,11 +4,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -212,4 +215,34 @@ fail:
 	free(buf);
 	close(fd);
 	return NULL;
+}
+
+#define SPOOL_POKE_TIMEOUT_MS 200
+
+/* Tell a running agent to look at its spool now; harmless if it is down. */
+void spool_poke(const char *sock_path)
+{
+	struct sockaddr_un sa;
+	struct pollfd pfd;
+	int fd;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path))
+		return;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, sock_path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+		close(fd);
+		return;
+	}
+	pfd.fd = fd;
+	pfd.events = POLLOUT;
+	if (poll(&pfd, 1, SPOOL_POKE_TIMEOUT_MS) == 1 && (pfd.revents & POLLOUT)) {
+		ssize_t w = write(fd, "{\"op\":\"poke\"}\n", 14);
+		(void)w;
+	}
+	close(fd);
 }

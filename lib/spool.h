@@ -42,4 +42,8 @@ void spool_list_free(char **names);
 char *spool_read(const char *dir, const char *name, uid_t owner, size_t max, size_t *len,
 		 burst_err_t *err);
 
+/* Tell a running agent (its control socket sock_path) to look at its
+ * spool now: at most 200 ms; harmless if it is down. */
+void spool_poke(const char *sock_path);
+
 #endif

@@ -67,11 +67,11 @@ static const char nodes_table[] =
 	" since REAL NOT NULL, cooldown_until REAL NOT NULL DEFAULT 0, last_error TEXT,"
 	" want_resume INTEGER NOT NULL DEFAULT 0, provenance_id TEXT, provider TEXT,"
 	" instance_type TEXT, region TEXT, retry_at REAL NOT NULL DEFAULT 0,"
-	" failures INTEGER NOT NULL DEFAULT 0)";
+	" failures INTEGER NOT NULL DEFAULT 0, early INTEGER NOT NULL DEFAULT 0)";
 static const char nodes_columns[] =
 	"name, nodeset, state, attempt, instance, address, token, token_used, job, since,"
 	" cooldown_until, last_error, want_resume, provenance_id, provider, instance_type, region, retry_at,"
-	" failures";
+	" failures, early";
 
 static int exec1(struct state_db *db, const char *sql, burst_err_t *err);
 
@@ -87,6 +87,7 @@ static const char *const added_columns[] = {
 	"ALTER TABLE nodes ADD COLUMN region TEXT",
 	"ALTER TABLE nodes ADD COLUMN retry_at REAL NOT NULL DEFAULT 0",
 	"ALTER TABLE nodes ADD COLUMN failures INTEGER NOT NULL DEFAULT 0",
+	"ALTER TABLE nodes ADD COLUMN early INTEGER NOT NULL DEFAULT 0",
 	NULL,
 };
 
@@ -324,7 +325,7 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 	if (sqlite3_prepare_v2(db->db,
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
 			       " job, since, cooldown_until, last_error, want_resume, provenance_id,"
-			       " provider, instance_type, region, retry_at, failures FROM nodes WHERE name=?",
+			       " provider, instance_type, region, retry_at, failures, early FROM nodes WHERE name=?",
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
@@ -353,6 +354,7 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 		out->region = col_text(st, 16);
 		out->retry_at = sqlite3_column_double(st, 17);
 		out->failures = sqlite3_column_int(st, 18);
+		out->early = sqlite3_column_int(st, 19) != 0;
 		rc = 1;
 	} else
 		rc = rc == SQLITE_DONE ? 0 : fail(db, err, "read node");
@@ -493,7 +495,7 @@ int state_transition(struct state_db *db, const char *name, enum node_state from
 			       "UPDATE nodes SET state=?, attempt=?, instance=?, address=?, token=?,"
 			       " token_used=?, job=?, since=?, cooldown_until=?, last_error=?,"
 			       " want_resume=?13, provenance_id=?14, provider=?15, instance_type=?16,"
-			       " region=?17, retry_at=?18, failures=?19"
+			       " region=?17, retry_at=?18, failures=?19, early=?20"
 			       " WHERE name=?11 AND (?12 IS NULL OR state=?12)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		fail(db, err, "prepare");
@@ -522,6 +524,7 @@ int state_transition(struct state_db *db, const char *name, enum node_state from
 	sqlite3_bind_text(st, 17, r->region, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_double(st, 18, r->retry_at);
 	sqlite3_bind_int(st, 19, r->failures);
+	sqlite3_bind_int(st, 20, r->early);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {

@@ -39,6 +39,8 @@ struct node_rec {
 				  * requested: not launched before (relaunch backoff) */
 	int failures;            /* instances in a row whose slurmd never registered: bounds
 				  * the relaunches (0 again once one registers) */
+	bool early;              /* launched when job was allocated (EarlyLaunch=), before Slurm
+				  * asked: the agent watches the job until Slurm takes the node over */
 };
 
 /*

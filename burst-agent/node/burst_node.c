@@ -289,6 +289,41 @@ static void wait_for_second(const char *node, json_object *rep)
 		;
 }
 
+/*
+ * A node launched at its job's allocation may register with slurmctld
+ * before or after slurmctld's power-save pass asks for it. The agent then
+ * says "slurmd_window": {"clock": "boot"|"wall", "margin_ms": M}: slurmd
+ * is started only while that clock (the node's own boot clock, whose
+ * uptime seconds 22.05's `slurmd -b` counts, or the wall clock of 23.11.1
+ * on) is at least M ms before its next whole second, so that slurmd's
+ * registration is handled before the tick (doc/compat.md, "Launch at
+ * allocation"). Waits at most M ms.
+ */
+static void wait_for_window(const char *node, json_object *win)
+{
+	json_object *v;
+	const char *clk = json_object_object_get_ex(win, "clock", &v) ? json_object_get_string(v) : "wall";
+	long margin = json_object_object_get_ex(win, "margin_ms", &v) ? (long)json_object_get_int(v) : 250;
+	clockid_t id = clk && !strcmp(clk, "boot") ? CLOCK_BOOTTIME : CLOCK_REALTIME;
+	struct timespec t;
+
+	if (margin < 0 || margin > 900)
+		margin = 250;
+	clock_gettime(id, &t);
+	if (t.tv_nsec < 1000000000L - margin * 1000000L) {
+		fprintf(stderr, "burst-node: %s: slurmd starts now (%s clock at .%03ld of its second)\n",
+			node, id == CLOCK_BOOTTIME ? "boot" : "wall", t.tv_nsec / 1000000);
+		return;
+	}
+	fprintf(stderr, "burst-node: %s: slurmd starts after the %s clock's next second (now .%03ld, less than %ld ms left)\n",
+		node, id == CLOCK_BOOTTIME ? "boot" : "wall", t.tv_nsec / 1000000, margin);
+	/* just past the tick */
+	t.tv_sec += 1;
+	t.tv_nsec = 1000000;
+	while (clock_nanosleep(id, TIMER_ABSTIME, &t, NULL) == EINTR)
+		;
+}
+
 static int join(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -444,7 +479,13 @@ static int join(int argc, char **argv)
 		if (fclose(f) != 0)
 			return 1;
 	}
-	wait_for_second(node, rep);
+	{
+		json_object *win;
+		if (json_object_object_get_ex(rep, "slurmd_window", &win))
+			wait_for_window(node, win);
+		else
+			wait_for_second(node, rep);
+	}
 	json_object_put(rep);
 	setenv("BURST_ADMISSION", record, 1);
 	execvp(argv[optind], argv + optind);

@@ -20,15 +20,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,7 +45,6 @@
 
 #define PROG "burst-" BURST_ROLE
 #define MAX_RESUME_FILE (16 << 20)
-#define POKE_TIMEOUT_MS 200
 
 /* what the request carries to the agent's log (NULL: nothing spooled yet) */
 static json_object *diagnostics;
@@ -115,34 +111,6 @@ static json_object *read_resume_file(void)
 	}
 	free(buf);
 	return jobs;
-}
-
-/* Tell a running agent to look at its spool now; harmless if it is down. */
-static void poke(const char *sock_path)
-{
-	struct sockaddr_un sa;
-	struct pollfd pfd;
-	int fd;
-
-	if (strlen(sock_path) >= sizeof(sa.sun_path))
-		return;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	strcpy(sa.sun_path, sock_path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
-		close(fd);
-		return;
-	}
-	pfd.fd = fd;
-	pfd.events = POLLOUT;
-	if (poll(&pfd, 1, POKE_TIMEOUT_MS) == 1 && (pfd.revents & POLLOUT)) {
-		ssize_t w = write(fd, "{\"op\":\"poke\"}\n", 14);
-		(void)w;
-	}
-	close(fd);
 }
 
 int main(int argc, char **argv)
@@ -213,7 +181,7 @@ int main(int argc, char **argv)
 		     err.msg, BURST_ROLE, argv[1]);
 		goto out;
 	}
-	poke(sock_path);
+	spool_poke(sock_path);
 	rc = 0;
 out:
 	json_object_put(diagnostics);

@@ -8,6 +8,14 @@
  * returned as is), then waits until none of the job's nodes is powering up
  * and returns, so the job starts the moment its nodes are up.
  *
+ * With EarlyLaunch= (burst.conf; doc/compat.md, "Launch at allocation") it
+ * first hands the job's powered-down nodes of such node sets to the agent,
+ * through its durable spool (an "early" request) as ResumeProgram does, so
+ * that they launch now rather than when slurmctld's power-save pass gets
+ * to them. Only with ReturnToService=2: on any other setting slurmctld sets
+ * a powered-down node that registers before that pass DOWN ("unexpectedly
+ * rebooted"), and today's path is kept.
+ *
  * It never fails a job for a node that does not come up: that node goes
  * DOWN (ResumeTimeout or the agent's reject path) and Slurm requeues the
  * job. slurmctld runs it with no PATH and no SLURM_CONF: SLURM_CONF is taken
@@ -15,6 +23,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <syslog.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +33,14 @@
 
 #include <slurm/slurm.h>
 
+#include <json-c/json.h>
+
 #include "config.h"
 #include "hostlist.h"
 #include "proc.h"
 #include "slurm_compat.h"
+#include "spool.h"
+#include "strutil.h"
 
 #define PROG "burst-prolog-slurmctld"
 #define POLL_US 100000
@@ -128,6 +141,86 @@ static size_t wait_nodes(struct hostlist *job, double timeout)
 	return pending;
 }
 
+/* Whether any node set launches at allocation. */
+static bool any_early(const struct burst_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nnodesets; i++)
+		if (config_early_launch(cfg, &cfg->nodesets[i]))
+			return true;
+	return false;
+}
+
+/*
+ * The job's nodes that are powered down in Slurm (and neither powering up
+ * nor down) and belong to a node set with EarlyLaunch=yes, into the spool
+ * as one "early" request; the agent is poked. A node the agent does not
+ * take this way is resumed as today, by ResumeProgram.
+ */
+static void early_handoff(const struct burst_config *cfg, const struct hostlist *job, const char *jobid)
+{
+	node_info_msg_t *msg = NULL;
+	struct strbuf nodes;
+	json_object *req, *jobs, *one;
+	char spooldir[4096];
+	burst_err_t err;
+	struct timespec ts;
+	int count = 0;
+
+	if (slurm_load_node((time_t)0, &msg, SHOW_ALL) != SLURM_SUCCESS) {
+		fprintf(stderr, PROG ": job %s: cannot read node states (%s): its nodes are launched when Slurm resumes them\n",
+			jobid, slurm_strerror(burst_slurm_errno()));
+		return;
+	}
+	sb_init(&nodes);
+	for (uint32_t i = 0; i < msg->record_count; i++) {
+		const node_info_t *ni = &msg->node_array[i];
+		const struct cfg_nodeset *ns = NULL;
+		uint32_t st = ni->node_state;
+
+		if (!ni->name || hostlist_find(job, ni->name) < 0)
+			continue;
+		for (size_t k = 0; k < cfg->nnodesets && !ns; k++)
+			if (hostlist_find(&cfg->nodesets[k].nodes, ni->name) >= 0)
+				ns = &cfg->nodesets[k];
+		if (!ns || !config_early_launch(cfg, ns) || !(st & NODE_STATE_POWERED_DOWN) ||
+		    (st & (NODE_STATE_POWERING_UP | NODE_STATE_POWERING_DOWN)))
+			continue;
+		sb_addf(&nodes, "%s%s", count ? "," : "", ni->name);
+		count++;
+	}
+	slurm_free_node_info_msg(msg);
+	if (!count) {
+		sb_free(&nodes);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	req = json_object_new_object();
+	json_object_object_add(req, "version", json_object_new_int(1));
+	json_object_object_add(req, "op", json_object_new_string("early"));
+	json_object_object_add(req, "nodes", json_object_new_string(nodes.s));
+	json_object_object_add(req, "count", json_object_new_int(count));
+	json_object_object_add(req, "time", json_object_new_double((double)ts.tv_sec + ts.tv_nsec / 1e9));
+	json_object_object_add(req, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(req, "slurm_job_id", json_object_new_string(jobid));
+	jobs = json_object_new_array();
+	one = json_object_new_object();
+	json_object_object_add(one, "job_id", json_object_new_int64(strtoll(jobid, NULL, 10)));
+	json_object_object_add(one, "nodes", json_object_new_string(nodes.s));
+	json_object_array_add(jobs, one);
+	json_object_object_add(req, "jobs", jobs);
+	snprintf(spooldir, sizeof(spooldir), "%s/spool", cfg->state_dir);
+	if (spool_write(spooldir, "early", json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN),
+			NULL, 0, &err) < 0) {
+		fprintf(stderr, PROG ": job %s: %s: its nodes %s are launched when Slurm resumes them\n", jobid,
+			err.msg, nodes.s);
+		syslog(LOG_ERR, "job %s: %s: its nodes %s are launched when Slurm resumes them", jobid, err.msg,
+		       nodes.s);
+	} else
+		spool_poke(cfg->socket_path);
+	json_object_put(req);
+	sb_free(&nodes);
+}
+
 int main(int argc, char **argv)
 {
 	const char *nodelist, *jobid;
@@ -137,12 +230,15 @@ int main(int argc, char **argv)
 	burst_err_t err;
 	slurm_conf_t *sc = NULL;
 	double timeout = 600;
+	int ret2service = -1;
+	bool have_job;
 	size_t left;
 	int rc;
 
 	(void)argv;
 	proc_reopen_stdio();
 	proc_reset_signals();
+	openlog(PROG, LOG_PID, LOG_DAEMON);
 	if (argc != 1) {
 		fprintf(stderr, "usage: " PROG " (run by slurmctld as PrologSlurmctld; takes no arguments)\n");
 		return 2;
@@ -161,29 +257,47 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": job %s: %s\n", jobid, err.msg);
 		return 1;
 	}
+	nodelist = getenv("SLURM_JOB_NODELIST");
+	have_job = nodelist && *nodelist;
+	if (have_job && hostlist_expand(nodelist, &job, 1 << 20, &err) < 0) {
+		fprintf(stderr, PROG ": job %s: bad SLURM_JOB_NODELIST '%s': %s\n", jobid, nodelist, err.msg);
+		have_job = false;
+	}
+	if (have_job) {
+		slurm_init(NULL);
+		if (slurm_load_ctl_conf((time_t)0, &sc) == SLURM_SUCCESS) {
+			timeout = (double)sc->resume_timeout + 10;
+			ret2service = sc->ret2service;
+			slurm_free_ctl_conf(sc);
+		}
+	}
+	/* before the site's prolog: the launch is what takes long (a job the
+	 * site's prolog fails leaves its nodes, and the agent reclaims them) */
+	if (have_job && any_early(cfg)) {
+		if (ret2service == 2)
+			early_handoff(cfg, &job, jobid);
+		else {
+			fprintf(stderr, PROG ": job %s: EarlyLaunch=yes needs ReturnToService=2 in slurm.conf (it is %d): the nodes are launched when Slurm resumes them\n",
+				jobid, ret2service);
+			syslog(LOG_WARNING, "job %s: EarlyLaunch=yes needs ReturnToService=2 in slurm.conf (it is %d): the nodes are launched when Slurm resumes them",
+			       jobid, ret2service);
+		}
+	}
 	if (cfg->prolog_slurmctld) {
 		rc = run_site_prolog(cfg->prolog_slurmctld);
 		if (rc != 0) {
 			fprintf(stderr, PROG ": job %s: the site's PrologSlurmctld %s exited %d\n", jobid,
 				cfg->prolog_slurmctld, rc);
 			config_free(cfg);
+			hostlist_free(&job);
+			if (have_job)
+				slurm_fini();
 			return rc;
 		}
 	}
 	config_free(cfg);
-
-	nodelist = getenv("SLURM_JOB_NODELIST");
-	if (!nodelist || !*nodelist)
+	if (!have_job)
 		return 0;
-	if (hostlist_expand(nodelist, &job, 1 << 20, &err) < 0) {
-		fprintf(stderr, PROG ": job %s: bad SLURM_JOB_NODELIST '%s': %s\n", jobid, nodelist, err.msg);
-		return 0;
-	}
-	slurm_init(NULL);
-	if (slurm_load_ctl_conf((time_t)0, &sc) == SLURM_SUCCESS) {
-		timeout = (double)sc->resume_timeout + 10;
-		slurm_free_ctl_conf(sc);
-	}
 	left = wait_nodes(&job, timeout);
 	if (left)
 		fprintf(stderr, PROG ": job %s: %zu of %zu nodes still not up after %.0f s; Slurm decides\n",

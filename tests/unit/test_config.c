@@ -300,6 +300,28 @@ int main(void)
 	refused("typointcool.conf", "InteruptionCooldown=60\n", "did you mean 'InterruptionCooldown'?");
 	refused("typoglobal.conf", "RejectColdown=5\n", "did you mean 'RejectCooldown'?");
 	refused("badbool.conf", "AllowInlineContracts=maybe\n", "AllowInlineContracts is yes or no, not 'maybe'");
+	{
+		/* EarlyLaunch=: global default no; a node set's own wins */
+		struct burst_config *c = load("early.conf",
+					      "Provider=local Bridge=br0 Address=10.0.0.1/24\n"
+					      "NodeSet=a Nodes=a-1 InstanceTypes=local.host\n"
+					      "NodeSet=b Nodes=b-1 InstanceTypes=local.host EarlyLaunch=yes\n", &err);
+		ok(c && !c->early_launch && !config_early_launch(c, &c->nodesets[0]) &&
+		   config_early_launch(c, &c->nodesets[1]),
+		   "EarlyLaunch is off by default; NodeSet EarlyLaunch=yes turns it on for that node set");
+		config_free(c);
+		c = load("early2.conf",
+			 "EarlyLaunch=yes\nProvider=local Bridge=br0 Address=10.0.0.1/24\n"
+			 "NodeSet=a Nodes=a-1 InstanceTypes=local.host\n"
+			 "NodeSet=b Nodes=b-1 InstanceTypes=local.host EarlyLaunch=no\n", &err);
+		ok(c && c->early_launch && config_early_launch(c, &c->nodesets[0]) &&
+		   !config_early_launch(c, &c->nodesets[1]),
+		   "global EarlyLaunch=yes; NodeSet EarlyLaunch=no keeps today's path there");
+		config_free(c);
+	}
+	refused("badearly.conf", "EarlyLaunch=soon\n", "badearly.conf:1: EarlyLaunch is yes or no, not 'soon'");
+	refused("badearly2.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\nNodeSet=a Nodes=a-1 InstanceTypes=local.host EarlyLaunch=1x\n",
+		"badearly2.conf:2: NodeSet a: EarlyLaunch is yes or no, not '1x'");
 	refused("badprice.conf", "Price=x Provider=aws Region=r OnDemand=cheap\n", "Price x: OnDemand=cheap: expected a number");
 	refused("pricemissing.conf", "Price=x Provider=aws\n", "Price x needs Provider= and Region=");
 	refused("itype.conf", "InstanceType=x Provider=aws node_vcpu_count=4\n",
