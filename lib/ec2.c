@@ -991,6 +991,11 @@ static char *base64(const void *data, size_t len)
 	return out;
 }
 
+long ec2_client_call_bound_ms(const struct ec2_client *c)
+{
+	return c->max_total_ms + c->connect_timeout_ms + c->timeout_ms;
+}
+
 enum ec2_class ec2_run_instances(struct ec2_client *c, const struct ec2_run_params *p,
 				 struct ec2_instances *out, burst_err_t *err)
 {

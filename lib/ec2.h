@@ -163,6 +163,13 @@ struct ec2_run_params {
 enum ec2_class ec2_run_instances(struct ec2_client *c, const struct ec2_run_params *p,
 				 struct ec2_instances *out, burst_err_t *err);
 
+/*
+ * The longest a call of c can be in flight, in ms: its retries' budget plus
+ * the last request's own timeouts. A RunInstances sent by an agent that
+ * died may be launching at EC2 for that long after it was sent.
+ */
+long ec2_client_call_bound_ms(const struct ec2_client *c);
+
 struct ec2_filter {
 	const char *name;               /* "tag:KEY", "instance-state-name", "client-token" */
 	const char *const *values;

@@ -24,7 +24,10 @@
  * crash between RunInstances and the agent recording the answer, also on
  * endpoints (moto) that do not honour ClientToken. A batch the journal does
  * not have was never sent: it is launched without the lookup (which costs
- * EC2, and moto most of all, a search through every instance's tags).
+ * EC2, and moto most of all, a search through every instance's tags). A
+ * journaled batch that shows no instance but was never answered and may
+ * still be in flight (journal_in_flight) is looked for again, not launched
+ * anew, until it cannot be.
  *
  * Instances fewer than asked (a partial launch): the nodes without one get
  * PROV_CAPACITY, so the agent moves them to the next candidate.
@@ -56,6 +59,8 @@ struct jbatch {
 	size_t n;
 	char **nodes;
 	int *attempts;
+	double sent;             /* when it was journaled (wall clock); 0: not known */
+	bool settled;            /* its RunInstances was answered (by this agent) */
 };
 
 struct provider {
@@ -106,7 +111,8 @@ static enum prov_class prov_of_ec2(enum ec2_class c)
  * batch (found by its burst:batch tag, at the node's launch index). A batch
  * not found here was never sent, so nothing is looked up for it.
  */
-static void journal_push(struct provider *p, const char *token, char **nodes, int *attempts, size_t n)
+static void journal_push(struct provider *p, const char *token, char **nodes, int *attempts, size_t n,
+			 double sent)
 {
 	struct jbatch *j;
 
@@ -116,7 +122,19 @@ static void journal_push(struct provider *p, const char *token, char **nodes, in
 	j->n = n;
 	j->nodes = nodes;
 	j->attempts = attempts;
+	j->sent = sent;
+	j->settled = false;
 }
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static struct jbatch *journal_get(struct provider *p, const char *token);
 
 static void journal_load(struct provider *p)
 {
@@ -131,11 +149,23 @@ static void journal_load(struct provider *p)
 		char **nodes = NULL;
 		int *attempts = NULL;
 		size_t n = 0;
+		double sent = 0;
 
 		if (!tok || strlen(tok) != 46)
 			continue;
-		while ((w = strtok_r(NULL, " \n", &save))) {
+		w = strtok_r(NULL, " \n", &save);
+		if (w && !strcmp(w, "answered")) {   /* "TOKEN answered" */
+			struct jbatch *j = journal_get(p, tok);
+			if (j)
+				j->settled = true;
+			continue;
+		}
+		for (; w; w = strtok_r(NULL, " \n", &save)) {
 			char *colon = strrchr(w, ':');
+			if (*w == '@') {   /* when it was sent (older journals lack it) */
+				sent = strtod(w + 1, NULL);
+				continue;
+			}
 			if (!colon)
 				continue;
 			*colon = '\0';
@@ -145,7 +175,7 @@ static void journal_load(struct provider *p)
 			attempts[n] = atoi(colon + 1);
 			n++;
 		}
-		journal_push(p, tok, nodes, attempts, n);
+		journal_push(p, tok, nodes, attempts, n, sent);
 	}
 	free(line);
 	fclose(f);
@@ -165,15 +195,66 @@ static const struct jbatch *journal_find(const struct provider *p, const char *n
 	return NULL;
 }
 
-/* Whether batch token is journaled (so its RunInstances may have been sent). */
-static bool journal_has(const struct provider *p, const char *token)
+/* Batch token as journaled (so its RunInstances may have been sent), or NULL. */
+static struct jbatch *journal_get(struct provider *p, const char *token)
 {
 	size_t i;
 
 	for (i = 0; i < p->njb; i++)
 		if (!strcmp(p->jb[i].token, token))
-			return true;
-	return false;
+			return &p->jb[i];
+	return NULL;
+}
+
+/*
+ * Whether batch j may still be launching at EC2 although no instance of it
+ * is seen: its RunInstances was never answered here (the agent that sent it
+ * died, or the call failed without an answer: a timeout, a 5xx) and was
+ * sent less than a call's longest life ago. EC2 (and moto, which does not
+ * honour ClientToken) may create its instances after a DescribeInstances
+ * that shows none: launching its nodes again then would give each two
+ * instances. *age and *bound (seconds) say how long ago and for how long.
+ */
+static bool journal_in_flight(const struct jbatch *j, const struct ec2_client *c, double *age, double *bound)
+{
+	*bound = (double)ec2_client_call_bound_ms(c) / 1000.0;
+	*age = wall_now() - j->sent;
+	return !j->settled && j->sent > 0 && *age < *bound;
+}
+
+static void fail_nodes(struct prov_batch *b, size_t from, size_t to, enum prov_class cls, const char *msg);
+
+/*
+ * Batch j's RunInstances was answered: "TOKEN answered" is added to the
+ * journal (not synced: lost in a crash, a restart only waits out the
+ * batch's in-flight time before launching its nodes anew).
+ */
+static void journal_settle(struct provider *p, struct jbatch *j)
+{
+	char line[64];
+	int fd, n;
+
+	j->settled = true;
+	n = snprintf(line, sizeof(line), "%s answered\n", j->token);
+	fd = open(p->journal, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, line, (size_t)n) != n) {
+			/* not kept: a restart waits for the batch a while (above) */
+		}
+		close(fd);
+	}
+}
+
+/* Nodes [from, to) of b wait for batch j, which may still be launching. */
+static void wait_in_flight(struct prov_batch *b, size_t from, size_t to, const struct jbatch *j, double age,
+			   double bound)
+{
+	char msg[600];
+
+	snprintf(msg, sizeof(msg), "batch %s (sent %.1f s ago, never answered here) shows no instance for it "
+		 "yet: it may still be launching; looked for again until %.0f s after it was sent, then "
+		 "launched anew", j->token, age, bound);
+	fail_nodes(b, from, to, PROV_TRANSIENT, msg);
 }
 
 /* The journal's directory synced once, so that a journal made now survives a crash. */
@@ -210,13 +291,15 @@ static int journal_add(struct provider *p, const char *token, const struct prov_
 	size_t i;
 	int fd, rc = -1;
 
-	if (journal_has(p, token))
+	double sent = wall_now();
+
+	if (journal_get(p, token))
 		return 0;
 	sb_init(&s);
 	sb_add(&s, token);
 	for (i = from; i < to; i++)
 		sb_addf(&s, " %s:%d", b->nodes[i].node, b->nodes[i].attempt);
-	sb_add(&s, "\n");
+	sb_addf(&s, " @%.3f\n", sent);
 	errno = 0;
 	fd = open(p->journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0 || write(fd, s.s, s.len) != (ssize_t)s.len || fdatasync(fd) < 0 ||
@@ -232,7 +315,7 @@ static int journal_add(struct provider *p, const char *token, const struct prov_
 		nodes[i - from] = xstrdup(b->nodes[i].node);
 		attempts[i - from] = b->nodes[i].attempt;
 	}
-	journal_push(p, token, nodes, attempts, to - from);
+	journal_push(p, token, nodes, attempts, to - from, sent);
 	rc = 0;
 out:
 	if (fd >= 0)
@@ -576,6 +659,8 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 	char token[47], who[256], what[512], name[600], msg[1400];
 	const char *tokv[1];
 	size_t got = 0;
+	struct jbatch *jb;
+	double age, bound;
 
 	batch_token(b, from, to, token);
 	nodes_desc(b, from, to, who, sizeof(who));
@@ -583,7 +668,7 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 		 b->instance_type ? b->instance_type : "(template's type)", region, who);
 
 	/* 1. a journaled batch may have been sent: adopt what it launched */
-	if (!journal_has(p, token))
+	if (!(jb = journal_get(p, token)))
 		goto launch;
 	tokv[0] = token;
 	describe_live_by_tag(&dp, f, "tag:burst:batch", tokv);
@@ -603,6 +688,10 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 		goto out;
 	}
 	ec2_instances_free(&l);
+	if (journal_in_flight(jb, c, &age, &bound)) {
+		wait_in_flight(b, from, to, jb, age, bound);
+		goto out;
+	}
 
 launch:
 	/* 2. launch, journaled first */
@@ -647,6 +736,10 @@ launch:
 	rp.metadata_tags = true;
 	ec = ec2_run_instances(c, &rp, &l, &err);
 	sb_free(&ud);
+	/* answered: what it launched is known (an error of class TRANSIENT,
+	 * a timeout or a 5xx, says nothing of what EC2 did) */
+	if (ec != EC2_TRANSIENT && (jb = journal_get(p, token)))
+		journal_settle(p, jb);
 	if (ec != EC2_OK) {
 		snprintf(msg, sizeof(msg), "%s: %.800s", what, ec2_detail(err.msg));
 		fail_nodes(b, from, to, prov_of_ec2(ec), msg);
@@ -701,7 +794,8 @@ static long adopt_journaled(struct provider *p, struct ec2_client *c, struct pro
 		burst_err_t err;
 		enum ec2_class ec;
 		size_t idx, k, m;
-		bool by_index = true;
+		bool by_index = true, in_flight;
+		double age, bound;
 
 		if (done[i] || !(j = journal_find(p, b->nodes[i].node, b->nodes[i].attempt, &idx)))
 			continue;
@@ -737,10 +831,15 @@ static long adopt_journaled(struct provider *p, struct ec2_client *c, struct pro
 				}
 		}
 		ec2_instances_free(&l);
-		/* looked up once: not found there means never launched */
+		/* looked up once: not found there means never launched, unless
+		 * the batch may still be launching (then looked for again) */
+		in_flight = journal_in_flight(j, c, &age, &bound);
 		for (m = 0; m < b->n; m++)
-			if (!done[m] && journal_find(p, b->nodes[m].node, b->nodes[m].attempt, &k) == j)
-				done[m] = 2;
+			if (!done[m] && journal_find(p, b->nodes[m].node, b->nodes[m].attempt, &k) == j) {
+				if (in_flight)
+					wait_in_flight(b, m, m + 1, j, age, bound);
+				done[m] = in_flight ? 1 : 2;
+			}
 	}
 	return adopted;
 }

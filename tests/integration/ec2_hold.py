@@ -25,6 +25,12 @@ DELAY seconds after its request came in, as a slow EC2 endpoint would
 Control (JSON, GET):
   /_requests   every EC2 request so far: {"action", "client_token",
                "instance_type", "max_count", "status", "held", "instances"}
+  /_hold_before  the next RunInstances is held BEFORE it reaches UPSTREAM
+               (a request still in flight at EC2, its instances not made
+               yet): the proxy writes HOLD_DIR/before.N (JSON: the
+               ClientToken) and forwards it only once HOLD_DIR/release.N
+               exists (or 300 s pass); its answer goes to the client if
+               it is still there.
 """
 import http.client
 import json
@@ -46,6 +52,8 @@ requests = []
 holds_left = 1
 held = 0
 delay = 0.0
+hold_before = 0
+held_before = 0
 
 
 def instance_ids(xml):
@@ -66,10 +74,15 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        global hold_before
         if self.path == "/_requests":
             with lock:
                 body = json.dumps(requests).encode()
             self.send_body(200, body)
+        elif self.path == "/_hold_before":
+            with lock:
+                hold_before += 1
+            self.send_body(200, b"{}")
         else:
             self.forward(b"")
 
@@ -94,11 +107,28 @@ class Handler(BaseHTTPRequestHandler):
         return False
 
     def forward(self, body):
-        global holds_left, held
+        global holds_left, held, hold_before, held_before
         t0 = time.time()
         params = urllib.parse.parse_qs(body.decode("utf-8", "replace"))
         p = {k: v[0] for k, v in params.items()}
         action = p.get("Action", "")
+        before = 0
+        with lock:
+            if action == "RunInstances" and hold_before > 0:
+                hold_before -= 1
+                held_before += 1
+                before = held_before
+        if before:
+            tmp = os.path.join(hold_dir, ".before.%d" % before)
+            with open(tmp, "w") as f:
+                json.dump({"client_token": p.get("ClientToken")}, f)
+            os.rename(tmp, os.path.join(hold_dir, "before.%d" % before))
+            release = os.path.join(hold_dir, "release.%d" % before)
+            end = time.time() + 300
+            while not os.path.exists(release) and time.time() < end:
+                time.sleep(0.1)
+            sys.stderr.write("ec2_hold: RunInstances %s held before %s, now forwarded\n"
+                             % (p.get("ClientToken"), upstream_name))
         headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
         conn = http.client.HTTPConnection(up.hostname, up.port, timeout=60)
         try:
@@ -150,7 +180,9 @@ def main():
     global up, hold_dir, holds_left, delay
     if len(sys.argv) not in (4, 5, 6):
         sys.exit("usage: ec2_hold.py UPSTREAM PORT_FILE HOLD_DIR [HOLDS [DELAY]]")
+    global upstream_name
     up = urllib.parse.urlsplit(sys.argv[1])
+    upstream_name = sys.argv[1]
     hold_dir = sys.argv[3]
     if len(sys.argv) >= 5:
         holds_left = int(sys.argv[4])

@@ -9,6 +9,9 @@
 # tag = the batch's ClientToken) and adopts them: the same instance ids, no
 # second RunInstances, no duplicate; the job runs on both nodes, and after
 # the nodes are released nothing tagged with the cluster is left running.
+# Then the agent is killed while its RunInstances has not reached moto yet:
+# restarted, it waits for that batch (its instances appear later) instead of
+# launching the nodes again.
 # burst-matrix: host-only (the agent's crash recovery against moto: its Slurm calls are those of test_aws_agent, run on both)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -118,7 +121,7 @@ ok $? "one RunInstances for both nodes (MaxCount 2); moto launched $held_ids" "$
 [ -z "$(node_db burst-1 instance)$(node_db burst-2 instance)" ] &&
 	[ "$(node_db burst-1 state) $(node_db burst-2 state)" = "launching launching" ]
 ok $? "the agent's state holds both nodes launching, no instance recorded ($(node_db burst-1 state), $(node_db burst-2 state))"
-grep -q "^$held_tok burst-1:1 burst-2:1\$" "$LAB/burst/aws-aws.batches"
+grep -q "^$held_tok burst-1:1 burst-2:1 @[0-9]*\.[0-9]*\$" "$LAB/burst/aws-aws.batches"
 ok $? "the batch journal holds the batch ($held_tok burst-1:1 burst-2:1)" "$LAB/burst/aws-aws.batches"
 
 # --- 2. restart: the instances are adopted, nothing launched again ---
@@ -181,6 +184,41 @@ ok $? "after SuspendTime both instances are terminated, nothing tagged lab$$ is 
 "$inst" stop "burst-lab$$-emu-burst-2"
 lab_wait_node burst-1 'idle~' 30 && lab_wait_node burst-2 'idle~' 10
 ok $? "burst-1 and burst-2 are powered down ($(lab_node_state burst-1), $(lab_node_state burst-2))"
+
+# --- 5. killed while its RunInstances has not reached EC2 yet: EC2 (and
+# moto) may make a batch's instances after a DescribeInstances that shows
+# none, so the restarted agent waits for the batch instead of launching its
+# nodes again (which gave each node two instances in test_standby) ---
+agent2=$AGENT_PID
+curl -s "$hep/_hold_before" >/dev/null
+id2=$(sbatch --parsable -N2 --cloud-contract=small -w 'burst-[1-2]' -o /dev/null --wrap true 2>"$LAB/err")
+ok $? "a second 2-node job" "$LAB/err"
+lab_wait_file "$aux/hold/before.1" 60
+ok $? "its RunInstances is held before it reaches moto" "$aux/hold.log" "$LAB/log/agent.log"
+{ kill -9 "$agent2"; wait "$agent2"; } 2>/dev/null
+[ $? = 137 ]; ok $? "the agent was killed (SIGKILL) meanwhile"
+tok2=$(jget "$aux/hold/before.1" 'd["client_token"]')
+lab_agent_start; ok $? "the agent is up again" "$LAB/log/agent.log"
+wait_log "batch $tok2 (sent [0-9.]* s ago, never answered here) shows no instance for it yet: it may still be launching" 30
+ok $? "it finds no instance of that batch yet and waits for it" "$LAB/log/agent.log"
+touch "$aux/hold/release.1"
+wait_log "burst-1: instance i-[0-9a-f]* adopted: launched earlier (batch $tok2, " 30 &&
+	wait_log "burst-2: instance i-[0-9a-f]* adopted: launched earlier (batch $tok2, " 10
+ok $? "once moto has made them, both instances are adopted" "$LAB/log/agent.log" "$aux/hold.log"
+{ curl -s "$hep/_requests"; echo; } >"$LAB/req3.json"
+nrun=$(jget "$LAB/req3.json" 'len([r for r in d if r["action"] == "RunInstances"])')
+cluster_instances >"$LAB/inst.txt" 2>"$LAB/inst.err"
+live=$(grep -v ' terminated ' "$LAB/inst.txt")
+[ "$nrun" = 2 ] && [ "$(grep -c . <<<"$live")" = 2 ] && [ "$(awk '{print $4}' <<<"$live" | sort -u)" = "$tok2" ]
+ok $? "no RunInstances sent again ($nrun in all), 2 live instances, both of batch $tok2" "$LAB/inst.txt" "$LAB/req3.json"
+scontrol update nodename='burst-[1-2]' state=power_down_force reason=test 2>"$LAB/err"
+for _ in $(seq 300); do
+	cluster_instances >"$LAB/inst.txt" 2>/dev/null
+	! grep -qv ' terminated ' "$LAB/inst.txt" && break
+	sleep 0.2
+done
+! grep -qv ' terminated ' "$LAB/inst.txt"
+ok $? "powered down: nothing tagged lab$$ is left running" "$LAB/inst.txt" "$LAB/log/agent.log" "$LAB/err"
 ! grep -q "$sk" "$LAB/log/agent.log"; ok $? "no secret in the agent's log"
 
 lab_down
