@@ -3,9 +3,10 @@
 service) that answers in EC2's XML wire format from a script, for
 tests/integration/test_ec2_faults.sh. Python standard library only.
 
-    ec2_faults.py PORT_FILE [CERT KEY]
-        listen on 127.0.0.1, a free port, written to PORT_FILE; with CERT
-        and KEY (PEM files) speak https
+    ec2_faults.py [--bind ADDR] PORT_FILE [CERT KEY]
+        listen on 127.0.0.1 (or ADDR: a lab's bridge, where its emulated
+        instances reach the metadata service), a free port, written to
+        PORT_FILE; with CERT and KEY (PEM files) speak https
 
 EC2 (POST /, form body). Without a script it behaves like a small EC2:
 RunInstances launches MaxCount instances (idempotent on ClientToken: the
@@ -32,11 +33,22 @@ Control (JSON):
         the work is done before the error is answered
   GET /_requests  every EC2 request so far: {"action", "params", "has_auth",
                   "security_token"}
-  GET /_imds      {"fetches": how many times the role's credentials were read}
-  POST /_reset    forget instances, requests, script
+  GET /_imds      {"fetches": how many times the role's credentials were read,
+                   "spot_polls": {CLIENT_ADDRESS: spot/instance-action GETs}}
+  POST /_spot     {CLIENT_ADDRESS or "*": NOTICE or null}: what
+                  spot/instance-action answers the instance at that address
+                  (the metadata service is each instance's own; "*": any
+                  other), NOTICE {"action": A, "time": T} (as EC2 gives it)
+                  or {"status": S, "body": B, "sleep": SECONDS} (raw, late);
+                  null: no notice (404) again
+  POST /_reset    forget instances, requests, script, notices
 
-IMDSv2: PUT /latest/api/token (needs X-aws-ec2-metadata-token-ttl-seconds),
-GET /latest/meta-data/iam/security-credentials/[ROLE] (needs the token).
+IMDSv2: PUT /latest/api/token (needs X-aws-ec2-metadata-token-ttl-seconds,
+1-21600, and answers it back, as EC2 does), GET
+/latest/meta-data/iam/security-credentials/[ROLE] and
+/latest/meta-data/spot/instance-action (404 until a notice is set), both
+needing the token (401 without). tests/integration/test_spot_notice.sh
+checks this part with botocore's IMDS client and curl.
 """
 import json
 import sys
@@ -49,6 +61,10 @@ from xml.sax.saxutils import escape
 NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
 IMDS_TOKEN = "imds-token-0123456789"
 ROLE = "burst-node-role"
+# what EC2's metadata service answers for a path it does not have
+NOT_FOUND = ('<?xml version="1.0" encoding="iso-8859-1"?>\n<!DOCTYPE html>\n<html>\n <head>\n'
+             '  <title>404 - Not Found</title>\n </head>\n <body>\n  <h1>404 - Not Found</h1>\n'
+             ' </body>\n</html>\n')
 
 lock = threading.Lock()
 state = {}
@@ -57,7 +73,8 @@ state = {}
 def reset():
     state.clear()
     state.update(instances=[], reservations={}, tokens={}, requests=[],
-                 queue=[], rules=[], seq=0, imds_expiration=None, imds_fetches=0)
+                 queue=[], rules=[], seq=0, imds_expiration=None, imds_fetches=0,
+                 spot={}, spot_polls={})
 
 
 def rid():
@@ -273,12 +290,35 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length", "0"))
         return self.rfile.read(n) if n else b""
 
+    def answer_ttl(self, ttl):
+        data = IMDS_TOKEN.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("X-aws-ec2-metadata-token-ttl-seconds", str(ttl))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def do_PUT(self):
         self.body()
-        if self.path == "/latest/api/token" and self.headers.get(
-                "X-aws-ec2-metadata-token-ttl-seconds"):
-            return self.answer(200, IMDS_TOKEN, "text/plain")
+        ttl = self.headers.get("X-aws-ec2-metadata-token-ttl-seconds", "")
+        if self.path == "/latest/api/token" and ttl.isdigit() and 1 <= int(ttl) <= 21600:
+            return self.answer_ttl(int(ttl))
         return self.answer(400, "bad token request", "text/plain")
+
+    def spot_notice(self):
+        """spot/instance-action, as the instance at the client's address sees it"""
+        who = self.client_address[0]
+        with lock:
+            state["spot_polls"][who] = state["spot_polls"].get(who, 0) + 1
+            n = state["spot"].get(who, state["spot"].get("*"))
+        if n is None:
+            return self.answer(404, NOT_FOUND, "text/html")
+        if "action" in n:
+            return self.answer(200, json.dumps({"action": n["action"], "time": n["time"]}), "text/plain")
+        if n.get("sleep"):
+            time.sleep(n["sleep"])
+        return self.answer(n.get("status", 200), n.get("body", ""), "text/plain")
 
     def do_GET(self):
         if self.path == "/_requests":
@@ -286,14 +326,22 @@ class Handler(BaseHTTPRequestHandler):
                 return self.answer(200, json.dumps(state["requests"]), "application/json")
         if self.path == "/_imds":
             with lock:
-                return self.answer(200, json.dumps({"fetches": state["imds_fetches"]}),
+                return self.answer(200, json.dumps({"fetches": state["imds_fetches"],
+                                                    "spot_polls": state["spot_polls"]}),
                                    "application/json")
+        if self.path.startswith("/latest/"):
+            if self.headers.get("X-aws-ec2-metadata-token") != IMDS_TOKEN:
+                return self.answer(401, "", "text/plain")
+            if self.path == "/latest/meta-data/spot/instance-action":
+                return self.spot_notice()
         base = "/latest/meta-data/iam/security-credentials/"
         if self.path.startswith(base):
             if self.headers.get("X-aws-ec2-metadata-token") != IMDS_TOKEN:
                 return self.answer(401, "", "text/plain")
             if self.path == base:
-                return self.answer(200, ROLE + "\n", "text/plain")
+                # the role's name alone, as EC2 answers (botocore takes the
+                # whole body as the name: imds_botocore_check.py)
+                return self.answer(200, ROLE, "text/plain")
             if self.path == base + ROLE:
                 with lock:
                     state["imds_fetches"] += 1
@@ -315,6 +363,15 @@ class Handler(BaseHTTPRequestHandler):
                 state["rules"] = list(s.get("rules", []))
                 if "imds_expiration" in s:
                     state["imds_expiration"] = s["imds_expiration"]
+            return self.answer(200, "{}", "application/json")
+        if self.path == "/_spot":
+            s = json.loads(raw or b"{}")
+            with lock:
+                for who, n in s.items():
+                    if n is None:
+                        state["spot"].pop(who, None)
+                    else:
+                        state["spot"][who] = n
             return self.answer(200, "{}", "application/json")
         if self.path == "/_reset":
             with lock:
@@ -357,16 +414,20 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     reset()
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    if len(sys.argv) > 3:
+    args = sys.argv[1:]
+    bind = "127.0.0.1"
+    if args[:1] == ["--bind"]:
+        bind, args = args[1], args[2:]
+    srv = ThreadingHTTPServer((bind, 0), Handler)
+    if len(args) > 2:
         import ssl
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(sys.argv[2], sys.argv[3])
+        ctx.load_cert_chain(args[1], args[2])
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-    with open(sys.argv[1] + ".tmp", "w") as f:
+    with open(args[0] + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
     import os
-    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    os.rename(args[0] + ".tmp", args[0])
     srv.serve_forever()
 
 

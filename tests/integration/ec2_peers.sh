@@ -106,18 +106,20 @@ moto_down() {
 	MOTO_PID=
 }
 
-# fake_up DIR: start the fault-injecting EC2 endpoint (ec2_faults.py), its
-# log in DIR/fake.log. Sets FAKE_PID and FAKE_EP; returns 1 when it does not
+# fake_up DIR [ADDRESS]: start the fault-injecting EC2 endpoint
+# (ec2_faults.py, also an instance metadata service) on 127.0.0.1, or on
+# ADDRESS (a lab's bridge, which its emulated instances reach), its log in
+# DIR/fake.log. Sets FAKE_PID and FAKE_EP; returns 1 when it does not
 # start. fake_down: stop it.
 FAKE_PID=
 
 fake_up() {
-	local dir=$1
-	python3 "$src/tests/integration/ec2_faults.py" "$dir/fake.port" 2>"$dir/fake.log" &
+	local dir=$1 addr=${2:-127.0.0.1}
+	python3 "$src/tests/integration/ec2_faults.py" --bind "$addr" "$dir/fake.port" 2>"$dir/fake.log" &
 	FAKE_PID=$!
 	for _ in $(seq 100); do [ -s "$dir/fake.port" ] && break; sleep 0.1; done
 	[ -s "$dir/fake.port" ] || { echo "ec2_faults.py did not start (its log: $dir/fake.log)" >&2; fake_down; return 1; }
-	FAKE_EP="http://127.0.0.1:$(cat "$dir/fake.port")"
+	FAKE_EP="http://$addr:$(cat "$dir/fake.port")"
 }
 
 fake_down() {
