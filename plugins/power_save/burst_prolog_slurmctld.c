@@ -43,6 +43,15 @@
 #include "strutil.h"
 
 #define PROG "burst-prolog-slurmctld"
+/*
+ * Node states are read every FAST_POLL_US for the first FAST_POLL_S
+ * seconds (a node launched at allocation, or an instance that boots in
+ * well under a second, registers then: the job starts within 20 ms of it),
+ * then every POLL_US. A read with no change is cheap for slurmctld
+ * (SLURM_NO_CHANGE_IN_DATA).
+ */
+#define FAST_POLL_US 20000
+#define FAST_POLL_S 5.0
 #define POLL_US 100000
 
 static int cmp_str(const void *a, const void *b)
@@ -89,7 +98,7 @@ static size_t wait_nodes(struct hostlist *job, double timeout)
 {
 	node_info_msg_t *msg = NULL;
 	time_t last = 0;
-	double end = now() + timeout;
+	double start = now(), end = start + timeout;
 	size_t pending = job->n;
 	bool *seen = calloc(job->n ? job->n : 1, sizeof(*seen));
 
@@ -134,7 +143,7 @@ static size_t wait_nodes(struct hostlist *job, double timeout)
 		}
 		if (now() >= end)
 			break;
-		usleep(POLL_US);
+		usleep(now() - start < FAST_POLL_S ? FAST_POLL_US : POLL_US);
 	}
 	slurm_free_node_info_msg(msg);
 	free(seen);
