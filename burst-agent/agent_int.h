@@ -295,6 +295,8 @@ void metric_launch(const char *provider, const char *type, const char *region, e
 /* failed_cls: the call's error class, 0 (PROV_OK) when it succeeded */
 void metric_provider_call(const char *provider, const char *op, double seconds, int failed_cls);
 void metric_join(const char *outcome);
+/* a spot interruption notice acted on (agent_notice.c) */
+void metric_notice(const char *provider, const char *type, const char *region, const char *action);
 void metric_observe(const char *name, const char *nodeset, double seconds);
 /* finding NULL: a round */
 void metric_reconcile(const char *finding, double n);

@@ -62,6 +62,9 @@ void metrics_init(void)
 	metrics_family(M, "burst_provider_api_call_duration_seconds", METRIC_HISTOGRAM,
 		       "Duration of provider driver calls (a launch batch is one call).", call_buckets,
 		       sizeof(call_buckets) / sizeof(call_buckets[0]));
+	metrics_family(M, "burst_interruption_notices_total", METRIC_COUNTER,
+		       "Spot interruption notices acted on, by provider, instance type, region and action "
+		       "(terminate, stop, hibernate).", NULL, 0);
 	metrics_family(M, "burst_joins_total", METRIC_COUNTER,
 		       "Join reports by outcome: admitted, rejected (admission or acceptance), refused "
 		       "(not verified), retry, malformed.", NULL, 0);
@@ -127,6 +130,12 @@ void metric_provider_call(const char *provider, const char *op, double seconds, 
 	if (failed_cls > 0)
 		metrics_add(M, "burst_provider_api_errors_total", 1, "provider", provider ? provider : "",
 			    "op", op, "class", prov_class_name((enum prov_class)failed_cls), NULL);
+}
+
+void metric_notice(const char *provider, const char *type, const char *region, const char *action)
+{
+	metrics_add(M, "burst_interruption_notices_total", 1, "provider", provider ? provider : "", "instance_type",
+		    type ? type : "", "region", region ? region : "", "action", action, NULL);
 }
 
 void metric_join(const char *outcome)

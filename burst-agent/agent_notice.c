@@ -73,6 +73,7 @@ static void act(const char *node, struct node_rec *r, const struct notice_report
 		ERR("%s: cannot record the cooldown of %s: %s", node, key, err.msg);
 	else
 		INFO("%s: %s: no launch into %s for %.0f s", node, why, key, until - now());
+	metric_notice(r->provider, r->instance_type, r->region, rep->action);
 	if (r->state == NS_BOOTING) {
 		/* its job never ran there: it goes on elsewhere */
 		fail_node(node, NS_BOOTING, r, NS_TERMINATING, why);

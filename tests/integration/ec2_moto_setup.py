@@ -13,7 +13,12 @@ python3 that has moto and boto3).
       their private IPs from it); prints the subnet's id.
   ec2_moto_setup.py ip ENDPOINT INSTANCE_ID   (AWS_* in the environment)
       prints the instance's private IP.
+  ec2_moto_setup.py describe ENDPOINT INSTANCE_ID   (AWS_* in the environment)
+      prints the instance as one JSON object: state, type, ip, image, token
+      (its ClientToken), metadata_tags (MetadataOptions.InstanceMetadataTags),
+      tags {KEY: VALUE} and userdata (decoded).
 """
+import base64
 import json
 import sys
 import urllib.request
@@ -72,6 +77,17 @@ def private_ip(endpoint, iid):
     print(r.get("PrivateIpAddress", ""))
 
 
+def describe(endpoint, iid):
+    ec2 = client("ec2", endpoint)
+    i = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
+    ud = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData").get("UserData", {}).get("Value", "")
+    print(json.dumps({"state": i["State"]["Name"], "type": i["InstanceType"], "ip": i.get("PrivateIpAddress", ""),
+                      "tags": {t["Key"]: t["Value"] for t in i.get("Tags", [])},
+                      "image": i["ImageId"], "token": i.get("ClientToken", ""),
+                      "metadata_tags": i.get("MetadataOptions", {}).get("InstanceMetadataTags", ""),
+                      "userdata": base64.b64decode(ud).decode() if ud else ""}))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "setup":
         setup(sys.argv[2])
@@ -83,5 +99,7 @@ if __name__ == "__main__":
         private_ip(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "jointoken":
         join_token(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "describe":
+        describe(sys.argv[2], sys.argv[3])
     else:
-        sys.exit("usage: ec2_moto_setup.py setup|userdata|subnet|ip|jointoken ENDPOINT [ID|CIDR]")
+        sys.exit("usage: ec2_moto_setup.py setup|userdata|subnet|ip|jointoken|describe ENDPOINT [ID|CIDR]")

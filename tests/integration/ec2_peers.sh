@@ -19,6 +19,8 @@
 # IPs there (the agent makes that the node's Slurm NodeAddr), so a test's
 # emulated instance takes that address in its namespace.
 # moto_ip INSTANCE: the instance's private IP.
+# moto_describe INSTANCE: the instance as moto has it, one JSON object
+# (state, type, ip, image, token, metadata_tags, tags, userdata decoded).
 # moto_join_token INSTANCE: the instance's own join token, its
 # burst-join-token tag (what its metadata serves it); empty if untagged.
 # moto_sent ACTION PARAM: what requests of ACTION carried as PARAM.
@@ -75,6 +77,11 @@ moto_subnet() {
 moto_ip() {
 	AWS_ACCESS_KEY_ID=$MOTO_AK AWS_SECRET_ACCESS_KEY=$MOTO_SK \
 		"$MOTO_PY" "$src/tests/integration/ec2_moto_setup.py" ip "$MOTO_EP" "$1"
+}
+
+moto_describe() {
+	AWS_ACCESS_KEY_ID=$MOTO_AK AWS_SECRET_ACCESS_KEY=$MOTO_SK \
+		"$MOTO_PY" "$src/tests/integration/ec2_moto_setup.py" describe "$MOTO_EP" "$1"
 }
 
 moto_join_token() {

@@ -102,21 +102,8 @@ for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
 
 export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
 unset AWS_SESSION_TOKEN AWS_PROFILE
-# describe INSTANCE -> JSON {state, type, tags, userdata (decoded), sgs}
-describe() {
-	"$MOTO_PY" - "$1" "$2" <<'PY'
-import base64, json, sys, boto3
-ep, iid = sys.argv[1], sys.argv[2]
-ec2 = boto3.client("ec2", endpoint_url=ep, region_name="us-east-1")
-i = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
-ud = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData").get("UserData", {}).get("Value", "")
-print(json.dumps({"state": i["State"]["Name"], "type": i["InstanceType"], "ip": i.get("PrivateIpAddress", ""),
-                  "tags": {t["Key"]: t["Value"] for t in i.get("Tags", [])},
-                  "image": i["ImageId"], "token": i.get("ClientToken", ""),
-                  "metadata_tags": i.get("MetadataOptions", {}).get("InstanceMetadataTags", ""),
-                  "userdata": base64.b64decode(ud).decode() if ud else ""}))
-PY
-}
+# describe INSTANCE -> JSON {state, type, ip, tags, image, token, metadata_tags, userdata (decoded)}
+describe() { moto_describe "$1"; }
 instance_of() {   # NODE: the instance of its last launch, from the agent's log
 	grep -o "$1: launching -> booting: i-[0-9a-f]*" "$LAB/log/agent.log" | tail -1 | awk '{print $NF}'
 }
@@ -136,7 +123,7 @@ ok $? "sbatch --cloud-contract=small -w burst-1" "$LAB/err"
 wait_log 'burst-1: launching -> booting: i-' 30
 ok $? "the agent launched burst-1 through the aws provider" "$LAB/log/agent.log"
 iid=$(instance_of burst-1)
-describe "$ep" "$iid" >"$LAB/i1.json" 2>"$LAB/i1.err"
+describe "$iid" >"$LAB/i1.json" 2>"$LAB/i1.err"
 ok $? "moto knows instance $iid" "$LAB/i1.err"
 j() { jget "$LAB/i1.json" "$1"; }
 [ "$(j 'd["type"]')" = t3.micro ] && [ "$(j 'd["image"]')" = "$ami" ]
@@ -188,7 +175,7 @@ for ((k = 0; k < 900; k++)); do
 	cur=$(instance_of burst-1)
 	if [ -n "$cur" ] && [ "$cur" != "$iid" ]; then
 		"$inst" stop "burst-lab$$-emu-burst-1"
-		describe "$ep" "$cur" >"$LAB/i-$cur.json"
+		describe "$cur" >"$LAB/i-$cur.json"
 		jget "$LAB/i-$cur.json" 'd["userdata"]' >"$LAB/ud-$cur.sh"
 		emu burst-1 0 "$cur" "$LAB/ud-$cur.sh" "$(jget "$LAB/i-$cur.json" 'd["ip"]')" \
 			"$(jget "$LAB/i-$cur.json" 'd["tags"].get("burst-join-token", "")')" || echo "# emulating $cur failed"
@@ -202,13 +189,13 @@ grep -qx "P=aws T=t3.micro I=$iid" "$LAB/job.out"
 ok $? "the job saw CLOUD_PROVIDER=aws CLOUD_INSTANCE_TYPE=t3.micro and its instance ($(tail -1 "$LAB/job.out" 2>/dev/null))" "$LAB/job.out"
 grep -qx burst-1 "$LAB/job.out"; ok $? "... on burst-1" "$LAB/job.out"
 addr=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select address from nodes where name=?", ("burst-1",)).fetchone()[0])' "$LAB/burst/agent.db" 2>/dev/null)
-[ "$addr" = "$(describe "$ep" "$iid" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ip"])')" ]
+[ "$addr" = "$(describe "$iid" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ip"])')" ]
 ok $? "the node's address is its instance's private IP, from EC2 ($addr)"
 for i in $(seq 300); do
-	[ "$(describe "$ep" "$iid" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = terminated ] && break
+	[ "$(describe "$iid" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')" = terminated ] && break
 	sleep 0.2
 done
-st=$(describe "$ep" "$iid" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')
+st=$(describe "$iid" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')
 [ "$st" = terminated ]; ok $? "after SuspendTime the agent terminated $iid (moto: $st)" "$LAB/log/agent.log"
 "$inst" stop "burst-lab$$-emu-burst-1"
 lab_wait_node burst-1 'idle~' 30; ok $? "burst-1 is powered down ($(lab_node_state burst-1))"

@@ -45,6 +45,9 @@ SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 90 10 600)
 lab_pre_ctld() {
 	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
 	jp=$((LAB_PORT_CTLD + 300))
+	# one more port of the lab's range (lab_pick_net keeps port+300 free; test_metrics uses +302)
+	mport=$((LAB_PORT_CTLD + 302))
+	! ss -Hltn | awk '{ print $4 }' | grep -Eq ":$mport\$" || { lab_log "port $mport in use"; return 1; }
 	subnet=$(moto_subnet "$LAB_NET.128/25" 2>"$LAB/subnet.err") || { cat "$LAB/subnet.err" >&2; return 1; }
 	cat >"$LAB/etc/burst.conf" <<CONF
 ClusterName=lab$$
@@ -54,10 +57,16 @@ JoinPort=$jp
 RejectCooldown=5
 InterruptionCooldown=120
 ReconcileInterval=2 VanishGrace=2
+MetricsListen=127.0.0.1:$mport
 AllowInsecureEndpoint=yes
 Provider=aws Type=aws Regions=us-east-1 Endpoint=$ep CredentialsFile=$aux/creds ImageId=$ami JoinAddress=$LAB_NET.1:$jp SubnetId=$subnet
 Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
-NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=aws InstanceTypes=t3.small,t3.micro
+NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=aws InstanceTypes=t3.small,t3.micro Acceptance=$LAB/etc/acceptance.conf
+CONF
+	# a join that takes 3 s (a slow acceptance suite): a notice already
+	# issued when an instance boots reaches the agent before its report
+	cat >"$LAB/etc/acceptance.conf" <<CONF
+Test=slow-boot Kind=hardware Command="sleep 3; echo booted" Sanity="booted" Timeout=20
 CONF
 	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
 	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
@@ -95,18 +104,7 @@ for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
 
 export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
 unset AWS_SESSION_TOKEN AWS_PROFILE AWS_EC2_METADATA_SERVICE_ENDPOINT
-describe() {   # INSTANCE -> JSON {state, type, ip, tags, userdata}
-	"$MOTO_PY" - "$ep" "$1" <<'PY'
-import base64, json, sys, boto3
-ep, iid = sys.argv[1], sys.argv[2]
-ec2 = boto3.client("ec2", endpoint_url=ep, region_name="us-east-1")
-i = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
-ud = ec2.describe_instance_attribute(InstanceId=iid, Attribute="userData").get("UserData", {}).get("Value", "")
-print(json.dumps({"state": i["State"]["Name"], "type": i["InstanceType"], "ip": i.get("PrivateIpAddress", ""),
-                  "tags": {t["Key"]: t["Value"] for t in i.get("Tags", [])},
-                  "userdata": base64.b64decode(ud).decode() if ud else ""}))
-PY
-}
+describe() { moto_describe "$1"; }   # INSTANCE -> JSON {state, type, ip, tags, userdata, ...}
 instance_of() {   # NODE: the instance of its last launch, from the agent's log
 	grep -o "$1: launching -> booting: i-[0-9a-f]*" "$LAB/log/agent.log" | tail -1 | awk '{print $NF}'
 }
@@ -213,6 +211,10 @@ grep -q "$a: spot interruption notice: terminate at $at (instance $ia): no launc
 ok $? "the agent: no launch into aws/t3.micro@us-east-1 for InterruptionCooldown (120 s)"
 grep -q "$a: job $id requeued before its instance goes (spot interruption notice)" "$LAB/log/agent.log"
 ok $? "the agent: job $id requeued before its instance goes"
+curl -s "http://127.0.0.1:$mport/metrics" | grep '^burst_interruption_notices_total' >"$LAB/notices.prom"
+sed 's/^/# metrics: /' "$LAB/notices.prom"
+[ "$(cat "$LAB/notices.prom")" = 'burst_interruption_notices_total{provider="aws",instance_type="t3.micro",region="us-east-1",action="terminate"} 1' ]
+ok $? "the metric burst_interruption_notices_total counts it, by provider, type, region and action"
 node_says "$a" "interruption notice: terminate at $at (1[0-2][0-9] s from now): telling the agent" &&
 	node_says "$a" "the agent took the notice"
 ok $? "the node: the notice told, the agent took it" "$LAB/emu/$a/node.log"
@@ -255,6 +257,37 @@ ok $? "$a returned powered down, no longer drained ($(lab_node_state "$a"): $(sc
 ok $? "$b, whose metadata gave no notice, was not drained"
 ! grep -q "notice: .*refused" "$LAB/log/agent.log"
 ok $? "the agent refused no notice"
+
+# --- 5. a notice already there when an instance boots ---
+# ($b keeps answering "no notice"; any other address gets a stop notice)
+spot "$(jget "$LAB/i-$ib.json" 'd["ip"]')" '{"status": 404, "body": ""}'
+at2=$(date -u -d '+2 min' +%Y-%m-%dT%H:%M:%SZ)
+spot '*' "{\"action\": \"stop\", \"time\": \"$at2\"}"
+scontrol update nodename="$a" state=power_up
+launched_again() { [ -n "$(instance_of "$a")" ] && [ "$(instance_of "$a")" != "$ia" ]; }
+until_ok 60 launched_again
+ok $? "$a is resumed (power_up) and launched again ($(instance_of "$a"))"
+ia2=$(instance_of "$a")
+failed_at_boot() { grep -q "$a: booting -> terminating: spot interruption notice: stop at $at2 (instance $ia2)" "$LAB/log/agent.log"; }
+until_ok 30 failed_at_boot
+ok $? "the notice came before its join report: the booting node fails (booting -> terminating)" "$LAB/emu/$a/node.log" "$LAB/log/agent.log"
+spot '*' null
+want2="burst: spot interruption notice: stop at $at2 (instance $ia2)"
+down_with_reason() { scontrol show node "$a" | grep -q "State=DOWN" && scontrol show node "$a" | grep -qF "Reason=$want2"; }
+until_ok 20 down_with_reason
+ok $? "$a is DOWN with the reason '$want2'"
+gone() { [ "$(describe "$ia2" | python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])')" = terminated ]; }
+until_ok 30 gone
+ok $? "the agent terminated $ia2 itself (EC2: terminated)"
+until_ok 20 node_says "$a" "rejected by the agent"
+"$inst" stop "burst-lab$$-emu-$a"
+! awk -v l="$a: launching -> booting: $ia2" -v m="$a: booting -> admitted" \
+	'index($0, l) { s = 1 } s && index($0, m) { f = 1 } END { exit !f }' "$LAB/log/agent.log"
+ok $? "... and did not admit it: its join report was refused ($(grep -o 'rejected by the agent: .*' "$LAB/emu/$a/node.log" | tail -1))" "$LAB/emu/$a/node.log"
+key2="aws/$(jget "$LAB/i-$ia2.json" 'd["type"]')@us-east-1"
+left2=$(python3 -c 'import sqlite3, sys, time; print(int(sqlite3.connect(sys.argv[1]).execute("select until from cooldowns where key=?", (sys.argv[2],)).fetchone()[0] - time.time()))' "$LAB/burst/agent.db" "$key2" 2>/dev/null)
+[ "${left2:-0}" -gt 60 ]
+ok $? "$key2 cools down too (${left2:-no} s left)"
 
 lab_down
 ! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
