@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <slurm/slurm.h>
+#include <slurm/slurmdb.h>
 
 #include "agent_int.h"
 #include "hostlist.h"
@@ -29,6 +30,7 @@
 
 #define REGISTER_TIMEOUT_S 5      /* admitted to registered in Slurm (it takes ~0.1 s) */
 #define SLOW_CALL_S 3.0
+static char cluster_name[256];  /* ClusterName: the accounting records' */
 static bool accounting_dbd;   /* AccountingStorageType=accounting_storage/slurmdbd: sacct has jobs */           /* a call that took longer is said in the log */
 #define CONTRACT_KEEP_S 60.0      /* a job's contract, once read, is kept this long */
 #define CONTRACT_RETRY_S 5.0      /* ... and a failure to read it this long */
@@ -60,6 +62,7 @@ int slurm_settings(void)
 	}
 	A.slurm_uid = sc->slurm_user_id;
 	accounting_dbd = sc->accounting_storage_type && strstr(sc->accounting_storage_type, "slurmdbd");
+	snprintf(cluster_name, sizeof(cluster_name), "%s", sc->cluster_name ? sc->cluster_name : "");
 	slurm_free_ctl_conf(sc);
 	return 0;
 }
@@ -956,6 +959,106 @@ static char *with_note(const char *text, const char *note)
 	return sb_take(&sb);
 }
 
+/* A list of slurmdb.h's, whose type 22.05 calls List and 24.11 list_t *. */
+typedef __typeof__(((slurmdb_job_cond_t *)0)->step_list) dblist_t;
+
+#define DBD_TRIES 20              /* slurmctld's end of a job reaches slurmdbd in a moment */
+#define DBD_RETRY_US 250000
+
+/* The job's accounting record, to be modified: found, and closed (its end
+ * written: slurmctld writes the admin comment it has when it closes it, over
+ * ours). 1 closed, 0 not (yet), -1 error (errno). */
+static int dbd_job_closed(void *db, slurmdb_job_cond_t *cond)
+{
+	dblist_t jobs = slurmdb_jobs_get(db, cond);
+	slurmdb_job_rec_t *r;
+	int closed = 0;
+
+	if (!jobs)
+		return -1;
+	while ((r = slurm_list_pop(jobs))) {
+		if (r->end)
+			closed = 1;
+		slurmdb_destroy_job_rec(r);
+	}
+	slurm_list_destroy(jobs);
+	return closed;
+}
+
+/* The job's accounting record (what sacct shows) gets text as its admin
+ * comment, through slurmdbd as 'sacctmgr modify job' does it but without
+ * sacctmgr: 22.05's lowercases the value it is given, and both turn quotes
+ * into backquotes (slurmdbd puts the value between quotes as it is: so do we
+ * here). slurmdbd lets root, its SlurmUser and users whose AdminLevel is
+ * Operator or Admin do it. 0, or -1 with why in err. */
+static int dbd_admin_comment(uint32_t job, const char *text, char *err, size_t errlen)
+{
+	slurmdb_job_cond_t cond;
+	slurmdb_job_rec_t rec;
+	slurm_selected_step_t *step;
+	dblist_t done = NULL;
+	uint16_t flags = 0;
+	void *db;
+	char *t = xstrdup(text), *q;
+	int rc = -1, i, closed = 0;
+
+	for (q = t; *q; q++)
+		if (*q == '\'' || *q == '"' || *q == '\\')
+			*q = '`';
+	errno = 0;
+	if (!(db = slurmdb_connection_get(&flags))) {
+		snprintf(err, errlen, "cannot reach slurmdbd: %s", slurm_strerror(errno ? errno : SLURM_ERROR));
+		free(t);
+		return -1;
+	}
+	memset(&cond, 0, sizeof(cond));
+	cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
+	cond.flags = JOBCOND_FLAG_NO_DEFAULT_USAGE | JOBCOND_FLAG_NO_STEP;
+	cond.cluster_list = slurm_list_create(free);
+	slurm_list_append(cond.cluster_list, xstrdup(cluster_name));
+	cond.step_list = slurm_list_create(free);
+	step = xcalloc(1, sizeof(*step));
+	step->array_task_id = NO_VAL;
+	step->het_job_offset = NO_VAL;
+	step->step_id.job_id = job;
+	step->step_id.step_id = NO_VAL;
+	step->step_id.step_het_comp = NO_VAL;
+	slurm_list_append(cond.step_list, step);
+	for (i = 0; i < DBD_TRIES && (closed = dbd_job_closed(db, &cond)) == 0; i++)
+		usleep(DBD_RETRY_US);
+	if (closed < 0) {
+		snprintf(err, errlen, "cannot read its accounting record: %s", slurm_strerror(errno ? errno : SLURM_ERROR));
+		goto out;
+	}
+	if (!closed) {
+		snprintf(err, errlen, "slurmdbd has no ended record of it after %.0f s", DBD_TRIES * DBD_RETRY_US / 1e6);
+		goto out;
+	}
+	memset(&rec, 0, sizeof(rec));
+	rec.derived_ec = NO_VAL;   /* (unset: only the admin comment changes) */
+	rec.admin_comment = t;
+	errno = 0;
+	done = slurmdb_job_modify(db, &cond, &rec);
+	if (!done)
+		snprintf(err, errlen, "slurmdbd refused it: %s%s", slurm_strerror(errno ? errno : SLURM_ERROR),
+			 errno == ESLURM_ACCESS_DENIED ? " (the agent's user needs AdminLevel=Operator in slurmdbd: "
+							 "sacctmgr modify user NAME set AdminLevel=Operator)" : "");
+	else if (!slurm_list_count(done))
+		snprintf(err, errlen, "slurmdbd has no record of it");
+	else if (slurmdb_connection_commit(db, 1) != SLURM_SUCCESS)
+		snprintf(err, errlen, "slurmdbd did not commit it: %s", slurm_strerror(errno ? errno : SLURM_ERROR));
+	else
+		rc = 0;
+out:
+	if (done)
+		slurm_list_destroy(done);
+	slurm_list_destroy(cond.cluster_list);
+	slurm_list_destroy(cond.step_list);
+	slurmdb_connection_close(&db);
+	free(t);
+	return rc;
+}
+
 static void w_admin_note(struct scall *c)
 {
 	job_info_msg_t *msg = NULL;
@@ -979,13 +1082,8 @@ static void w_admin_note(struct scall *c)
 	if (c->rc != SLURM_SUCCESS && c->err == ESLURM_JOB_FINISHED && c->begin_now && accounting_dbd) {
 		/* slurmctld takes no update of an ended job: its accounting
 		 * record (what sacct shows) still takes an admin comment */
-		char idbuf[64], set[4200], out[256];
-		char *argv[] = { (char *)"sacctmgr", (char *)"-i", (char *)"modify", (char *)"job", (char *)"where",
-				 idbuf, (char *)"set", set, NULL };
-		snprintf(idbuf, sizeof(idbuf), "jobid=%u", c->job);
-		snprintf(set, sizeof(set), "AdminComment=%s", text);
-		c->rc = proc_run(argv, out, sizeof(out), c->out, sizeof(c->out));
-		c->state = 2;   /* said: through sacctmgr */
+		c->rc = dbd_admin_comment(c->job, text, c->out, sizeof(c->out));
+		c->state = 2;   /* said: to slurmdbd */
 	}
 	free(text);
 }
@@ -993,12 +1091,14 @@ static void w_admin_note(struct scall *c)
 static void t_admin_note(struct scall *c)
 {
 	if (c->state == 2 && c->rc != 0)
-		ERR("job %u: cannot add \"%s\" to its accounting record (sacctmgr): %s", c->job, c->text, c->out);
+		ERR("job %u: cannot add \"%s\" to its accounting record (slurmdbd): %s", c->job, c->text, c->out);
 	else if (c->state == 2)
-		INFO("job %u: its accounting record's admin comment (sacctmgr): %s", c->job, c->text);
+		INFO("job %u: its accounting record's admin comment (slurmdbd): %s", c->job, c->text);
 	else if (c->rc != SLURM_SUCCESS && c->err == ESLURM_JOB_FINISHED && c->begin_now)
 		INFO("job %u ended: %s; slurmctld takes no update of an ended job and it keeps no accounting "
 		     "database here (AccountingStorageType): burstctl cost has it", c->job, c->text);
+	else if (c->rc != SLURM_SUCCESS && c->err == ESLURM_JOB_FINISHED)
+		INFO("job %u ended before its running cost note (%s) was written: its final note follows", c->job, c->text);
 	else if (c->rc != SLURM_SUCCESS)
 		ERR("job %u: cannot add \"%s\" to its admin comment: %s", c->job, c->text, slurm_strerror(c->err));
 	else if (c->begin_now)

@@ -23,6 +23,10 @@ BURST_LAB_DEPS="$BURST_LAB_DEPS git rsync"
 # tests/integration/test_budget.sh and test_cost.sh read the agent's
 # database with the sqlite3 program
 BURST_LAB_DEPS="$BURST_LAB_DEPS sqlite3"
+# tests/integration/test_cost.sh: job accounting in a slurmdbd of the lab's
+# own on a private MariaDB (lab_dbd in tests/integration/lab.sh); the host
+# only (tools/debroot.sh leaves them out of the Debian 13 root)
+BURST_LAB_DEPS="$BURST_LAB_DEPS mariadb-server slurmdbd"
 # The OpenStack provider's tests: real Keystone and Nova on loopback
 # (tests/integration/os_peers.sh). Nova's API, conductor, scheduler and fake
 # compute run from python3-nova's own functional-test fixtures, which need

@@ -8,6 +8,9 @@
 #   lab_up [NODES...]      # NODES: "name" of CLOUD nodes (default burst-[1-4])
 #   lab_down
 #
+# LAB_DBD=1 before lab_up: the lab keeps job accounting in a slurmdbd of its
+# own on a private MariaDB (lab_dbd), and sacct/sacctmgr work.
+#
 # Uses only loopback and the bridge it creates (10.$X.$Y.0/24, its own).
 
 
@@ -23,13 +26,14 @@ lab_pick_net() {
 		port=$(( 17000 + (($$ + k) % 400) * 2 ))
 		ip link show "brb$n" >/dev/null 2>&1 && continue
 		ip -4 addr show 2>/dev/null | grep -q "inet 10\.211\.$n\." && continue
-		echo "$used" | grep -qx "$port\|$((port + 1))\|$((port + 300))" && continue
+		echo "$used" | grep -qx "$port\|$((port + 1))\|$((port + 300))\|$((port + 301))" && continue
 		break
 	done
 	LAB_NET="10.211.$n"
 	LAB_BR="brb$n"
 	LAB_PORT_CTLD=$port
 	LAB_PORT_SLURMD=$(( LAB_PORT_CTLD + 1 ))
+	LAB_PORT_DBD=$(( LAB_PORT_CTLD + 301 ))   # (+300: the agent's JoinPort)
 }
 
 lab_record() { echo "$1 $2" >>"$LAB/pids"; }   # KIND PID
@@ -103,7 +107,7 @@ SlurmctldLogFile=$LAB/log/slurmctld.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+$(lab_accounting_conf)
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerParameters=batch_sched_delay=0
@@ -122,6 +126,76 @@ $nodes
 CONF
 	echo "CgroupPlugin=cgroup/v1" >"$LAB/etc/cgroup.conf"
 	[ -e "$LAB/etc/plugstack.conf" ] || : >"$LAB/etc/plugstack.conf"
+}
+
+lab_accounting_conf() {
+	if [ -n "${LAB_DBD:-}" ]; then
+		echo "AccountingStorageType=accounting_storage/slurmdbd"
+		echo "AccountingStorageHost=localhost"
+		echo "AccountingStoragePort=$LAB_PORT_DBD"
+		# the munge socket of connections to slurmdbd (AuthInfo's is not used for them)
+		echo "AccountingStoragePass=$LAB/munge/munge.sock"
+	else
+		echo "AccountingStorageType=accounting_storage/none"
+	fi
+}
+
+# lab_dbd: job accounting as a site has it, all under $LAB: a MariaDB of its
+# own (its datadir, a unix socket and no TCP at all, run as the mysql user),
+# slurmdbd on it (its slurmdbd.conf beside slurm.conf, 0600 and owned by
+# SlurmUser; it listens on $LAB_PORT_DBD, picked free with the lab's ports)
+# and the lab's cluster added with sacctmgr. Before slurmctld starts
+# (lab_up does it when LAB_DBD is set). slurmdbd finds the socket through
+# MYSQL_UNIX_PORT, which the MariaDB client library reads: slurmdbd.conf
+# has no key for it.
+lab_dbd() {
+	local my="$LAB/mysql" i
+	mkdir -p "$my/data" "$my/run" || return 1
+	chown -R mysql:mysql "$my" || return 1
+	chmod 700 "$my"
+	# no system tables (mariadb-install-db takes 4 s or more here) and so
+	# no privileges: --skip-grant-tables, which only the socket, in a
+	# directory only mysql and root enter, reaches; small and not durable
+	setsid mariadbd --no-defaults --user=mysql --datadir="$my/data" --socket="$my/run/mysqld.sock" \
+		--pid-file="$my/run/mysqld.pid" --skip-networking --skip-grant-tables \
+		--log-error="$my/mariadb.log" --innodb-buffer-pool-size=32M --innodb-log-file-size=8M \
+		--innodb-flush-log-at-trx-commit=0 --skip-innodb-doublewrite --innodb-lock-wait-timeout=900 \
+		</dev/null >/dev/null 2>&1 &
+	lab_record mariadbd $!
+	for ((i = 0; i < 300; i++)); do
+		[ -S "$my/run/mysqld.sock" ] && break
+		sleep 0.1
+	done
+	[ -S "$my/run/mysqld.sock" ] || { lab_log "mariadbd did not open its socket"; tail -5 "$my/mariadb.log" >&2; return 1; }
+	(
+		umask 077
+		cat >"$LAB/etc/slurmdbd.conf" <<CONF
+AuthType=auth/munge
+AuthInfo=socket=$LAB/munge/munge.sock
+DbdHost=localhost
+DbdPort=$LAB_PORT_DBD
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=root
+StorageLoc=slurm_acct_db
+PidFile=$LAB/pid/slurmdbd.pid
+LogFile=$LAB/log/slurmdbd.log
+DebugLevel=info
+CONF
+	)
+	MYSQL_UNIX_PORT="$my/run/mysqld.sock" SLURM_CONF="$LAB/etc/slurm.conf" slurmdbd ||
+		{ lab_log "slurmdbd failed"; tail -5 "$LAB/log/slurmdbd.log" >&2; return 1; }
+	lab_wait_file "$LAB/pid/slurmdbd.pid" 10 || { lab_log "slurmdbd did not start"; tail -20 "$LAB/log/slurmdbd.log" >&2; return 1; }
+	lab_record slurmdbd "$(cat "$LAB/pid/slurmdbd.pid")"
+	# it answers once it made its tables
+	for ((i = 0; i < 300; i++)); do
+		timeout 10 sacctmgr -i add cluster "lab$$" >"$LAB/log/sacctmgr.log" 2>&1 && return 0
+		sleep 0.1
+	done
+	lab_log "slurmdbd does not take the cluster lab$$"
+	cat "$LAB/log/sacctmgr.log" >&2
+	return 1
 }
 
 lab_ctld() {
@@ -165,6 +239,9 @@ PartitionName=burst Nodes=burst-[1-4] State=UP Default=YES}" "${SLURM_CONF_EXTRA
 	if declare -F lab_pre_ctld >/dev/null; then
 		lab_pre_ctld || return 1
 	fi
+	if [ -n "${LAB_DBD:-}" ]; then
+		lab_dbd || return 1
+	fi
 	lab_ctld || return 1
 }
 
@@ -177,7 +254,7 @@ lab_down() {
 	[ -n "${LAB:-}" ] && [ -d "$LAB" ] || return 0
 	trap - EXIT INT TERM
 	# slurmctld first (or it may resume nodes during teardown), munged last
-	for kind in burst-agent slurmctld slurmd node munged; do
+	for kind in burst-agent slurmctld slurmd node slurmdbd mariadbd munged; do
 		while read -r k pid; do
 			[ "$k" = "$kind" ] || continue
 			lab_pid_alive "$pid" && kill "$pid" 2>/dev/null

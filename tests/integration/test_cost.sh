@@ -5,11 +5,13 @@
 # gives each job its node time at the Price= line's price, checked against a
 # hand computation from those records; a running job's cost so far is kept
 # in its admin comment (the contract note job_submit.lua put there stays),
-# and its final cost is said once it ended (slurmctld takes no update of an
-# ended job; with slurmdbd it goes to the job's accounting record); an
+# and its final cost goes to the job's accounting record once it ended
+# (slurmctld takes no update of an ended job): the lab keeps accounting in a
+# slurmdbd of its own on MariaDB, and sacct shows the final note, the figure
+# burstctl gives, also for a job that ended before any running note; an
 # instance adopted by a restarted agent keeps its record; idle and boot time
 # are shown apart and everything adds up to the instances' lives.
-# burst-matrix: host-only (the agent's cost records: its Slurm calls are those of test_burst, run on both)
+# burst-matrix: host-only (the agent's cost records: its Slurm calls are those of test_burst, run on both; the Debian 13 root has no MariaDB and slurmdbd)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -23,10 +25,11 @@ PRICE=3.60   # USD an hour: a thousandth of a dollar a second
 SLURM_CONF_NODES="# nodes: below"
 LAB_PROVIDER_EXTRA="Regions=lab"
 SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 10 8)
+LAB_DBD=1   # job accounting: slurmdbd on MariaDB (lab_dbd)
 lab_pre_ctld() {
 	lab_burst_conf <<CONF
 Price=local.host Provider=local Region=lab OnDemand=$PRICE
-CostNoteInterval=2
+CostNoteInterval=3
 Contract=here node_vcpus_count>=1 accelerator_count=0
 NodeSet=local Nodes=burst-[1-2] Partition=burst InstanceTypes=local.host
 CONF
@@ -52,10 +55,11 @@ cost --since 1h --until 2h >/dev/null 2>"$LAB/err"; rc=$?
 [ $rc = 2 ] && grep -q -- "--since (.*) is not before --until" "$LAB/err"
 ok $? "--since after --until: refused" "$LAB/err"
 
-# two jobs, each on a node of its own, at once
+# two jobs, each on a node of its own, at once; job 2 ends before its
+# first running note is due (CostNoteInterval after the agent saw it run)
 id1=$(sbatch --parsable --exclusive --cloud-contract=here -o "$LAB/job1.out" --wrap 'sleep 8' 2>"$LAB/err")
 ok $? "sbatch job 1" "$LAB/err"
-id2=$(sbatch --parsable --exclusive --cloud-contract=here -o "$LAB/job2.out" --wrap 'sleep 2' 2>"$LAB/err")
+id2=$(sbatch --parsable --exclusive --cloud-contract=here -o "$LAB/job2.out" --wrap 'sleep 1' 2>"$LAB/err")
 ok $? "sbatch job 2" "$LAB/err"
 lab_wait_job "$id1" RUNNING 90; ok $? "job 1 bursts and runs" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 # its cost so far, in its admin comment beside the contract note
@@ -78,19 +82,22 @@ sqlite3 "$db" "SELECT provider||' '||instance||' '||launched FROM instances ORDE
 [ -s "$LAB/before" ] && [ -z "$(comm -23 <(sort "$LAB/before") <(sort "$LAB/after"))" ]
 ok $? "the instances launched before the restart keep their records ($(wc -l <"$LAB/before") of them)" "$LAB/before" "$LAB/after"
 
-# each job's final cost is said once it ended; the admin comment keeps
-# one cost note (replaced, not appended) and the contract note
+# each job's final cost goes to its accounting record once it ended (the
+# agent says so); the admin comment keeps one cost note (replaced, not
+# appended) and the contract note
 for id in "$id1" "$id2"; do
-	for i in $(seq 100); do
-		grep -q "job $id ended: burst: cost=" "$LAB/log/agent.log" && break
+	for i in $(seq 150); do
+		grep -q "job $id: its accounting record's admin comment" "$LAB/log/agent.log" && break
 		sleep 0.1
 	done
-	grep -q "job $id ended: burst: cost=[0-9.]* USD ([0-9.]* instance-seconds); slurmctld takes no update of an ended job and it keeps no accounting database here" "$LAB/log/agent.log"
-	ok $? "job $id: its final cost is said once it ended" "$LAB/log/agent.log"
+	grep -q "job $id: its accounting record's admin comment (slurmdbd): burst: cost=[0-9.]* USD ([0-9.]* instance-seconds)\$" "$LAB/log/agent.log"
+	ok $? "job $id: its final cost is written to its accounting record" "$LAB/log/agent.log" "$LAB/log/slurmdbd.log"
 done
 ac=$(admin_comment "$id1")
 [ "$(grep -o 'burst: cost=' <<<"$ac" | wc -l)" = 1 ] && [[ "$ac" == "burst: contract=here; "* ]]
 ok $? "one cost note in job 1's admin comment, after the contract note ($ac)"
+! grep -q "setting admin_comment to .*burst: cost=.* for JobId=$id2\$" "$LAB/log/slurmctld.log"
+ok $? "job 2 ended before any running note" "$LAB/log/slurmctld.log"
 
 # the nodes go idle and are powered down: every instance ended
 lab_wait_node burst-1 'idle~' 90 && lab_wait_node burst-2 'idle~' 90
@@ -145,9 +152,18 @@ ok $? "each job's cost is its node time at $PRICE USD/h ($(head -2 "$LAB/hand" |
 ok $? "boot and idle apart; all adds up to the instances' lives ($(tail -1 "$LAB/hand"))" "$LAB/hand"
 # and the final cost said is what burstctl says, to the 4 decimals it writes
 for id in "$id1" "$id2"; do
-	said=$(sed -n "s/.*job $id ended: burst: cost=\([0-9.]*\) USD.*/\1/p" "$LAB/log/agent.log" | head -1)
+	said=$(sed -n "s/.*job $id: its accounting record's admin comment[^:]*: burst: cost=\([0-9.]*\) USD.*/\1/p" "$LAB/log/agent.log" | head -1)
 	bc=$(python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["rows"] if x["job"]==sys.argv[2] and x["kind"]=="job"]; print("%.4f" % r[0]["dollars"])' "$LAB/cost.json" "$id")
 	[ -n "$said" ] && [ "$said" = "$bc" ]; ok $? "job $id: final cost $said USD = burstctl $bc USD"
+done
+# what sacct users see: the job's record carries the final note, the figure
+# burstctl gives, after the contract note (not the last running note,
+# which slurmctld wrote there when the job ended)
+for id in "$id1" "$id2"; do
+	bc=$(python3 -c 'import json,sys; r=[x for x in json.load(open(sys.argv[1]))["rows"] if x["job"]==sys.argv[2] and x["kind"]=="job"]; print("%.4f" % r[0]["dollars"])' "$LAB/cost.json" "$id")
+	rec=$(sacct -j "$id" -X -n -P -o AdminComment%300 2>&1)
+	[[ "$rec" =~ ^"burst: contract=here; burst: cost=$bc USD ("[0-9.]+" instance-seconds)"$ ]]
+	ok $? "job $id: sacct shows its final cost, $bc USD as burstctl ($rec)"
 done
 cost --by job >"$LAB/cost.txt" 2>&1
 grep -Eq "^$id1 +job " "$LAB/cost.txt" && grep -Eq '^- +boot ' "$LAB/cost.txt" && grep -Eq '^- +idle ' "$LAB/cost.txt" && grep -q '^total ' "$LAB/cost.txt"
@@ -170,7 +186,11 @@ cost --since @0 --until "@$(sqlite3 "$db" 'SELECT CAST(min(launched) AS INTEGER)
 	python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["total"]["dollars"] != 0)' "$LAB/none.json"
 ok $? "--until before the first launch (the second it began): nothing" "$LAB/none.json" "$LAB/err"
 
+dbd_pids=$(awk '$1 == "slurmdbd" || $1 == "mariadbd" { print $2 }' "$LAB/pids")
 trap - EXIT INT TERM
 lab_down
-! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+left=
+for pid in $dbd_pids; do lab_pid_alive "$pid" && left="$left $pid"; done
+! ip netns list | grep -q "^burst-lab$$-" && [ -n "$dbd_pids" ] && [ -z "$left" ]
+ok $? "nothing is left after teardown (slurmdbd and mariadbd included${left:+: left$left})"
 done_testing
