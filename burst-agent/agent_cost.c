@@ -129,17 +129,42 @@ static int job_dollars(uint32_t job, double t, double *dollars, double *secs, bo
 	return 0;
 }
 
+/* A job's final note under way: its cost is recorded (and the job not
+ * noted again) once the note was written, not before: an agent that stops
+ * first writes it after its restart. */
+struct final_note {
+	uint32_t job;
+	double dollars;
+};
+
+static void final_noted(void *arg, bool ran, bool ok)
+{
+	struct final_note *f = arg;
+	burst_err_t err;
+
+	(void)ok;   /* (a failure is in the log; tried once) */
+	if (ran && state_job_cost_set(A.db, f->job, f->dollars, &err) < 0)
+		ERR("job %u: cost: %s", f->job, err.msg);
+	free(f);
+}
+
 /* The note in the job's admin comment (see with_note, agent_slurm.c). */
 static void job_note(uint32_t job, double dollars, double secs, bool unknown, bool final)
 {
 	char note[300];
+	struct final_note *f = NULL;
 
 	snprintf(note, sizeof(note), "burst: cost=%.4f USD (%.1f instance-seconds%s%s)", dollars, secs,
 		 unknown ? "; some at an unknown price, not counted" : "", final ? "" : " so far");
-	slurm_job_admin_note(job, note, final);
+	if (final) {
+		f = xcalloc(1, sizeof(*f));
+		f->job = job;
+		f->dollars = dollars;
+	}
+	slurm_job_admin_note(job, note, final, f ? final_noted : NULL, f);
 }
 
-/* The job's cost, once it ended: into the database and its admin comment. */
+/* The job's cost, once it ended: into its admin comment, then the database. */
 static void job_cost(uint32_t job)
 {
 	double dollars, secs;
@@ -150,10 +175,7 @@ static void job_cost(uint32_t job)
 		return;   /* written already (or cannot say) */
 	if (job_dollars(job, now(), &dollars, &secs, &unknown) < 0)
 		return;
-	if (state_job_cost_set(A.db, job, dollars, &err) < 0)
-		ERR("job %u: cost: %s", job, err.msg);
-	else
-		job_note(job, dollars, secs, unknown, true);
+	job_note(job, dollars, secs, unknown, true);
 }
 
 static void budget_release(void);

@@ -228,8 +228,11 @@ bool slurm_job_meta(uint32_t job, char *account, size_t alen, uint32_t *time_lim
 /* Put note in the job's admin comment: a note of the same kind (the same
  * words up to its first '=') is replaced, anything else stays. final: the
  * job ended; slurmctld refuses updates of an ended job, so then its
- * accounting record gets it (sacctmgr) where Slurm keeps one (slurmdbd). */
-void slurm_job_admin_note(uint32_t job, const char *note, bool final);
+ * accounting record gets it (through slurmdbd) where Slurm keeps one.
+ * done (may be NULL): on the loop, once the call ran (ran: true; ok: the
+ * note was written where it could be) or was dropped at exit (ran: false). */
+void slurm_job_admin_note(uint32_t job, const char *note, bool final,
+			  void (*done)(void *arg, bool ran, bool ok), void *arg);
 /* Hold the job (requeued from a node the agent failed) once it is pending,
  * with note appended to its comment (what squeue -o %k shows). */
 void slurm_job_hold(uint32_t job, const char *note);

@@ -1090,6 +1090,12 @@ static void w_admin_note(struct scall *c)
 
 static void t_admin_note(struct scall *c)
 {
+	/* written where it could be: in slurmctld's job, in its accounting
+	 * record, or (no slurmdbd) nowhere but the log */
+	bool ok = c->state == 2 ? c->rc == 0 : c->rc == SLURM_SUCCESS || c->err == ESLURM_JOB_FINISHED;
+
+	if (c->cb)
+		c->cb(c->arg, true, ok);
 	if (c->state == 2 && c->rc != 0)
 		ERR("job %u: cannot add \"%s\" to its accounting record (slurmdbd): %s", c->job, c->text, c->out);
 	else if (c->state == 2)
@@ -1105,10 +1111,13 @@ static void t_admin_note(struct scall *c)
 		INFO("job %u: admin comment: %s", c->job, c->text);
 }
 
-void slurm_job_admin_note(uint32_t job, const char *note, bool final)
+void slurm_job_admin_note(uint32_t job, const char *note, bool final,
+			  void (*done)(void *arg, bool ran, bool ok), void *arg)
 {
 	struct scall *c = sc_new("update_job", w_admin_note, t_admin_note);
 
+	c->cb = done;
+	c->arg = arg;
 	c->job = job;
 	c->text = xstrdup(note);
 	c->begin_now = final;   /* (here: the final note, after the job ended) */
