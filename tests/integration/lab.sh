@@ -143,7 +143,8 @@ lab_accounting_conf() {
 # lab_dbd: job accounting as a site has it, all under $LAB: a MariaDB of its
 # own (its datadir, a unix socket and no TCP at all, run as the mysql user),
 # slurmdbd on it (its slurmdbd.conf beside slurm.conf, 0600 and owned by
-# SlurmUser; it listens on $LAB_PORT_DBD, picked free with the lab's ports)
+# SlurmUser; it listens on $LAB_PORT_DBD, picked free with the lab's ports,
+# on every address of the host's namespace as slurmctld does)
 # and the lab's cluster added with sacctmgr. Before slurmctld starts
 # (lab_up does it when LAB_DBD is set). slurmdbd finds the socket through
 # MYSQL_UNIX_PORT, which the MariaDB client library reads: slurmdbd.conf
@@ -188,9 +189,10 @@ CONF
 		{ lab_log "slurmdbd failed"; tail -5 "$LAB/log/slurmdbd.log" >&2; return 1; }
 	lab_wait_file "$LAB/pid/slurmdbd.pid" 10 || { lab_log "slurmdbd did not start"; tail -20 "$LAB/log/slurmdbd.log" >&2; return 1; }
 	lab_record slurmdbd "$(cat "$LAB/pid/slurmdbd.pid")"
-	# it answers once it made its tables
-	for ((i = 0; i < 300; i++)); do
-		timeout 10 sacctmgr -i add cluster "lab$$" >"$LAB/log/sacctmgr.log" 2>&1 && return 0
+	# it answers once it made its tables (a few seconds at most; 30 s bound)
+	local end=$((SECONDS + 30))
+	while [ $SECONDS -lt $end ]; do
+		timeout 5 sacctmgr -i add cluster "lab$$" >"$LAB/log/sacctmgr.log" 2>&1 && return 0
 		sleep 0.1
 	done
 	lab_log "slurmdbd does not take the cluster lab$$"
