@@ -56,6 +56,12 @@ static void notice_jobs(void *arg, bool ran, const uint32_t *jobs, size_t n)
 	free(node);
 }
 
+static void notice_why(const struct notice_report *rep, char *why, size_t len)
+{
+	snprintf(why, len, "spot interruption notice: %s at %s (instance %.128s)", rep->action, rep->time,
+		 rep->instance);
+}
+
 /* Act on a verified notice for node (r: its record, booting or admitted). */
 static void act(const char *node, struct node_rec *r, const struct notice_report *rep)
 {
@@ -64,8 +70,7 @@ static void act(const char *node, struct node_rec *r, const struct notice_report
 	double until;
 	burst_err_t err;
 
-	snprintf(why, sizeof(why), "spot interruption notice: %s at %s (instance %.128s)", rep->action, rep->time,
-		 rep->instance);
+	notice_why(rep, why, sizeof(why));
 	cooldown_key(r->provider ? r->provider : "?", r->instance_type ? r->instance_type : "?", r->region, key,
 		     sizeof(key));
 	until = state_cooldown_hit(A.db, key, base, base > 3600 ? base : 3600, why, &err);
@@ -140,8 +145,12 @@ void handle_notice(int fd, json_object *req, size_t got)
 		goto out;
 	}
 	bn = node_find(rep.node);
-	if (bn && !strcmp(bn->noticed, rep.instance)) {
-		/* sent again (no answer reached the node): acted on already */
+	notice_why(&rep, why, sizeof(why));
+	if ((bn && !strcmp(bn->noticed, rep.instance)) ||
+	    (r.state == NS_ADMITTED && r.last_error && !strcmp(r.last_error, why))) {
+		/* sent again (no answer reached the node; the agent restarted
+		 * meanwhile: the node's record has it): acted on already, and
+		 * the cooldown is not doubled for it */
 		INFO("%s: interruption notice of instance %s again: acted on already", rep.node, rep.instance);
 		reply_notice(fd, true, NULL);
 		goto out;

@@ -97,10 +97,15 @@ badttl=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'X-aws-ec2-metadata-to
 [ -n "$tok" ] && [ "$code" = 404 ] && [ "$nocode" = 401 ] && [ "$badttl" = 400 ]
 ok $? "curl: a token for a TTL of 60 s, 404 with it, 401 without, 400 for a TTL of 0 (token '$tok', $code, $nocode, $badttl)"
 
-"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
-lab_record burst-agent $!
-for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
-[ -S "$LAB/burst/agent.sock" ]; ok $? "the agent is up"
+agent_up() {
+	rm -f "$LAB/burst/agent.sock"
+	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
+	agent_pid=$!
+	lab_record burst-agent "$agent_pid"
+	for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && return 0; sleep 0.1; done
+	return 1
+}
+agent_up; ok $? "the agent is up"
 
 export AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk
 unset AWS_SESSION_TOKEN AWS_PROFILE AWS_EC2_METADATA_SERVICE_ENDPOINT
@@ -152,7 +157,7 @@ node_says() { grep -q "$2" "$LAB/emu/$1/node.log" 2>/dev/null; }
 
 # --- 1. a job on a burst node whose burst-node watches the metadata ---
 id=$(sbatch --parsable --cloud-contract=small -N1 --open-mode=append -o "$LAB/job.out" \
-	--wrap 'echo "run ${SLURM_RESTART_COUNT:-0} on $(hostname) as $CLOUD_INSTANCE_TYPE"; [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ] || sleep 900' 2>"$LAB/err")
+	--wrap 'echo "run ${SLURM_RESTART_COUNT:-0} on $(hostname) as $CLOUD_INSTANCE_TYPE"; if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then sleep 15; else sleep 900; fi' 2>"$LAB/err")
 ok $? "sbatch --cloud-contract=small (job $id)" "$LAB/err"
 until_ok 150 job_is RUNNING
 ok $? "the job runs on a burst node ($(squeue -h -t all -j "$id" -o '%T %N'))" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
@@ -219,6 +224,54 @@ node_says "$a" "interruption notice: terminate at $at (1[0-2][0-9] s from now): 
 	node_says "$a" "the agent took the notice"
 ok $? "the node: the notice told, the agent took it" "$LAB/emu/$a/node.log"
 
+# --- 3b. notices by hand on the join port: again, after a restart, refused ---
+# (once the rerun runs on the other node: the agent restarts below, not in
+# the middle of that launch)
+on_other() { [ "$(squeue -h -t all -j "$id" -o '%T %N')" = "RUNNING $b" ]; }
+until_ok 120 on_other
+ok $? "the requeued job runs again, on $b ($(squeue -h -t all -j "$id" -o '%T %N'))" "$LAB/log/agent.log"
+notice_by_hand() {   # PAYLOAD [UID]: the agent's answer to a notice whose credential carries PAYLOAD (--no-cred: none)
+	local cred=
+	if [ "$1" = --no-cred ]; then
+		:
+	elif [ -n "${2:-}" ]; then
+		cred=$(setpriv --reuid="$2" --regid="$2" --clear-groups munge -S "$LAB/munge/munge.sock" -s "$1")
+	else
+		cred=$(munge -S "$LAB/munge/munge.sock" -s "$1")
+	fi
+	python3 - "$LAB_NET.1" "$jp" "$cred" <<'PY'
+import json, socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+s.sendall((json.dumps({"op": "notice", "cred": sys.argv[3]} if sys.argv[3] else {"op": "notice"}) + "\n").encode())
+print(s.makefile().readline().strip())
+PY
+}
+cool_until() { python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select until from cooldowns where key=?", (sys.argv[2],)).fetchone()[0])' "$LAB/burst/agent.db" "$1"; }
+u0=$(cool_until aws/t3.micro@us-east-1)
+same="{\"node\":\"$a\",\"instance\":\"$ia\",\"action\":\"terminate\",\"time\":\"$at\"}"
+[ "$(notice_by_hand "$same")" = '{"ok":true}' ] && grep -q "$a: interruption notice of instance $ia again: acted on already" "$LAB/log/agent.log"
+ok $? "the same notice again (its answer lost): taken, acted on already"
+kill "$agent_pid" && wait "$agent_pid" 2>/dev/null
+agent_up; ok $? "the agent restarts"
+[ "$(notice_by_hand "$same")" = '{"ok":true}' ] &&
+	[ "$(grep -c "$a: interruption notice of instance $ia again: acted on already" "$LAB/log/agent.log")" = 2 ]
+ok $? "... and again after the restart: the node's record has it, acted on already" "$LAB/log/agent.log"
+[ "$(cool_until aws/t3.micro@us-east-1)" = "$u0" ] && [ "$(restarts)" = 1 ]
+ok $? "... so the cooldown is not doubled, the job not requeued twice (until $u0; Restarts=$(restarts))"
+r1=$(notice_by_hand "{\"node\":\"$a\",\"instance\":\"i-0000000000000dead\",\"action\":\"terminate\",\"time\":\"$at\"}")
+[ "$r1" = '{"ok":false,"reason":"wrong instance for this node"}' ] &&
+	grep -q "notice: $a (instance i-0000000000000dead, uid 0): refused: wrong instance for this node" "$LAB/log/agent.log"
+ok $? "a notice for another instance of $a: refused, logged ($r1)"
+r2=$(notice_by_hand "$same" 65534)
+[ "$r2" = "{\"ok\":false,\"reason\":\"the credential is not root's\"}" ]
+ok $? "a notice in a credential of uid 65534: refused ($r2)"
+r3=$(notice_by_hand --no-cred)
+[ "$r3" = '{"ok":false,"reason":"malformed notice"}' ]
+ok $? "a notice without a credential: refused ($r3)"
+r4=$(notice_by_hand "")
+[ "$r4" = '{"ok":false,"reason":"malformed credential payload"}' ]
+ok $? "a notice whose credential carries nothing: refused ($r4)"
+
 # --- 4. the instance goes (as EC2 would take it) ---
 "$MOTO_PY" -c 'import sys, boto3; boto3.client("ec2", endpoint_url=sys.argv[1], region_name="us-east-1").terminate_instances(InstanceIds=[sys.argv[2]])' "$ep" "$ia"
 "$inst" stop "burst-lab$$-emu-$a"
@@ -255,8 +308,8 @@ until_ok 60 powered_down
 ok $? "$a returned powered down, no longer drained ($(lab_node_state "$a"): $(scontrol show node "$a" | grep -o 'Reason=.*'))" "$LAB/log/agent.log"
 [[ "$(lab_node_state "$b")" != drain* ]] && ! grep -q "$b: spot interruption notice" "$LAB/log/agent.log"
 ok $? "$b, whose metadata gave no notice, was not drained"
-! grep -q "notice: .*refused" "$LAB/log/agent.log"
-ok $? "the agent refused no notice"
+[ "$(grep -c "notice: .*refused" "$LAB/log/agent.log")" = 4 ]
+ok $? "the agent refused no notice but the four made by hand ($(grep -c "notice: .*refused" "$LAB/log/agent.log"))"
 
 # --- 5. a notice already there when an instance boots ---
 # ($b keeps answering "no notice"; any other address gets a stop notice)
