@@ -18,6 +18,7 @@
 # drivers of the green run's, after which the agent admits a fresh node of
 # the tested image and rejects one of another image, naming its kernel.
 #
+# burst-matrix: host-only (gitlab-ci-local is the same on every release; its Slurm calls are sbatch and burstctl accept's srun steps, which test_burst and test_mpi_accept run on both; left out of the second release to keep ./check.sh within CI's time)
 # The nodes' burst-node reports the a100x8 fixture sysroot (NVIDIA 550.54.15,
 # Mellanox OFED) for join and provenance, as an image with those drivers
 # would: this machine has none.
