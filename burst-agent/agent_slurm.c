@@ -348,6 +348,25 @@ static void release_job(uint32_t job, const char *ok_msg)
 
 /* ---- registrations ---- */
 
+/* A node whose Slurm state c asks for. */
+static void sc_add_node(struct scall *c, const char *name)
+{
+	c->names = xrealloc(c->names, (c->n + 1) * sizeof(*c->names));
+	c->names[c->n++] = xstrdup(name);
+}
+
+/* Submit c, which reads the states of its nodes (busy until its answer); none: done at once. */
+static void sc_submit_states(struct scall *c, bool *busy)
+{
+	if (!c->n) {
+		sc_done(&c->pj, false);
+		return;
+	}
+	c->states = xcalloc(c->n, sizeof(*c->states));
+	*busy = true;
+	sc_submit(c);
+}
+
 static void w_node_states(struct scall *c)
 {
 	size_t i;
@@ -426,20 +445,12 @@ void registration_check(void)
 
 		memset(&r, 0, sizeof(r));
 		if (ni && !ni->registered && state_node_get(A.db, names[i], &r, &err) == 1 &&
-		    now() - r.since >= REGISTER_TIMEOUT_S) {
-			c->names = xrealloc(c->names, (c->n + 1) * sizeof(*c->names));
-			c->names[c->n++] = xstrdup(names[i]);
-		}
+		    now() - r.since >= REGISTER_TIMEOUT_S)
+			sc_add_node(c, names[i]);
 		state_node_clear(&r);
 	}
 	state_names_free(names);
-	if (!c->n) {
-		sc_done(&c->pj, false);
-		return;
-	}
-	c->states = xcalloc(c->n, sizeof(*c->states));
-	reg_busy = true;
-	sc_submit(c);
+	sc_submit_states(c, &reg_busy);
 }
 
 /* ---- nodes launched at a job's allocation (EarlyLaunch=) ---- */
@@ -537,21 +548,13 @@ void early_check(void)
 		for (i = 0; names && names[i]; i++) {
 			struct node_rec r;
 
-			if (state_node_get(A.db, names[i], &r, &err) == 1 && r.early) {
-				c->names = xrealloc(c->names, (c->n + 1) * sizeof(*c->names));
-				c->names[c->n++] = xstrdup(names[i]);
-			}
+			if (state_node_get(A.db, names[i], &r, &err) == 1 && r.early)
+				sc_add_node(c, names[i]);
 			state_node_clear(&r);
 		}
 		state_names_free(names);
 	}
-	if (!c->n) {
-		sc_done(&c->pj, false);
-		return;
-	}
-	c->states = xcalloc(c->n, sizeof(*c->states));
-	early_busy = true;
-	sc_submit(c);
+	sc_submit_states(c, &early_busy);
 }
 
 /* ---- jobs held by the prolog ---- */
