@@ -237,6 +237,23 @@ int main(void)
 		ok(state_cooldowns_active(w, tnow + 7200, &keys, &until, &nk, &err) == 0 && nk == 0 && !keys,
 		   "... none once they are over");
 	}
+	{
+		/* EarlyLaunch=: a node launched at its job's allocation is marked
+		 * early, durably, until the agent clears it */
+		struct node_rec e, got;
+		memset(&e, 0, sizeof(e));
+		e.job = 77;
+		e.early = true;
+		ok(state_transition(w, "burst-2", NS_POWERED_DOWN, &e, NS_REQUESTED, "early", &err) == 1 &&
+		   state_node_get(w, "burst-2", &got, &err) == 1 && got.early && got.job == 77,
+		   "a node launched at allocation is read back as early, with its job");
+		state_node_clear(&got);
+		e.early = false;
+		ok(state_transition(w, "burst-2", NS_REQUESTED, &e, NS_REQUESTED, "served", &err) == 1 &&
+		   state_node_get(w, "burst-2", &got, &err) == 1 && !got.early,
+		   "... and no longer once the mark is cleared");
+		state_node_clear(&got);
+	}
 	state_close(w);
 
 	/* the agent is down: the reader still reads */
