@@ -113,6 +113,46 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 	return 0;
 }
 
+/*
+ * How many names one item (up to end) expands to: the product of its
+ * brackets' range sizes, at most cap + 1. A malformed range ends the
+ * count; expand_item names the error.
+ */
+static size_t item_count(const char *p, const char *end, size_t cap)
+{
+	size_t total = 1;
+
+	while ((p = memchr(p, '[', (size_t)(end - p)))) {
+		size_t n = 0;
+		p++;
+		while (p < end && isdigit((unsigned char)*p)) {
+			char *e;
+			unsigned long lo = strtoul(p, &e, 10), hi = lo;
+			p = e;
+			if (*p == '-' && isdigit((unsigned char)p[1])) {
+				hi = strtoul(p + 1, &e, 10);
+				p = e;
+			}
+			if (hi < lo)
+				return total;
+			n = hi - lo >= cap ? cap + 1 : n + (hi - lo + 1);
+			if (n > cap)
+				return cap + 1;
+			if (*p != ',')
+				break;
+			p++;
+		}
+		if (!n)
+			return total;
+		if (total > (cap + 1) / n)
+			return cap + 1;
+		total *= n;
+		if (total > cap)
+			return cap + 1;
+	}
+	return total;
+}
+
 static int expand_all(const char *expr, struct hostlist *hl, size_t max_hosts,
 		      burst_err_t *err)
 {
@@ -134,6 +174,13 @@ static int expand_all(const char *expr, struct hostlist *hl, size_t max_hosts,
 				return -1;
 			}
 			q++;
+		}
+		/* refused before it is expanded: a few brackets of small ranges
+		 * multiply to more names than any cluster has (found by
+		 * tests/fuzz/fuzz_resume: minutes spent making a million names) */
+		if (item_count(p, q, max_hosts) > max_hosts - hl->n) {
+			burst_err_set(err, "host list '%s' expands to more than %zu names", expr, max_hosts);
+			return -1;
 		}
 		if (expand_item(expr, "", 0, p, q, hl, max_hosts, err) < 0)
 			return -1;

@@ -92,5 +92,22 @@ int main(void)
 	ok(hostlist_expand("e-[1-3],f]", &hl, 100, &err) == -1 && hl.n == 0,
 	   "a list refused at its end leaves an empty hl empty");
 	hostlist_free(&hl);
+	/* found by tests/fuzz/fuzz_resume: brackets of small ranges multiply;
+	 * 2^30 names were made a million at a time before the limit said no */
+	{
+		char big[256] = "n";
+		int k;
+		for (k = 0; k < 30; k++)
+			strcat(big, "[1-2]");
+		ok(hostlist_expand(big, &hl, 1 << 20, &err) == -1 && hl.n == 0,
+		   "2^30 names from 30 brackets are refused before they are made");
+		has_str(err.msg, "host list 'n[1-2][1-2]", "... by the count of the list as written, not by running out at a name");
+		has_str(err.msg, "expands to more than 1048576 names", "... saying so");
+		hostlist_free(&hl);
+	}
+	ok(hostlist_expand("a[1-3]b[1-2]", &hl, 6, &err) == 0 && hl.n == 6, "3 x 2 names within a limit of 6");
+	hostlist_free(&hl);
+	ok(hostlist_expand("x,a[1-3]b[1,2]", &hl, 6, &err) == -1 && hl.n == 0, "1 + 3 x 2 names over a limit of 6");
+	hostlist_free(&hl);
 	return done_testing();
 }
