@@ -122,12 +122,143 @@ static bool parse_double(const char *s, double *out)
 	return *s && !*end && !errno && !isnan(*out);
 }
 
+/*
+ * What a pattern costs glibc's regcomp, which copies a repeated part once
+ * per repetition (x+ is xx*, x{2,5} five copies of x): repetitions of
+ * repetitions multiply, and "(a{1,50}){1,50}){1,50}" or "x+++++..." take
+ * gigabytes. An estimate of the copies (saturating at RE_COST_MAX + 1),
+ * or RE_COST_MAX + 1 for two repetition operators in a row (undefined in
+ * POSIX EREs; glibc nests them).
+ */
+#define RE_COST_MAX 20000
+
+struct re_scan {
+	const char *s;
+	int depth;
+};
+
+static size_t re_cost_alt(struct re_scan *r);
+
+static size_t re_sat(size_t a, size_t b, bool mul)
+{
+	if (mul)
+		return b && a > (RE_COST_MAX + 1) / b ? RE_COST_MAX + 1 : a * b;
+	return a + b > RE_COST_MAX ? RE_COST_MAX + 1 : a + b;
+}
+
+/* The copies of the repetition operator at r->s, or 1 when there is none. */
+static size_t re_times(struct re_scan *r, bool *found)
+{
+	const char *s = r->s;
+	unsigned long m, n;
+	char *e;
+
+	*found = true;
+	if (*s == '*' || *s == '?') {
+		r->s++;
+		return 1;
+	}
+	if (*s == '+') {
+		r->s++;
+		return 2;
+	}
+	if (*s == '{' && isdigit((unsigned char)s[1])) {
+		m = strtoul(s + 1, &e, 10);
+		n = m + 1;                       /* {m,}: m copies and a star */
+		if (*e == ',' && isdigit((unsigned char)e[1]))
+			n = strtoul(e + 1, &e, 10);
+		else if (*e == ',')
+			e++;
+		else
+			n = m;
+		if (*e == '}') {
+			r->s = e + 1;
+			return n > RE_COST_MAX ? RE_COST_MAX + 1 : (n ? n : 1);
+		}
+	}
+	*found = false;
+	return 1;
+}
+
+static size_t re_cost_piece(struct re_scan *r)
+{
+	size_t c = 1;
+	bool rep;
+
+	if (*r->s == '(') {
+		r->s++;
+		r->depth++;
+		c = re_sat(re_cost_alt(r), 1, false);
+		if (*r->s == ')') {
+			r->s++;
+			r->depth--;
+		}
+	} else if (*r->s == '[') {
+		/* a bracket expression: ']' first is literal, [:class:] inside */
+		r->s++;
+		if (*r->s == '^')
+			r->s++;
+		if (*r->s == ']')
+			r->s++;
+		while (*r->s && *r->s != ']') {
+			if (*r->s == '[' && (r->s[1] == ':' || r->s[1] == '.' || r->s[1] == '=')) {
+				char close = r->s[1];
+				const char *e = r->s + 2;
+				while (*e && !(e[0] == close && e[1] == ']'))
+					e++;
+				r->s = *e ? e + 2 : e;
+			} else {
+				r->s++;
+			}
+		}
+		if (*r->s)
+			r->s++;
+	} else if (*r->s == '\\' && r->s[1]) {
+		r->s += 2;
+	} else {
+		r->s++;
+	}
+	c = re_sat(c, re_times(r, &rep), true);
+	if (rep) {
+		bool again;
+		re_times(r, &again);
+		if (again)
+			return RE_COST_MAX + 1;
+	}
+	return c;
+}
+
+static size_t re_cost_alt(struct re_scan *r)
+{
+	size_t c = 0;
+
+	while (*r->s && !(*r->s == ')' && r->depth > 0)) {
+		if (*r->s == '|') {
+			r->s++;
+			continue;
+		}
+		c = re_sat(c, re_cost_piece(r), false);
+		if (c > RE_COST_MAX)
+			return c;
+	}
+	return c;
+}
+
 /* Compile an ERE; on failure report it naming the key. */
 static bool compile(struct parser *p, regex_t *re, const char *key, const char *pat)
 {
-	int rc = regcomp(re, pat, REG_EXTENDED | REG_NEWLINE);
+	struct re_scan scan = { pat, 0 };
 	char msg[256];
+	int rc;
 
+	if (re_cost_alt(&scan) > RE_COST_MAX) {
+		/* found by tests/fuzz/fuzz_acceptance: regcomp took gigabytes */
+		perr(p, "%s=\"%s\": repetitions of repetitions (such as '++', '{2}*' or nested "
+		     "'{m,n}') would need more than %d states to compile: write the pattern "
+		     "without them", key, pat, RE_COST_MAX);
+		return false;
+	}
+	rc = regcomp(re, pat, REG_EXTENDED | REG_NEWLINE);
 	if (rc == 0)
 		return true;
 	regerror(rc, re, msg, sizeof(msg));

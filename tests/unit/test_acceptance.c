@@ -164,6 +164,19 @@ static void test_parse_errors(void)
 	e = error_of("Test=a Kind=hardware Command=true Sanity=\"([a-\"\n");
 	has_str(e, "Sanity=\"([a-\": not a valid POSIX extended regular expression", "bad regex reported");
 
+	/* found by tests/fuzz/fuzz_acceptance: glibc's regcomp copies a repeated
+	 * part per repetition, and repetitions of repetitions took gigabytes */
+	e = error_of("Test=a Kind=hardware Command=true Sanity=x Perf=\"bw=([0-9.]+)\\\"++++++++++++++++++++++++++++++++\"\n");
+	has_str(e, "repetitions of repetitions", "'x++++...' is refused before regcomp");
+	has_str(e, "write the pattern without them", "... saying what to do");
+	e = error_of("Test=a Kind=hardware Command=true Sanity=\"((((x{1,20}){1,20}){1,20}){1,20})\"\n");
+	has_str(e, "Sanity=\"((((x{1,20}){1,20}){1,20}){1,20})\": repetitions of repetitions",
+		"nested {m,n} multiplying to 160000 copies is refused, naming the key");
+	e = error_of("Test=a Kind=hardware Command=true Sanity=\"(x{1,20}){1,20}|[[:digit:]]+ ok\"\n");
+	is_str(e, "", "(x{1,20}){1,20} (400 copies) and a bracket class are fine");
+	e = error_of("Test=a Kind=hardware Command=true Sanity=\"[*+]+ x{2}y* (a|b)+\"\n");
+	is_str(e, "", "repetition characters inside brackets are not repetitions");
+
 	e = error_of("Test=a Kind=hardware Command=true Sanity=x Perf=\"bw=([0-9]+) ([a-z]+)\"\n");
 	has_str(e, "has 2 capture groups; it needs exactly one", "Perf needs one capture group");
 
