@@ -38,9 +38,12 @@ int transition(const char *node, enum node_state from, struct node_rec *r, enum 
 	struct node_rec before;
 	int rc, had;
 
-	/* launched at allocation: watched only until the node launches, boots
-	 * or is admitted (early_check); any other state ends that */
-	if (to != NS_REQUESTED && to != NS_LAUNCHING && to != NS_BOOTING && to != NS_ADMITTED)
+	/* launched at allocation: watched (early_check) while it is requested,
+	 * launching, booting or admitted; terminating only on its way to being
+	 * launched again for a job's allocation (want_resume); any other state
+	 * ends that */
+	if (to == NS_POWERED_DOWN || to == NS_REJECTED || to == NS_LOST ||
+	    (to == NS_TERMINATING && !r->want_resume))
 		r->early = false;
 	memset(&before, 0, sizeof(before));
 	had = state_node_get(A.db, node, &before, &err);

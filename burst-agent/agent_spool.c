@@ -76,8 +76,10 @@ static void take_early(const char *node, struct node_rec *r, json_object *req, c
 		r->job = job;
 		transition(node, r->state, r, r->state, why);
 	} else if (r->state == NS_TERMINATING && job) {
-		/* an early instance being reclaimed: launched again afterwards */
+		/* an early instance being reclaimed: launched again afterwards,
+		 * watched as launched at this job's allocation */
 		r->want_resume = true;
+		r->early = true;
 		r->job = job;
 		snprintf(why, sizeof(why), "job %ld allocated it: launched again after termination", job);
 		transition(node, r->state, r, r->state, why);
@@ -171,8 +173,10 @@ static void take_request(const char *file)
 				r.job = resume_job_of(jobs, node);
 				transition(node, NS_POWERED_DOWN, &r, NS_REQUESTED, file);
 			} else if (r.state == NS_TERMINATING || r.state == NS_REJECTED) {
-				/* launched again once the old instance is gone, for this job */
+				/* launched again once the old instance is gone, for this job
+				 * (Slurm's own request: no longer one launched at allocation) */
 				r.want_resume = true;
+				r.early = false;
 				r.job = resume_job_of(jobs, node);
 				transition(node, r.state, &r, r.state, "resume requested: after termination");
 			} else

@@ -17,6 +17,8 @@
 #   and ResumeProgram never runs for it;
 # - burst-4: the agent is down when the job is allocated; the prolog's
 #   request waits in the spool and is served when the agent is back.
+# - burst-3 again: cancelled and given to another job at once: the new job
+#   adopts the instance, or has the node launched again once it is gone;
 # A site PrologSlurmctld (burst.conf PrologSlurmctld=) runs for every job.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -120,6 +122,24 @@ sleep 22
 	python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["state"])')" = powered_down ]
 ok $? "the agent has burst-3 powered down"
 
+# ---- burst-3 again: cancelled, and at once given to another job. The new
+# job's request finds the instance still there and adopts it, or finds it
+# being reclaimed and has the node launched again afterwards, or finds it
+# reclaimed already and launches it anew; whichever, the new job runs and
+# nothing is left over.
+c2=$(submit burst-3); ok $? "job C2 on burst-3" "$LAB/err"
+wait_log "burst-3: powered_down -> requested: [^ ]*-early.json: launch at job $c2's allocation" 10
+ok $? "burst-3 launched at job C2's allocation"
+scancel "$c2" && e=$(submit burst-3); ok $? "job C2 cancelled and job E submitted on burst-3 at once" "$LAB/err"
+wait_log "burst-3: .*\(launched at job $c2's allocation: adopted by job $e\|job $e allocated it: launched again after termination\|powered_down -> requested: [^ ]*-early.json: launch at job $e's allocation\)" 20
+ok $? "job E adopts burst-3's instance or has it launched (again): $(grep -o "burst-3: .*\(adopted by job $e\|job $e allocated it.*\|launch at job $e's allocation\)" "$log" | head -1)"
+lab_wait_job "$e" COMPLETED 90; ok $? "job E completes on burst-3" "$log"
+n3=$(count 'burst-3: requested -> launching')
+if grep -q "adopted by job $e" "$log"; then want=2; else want=3; fi
+[ "$n3" = "$want" ]; ok $? "burst-3 launched $n3 times in all for C, C2 and E (want $want: no launch more than the path needs)"
+[ "$(ip netns list 2>/dev/null | awk '{print $1}' | grep -cx "burst-lab$$-burst-3")" -le 1 ]
+ok $? "at most one instance of burst-3 (E's)"
+
 # ---- burst-4: the agent is down when the job is allocated
 kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
 ! lab_pid_alive "$AGENT_PID"; ok $? "the agent is stopped"
@@ -137,11 +157,11 @@ lab_wait_job "$d" COMPLETED 60; ok $? "job D completes" "$log"
 [ "$(count 'burst-4: requested -> launching')" = 1 ]; ok $? "one launch for burst-4"
 
 # ---- the site's own PrologSlurmctld ran for every job
-for j in "$a" "$b" "$c" "$d"; do
+for j in "$a" "$b" "$c" "$c2" "$e" "$d"; do
 	grep -qx "$j" "$LAB/site-prolog.ran" || break
 done
-ok $? "the site's PrologSlurmctld ran for jobs A, B, C and D" "$LAB/site-prolog.ran"
-for n in burst-1 burst-2 burst-4; do
+ok $? "the site's PrologSlurmctld ran for jobs A, B, C, C2, E and D" "$LAB/site-prolog.ran"
+for n in burst-1 burst-2 burst-3 burst-4; do
 	case $(lab_node_state $n) in down*|drain*) false; break ;; esac
 done
 ok $? "no node is DOWN or drained: $(for n in burst-1 burst-2 burst-3 burst-4; do printf '%s=%s ' $n "$(lab_node_state $n)"; done)"
