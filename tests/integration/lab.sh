@@ -53,23 +53,6 @@ lab_ptr_names() {
 	done >>/etc/hosts
 }
 
-# Since 23.11 slurmctld names each new connection by a reverse lookup of
-# its peer (src/common/net.c sockaddr_to_string -> xgetnameinfo, for
-# conmgr): a resolver that never answers for the lab's addresses (this
-# machine's does not) holds each node's first registration and job launch
-# 5 s, the resolver's timeout, whatever the node. In tools/debroot.sh's
-# root /etc/hosts is that run's own copy (a bind mount, discarded after):
-# there the lab's addresses get names. The host's /etc/hosts is never
-# touched.
-lab_ptr_names() {
-	local i
-	[ -e /.slurm-burst-root ] && findmnt -n /etc/hosts >/dev/null 2>&1 || return 0
-	grep -q "^$LAB_NET\.1[[:space:]]" /etc/hosts && return 0
-	for ((i = 1; i < 255; i++)); do
-		printf '%s.%d\tlab-%s-%d\n' "$LAB_NET" "$i" "${LAB_NET//./-}" "$i"
-	done >>/etc/hosts
-}
-
 lab_record() { echo "$1 $2" >>"$LAB/pids"; }   # KIND PID
 
 lab_wait_file() {   # FILE SECONDS
