@@ -188,14 +188,18 @@ run 1 -c "$conf" events --node nope-1
 ok $? "events --node for an unknown node exits 1"
 run 0 -c "$conf" events --json
 py '
-import json, sys, datetime
+import json, sys, datetime, math
 lines = sys.stdin.read().splitlines()
 assert len(lines) == 8, len(lines)
 ids = []
 for l in lines:
     e = json.loads(l)
     ids.append(e["id"])
-    want = datetime.datetime.fromtimestamp(e["time"], datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+    # the timestamp is the time in whole milliseconds, cut (not rounded, as
+    # datetime does to microseconds: it made x.1239996 s say .124 here)
+    sec = math.floor(e["time"])
+    ms = int((e["time"] - sec) * 1000.0)
+    want = datetime.datetime.fromtimestamp(sec, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%03d" % ms
     assert e["timestamp"] == want, (e["timestamp"], want)
 assert ids == sorted(ids) and len(set(ids)) == 8, ids
 e = json.loads(lines[1])
