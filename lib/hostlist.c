@@ -118,6 +118,9 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
  * brackets' range sizes, at most cap + 1. A malformed range ends the
  * count; expand_item names the error.
  */
+/* the most bytes of names one list may expand to */
+#define HOSTLIST_MAX_BYTES (64 << 20)
+
 static size_t item_count(const char *p, const char *end, size_t cap)
 {
 	size_t total = 1;
@@ -178,8 +181,17 @@ static int expand_all(const char *expr, struct hostlist *hl, size_t max_hosts,
 		/* refused before it is expanded: a few brackets of small ranges
 		 * multiply to more names than any cluster has (found by
 		 * tests/fuzz/fuzz_resume: minutes spent making a million names) */
-		if (item_count(p, q, max_hosts) > max_hosts - hl->n) {
+		size_t count = item_count(p, q, max_hosts);
+
+		if (count > max_hosts - hl->n) {
 			burst_err_set(err, "host list '%s' expands to more than %zu names", expr, max_hosts);
+			return -1;
+		}
+		/* and by the bytes: a name is at most as long as its item, and a
+		 * million long names are gigabytes (found the same way) */
+		if (count > HOSTLIST_MAX_BYTES / ((size_t)(q - p) + 1)) {
+			burst_err_set(err, "host list '%s' expands to more than %d MiB of names",
+				      expr, HOSTLIST_MAX_BYTES >> 20);
 			return -1;
 		}
 		if (expand_item(expr, "", 0, p, q, hl, max_hosts, err) < 0)

@@ -105,6 +105,20 @@ int main(void)
 		has_str(err.msg, "expands to more than 1048576 names", "... saying so");
 		hostlist_free(&hl);
 	}
+	/* the same fuzz target: half a million names of 400 bytes each was
+	 * within the count and took seconds and 200 MB */
+	{
+		char longname[512];
+		memset(longname, 'x', 400);
+		strcpy(longname + 400, "[1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2][1-2]");
+		ok(hostlist_expand(longname, &hl, 1 << 20, &err) == -1 && hl.n == 0,
+		   "2^19 names of 400 bytes are refused before they are made");
+		has_str(err.msg, "expands to more than 64 MiB of names", "... saying so");
+		hostlist_free(&hl);
+	}
+	ok(hostlist_expand("node[000001-100000]", &hl, 1 << 20, &err) == 0 && hl.n == 100000,
+	   "a hundred thousand short names are fine");
+	hostlist_free(&hl);
 	ok(hostlist_expand("a[1-3]b[1-2]", &hl, 6, &err) == 0 && hl.n == 6, "3 x 2 names within a limit of 6");
 	hostlist_free(&hl);
 	ok(hostlist_expand("x,a[1-3]b[1,2]", &hl, 6, &err) == -1 && hl.n == 0, "1 + 3 x 2 names over a limit of 6");
