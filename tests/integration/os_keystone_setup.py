@@ -7,7 +7,8 @@ As admin: projects "service" and "burst", a user "burst" (member of burst),
 a user "nova" (admin of service: keystonemiddleware's service user), the
 compute and image services with public and internal endpoints at NOVA_URL
 and GLANCE_URL (RegionOne).
-As burst: an application credential. Prints {"ac_id", "ac_secret"} as JSON.
+As burst: an application credential. Prints {"ac_id", "ac_secret",
+"project_id", "user_id"} (of burst) as JSON.
 One process instead of a dozen openstack CLI runs (each costs seconds).
 """
 import json
@@ -45,7 +46,8 @@ def main():
     r = bs.post(url + "/users/%s/application_credentials" % bu.id,
                 json={"application_credential": {"name": "burst-ac"}})
     ac = r.json()["application_credential"]
-    json.dump({"ac_id": ac["id"], "ac_secret": ac["secret"]}, sys.stdout)
+    json.dump({"ac_id": ac["id"], "ac_secret": ac["secret"], "project_id": burst.id,
+               "user_id": bu.id}, sys.stdout)
 
 
 if __name__ == "__main__":

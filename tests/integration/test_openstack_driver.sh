@@ -33,15 +33,27 @@ ok $? "openstack server list shows it"
 code=$(curl -s -o "$work/out" -w '%{http_code}' -H 'X-Auth-Token: gAAAAAnot-a-token' "$OS_NOVA_EP/servers")
 [ "$code" = 401 ]
 ok $? "Nova refuses a token Keystone did not issue: 401 (keystonemiddleware checks)"
-os_cli server create --flavor m1.small --image burst-broken --network "$OS_NET" --wait cli-2 \
-	>"$work/out" 2>&1
-os_cli server show cli-2 -f value -c status -c fault >"$work/out" 2>&1
-grep -q "^ERROR$" "$work/out" && grep -q "burst-broken does not boot" "$work/out"
-ok $? "a server of the image burst-broken goes ERROR with Nova's fault"
-os_cli server delete --wait "$cli1" cli-2 >"$work/out" 2>&1
-os_cli server list -f value -c ID >"$work/out" 2>&1
-[ ! -s "$work/out" ]
-ok $? "openstack server delete: gone"
+# from here on the peers are asked through curl (os_api: the same requests
+# the CLI makes, without its seconds of start-up a call), the CLI only where
+# what it shows is the point
+server_status() {   # SERVER: its status and fault message, GONE when Nova does not know it
+	local out
+	out=$(os_api burst GET "/servers/$1")
+	[ "$(tail -1 <<<"$out")" = 404 ] && { echo GONE; return; }
+	os_jq 'print(d["server"]["status"], d["server"].get("fault", {}).get("message", ""))' <<<"$out"
+}
+wait_status() {   # SERVER REGEX: until its status matches (60 s)
+	for _ in $(seq 300); do server_status "$1" >"$work/status"; grep -q "$2" "$work/status" && return 0; sleep 0.2; done
+	return 1
+}
+flavor_id() { os_api burst GET /flavors | os_jq "print(next(f['id'] for f in d['flavors'] if f['name'] == '$1'))"; }
+cli2=$(os_api burst POST /servers "{\"server\": {\"name\": \"cli-2\", \"flavorRef\": \"$(flavor_id m1.small)\",
+	\"imageRef\": \"$OS_BROKEN_IMAGE\", \"networks\": [{\"uuid\": \"$OS_NET\"}]}}" | os_ok | os_jq 'print(d["server"]["id"])')
+wait_status "$cli2" '^ERROR .*burst-broken does not boot'
+ok $? "a server of the image burst-broken goes ERROR with Nova's fault" "$work/status"
+os_api burst DELETE "/servers/$cli1" >"$work/out" && os_api burst DELETE "/servers/$cli2" >>"$work/out" &&
+	wait_status "$cli1" '^GONE$' && wait_status "$cli2" '^GONE$'
+ok $? "server delete: gone" "$work/out" "$work/status"
 
 # --- the driver (tests/unit/aws_driver_cli drives any provider type) ---
 cli="$build/tests/unit/aws_driver_cli"
@@ -68,8 +80,9 @@ CONF
 mkdir -p "$work/state"
 drv() { "$cli" "$work/burst.conf" "$@" >"$work/out" 2>"$work/err"; }
 col() { awk -v n="$1" -v c="$2" '$1 == n { print $c }' "$work/out"; }
-nova_ids() {   # the project's servers named drv-NODE ('' for all), as the CLI sees them
-	os_cli server list -f value -c ID -c Name | awk -v n="drv-${1:-}" '$2 == n || n == "drv-" { print $1 }' | sort
+nova_ids() {   # the project's servers named drv-NODE ('' for all)
+	os_api burst GET /servers | os_ok | os_jq 'print("\n".join(s["id"] + " " + s["name"] for s in d["servers"]))' |
+		awk -v n="drv-${1:-}" '$2 == n || n == "drv-" { print $1 }' | sort
 }
 
 drv os launch --type m1.small n1:1:tok-one n2:1:tok-two
@@ -79,6 +92,7 @@ first=$(awk '{print $1, $2}' "$work/out")
 i1=$(col n1 2) i2=$(col n2 2)
 grep -q "tokens 1$" "$work/err"; ok $? "one token for the whole batch" "$work/err"
 [ "$(nova_ids | wc -l)" = 2 ]; ok $? "Nova has 2 servers"
+# as the CLI shows a server the driver made
 os_cli server show "$i2" -f json -c properties -c name >"$work/show" 2>&1
 grep -q '"burst:node": "n2"' "$work/show" && grep -q '"burst:attempt": "1"' "$work/show" &&
 	grep -q '"burst:cluster": "drv"' "$work/show" && grep -q '"burst:batch": "burst-[0-9a-f]\{40\}"' "$work/show" &&
@@ -97,7 +111,7 @@ drv os list
 ok $? "list: the cluster's servers with node, attempt and state" "$work/out"
 
 # the user data: what a server's cloud-init runs
-os_admin --os-compute-api-version 2.3 server show "$i2" -f value -c OS-EXT-SRV-ATTR:user_data 2>"$work/err" |
+OS_MV=2.3 os_api admin GET "/servers/$i2" 2>"$work/err" | os_jq 'print(d["server"]["OS-EXT-SRV-ATTR:user_data"])' |
 	base64 -d >"$work/ud.sh"
 head -1 "$work/ud.sh" | grep -qx '#!/bin/sh'; ok $? "the user data is a shell script (base64 in the request)" "$work/ud.sh" "$work/err"
 printf '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\necho "BURST_JOIN_TOKEN=$BURST_JOIN_TOKEN"\n' >"$work/fake-node"
@@ -117,19 +131,20 @@ for _ in $(seq 50); do drv os exists n2 "$i2"; [ "$(cat "$work/out")" = 0 ] && b
 drv os terminate n2 "$i2"; ok $? "terminate again (gone) is fine" "$work/out"
 
 # key pair, availability zone, scheduler hints (a server group)
-os_cli keypair create burst-key >/dev/null 2>"$work/err" &&
-	grp=$(os_cli server group create --policy affinity burst-grp -f value -c id 2>>"$work/err")
+os_api burst POST /os-keypairs '{"keypair": {"name": "burst-key"}}' | os_ok >"$work/err" &&
+	grp=$(os_api burst POST /os-server-groups '{"server_group": {"name": "burst-grp", "policies": ["affinity"]}}' |
+		os_ok | os_jq 'print(d["server_group"]["id"])' 2>>"$work/err") && [ -n "$grp" ]
 ok $? "a key pair and a server group ($grp)" "$work/err"
 echo "Provider=oskey Type=openstack CredentialsFile=$work/pw.rc Image=$OS_IMAGE Networks=$OS_NET KeyName=burst-key AvailabilityZone=nova SchedulerHints=group:$grp" \
 	>>"$work/burst.conf"
 drv oskey launch --type m1.tiny k1:1:tok-k
 ik=$(col k1 2)
-os_cli server show "$ik" -f json -c key_name -c OS-EXT-AZ:availability_zone >"$work/show" 2>&1
+os_api burst GET "/servers/$ik" >"$work/show" 2>&1
 [ "$(col k1 3)" = ok ] && grep -q '"key_name": "burst-key"' "$work/show" &&
 	grep -q '"OS-EXT-AZ:availability_zone": "nova"' "$work/show"
 ok $? "KeyName= and AvailabilityZone= reach the server" "$work/out" "$work/show"
-os_cli server group show burst-grp -f value -c members >"$work/show" 2>&1
-grep -q "$ik" "$work/show"; ok $? "SchedulerHints=group:ID put it in the server group" "$work/show"
+os_api burst GET "/os-server-groups/$grp" | os_jq 'print("\n".join(d["server_group"]["members"]))' >"$work/show" 2>&1
+grep -qx "$ik" "$work/show"; ok $? "SchedulerHints=group:ID put it in the server group" "$work/show"
 drv oskey terminate k1 "$ik"
 
 # application credential, image by name (through the image service), the internal interface
@@ -143,18 +158,18 @@ ok $? "application credential: a server that goes ERROR fails with Nova's fault"
 [ -z "$(nova_ids a1)" ]; ok $? "... and is deleted (it would hold quota)"
 
 # error classes
-os_admin flavor create --ram 900000 --vcpus 1 --disk 1 burst.huge >/dev/null 2>"$work/err"
+os_api admin POST /flavors '{"flavor": {"name": "burst.huge", "ram": 900000, "vcpus": 1, "disk": 1}}' >"$work/err" 2>&1
 drv os launch --type burst.huge h1:1:tok-h
 grep -q "^h1 - capacity .*went ERROR: No valid host was found\.$" "$work/out"
 ok $? "a flavor no host can hold: capacity (the agent tries its next candidate)" "$work/out"
 [ -z "$(nova_ids h1)" ]; ok $? "... its ERROR server deleted"
 drv os launch --type m1.nosuch x1:1:tok-x
 grep -q "^x1 - permanent .*no flavor named m1.nosuch" "$work/out"; ok $? "an unknown flavor: permanent, naming it" "$work/out"
-os_admin quota set --instances 2 burst 2>"$work/err"
+os_api admin PUT "/os-quota-sets/$OS_PROJECT_ID" '{"quota_set": {"instances": 2}}' >"$work/err" 2>&1
 drv os launch --type m1.small q1:1:tok-q q2:1:tok-q2
 grep -q "^q1 - quota .*Quota exceeded for instances" "$work/out" && grep -q "^q2 - quota .*not tried" "$work/out"
 ok $? "over the project's quota: quota, and the rest of the batch is not tried" "$work/out"
-os_admin quota set --instances 500 burst 2>"$work/err"
+os_api admin PUT "/os-quota-sets/$OS_PROJECT_ID" '{"quota_set": {"instances": 500}}' >"$work/err" 2>&1
 drv osbad launch --type m1.small b1:1:tok-b
 grep -q "^b1 - auth .*Keystone .* refused the user burst (project burst) from file $work/bad.rc: HTTP 401" "$work/out"
 ok $? "a wrong password: auth, naming the user and the file" "$work/out"
@@ -169,8 +184,10 @@ drv os list
 
 # --- burstctl catalog refresh from Nova's flavors ---
 burstctl="$build/burst-agent/ctl/burstctl"
-os_admin flavor create --vcpus 8 --ram 65536 --disk 40 --ephemeral 100 \
-	--property pci_passthrough:alias=a100:4 burst.gpu4 >"$work/err" 2>&1
+gpu4=$(os_api admin POST /flavors '{"flavor": {"name": "burst.gpu4", "vcpus": 8, "ram": 65536, "disk": 40,
+	"OS-FLV-EXT-DATA:ephemeral": 100}}' 2>"$work/err" | os_ok | os_jq 'print(d["flavor"]["id"])') &&
+	os_api admin POST "/flavors/$gpu4/os-extra_specs" '{"extra_specs": {"pci_passthrough:alias": "a100:4"}}' |
+	os_ok >>"$work/err" 2>&1
 ok $? "a flavor with 4 GPUs in its extra specs (pci_passthrough:alias=a100:4)" "$work/err"
 echo "Provider=oscat Type=openstack CredentialsFile=$work/pw.rc Image=$OS_IMAGE Accelerators=a100:A100-80GB" \
 	>>"$work/burst.conf"
