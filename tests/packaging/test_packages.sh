@@ -119,11 +119,15 @@ ok $has_slurm "Debian's Slurm packages made the user slurm"
 st=$(stat -c '%U %a' "$R/var/lib/slurm-burst/spool")
 [ "$st" = "slurm 700" ]; ok $? "the spool is SlurmUser's (slurm), 700 ($st)"
 
-# the plugin: in Slurm's plugin directory, loads into the root's sbatch, lean
+# the plugins: in Slurm's plugin directory, load into the root's sbatch, lean
+# (both as installed: not the build tree's, which may be an ASan build)
 so=$(ls "$R"/usr/lib/*/slurm-wlm/spank_cloud_contract.so 2>/dev/null | head -1)
-[ -n "$so" ]; ok $? "spank_cloud_contract.so in Slurm's plugin directory (${so#"$R"})"
-BURST_SPANK_SO="$so" BURST_SPANK_STRIPPED=1 BURST_TOP_SRCDIR="$src" bash "$src/tests/cli/plugin_deps.sh" >"$tmp/deps" 2>&1
-ok $? "the installed plugin links libc and libm only, exports Slurm's entry points only (tests/cli/plugin_deps.sh)" "$tmp/deps"
+so_adm=$(ls "$R"/usr/lib/*/slurm-wlm/spank_burst_admission.so 2>/dev/null | head -1)
+[ -n "$so" ] && [ -n "$so_adm" ]
+ok $? "spank_cloud_contract.so and spank_burst_admission.so in Slurm's plugin directory (${so#"$R"}, ${so_adm#"$R"})"
+BURST_SPANK_SO="$so" BURST_SPANK_ADMISSION_SO="$so_adm" BURST_SPANK_STRIPPED=1 BURST_TOP_SRCDIR="$src" \
+	bash "$src/tests/cli/plugin_deps.sh" >"$tmp/deps" 2>&1
+ok $? "the installed plugins link libc and libm only, export Slurm's entry points only (tests/cli/plugin_deps.sh)" "$tmp/deps"
 text=$(size -A "$so" | awk '$1 == ".text" { print $2 }')
 [ -n "$text" ] && [ "$text" -lt 150000 ]
 ok $? "... and its code is small (.text: $text bytes)"
