@@ -97,6 +97,8 @@ os_up() {
 log_file = $dir/keystone.log
 [database]
 connection = sqlite:///$dir/ks/keystone.db
+[identity]
+password_hash_rounds = 4
 [token]
 provider = fernet
 expiration = $OS_TOKEN_LIFE
@@ -134,6 +136,12 @@ KS
 		os_down
 		return 1
 	fi
+	# bcrypt's cheapest cost (4, not 12) for the passwords and application
+	# credential secrets: Keystone serves one request at a time, and each
+	# token it issues costs one hash (0.5 s of CPU at cost 12 under load; the
+	# agent asks about one a second here), so at load 9 its queue grew without
+	# end and every Nova request (keystonemiddleware validates tokens there)
+	# hung with it
 	# WAL: Keystone's pooled connections keep read transactions open, which
 	# in SQLite's default journal mode lock writers out
 	OS_KEYSTONE_CONFIG_FILES="$dir/ks/keystone.conf" keystone-wsgi-public --host 127.0.0.1 --port "$kport" \
