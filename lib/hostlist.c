@@ -9,6 +9,11 @@
 #include "hostlist.h"
 #include "strutil.h"
 
+/* the longest number of a range: it fits an unsigned long with room to
+ * count past it (a longer one saturated strtoul at ULONG_MAX, and the
+ * loop's v++ wrapped around to 0, making names until the limit) */
+#define HOSTLIST_MAX_DIGITS 18
+
 static int push(struct hostlist *hl, const char *name, size_t max, burst_err_t *err)
 {
 	if (hl->n >= max) {
@@ -72,6 +77,11 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 		}
 		lo = strtoul(r, &end, 10);
 		width = (int)(end - s);
+		if (end - s > HOSTLIST_MAX_DIGITS) {
+			burst_err_set(err, "number too long (over %d digits) in host range of '%s' at character %zu",
+				      HOSTLIST_MAX_DIGITS, full, (size_t)(s - full) + 1);
+			return -1;
+		}
 		r = end;
 		hi = lo;
 		if (*r == '-') {
@@ -82,6 +92,11 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 				return -1;
 			}
 			hi = strtoul(r, &end, 10);
+			if (end - r > HOSTLIST_MAX_DIGITS) {
+				burst_err_set(err, "number too long (over %d digits) in host range of '%s' at character %zu",
+					      HOSTLIST_MAX_DIGITS, full, (size_t)(r - full) + 1);
+				return -1;
+			}
 			r = end;
 		}
 		if (hi < lo) {

@@ -119,6 +119,18 @@ int main(void)
 	ok(hostlist_expand("node[000001-100000]", &hl, 1 << 20, &err) == 0 && hl.n == 100000,
 	   "a hundred thousand short names are fine");
 	hostlist_free(&hl);
+	/* the same fuzz target: a number past ULONG_MAX saturated strtoul, and
+	 * the range loop wrapped around, making a million names */
+	ok(hostlist_expand("N[99999999999999999999999999]", &hl, 1 << 20, &err) == -1 && hl.n == 0,
+	   "a range number of 26 digits is refused");
+	has_str(err.msg, "number too long (over 18 digits)", "... saying so");
+	hostlist_free(&hl);
+	ok(hostlist_expand("N[1-99999999999999999999]", &hl, 1 << 20, &err) == -1 && hl.n == 0,
+	   "a range end of 20 digits is refused");
+	hostlist_free(&hl);
+	ok(hostlist_expand("N[999999999999999998-999999999999999999]", &hl, 10, &err) == 0 && hl.n == 2 &&
+	   !strcmp(hl.names[1], "N999999999999999999"), "18 digits are fine");
+	hostlist_free(&hl);
 	ok(hostlist_expand("a[1-3]b[1-2]", &hl, 6, &err) == 0 && hl.n == 6, "3 x 2 names within a limit of 6");
 	hostlist_free(&hl);
 	ok(hostlist_expand("x,a[1-3]b[1,2]", &hl, 6, &err) == -1 && hl.n == 0, "1 + 3 x 2 names over a limit of 6");
