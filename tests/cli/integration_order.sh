@@ -19,6 +19,7 @@ m = re.search(r"^integration_tests\s*=(.*)$", text, re.M)
 if not m:
     print("bad: Makefile.am has no integration_tests"); sys.exit(0)
 tests = [t[:-3] for t in m.group(1).split()]
+print("tests: " + " ".join(t + ".sh" for t in tests))
 prereq = {}
 for b, a in re.findall(r"^(tests/integration/\S+)\.log\s*:\s*(tests/integration/\S+)\.log\s*$", text, re.M):
     if b in prereq:
@@ -48,4 +49,12 @@ ok $? "exactly one integration test has no ordering line: the first ($(sed -n 's
 ok $? "no test runs after two others, or two after one; every ordered name is an integration test" "$tmp/out"
 grep -Eq '^chain: ([0-9]+) of \1$' "$tmp/out"
 ok $? "one chain runs through every integration test ($(sed -n 's/^chain: //p' "$tmp/out"))" "$tmp/out"
+# make check runs each test by its path: one without its x bit fails
+# ("Permission denied") there, though it passes when run with bash
+: >"$tmp/notx"
+for t in $(sed -n 's/^tests: //p' "$tmp/out"); do
+	[ -x "$src/$t" ] || echo "$t" >>"$tmp/notx"
+done
+[ ! -s "$tmp/notx" ]
+ok $? "every integration test is executable (not: $(tr '\n' ' ' <"$tmp/notx"))" "$tmp/notx"
 done_testing
