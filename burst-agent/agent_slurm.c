@@ -459,21 +459,6 @@ void registration_check(void)
 
 static bool early_busy;
 
-/* On the worker: each node's state. */
-static void w_early(struct scall *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++) {
-		node_info_msg_t *m = NULL;
-
-		c->states[i] = NO_VAL;
-		if (slurm_load_node_single(&m, c->names[i], SHOW_ALL) == SLURM_SUCCESS && m->record_count)
-			c->states[i] = m->node_array[0].node_state;
-		slurm_free_node_info_msg(m);
-	}
-}
-
 static bool live_state(enum node_state s)
 {
 	return s == NS_REQUESTED || s == NS_LAUNCHING || s == NS_BOOTING || s == NS_ADMITTED;
@@ -541,7 +526,7 @@ void early_check(void)
 	if (early_busy || now() - last < EARLY_CHECK_S)
 		return;
 	last = now();
-	c = sc_new("early launches", w_early, t_early);
+	c = sc_new("early launches", w_node_states, t_early);
 	for (s = 0; s < sizeof(live) / sizeof(live[0]); s++) {
 		char **names = state_nodes_in(A.db, live[s], &err);
 
