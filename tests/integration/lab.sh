@@ -273,6 +273,9 @@ lab_down() {
 	local kind pid i
 	[ -n "${LAB:-}" ] && [ -d "$LAB" ] || return 0
 	trap - EXIT INT TERM
+	# since 23.11 'scontrol reconfigure' makes slurmctld exec a new one
+	# (another pid, in its pid file): the one running now is stopped too
+	[ -s "$LAB/pid/slurmctld.pid" ] && lab_record slurmctld "$(cat "$LAB/pid/slurmctld.pid")"
 	# slurmctld first (or it may resume nodes during teardown), munged last
 	for kind in burst-agent slurmctld slurmd node slurmdbd mariadbd munged; do
 		while read -r k pid; do
