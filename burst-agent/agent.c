@@ -92,9 +92,7 @@ void logmsg(const char *level, const char *fmt, ...)
 
 double now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return wall_seconds();
 }
 
 double mono(void)

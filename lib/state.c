@@ -91,14 +91,6 @@ static const char *const added_columns[] = {
 	NULL,
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int fail(struct state_db *db, burst_err_t *err, const char *what)
 {
 	burst_err_set(err, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->db));
@@ -286,7 +278,7 @@ int state_node_ensure(struct state_db *db, const char *name, const char *nodeset
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, nodeset, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_double(st, 3, now());
+	sqlite3_bind_double(st, 3, wall_seconds());
 	sqlite3_bind_text(st, 4, node_state_name(NS_POWERED_DOWN), -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
@@ -398,7 +390,7 @@ static int add_event(struct state_db *db, const char *node, const char *what,
 	if (sqlite3_prepare_v2(db->db, "INSERT INTO events(time, node, what, detail) VALUES(?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
-	sqlite3_bind_double(st, 1, now());
+	sqlite3_bind_double(st, 1, wall_seconds());
 	sqlite3_bind_text(st, 2, node, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, what, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, detail, -1, SQLITE_TRANSIENT);
@@ -509,7 +501,7 @@ int state_transition(struct state_db *db, const char *name, enum node_state from
 	sqlite3_bind_text(st, 5, r->token, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 6, r->token_used);
 	sqlite3_bind_int64(st, 7, r->job);
-	sqlite3_bind_double(st, 8, now());
+	sqlite3_bind_double(st, 8, wall_seconds());
 	sqlite3_bind_double(st, 9, r->cooldown_until);
 	sqlite3_bind_text(st, 10, r->last_error, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 11, name, -1, SQLITE_TRANSIENT);
@@ -616,7 +608,7 @@ int state_record_add(struct state_db *db, const char *node, const char *instance
 			       "INSERT INTO records(time, node, instance, provenance_id, decision, record)"
 			       " VALUES(?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
-	sqlite3_bind_double(st, 1, now());
+	sqlite3_bind_double(st, 1, wall_seconds());
 	sqlite3_bind_text(st, 2, node, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, instance, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, provenance_id, -1, SQLITE_TRANSIENT);
@@ -683,7 +675,7 @@ double state_cooldown_hit(struct state_db *db, const char *key, double base, dou
 {
 	sqlite3_stmt *st;
 	int failures = 0;
-	double t = now(), len, until;
+	double t = wall_seconds(), len, until;
 
 	if (sqlite3_prepare_v2(db->db, "SELECT failures, until FROM cooldowns WHERE key=?", -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
@@ -735,7 +727,7 @@ int state_request_add(struct state_db *db, const char *name, burst_err_t *err)
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_double(st, 2, now());
+	sqlite3_bind_double(st, 2, wall_seconds());
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert request");
@@ -1164,7 +1156,7 @@ int state_lease_take(struct state_db *db, const struct state_lease *seen, const 
 {
 	struct state_lease cur;
 	sqlite3_stmt *st;
-	double t = now();
+	double t = wall_seconds();
 	int rc;
 
 	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
@@ -1207,7 +1199,7 @@ undo:
 int state_lease_renew(struct state_db *db, long long epoch, double ttl, burst_err_t *err)
 {
 	sqlite3_stmt *st;
-	double t = now();
+	double t = wall_seconds();
 	int rc;
 
 	if (sqlite3_prepare_v2(db->db, "UPDATE lease SET seq=seq+1, renewed=?1, expires=?2 WHERE id=1 AND epoch=?3",
@@ -1460,7 +1452,7 @@ int state_job_cost_set(struct state_db *db, long job, double dollars, burst_err_
 			       -1, &st, NULL) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_int64(st, 1, job);
-	sqlite3_bind_double(st, 2, now());
+	sqlite3_bind_double(st, 2, wall_seconds());
 	sqlite3_bind_double(st, 3, dollars);
 	return step_done(db, st, err, "record the job's cost");
 }
@@ -1475,7 +1467,7 @@ int state_budget_hold_add(struct state_db *db, long job, const char *budget, dou
 	sqlite3_bind_int64(st, 1, job);
 	sqlite3_bind_text(st, 2, budget, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_double(st, 3, estimate);
-	sqlite3_bind_double(st, 4, now());
+	sqlite3_bind_double(st, 4, wall_seconds());
 	return step_done(db, st, err, "record the budget hold");
 }
 

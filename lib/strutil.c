@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <time.h>
+
 #include "strutil.h"
 
 static void out_of_memory(size_t n)
@@ -229,4 +231,12 @@ char *str_escape_ctl(const char *s)
 	}
 	*o = '\0';
 	return out;
+}
+
+double wall_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }

@@ -14,6 +14,9 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
+/* The wall clock (CLOCK_REALTIME), in seconds. */
+double wall_seconds(void);
+
 /* Edit distance (Damerau-Levenshtein, optimal string alignment), case-insensitive. */
 size_t str_distance(const char *a, const char *b);
 

@@ -48,14 +48,6 @@ struct view {
 	double now;
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void view_close(struct view *v)
 {
 	state_close(v->db);
@@ -90,7 +82,7 @@ static int view_open(const struct agentview_opts *o, struct view *v)
 		view_close(v);
 		return EXIT_USAGE;
 	}
-	v->now = now_s();
+	v->now = wall_seconds();
 	return 0;
 }
 
@@ -994,7 +986,7 @@ int agentview_cost(const struct agentview_opts *o, int argc, char **argv)
 	}
 	by_inst = !strcmp(by, "nodeset") || !strcmp(by, "provider");
 	{
-		double t = now_s();
+		double t = wall_seconds();
 		since = o->since ? parse_when(o->since, t) : 0;
 		until = o->until ? parse_when(o->until, t) : t;
 		if (since < 0 || until < 0) {

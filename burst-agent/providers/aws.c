@@ -126,14 +126,6 @@ static void journal_push(struct provider *p, const char *token, char **nodes, in
 	j->settled = false;
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static struct jbatch *journal_get(struct provider *p, const char *token);
 
 static void journal_load(struct provider *p)
@@ -218,7 +210,7 @@ static struct jbatch *journal_get(struct provider *p, const char *token)
 static bool journal_in_flight(const struct jbatch *j, const struct ec2_client *c, double *age, double *bound)
 {
 	*bound = (double)ec2_client_call_bound_ms(c) / 1000.0;
-	*age = wall_now() - j->sent;
+	*age = wall_seconds() - j->sent;
 	return !j->settled && j->sent > 0 && *age < *bound;
 }
 
@@ -291,7 +283,7 @@ static int journal_add(struct provider *p, const char *token, const struct prov_
 	size_t i;
 	int fd, rc = -1;
 
-	double sent = wall_now();
+	double sent = wall_seconds();
 
 	if (journal_get(p, token))
 		return 0;
