@@ -11,6 +11,7 @@ import os
 import sys
 
 import botocore.parsers
+import botocore.retries.standard
 import botocore.session
 
 src = sys.argv[1]
@@ -77,6 +78,50 @@ for code in ("InsufficientInstanceCapacity", "RequestLimitExceeded", "InternalEr
     r = parse("RunInstances", fk.error_xml(code, "m <&>", "req-e"), 400)
     check("fake error " + code, r["Error"]["Code"] == code and r["Error"]["Message"] == "m <&>"
           and r["ResponseMetadata"]["RequestId"] == "req-e")
+
+# throttling: the 503 RequestLimitExceeded the buckets answer is what
+# botocore's standard retry mode takes for throttling
+r = parse("RunInstances", fk.error_xml("RequestLimitExceeded", "Request limit exceeded.", "req-t"), 503)
+ctx = botocore.retries.standard.RetryContext(attempt_number=1, parsed_response=r)
+check("fake 503 RequestLimitExceeded is throttling to botocore",
+      r["Error"]["Code"] == "RequestLimitExceeded" and r["ResponseMetadata"]["HTTPStatusCode"] == 503
+      and botocore.retries.standard.ThrottledRetryableChecker().is_retryable(ctx))
+
+# the buckets (EC2's documented numbers, a bucket made small), per region
+fk.reset()
+fk.set_buckets({"buckets": {"RunInstances.instances": [3, 1]}})
+check("fake buckets: EC2's documented sizes", fk.limits["buckets"]["RunInstances"] == [5, 2]
+      and fk.limits["buckets"]["TerminateInstances.instances"] == [1000, 20]
+      and fk.limits["buckets"]["non-mutating"] == [100, 20])
+t0 = 1000.0
+run = {"Action": "RunInstances", "MaxCount": "2"}
+check("fake buckets: 2 of 3 instances taken, 2 more refused, 1 more taken",
+      fk.throttle("r1", "RunInstances", run, t0) is None
+      and fk.throttle("r1", "RunInstances", run, t0) == "RunInstances.instances"
+      and fk.throttle("r1", "RunInstances", dict(run, MaxCount="1"), t0) is None)
+check("fake buckets: another region has its own",
+      fk.throttle("r2", "RunInstances", run, t0) is None)
+check("fake buckets: refilled at 1 a second",
+      fk.throttle("r1", "RunInstances", run, t0 + 1.5) == "RunInstances.instances"
+      and fk.throttle("r1", "RunInstances", run, t0 + 2.0) is None)
+fk.set_buckets("default")
+ok = True
+for k in range(3):   # 5 requests, then 2 a second: 3 more requests at once are refused
+    ok = ok and fk.throttle("r3", "RunInstances", dict(run, MaxCount="1"), t0) is None
+check("fake buckets: RunInstances requests 5 then refused",
+      ok and fk.throttle("r3", "RunInstances", dict(run, MaxCount="1"), t0) is None
+      and fk.throttle("r3", "RunInstances", dict(run, MaxCount="1"), t0) is None
+      and fk.throttle("r3", "RunInstances", dict(run, MaxCount="1"), t0) == "RunInstances")
+check("fake buckets: CreateTags not limited",
+      all(fk.throttle("r1", "CreateTags", {}, t0) is None for _ in range(200)))
+try:
+    fk.set_buckets({"buckets": {"RunInstances": [0, 1]}})
+    bad = False
+except ValueError:
+    bad = True
+check("fake buckets: a bucket of size 0 refused", bad)
+fk.set_buckets({"off": True})
+check("fake buckets: off", fk.throttle("r1", "RunInstances", dict(run, MaxCount="100000"), t0) is None)
 
 # the unit test fixtures
 fx = os.path.join(src, "tests", "fixtures", "ec2")

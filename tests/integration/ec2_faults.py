@@ -3,10 +3,11 @@
 service) that answers in EC2's XML wire format from a script, for
 tests/integration/test_ec2_faults.sh. Python standard library only.
 
-    ec2_faults.py [--bind ADDR] PORT_FILE [CERT KEY]
+    ec2_faults.py [--bind ADDR] [--buckets default|JSON] PORT_FILE [CERT KEY]
         listen on 127.0.0.1 (or ADDR: a lab's bridge, where its emulated
         instances reach the metadata service), a free port, written to
-        PORT_FILE; with CERT and KEY (PEM files) speak https
+        PORT_FILE; with CERT and KEY (PEM files) speak https; --buckets:
+        throttle as EC2 does (below)
 
 EC2 (POST /, form body). Without a script it behaves like a small EC2:
 RunInstances launches MaxCount instances (idempotent on ClientToken: the
@@ -41,7 +42,24 @@ Control (JSON):
                   other), NOTICE {"action": A, "time": T} (as EC2 gives it)
                   or {"status": S, "body": B, "sleep": SECONDS} (raw, late);
                   null: no notice (404) again
-  POST /_reset    forget instances, requests, script, notices
+  POST /_reset    forget instances, requests, script, notices (not the buckets'
+                  configuration: their tokens are full again)
+  POST /_buckets  {"default": true} EC2's documented buckets (EC2_BUCKETS), or
+                  {"buckets": {NAME: [SIZE, RATE] or null}, "actions": {ACTION:
+                  [REQUEST_BUCKET, RESOURCE_BUCKET or null]}} on top of them, or
+                  {"off": true}; every bucket full again
+  GET /_buckets   {"config": ..., "throttled": [{"region", "action", "bucket",
+                  "t"}], "tokens": {REGION: {NAME: tokens now}}}
+
+Throttling (off until asked for: --buckets default|JSON at the start, or
+POST /_buckets). As EC2 does, per region (the region of the request's
+SigV4 credential scope), with token buckets: each request takes a token of
+its action's request bucket, and RunInstances (MaxCount instances) and
+TerminateInstances (one per instance id) as many of their resource bucket;
+a request whose bucket cannot give them is answered RequestLimitExceeded
+(HTTP 503) and takes nothing. A request an action has no bucket for is not
+limited. Each request in /_requests also carries its region, its time
+("t", time.time()) and whether it was throttled.
 
 IMDSv2: PUT /latest/api/token (needs X-aws-ec2-metadata-token-ttl-seconds,
 1-21600, and answers it back, as EC2 does), GET
@@ -69,12 +87,102 @@ NOT_FOUND = ('<?xml version="1.0" encoding="iso-8859-1"?>\n<!DOCTYPE html>\n<htm
 lock = threading.Lock()
 state = {}
 
+# EC2's documented buckets, per account and region: the EC2 API reference,
+# "Request throttling for the Amazon EC2 API"
+# (https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html,
+# tables "Request token bucket sizes and refill rates" and "Resource token
+# bucket sizes and refill rates"; doc/SOURCES.md): [size, refill a second].
+# Describe* share the non-mutating bucket; the other actions this fake
+# answers are not limited unless configured.
+EC2_BUCKETS = {
+    "RunInstances": [5, 2],                  # requests
+    "RunInstances.instances": [1000, 2],     # instances launched
+    "TerminateInstances": [100, 5],          # requests
+    "TerminateInstances.instances": [1000, 20],  # instances terminated
+    "non-mutating": [100, 20],               # Describe* requests
+}
+EC2_ACTIONS = {
+    "RunInstances": ["RunInstances", "RunInstances.instances"],
+    "TerminateInstances": ["TerminateInstances", "TerminateInstances.instances"],
+    "DescribeInstances": ["non-mutating", None],
+    "DescribeInstanceTypes": ["non-mutating", None],
+}
+# the configuration in force (None: no throttling), and each region's
+# buckets: {region: {name: [tokens, t]}}
+limits = {"buckets": None, "actions": {}}
+buckets = {}
+
+
+def set_buckets(spec):
+    """spec: "default", a dict as POST /_buckets takes, or {"off": true}."""
+    if spec == "default":
+        spec = {"default": True}
+    buckets.clear()
+    if spec.get("off"):
+        limits["buckets"], limits["actions"] = None, {}
+        return
+    b = dict(EC2_BUCKETS) if spec.get("default", True) else {}
+    a = dict(EC2_ACTIONS) if spec.get("default", True) else {}
+    for name, v in spec.get("buckets", {}).items():
+        if v is None:
+            b.pop(name, None)
+        elif (not isinstance(v, list) or len(v) != 2 or not all(isinstance(x, (int, float)) for x in v)
+              or v[0] < 1 or v[1] <= 0):
+            raise ValueError("bucket %s: want [SIZE >= 1, RATE > 0], not %r" % (name, v))
+        else:
+            b[name] = list(v)
+    for action, v in spec.get("actions", {}).items():
+        if v is None:
+            a.pop(action, None)
+        else:
+            a[action] = list(v)
+    for action, v in a.items():
+        for name in v:
+            if name is not None and name not in b:
+                raise ValueError("action %s: no bucket %s" % (action, name))
+    limits["buckets"], limits["actions"] = b, a
+
+
+def tokens(region, name, now):
+    size, rate = limits["buckets"][name]
+    tb = buckets.setdefault(region, {}).setdefault(name, [float(size), now])
+    tb[0] = min(float(size), tb[0] + (now - tb[1]) * rate)
+    tb[1] = now
+    return tb
+
+
+def throttle(region, action, p, now):
+    """The bucket that cannot give what this request takes, or None (then
+    it has been taken)."""
+    if limits["buckets"] is None or action not in limits["actions"]:
+        return None
+    req, res = limits["actions"][action]
+    if action == "RunInstances":
+        n = int(p.get("MaxCount", "1"))
+    else:
+        n = len(indexed(p, "InstanceId"))
+    need = [(req, 1)] + ([(res, n)] if res else [])
+    for name, k in need:
+        if tokens(region, name, now)[0] + 1e-9 < k:
+            return name
+    for name, k in need:
+        buckets[region][name][0] -= k
+    return None
+
+
+def region_of(auth):
+    """The region of a SigV4 Authorization header's credential scope."""
+    m = auth.split("Credential=", 1)
+    parts = m[1].split(",", 1)[0].split("/") if len(m) == 2 else []
+    return parts[2] if len(parts) >= 5 else "-"
+
 
 def reset():
     state.clear()
     state.update(instances=[], reservations={}, tokens={}, requests=[],
                  queue=[], rules=[], seq=0, imds_expiration=None, imds_fetches=0,
-                 spot={}, spot_polls={})
+                 spot={}, spot_polls={}, throttled=[])
+    buckets.clear()
 
 
 def rid():
@@ -324,6 +432,12 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/_requests":
             with lock:
                 return self.answer(200, json.dumps(state["requests"]), "application/json")
+        if self.path == "/_buckets":
+            with lock:
+                now = time.monotonic()
+                toks = {r: {n: tokens(r, n, now)[0] for n in b} for r, b in buckets.items()}
+                return self.answer(200, json.dumps({"config": limits, "throttled": state["throttled"],
+                                                    "tokens": toks}), "application/json")
         if self.path == "/_imds":
             with lock:
                 return self.answer(200, json.dumps({"fetches": state["imds_fetches"],
@@ -364,6 +478,13 @@ class Handler(BaseHTTPRequestHandler):
                 if "imds_expiration" in s:
                     state["imds_expiration"] = s["imds_expiration"]
             return self.answer(200, "{}", "application/json")
+        if self.path == "/_buckets":
+            try:
+                with lock:
+                    set_buckets(json.loads(raw or b"{}"))
+            except (ValueError, TypeError, AttributeError) as e:
+                return self.answer(400, json.dumps({"error": str(e)}), "application/json")
+            return self.answer(200, "{}", "application/json")
         if self.path == "/_spot":
             s = json.loads(raw or b"{}")
             with lock:
@@ -378,9 +499,11 @@ class Handler(BaseHTTPRequestHandler):
                 reset()
             return self.answer(200, "{}", "application/json")
         p = dict(urllib.parse.parse_qsl(raw.decode(), keep_blank_values=True))
+        region = region_of(self.headers.get("Authorization", ""))
         with lock:
             state["requests"].append({
-                "action": p.get("Action"), "params": p,
+                "action": p.get("Action"), "params": p, "region": region, "t": time.time(),
+                "throttled": False,
                 "has_auth": self.headers.get("Authorization", "").startswith(
                     "AWS4-HMAC-SHA256 Credential="),
                 "content_type": self.headers.get("Content-Type"),
@@ -408,6 +531,13 @@ class Handler(BaseHTTPRequestHandler):
                     msg += " token=%s" % self.headers.get("X-Amz-Security-Token")
                 return self.answer(step.get("status", 400),
                                    error_xml(step["error"], msg, rid()))
+            bucket = throttle(region, p.get("Action", ""), p, time.monotonic())
+            if bucket:
+                # as EC2 answers it: 503 RequestLimitExceeded
+                state["requests"][-1]["throttled"] = True
+                state["throttled"].append({"region": region, "action": p.get("Action"),
+                                           "bucket": bucket, "t": time.time()})
+                return self.answer(503, error_xml("RequestLimitExceeded", "Request limit exceeded.", rid()))
             status, body = ec2(p, step)
         return self.answer(status, body)
 
@@ -416,8 +546,12 @@ def main():
     reset()
     args = sys.argv[1:]
     bind = "127.0.0.1"
-    if args[:1] == ["--bind"]:
-        bind, args = args[1], args[2:]
+    while args[:1] in (["--bind"], ["--buckets"]):
+        if args[0] == "--bind":
+            bind = args[1]
+        else:
+            set_buckets("default" if args[1] == "default" else json.loads(args[1]))
+        args = args[2:]
     srv = ThreadingHTTPServer((bind, 0), Handler)
     if len(args) > 2:
         import ssl

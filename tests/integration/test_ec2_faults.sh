@@ -118,6 +118,35 @@ ctl _script "$(python3 -c 'import json; print(json.dumps({"queue": [{"error": "R
 [ "$(j 'd["class"]')" = THROTTLED ] && [ "$(j 'd["api_calls"] < 15 and d["budget_exhausted"] == 1')" = True ]
 ok $? "the time budget stops retries too ($(j 'd["api_calls"]') calls)"
 
+# 3b. EC2's token buckets (the EC2 API reference, "Request throttling for
+#     the Amazon EC2 API": RunInstances 1000 instances then 2/s, 5 requests
+#     then 2/s), per region, here with a small instance bucket (4, 1/s):
+#     what goes past a bucket is a 503 RequestLimitExceeded, THROTTLED
+reset
+ctl _buckets '{"buckets": {"RunInstances.instances": [4, 1]}}'
+ec2() { "$cli" --endpoint "$ep/" --region us-east-1 --base-ms 20 --cap-ms 100 --max-attempts 1 "$@" >"$work/out.json"; }
+ec2 run --image ami-1 --type t3.micro --min 3 --max 3 --token tok-b1
+ok $? "3 instances of a bucket of 4: launched"
+ec2 run --image ami-1 --type t3.micro --min 2 --max 2 --token tok-b2
+rc=$?
+[ $rc -eq 3 ] && [ "$(j 'd["class"]')" = THROTTLED ] && has RequestLimitExceeded
+ok $? "2 more at once: RequestLimitExceeded, THROTTLED (rc $rc)"
+curl -s "$ep/_buckets" >"$work/buckets.json"
+[ "$($py -c 'import json,sys; d=json.load(open(sys.argv[1])); print([(t["region"], t["action"], t["bucket"]) for t in d["throttled"]])' "$work/buckets.json")" = \
+  "[('us-east-1', 'RunInstances', 'RunInstances.instances')]" ]
+ok $? "the fake names the region and the bucket" "$work/buckets.json"
+"$cli" --endpoint "$ep/" --region eu-west-1 --max-attempts 1 run --image ami-1 --type t3.micro --min 4 --max 4 \
+	--token tok-b3 >"$work/out.json"
+ok $? "another region has its own bucket: 4 launched there"
+sleep 1.2
+ec2 run --image ami-1 --type t3.micro --min 2 --max 2 --token tok-b2
+ok $? "a second later the bucket has 2 again: launched"
+[ "$(reqs '[(r["region"], r["throttled"]) for r in d if r["action"] == "RunInstances"]')" = \
+  "[('us-east-1', False), ('us-east-1', True), ('eu-west-1', False), ('us-east-1', False)]" ]
+ok $? "requests carry their region and whether they were throttled" "$work/reqs.json"
+ctl _buckets '{"off": true}'
+ec2() { "$cli" --endpoint "$ep/" --region us-east-1 --base-ms 20 --cap-ms 100 --max-attempts 4 "$@" >"$work/out.json"; }
+
 # 4. a 500 after the launch happened: the retry with the same ClientToken
 #    returns the same instances, nothing is launched twice
 reset
