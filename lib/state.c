@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "htab.h"
 #include "state.h"
 #include "strutil.h"
 
@@ -21,7 +22,72 @@ struct state_db {
 	char *path;
 	bool immutable;          /* read-only view of a database no agent has open */
 	bool batch;              /* in a state_begin transaction */
+	/* prepared statements by their SQL, kept for the connection's life:
+	 * the agent's calls were mostly SQLite's parser before */
+	struct htab stmts;
+	unsigned long prepares;  /* sqlite3_prepare_v2 calls (state_prepares) */
 };
+
+struct cached_stmt {
+	sqlite3_stmt *st;
+	bool busy;               /* handed out: a nested use of the same SQL gets its own */
+};
+
+/*
+ * The statement of sql, prepared once per connection: returns SQLITE_OK
+ * with *st, or SQLITE_* (the connection's error message says why). Give it
+ * back with unprep, which resets it for the next use.
+ */
+static int prep(struct state_db *db, const char *sql, sqlite3_stmt **st)
+{
+	struct cached_stmt *c = htab_get(&db->stmts, sql);
+	int rc;
+
+	if (c && !c->busy) {
+		c->busy = true;
+		*st = c->st;
+		return SQLITE_OK;
+	}
+	rc = sqlite3_prepare_v2(db->db, sql, -1, st, NULL);
+	db->prepares++;
+	if (rc != SQLITE_OK || c)
+		return rc;       /* a nested use: its own statement, finalized by unprep */
+	c = xcalloc(1, sizeof(*c));
+	c->st = *st;
+	c->busy = true;
+	/* the key is the statement's own copy of its text */
+	htab_put(&db->stmts, sqlite3_sql(*st), c);
+	return SQLITE_OK;
+}
+
+static void unprep(struct state_db *db, sqlite3_stmt *st)
+{
+	struct cached_stmt *c;
+
+	if (!st)
+		return;
+	c = htab_get(&db->stmts, sqlite3_sql(st));
+	if (c && c->st == st) {
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+		c->busy = false;
+	} else
+		sqlite3_finalize(st);
+}
+
+/* Finalizes every kept statement (before the connection closes). */
+static void stmts_drop(struct state_db *db)
+{
+	size_t it = 0;
+	void *v;
+
+	while (htab_next(&db->stmts, &it, NULL, &v)) {
+		struct cached_stmt *c = v;
+		sqlite3_finalize(c->st);
+		free(c);
+	}
+	htab_free(&db->stmts);
+}
 
 static const char schema[] =
 	"PRAGMA journal_mode=WAL;"
@@ -102,12 +168,12 @@ static int int_of(struct state_db *db, const char *sql, int *out)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, sql, &st) != SQLITE_OK)
 		return -1;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*out = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
@@ -147,7 +213,7 @@ static int nodes_schema(struct state_db *db, burst_err_t *err)
 		if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
 			return -1;
 		snprintf(sql, sizeof(sql), "SELECT name, state FROM nodes WHERE state NOT IN (%s) ORDER BY name LIMIT 1", names);
-		if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		if (prep(db, sql, &st) != SQLITE_OK) {
 			fail(db, err, "upgrade: prepare");
 			exec1(db, "ROLLBACK", NULL);
 			return -1;
@@ -157,11 +223,11 @@ static int nodes_schema(struct state_db *db, burst_err_t *err)
 				      "no node state (%s): set it to powered_down with sqlite3 while the agent is stopped",
 				      db->path, (const char *)sqlite3_column_text(st, 0),
 				      (const char *)sqlite3_column_text(st, 1), names);
-			sqlite3_finalize(st);
+			unprep(db, st);
 			exec1(db, "ROLLBACK", NULL);
 			return -1;
 		}
-		sqlite3_finalize(st);
+		unprep(db, st);
 		snprintf(sql, sizeof(sql), nodes_table, "nodes_v1", names);
 		if (exec1(db, sql, err) < 0)
 			goto undo;
@@ -261,6 +327,7 @@ void state_close(struct state_db *db)
 {
 	if (!db)
 		return;
+	stmts_drop(db);
 	sqlite3_close(db->db);
 	free(db->path);
 	free(db);
@@ -272,16 +339,15 @@ int state_node_ensure(struct state_db *db, const char *name, const char *nodeset
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db->db,
-			       "INSERT OR IGNORE INTO nodes(name, nodeset, state, since) VALUES(?1,?2,?4,?3)",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (prep(db,
+			       "INSERT OR IGNORE INTO nodes(name, nodeset, state, since) VALUES(?1,?2,?4,?3)", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 2, nodeset, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_double(st, 3, wall_seconds());
 	sqlite3_bind_text(st, 4, node_state_name(NS_POWERED_DOWN), -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert node");
 }
 
@@ -314,11 +380,10 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (sqlite3_prepare_v2(db->db,
+	if (prep(db,
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
 			       " job, since, cooldown_until, last_error, want_resume, provenance_id,"
-			       " provider, instance_type, region, retry_at, failures, early FROM nodes WHERE name=?",
-			       -1, &st, NULL) != SQLITE_OK)
+			       " provider, instance_type, region, retry_at, failures, early FROM nodes WHERE name=?", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(st);
@@ -326,7 +391,7 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 		out->name = col_text(st, 0);
 		out->nodeset = col_text(st, 1);
 		if (col_state(db, st, 2, name, &out->state, err) < 0) {
-			sqlite3_finalize(st);
+			unprep(db, st);
 			state_node_clear(out);
 			return -1;
 		}
@@ -350,7 +415,7 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 		rc = 1;
 	} else
 		rc = rc == SQLITE_DONE ? 0 : fail(db, err, "read node");
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc;
 }
 
@@ -381,21 +446,42 @@ static int exec1(struct state_db *db, const char *sql, burst_err_t *err)
 	return 0;
 }
 
+/*
+ * One statement of transaction control (BEGIN, COMMIT, SAVEPOINT...), kept
+ * prepared: every transition runs two or three of them.
+ */
+static int exec_kept(struct state_db *db, const char *sql, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc = prep(db, sql, &st);
+
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+			rc = SQLITE_OK;
+		else
+			burst_err_set(err, "%s: %s: %s", db->path, sql, sqlite3_errmsg(db->db));
+		unprep(db, st);
+		return rc == SQLITE_OK ? 0 : -1;
+	}
+	burst_err_set(err, "%s: %s: %s", db->path, sql, sqlite3_errmsg(db->db));
+	return -1;
+}
+
 static int add_event(struct state_db *db, const char *node, const char *what,
 		     const char *detail, burst_err_t *err)
 {
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db->db, "INSERT INTO events(time, node, what, detail) VALUES(?,?,?,?)",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "INSERT INTO events(time, node, what, detail) VALUES(?,?,?,?)", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_double(st, 1, wall_seconds());
 	sqlite3_bind_text(st, 2, node, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, what, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, detail, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert event");
 }
 
@@ -411,7 +497,7 @@ int state_begin(struct state_db *db, burst_err_t *err)
 		burst_err_set(err, "%s: a batch of changes is open already (state_begin is not nested)", db->path);
 		return -1;
 	}
-	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
+	if (exec_kept(db, "BEGIN IMMEDIATE", err) < 0)
 		return -1;
 	db->batch = true;
 	return 0;
@@ -422,8 +508,8 @@ int state_commit(struct state_db *db, burst_err_t *err)
 	if (!db->batch)
 		return 0;
 	db->batch = false;
-	if (exec1(db, "COMMIT", err) < 0) {
-		exec1(db, "ROLLBACK", NULL);
+	if (exec_kept(db, "COMMIT", err) < 0) {
+		exec_kept(db, "ROLLBACK", NULL);
 		return -1;
 	}
 	return 0;
@@ -434,12 +520,17 @@ void state_rollback(struct state_db *db)
 	if (!db->batch)
 		return;
 	db->batch = false;
-	exec1(db, "ROLLBACK", NULL);
+	exec_kept(db, "ROLLBACK", NULL);
 }
 
 bool state_in_batch(const struct state_db *db)
 {
 	return db->batch;
+}
+
+unsigned long state_prepares(const struct state_db *db)
+{
+	return db->prepares;
 }
 
 /*
@@ -448,21 +539,21 @@ bool state_in_batch(const struct state_db *db)
  */
 static int tr_begin(struct state_db *db, burst_err_t *err)
 {
-	return exec1(db, db->batch ? "SAVEPOINT tr" : "BEGIN IMMEDIATE", err);
+	return exec_kept(db, db->batch ? "SAVEPOINT tr" : "BEGIN IMMEDIATE", err);
 }
 
 static void tr_undo(struct state_db *db)
 {
 	if (db->batch) {
-		exec1(db, "ROLLBACK TO tr", NULL);
-		exec1(db, "RELEASE tr", NULL);
+		exec_kept(db, "ROLLBACK TO tr", NULL);
+		exec_kept(db, "RELEASE tr", NULL);
 	} else
-		exec1(db, "ROLLBACK", NULL);
+		exec_kept(db, "ROLLBACK", NULL);
 }
 
 static int tr_end(struct state_db *db, burst_err_t *err)
 {
-	if (exec1(db, db->batch ? "RELEASE tr" : "COMMIT", err) < 0) {
+	if (exec_kept(db, db->batch ? "RELEASE tr" : "COMMIT", err) < 0) {
 		tr_undo(db);
 		return -1;
 	}
@@ -483,13 +574,12 @@ int state_transition(struct state_db *db, const char *name, enum node_state from
 	}
 	if (tr_begin(db, err) < 0)
 		return -1;
-	if (sqlite3_prepare_v2(db->db,
+	if (prep(db,
 			       "UPDATE nodes SET state=?, attempt=?, instance=?, address=?, token=?,"
 			       " token_used=?, job=?, since=?, cooldown_until=?, last_error=?,"
 			       " want_resume=?13, provenance_id=?14, provider=?15, instance_type=?16,"
 			       " region=?17, retry_at=?18, failures=?19, early=?20"
-			       " WHERE name=?11 AND (?12 IS NULL OR state=?12)",
-			       -1, &st, NULL) != SQLITE_OK) {
+			       " WHERE name=?11 AND (?12 IS NULL OR state=?12)", &st) != SQLITE_OK) {
 		fail(db, err, "prepare");
 		tr_undo(db);
 		return -1;
@@ -518,7 +608,7 @@ int state_transition(struct state_db *db, const char *name, enum node_state from
 	sqlite3_bind_int(st, 19, r->failures);
 	sqlite3_bind_int(st, 20, r->early);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE) {
 		fail(db, err, "update node");
 		tr_undo(db);
@@ -547,7 +637,7 @@ static char **names_of(struct state_db *db, const char *sql, const char *stname,
 	char **v = xcalloc(1, sizeof(char *));
 	size_t n = 0;
 
-	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if (prep(db, sql, &st) != SQLITE_OK) {
 		fail(db, err, "prepare");
 		free(v);
 		return NULL;
@@ -560,7 +650,7 @@ static char **names_of(struct state_db *db, const char *sql, const char *stname,
 		v[n++] = col_text(st, 0);
 		v[n] = NULL;
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return v;
 }
 
@@ -604,9 +694,9 @@ int state_record_add(struct state_db *db, const char *node, const char *instance
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db->db,
+	if (prep(db,
 			       "INSERT INTO records(time, node, instance, provenance_id, decision, record)"
-			       " VALUES(?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+			       " VALUES(?,?,?,?,?,?)", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_double(st, 1, wall_seconds());
 	sqlite3_bind_text(st, 2, node, -1, SQLITE_TRANSIENT);
@@ -615,7 +705,7 @@ int state_record_add(struct state_db *db, const char *node, const char *instance
 	sqlite3_bind_text(st, 5, decision, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 6, record, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert record");
 }
 
@@ -624,12 +714,12 @@ double state_cooldown_until(struct state_db *db, const char *key)
 	sqlite3_stmt *st;
 	double until = 0;
 
-	if (sqlite3_prepare_v2(db->db, "SELECT until FROM cooldowns WHERE key=?", -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "SELECT until FROM cooldowns WHERE key=?", &st) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		until = sqlite3_column_double(st, 0);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return until;
 }
 
@@ -643,8 +733,7 @@ int state_cooldowns_active(struct state_db *db, double t, char ***keys, double *
 	*keys = NULL;
 	*until = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(db->db, "SELECT key, until FROM cooldowns WHERE until > ? ORDER BY key", -1, &st,
-			       NULL) != SQLITE_OK)
+	if (prep(db, "SELECT key, until FROM cooldowns WHERE until > ? ORDER BY key", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_double(st, 1, t);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -657,7 +746,7 @@ int state_cooldowns_active(struct state_db *db, double t, char ***keys, double *
 		(*until)[*n] = sqlite3_column_double(st, 1);
 		(*n)++;
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE) {
 		while (*n)
 			free((*keys)[--*n]);
@@ -677,31 +766,31 @@ double state_cooldown_hit(struct state_db *db, const char *key, double base, dou
 	int failures = 0;
 	double t = wall_seconds(), len, until;
 
-	if (sqlite3_prepare_v2(db->db, "SELECT failures, until FROM cooldowns WHERE key=?", -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "SELECT failures, until FROM cooldowns WHERE key=?", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
 	/* repeats while cooling down, or soon after, double the cooldown */
 	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_double(st, 1) + max > t)
 		failures = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	len = base;
 	for (int i = 0; i < failures && len < max; i++)
 		len *= 2;
 	if (len > max)
 		len = max;
 	until = t + len;
-	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO cooldowns(key, until, failures, last_error)"
-			       " VALUES(?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "INSERT OR REPLACE INTO cooldowns(key, until, failures, last_error)"
+			       " VALUES(?,?,?,?)", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_double(st, 2, until);
 	sqlite3_bind_int(st, 3, failures + 1);
 	sqlite3_bind_text(st, 4, why, -1, SQLITE_TRANSIENT);
 	if (sqlite3_step(st) != SQLITE_DONE) {
-		sqlite3_finalize(st);
+		unprep(db, st);
 		return fail(db, err, "write cooldown");
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return until;
 }
 
@@ -710,11 +799,11 @@ int state_request_seen(struct state_db *db, const char *name, burst_err_t *err)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db->db, "SELECT 1 FROM requests WHERE name=?", -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "SELECT 1 FROM requests WHERE name=?", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : fail(db, err, "read request");
 }
 
@@ -723,13 +812,12 @@ int state_request_add(struct state_db *db, const char *name, burst_err_t *err)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(db->db, "INSERT OR IGNORE INTO requests(name, time) VALUES(?,?)",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "INSERT OR IGNORE INTO requests(name, time) VALUES(?,?)", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_double(st, 2, wall_seconds());
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc == SQLITE_DONE ? 0 : fail(db, err, "insert request");
 }
 
@@ -787,6 +875,7 @@ static int ro_connect(struct state_db *db, bool immutable, int *code, burst_err_
 		sqlite3_close(h);
 		return -1;
 	}
+	stmts_drop(db);
 	sqlite3_close(db->db);
 	db->db = h;
 	db->immutable = immutable;
@@ -885,20 +974,17 @@ int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst
 	ro_refresh(db);
 	/* a database of an older agent (not upgraded: we never write) lacks the
 	 * newer columns */
-	if (sqlite3_prepare_v2(db->db,
+	if (prep(db,
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
 			       " job, since, cooldown_until, last_error, want_resume, provenance_id,"
-			       " provider, instance_type, region FROM nodes ORDER BY name",
-			       -1, &st, NULL) != SQLITE_OK &&
-	    sqlite3_prepare_v2(db->db,
+			       " provider, instance_type, region FROM nodes ORDER BY name", &st) != SQLITE_OK &&
+	    prep(db,
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
 			       " job, since, cooldown_until, last_error, want_resume, provenance_id"
-			       " FROM nodes ORDER BY name",
-			       -1, &st, NULL) != SQLITE_OK &&
-	    sqlite3_prepare_v2(db->db,
+			       " FROM nodes ORDER BY name", &st) != SQLITE_OK &&
+	    prep(db,
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
-			       " job, since, cooldown_until, last_error FROM nodes ORDER BY name",
-			       -1, &st, NULL) != SQLITE_OK)
+			       " job, since, cooldown_until, last_error FROM nodes ORDER BY name", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (cnt == cap) {
@@ -907,12 +993,12 @@ int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst
 		}
 		memset(&v[cnt], 0, sizeof(v[cnt]));
 		if (read_node(db, st, &v[cnt++], err) < 0) {
-			sqlite3_finalize(st);
+			unprep(db, st);
 			state_nodes_free(v, cnt);
 			return -1;
 		}
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE) {
 		state_nodes_free(v, cnt);
 		return fail(db, err, "read nodes");
@@ -944,12 +1030,11 @@ int state_events(struct state_db *db, const struct event_query *q,
 	*n = 0;
 	ro_refresh(db);
 	/* the newest LIMIT are read newest first, then turned around */
-	if (sqlite3_prepare_v2(db->db, newest ?
+	if (prep(db, newest ?
 			       "SELECT id, time, node, what, detail FROM events WHERE id > ?1"
 			       " AND (?2 IS NULL OR node = ?2) AND time >= ?3 ORDER BY id DESC LIMIT ?4" :
 			       "SELECT id, time, node, what, detail FROM events WHERE id > ?1"
-			       " AND (?2 IS NULL OR node = ?2) AND time >= ?3 ORDER BY id LIMIT ?4",
-			       -1, &st, NULL) != SQLITE_OK)
+			       " AND (?2 IS NULL OR node = ?2) AND time >= ?3 ORDER BY id LIMIT ?4", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_int64(st, 1, q->after_id);
 	if (q->node)
@@ -970,7 +1055,7 @@ int state_events(struct state_db *db, const struct event_query *q,
 		v[cnt].detail = col_text(st, 4);
 		cnt++;
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE) {
 		state_events_free(v, cnt);
 		return fail(db, err, "read events");
@@ -1005,12 +1090,12 @@ int state_events_last_id(struct state_db *db, long long *id, burst_err_t *err)
 
 	*id = 0;
 	ro_refresh(db);
-	if (sqlite3_prepare_v2(db->db, "SELECT coalesce(max(id), 0) FROM events", -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "SELECT coalesce(max(id), 0) FROM events", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc == SQLITE_ROW ? 0 : fail(db, err, "read events");
 }
 
@@ -1026,15 +1111,14 @@ int state_records(struct state_db *db, const struct record_query *q,
 	*n = 0;
 	ro_refresh(db);
 	/* ?4: the newest only: no later matching record of the same node */
-	if (sqlite3_prepare_v2(db->db,
+	if (prep(db,
 			       "SELECT r.id, r.time, r.node, r.instance, r.provenance_id, r.decision, r.record"
 			       " FROM records r WHERE (?1 IS NULL OR r.node = ?1)"
 			       " AND (?2 <= 0 OR r.time <= ?2) AND (?3 = 0 OR r.decision = 'admitted')"
 			       " AND (?4 = 0 OR NOT EXISTS (SELECT 1 FROM records s WHERE s.node = r.node"
 			       "  AND (?2 <= 0 OR s.time <= ?2) AND (?3 = 0 OR s.decision = 'admitted')"
 			       "  AND (s.time > r.time OR (s.time = r.time AND s.id > r.id))))"
-			       " ORDER BY r.node, r.time, r.id",
-			       -1, &st, NULL) != SQLITE_OK)
+			       " ORDER BY r.node, r.time, r.id", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	if (q->node)
 		sqlite3_bind_text(st, 1, q->node, -1, SQLITE_TRANSIENT);
@@ -1057,7 +1141,7 @@ int state_records(struct state_db *db, const struct record_query *q,
 		v[cnt].record = col_text(st, 6);
 		cnt++;
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE) {
 		state_records_free(v, cnt);
 		return fail(db, err, "read records");
@@ -1093,8 +1177,7 @@ static int lease_read(struct state_db *db, struct state_lease *out, burst_err_t 
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (sqlite3_prepare_v2(db->db, "SELECT epoch, seq, holder, ident, renewed, expires FROM lease WHERE id=1",
-			       -1, &st, NULL) != SQLITE_OK) {
+	if (prep(db, "SELECT epoch, seq, holder, ident, renewed, expires FROM lease WHERE id=1", &st) != SQLITE_OK) {
 		/* a database of an agent before leases: nobody holds one */
 		if (strstr(sqlite3_errmsg(db->db), "no such table"))
 			return 0;
@@ -1112,7 +1195,7 @@ static int lease_read(struct state_db *db, struct state_lease *out, burst_err_t 
 		rc = 1;
 	} else
 		rc = rc == SQLITE_DONE ? 0 : fail(db, err, "read the lease");
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc;
 }
 
@@ -1159,20 +1242,19 @@ int state_lease_take(struct state_db *db, const struct state_lease *seen, const 
 	double t = wall_seconds();
 	int rc;
 
-	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
+	if (exec_kept(db, "BEGIN IMMEDIATE", err) < 0)
 		return -1;
 	rc = lease_read(db, &cur, err);
 	if (rc < 0)
 		goto undo;
 	/* someone renewed or took it since it was seen: not expired after all */
 	if (cur.epoch != seen->epoch || cur.seq != seen->seq) {
-		exec1(db, "ROLLBACK", NULL);
+		exec_kept(db, "ROLLBACK", NULL);
 		return 0;
 	}
-	if (sqlite3_prepare_v2(db->db,
+	if (prep(db,
 			       "INSERT INTO lease(id, epoch, seq, holder, ident, renewed, expires) VALUES(1,?1,0,?2,?3,?4,?5)"
-			       " ON CONFLICT(id) DO UPDATE SET epoch=?1, seq=0, holder=?2, ident=?3, renewed=?4, expires=?5",
-			       -1, &st, NULL) != SQLITE_OK) {
+			       " ON CONFLICT(id) DO UPDATE SET epoch=?1, seq=0, holder=?2, ident=?3, renewed=?4, expires=?5", &st) != SQLITE_OK) {
 		fail(db, err, "prepare");
 		goto undo;
 	}
@@ -1182,17 +1264,17 @@ int state_lease_take(struct state_db *db, const struct state_lease *seen, const 
 	sqlite3_bind_double(st, 4, t);
 	sqlite3_bind_double(st, 5, t + ttl);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE) {
 		fail(db, err, "take the lease");
 		goto undo;
 	}
-	if (add_event(db, NULL, "lease", holder, err) < 0 || exec1(db, "COMMIT", err) < 0)
+	if (add_event(db, NULL, "lease", holder, err) < 0 || exec_kept(db, "COMMIT", err) < 0)
 		goto undo;
 	*epoch = cur.epoch + 1;
 	return fence(db, *epoch, err) < 0 ? -1 : 1;
 undo:
-	exec1(db, "ROLLBACK", NULL);
+	exec_kept(db, "ROLLBACK", NULL);
 	return -1;
 }
 
@@ -1202,14 +1284,13 @@ int state_lease_renew(struct state_db *db, long long epoch, double ttl, burst_er
 	double t = wall_seconds();
 	int rc;
 
-	if (sqlite3_prepare_v2(db->db, "UPDATE lease SET seq=seq+1, renewed=?1, expires=?2 WHERE id=1 AND epoch=?3",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "UPDATE lease SET seq=seq+1, renewed=?1, expires=?2 WHERE id=1 AND epoch=?3", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_double(st, 1, t);
 	sqlite3_bind_double(st, 2, ttl > 0 ? t + ttl : 0);
 	sqlite3_bind_int64(st, 3, epoch);
 	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE)
 		return fail(db, err, "renew the lease");
 	return sqlite3_changes(db->db) ? 1 : 0;
@@ -1222,7 +1303,7 @@ static int step_done(struct state_db *db, sqlite3_stmt *st, burst_err_t *err, co
 {
 	int rc = sqlite3_step(st);
 
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc == SQLITE_DONE ? 0 : fail(db, err, what);
 }
 
@@ -1238,8 +1319,8 @@ int state_instance_launched(struct state_db *db, const struct cost_inst *in, bur
 {
 	sqlite3_stmt *st;
 
-	if (sqlite3_prepare_v2(db->db, "INSERT OR IGNORE INTO instances(provider, instance, node, nodeset, type, region,"
-			       " price, price_source, job, launched) VALUES(?,?,?,?,?,?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "INSERT OR IGNORE INTO instances(provider, instance, node, nodeset, type, region,"
+			       " price, price_source, job, launched) VALUES(?,?,?,?,?,?,?,?,?,?)", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	bind_text_or_null(st, 1, in->provider ? in->provider : "");
 	bind_text_or_null(st, 2, in->instance);
@@ -1265,7 +1346,7 @@ static int instance_time(struct state_db *db, const char *col, const char *provi
 	char sql[200];
 
 	snprintf(sql, sizeof(sql), "UPDATE instances SET %s=? WHERE provider=? AND instance=? AND %s=0", col, col);
-	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, sql, &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_double(st, 1, t);
 	bind_text_or_null(st, 2, provider ? provider : "");
@@ -1289,11 +1370,11 @@ int state_hold(struct state_db *db, const struct cost_hold *h, burst_err_t *err)
 {
 	sqlite3_stmt *st;
 
-	if (sqlite3_prepare_v2(db->db, "INSERT INTO holds(job, node, start, end, user, account, partition)"
+	if (prep(db, "INSERT INTO holds(job, node, start, end, user, account, partition)"
 			       " VALUES(?,?,?,?,?,?,?) ON CONFLICT(job, node, start) DO UPDATE SET"
 			       " end=CASE WHEN excluded.end>0 AND end=0 THEN excluded.end ELSE end END,"
 			       " user=coalesce(excluded.user, user), account=coalesce(excluded.account, account),"
-			       " partition=coalesce(excluded.partition, partition)", -1, &st, NULL) != SQLITE_OK)
+			       " partition=coalesce(excluded.partition, partition)", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_int64(st, 1, h->job);
 	bind_text_or_null(st, 2, h->node);
@@ -1309,8 +1390,7 @@ int state_holds_close(struct state_db *db, long job, double keep_start, double t
 {
 	sqlite3_stmt *st;
 
-	if (sqlite3_prepare_v2(db->db, "UPDATE holds SET end=max(?, start) WHERE job=? AND end=0 AND start<>?",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "UPDATE holds SET end=max(?, start) WHERE job=? AND end=0 AND start<>?", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_double(st, 1, t);
 	sqlite3_bind_int64(st, 2, job);
@@ -1325,13 +1405,13 @@ int state_holds_open_jobs(struct state_db *db, long **jobs, size_t *n, burst_err
 
 	*jobs = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(db->db, "SELECT DISTINCT job FROM holds WHERE end=0 ORDER BY job", -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "SELECT DISTINCT job FROM holds WHERE end=0 ORDER BY job", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*jobs = xrealloc(*jobs, (*n + 1) * sizeof(**jobs));
 		(*jobs)[(*n)++] = (long)sqlite3_column_int64(st, 0);
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE) {
 		free(*jobs);
 		*jobs = NULL;
@@ -1356,9 +1436,9 @@ int state_cost_read(struct state_db *db, double from, struct cost_inst **insts, 
 	*insts = NULL;
 	*holds = NULL;
 	*ni = *nh = 0;
-	if (sqlite3_prepare_v2(db->db, "SELECT provider, instance, node, nodeset, type, region, price, price_source,"
+	if (prep(db, "SELECT provider, instance, node, nodeset, type, region, price, price_source,"
 			       " job, launched, joined, ended FROM instances WHERE ended=0 OR ended>?"
-			       " ORDER BY launched, provider, instance", -1, &st, NULL) != SQLITE_OK)
+			       " ORDER BY launched, provider, instance", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_double(st, 1, from);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1378,11 +1458,11 @@ int state_cost_read(struct state_db *db, double from, struct cost_inst **insts, 
 		in->joined = sqlite3_column_double(st, 10);
 		in->ended = sqlite3_column_double(st, 11);
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE)
 		goto bad;
-	if (sqlite3_prepare_v2(db->db, "SELECT job, node, start, end, user, account, partition FROM holds"
-			       " WHERE end=0 OR end>? ORDER BY job, node, start", -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "SELECT job, node, start, end, user, account, partition FROM holds"
+			       " WHERE end=0 OR end>? ORDER BY job, node, start", &st) != SQLITE_OK)
 		goto bad;
 	sqlite3_bind_double(st, 1, from);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1397,7 +1477,7 @@ int state_cost_read(struct state_db *db, double from, struct cost_inst **insts, 
 		h->account = col_str(st, 5);
 		h->partition = col_str(st, 6);
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE)
 		goto bad;
 	return 0;
@@ -1421,7 +1501,7 @@ static int job_real(struct state_db *db, const char *sql, long job, double *out,
 	sqlite3_stmt *st;
 	int rc, found = 0;
 
-	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, sql, &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_int64(st, 1, job);
 	rc = sqlite3_step(st);
@@ -1430,7 +1510,7 @@ static int job_real(struct state_db *db, const char *sql, long job, double *out,
 			*out = sqlite3_column_double(st, 0);
 		found = 1;
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? found : fail(db, err, what);
 }
 
@@ -1448,8 +1528,7 @@ int state_job_cost_set(struct state_db *db, long job, double dollars, burst_err_
 {
 	sqlite3_stmt *st;
 
-	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO job_costs(job, time, dollars) VALUES(?,?,?)",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "INSERT OR REPLACE INTO job_costs(job, time, dollars) VALUES(?,?,?)", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_int64(st, 1, job);
 	sqlite3_bind_double(st, 2, wall_seconds());
@@ -1461,8 +1540,7 @@ int state_budget_hold_add(struct state_db *db, long job, const char *budget, dou
 {
 	sqlite3_stmt *st;
 
-	if (sqlite3_prepare_v2(db->db, "INSERT OR REPLACE INTO budget_holds(job, budget, estimate, time) VALUES(?,?,?,?)",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "INSERT OR REPLACE INTO budget_holds(job, budget, estimate, time) VALUES(?,?,?,?)", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_int64(st, 1, job);
 	sqlite3_bind_text(st, 2, budget, -1, SQLITE_TRANSIENT);
@@ -1475,7 +1553,7 @@ int state_budget_hold_del(struct state_db *db, long job, burst_err_t *err)
 {
 	sqlite3_stmt *st;
 
-	if (sqlite3_prepare_v2(db->db, "DELETE FROM budget_holds WHERE job=?", -1, &st, NULL) != SQLITE_OK)
+	if (prep(db, "DELETE FROM budget_holds WHERE job=?", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_int64(st, 1, job);
 	return step_done(db, st, err, "forget the budget hold");
@@ -1488,8 +1566,7 @@ int state_budget_holds(struct state_db *db, struct budget_hold **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(db->db, "SELECT job, budget, estimate FROM budget_holds ORDER BY time, job", -1, &st,
-			       NULL) != SQLITE_OK)
+	if (prep(db, "SELECT job, budget, estimate FROM budget_holds ORDER BY time, job", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
@@ -1498,7 +1575,7 @@ int state_budget_holds(struct state_db *db, struct budget_hold **out, size_t *n,
 		(*out)[*n].estimate = sqlite3_column_double(st, 2);
 		(*n)++;
 	}
-	sqlite3_finalize(st);
+	unprep(db, st);
 	if (rc != SQLITE_DONE) {
 		state_budget_holds_free(*out, *n);
 		*out = NULL;

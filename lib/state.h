@@ -86,6 +86,14 @@ int state_commit(struct state_db *db, burst_err_t *err);
 void state_rollback(struct state_db *db);
 bool state_in_batch(const struct state_db *db);
 
+/*
+ * Statements prepared on this connection so far. Each SQL text is prepared
+ * once and kept for the connection's life (finalized by state_close); a
+ * second use of one while the first is still reading gets its own. For
+ * tests and the metrics: steady work adds none.
+ */
+unsigned long state_prepares(const struct state_db *db);
+
 /* Names of nodes in state st (NULL-terminated; free with state_names_free). */
 char **state_nodes_in(struct state_db *db, enum node_state st, burst_err_t *err);
 void state_names_free(char **names);

@@ -87,6 +87,34 @@ int main(void)
 	   "transition 4");
 	ok(move(w, "burst-1", "launching", "booting", "i-0001", NULL, "instance started") == 1, "transition 5");
 
+	/* statements are prepared once per connection, not once per call
+	 * (a database of its own: the transitions here write events) */
+	{
+		char pp[300];
+		struct state_db *pd;
+		unsigned long p0;
+		struct node_rec r;
+		int got = 0;
+		snprintf(pp, sizeof(pp), "%s/prep.db", dir);
+		pd = state_open(pp, &err);
+		ok(pd && state_node_ensure(pd, "p-1", "cpu", &err) == 0, "a second database for the prepares");
+		p0 = pd ? state_prepares(pd) : 0;
+		for (i = 0; pd && i < 200; i++) {
+			char **names;
+			got += state_node_get(pd, "p-1", &r, &err) == 1 && r.state == NS_POWERED_DOWN;
+			state_node_clear(&r);
+			got += move(pd, "p-1", "powered_down", "powered_down", NULL, NULL, "again") == 1;
+			names = state_nodes_in(pd, NS_POWERED_DOWN, &err);
+			got += names && names[0] && !strcmp(names[0], "p-1");
+			state_names_free(names);
+		}
+		is_num(got, 600, "200 reads, transitions and listings all done");
+		ok(pd && state_prepares(pd) - p0 <= 8, "with %lu statements prepared for 600 calls (each SQL once)",
+		   pd ? state_prepares(pd) - p0 : 0);
+		state_close(pd);
+		unlink(pp);
+	}
+
 	/* the database holds live join tokens: none of its files is for others */
 	{
 		const char *sfx[] = { "", "-wal", "-shm" };
