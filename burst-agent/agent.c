@@ -36,6 +36,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "crash.h"
 #include "strutil.h"
 
 #define TICK_MS 250
@@ -585,6 +586,8 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
+		/* for tests (doc/crash_points.md) */
+		{ "list-crash-points", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sigaction sa;
@@ -601,8 +604,22 @@ int main(int argc, char **argv)
 		case 'h':
 			printf("usage: burst-agent [-c burst.conf] [-L logfile|syslog]\n");
 			return 0;
+		case 'P':
+			crash_points_print(stdout);
+			return 0;
 		default: return 2;
 		}
+	}
+	{
+		/* a test's crash point (BURST_CRASH_POINT), armed before any thread */
+		char why[512];
+		if (crash_init(why, sizeof(why)) < 0) {
+			fprintf(stderr, "burst-agent: %s\n", why);
+			return 2;
+		}
+		if (crash_armed >= 0)
+			fprintf(stderr, "burst-agent: BURST_CRASH_POINT=%s: this agent ends at that point (for tests only)\n",
+				getenv("BURST_CRASH_POINT"));
 	}
 	A.conf_path = config_default_path(A.conf_path);
 	A.slurm_conf = getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf";

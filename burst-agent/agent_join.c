@@ -17,6 +17,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "crash.h"
 #include "join_verify.h"
 #include "policy.h"
 #include "slurm_compat.h"
@@ -166,6 +167,7 @@ static void admit_after_address(void *arg, bool ran, bool ok)
 		if (!ok)
 			ERR("%s: admitted, though slurmctld did not take its address (above)", w->node);
 		reply_admit(w->fd, w->rec, w->requested, w->early);
+		crash_point(CP_JOIN_ANSWERED);
 	}
 	close(w->fd);
 	free(w);
@@ -208,6 +210,7 @@ static void answer_admitted(int fd, const char *node, const struct node_rec *rp,
 		ERR("%s: cannot keep its join connection (%s): answered before Slurm has its address",
 		    node, strerror(errno));
 		reply_admit(fd, rec, requested, r.early);
+		crash_point(CP_JOIN_ANSWERED);
 		free(w);
 		slurm_node(node, r.address, NO_VAL, NULL);
 	} else
@@ -245,6 +248,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		handle_notice(fd, req, got);
 		goto out;
 	}
+	crash_point(CP_JOIN_RECEIVED);
 	cred = jstr(req, "cred");
 	text = jstr(req, "record");
 	if (!cred || !text) {
@@ -307,6 +311,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		reply_json(fd, false, res.reason, NULL);
 		goto out;
 	}
+	crash_point(CP_JOIN_VERIFIED);
 	/* used: the token is of no more use to anyone, so it is not kept */
 	r.token_used = true;
 	free(r.token);
@@ -355,6 +360,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		snprintf(full, sizeof(full), "rejected at join: %s", bad);
 		metric_join("rejected");
 		fail_node(node, NS_BOOTING, &r, NS_REJECTED, full);
+		crash_point(CP_JOIN_REJECTED);
 		reply_json(fd, false, bad, NULL);
 		goto out;
 	}
@@ -368,6 +374,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		reply_json(fd, false, "state changed", NULL);
 		goto out;
 	}
+	crash_point(CP_JOIN_ADMITTED);
 	metric_join("admitted");
 	metric_observe("burst_admission_duration_seconds", r.nodeset, now() - launched);
 	/*

@@ -11,6 +11,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "crash.h"
 #include "strutil.h"
 
 #define DEFAULT_MUNGE_SOCKET "/run/munge/munge.socket.2"   /* munged's own default */
@@ -63,7 +64,9 @@ static void launch_run(struct pjob *j, const struct provider_ops *ops, struct pr
 
 	l->t0 = mono();
 	lease_check();   /* on the worker too: the call may have waited behind others */
+	crash_point(CP_LAUNCH_BEFORE);
 	ops->launch(drv, &l->b);
+	crash_point(CP_LAUNCH_AFTER);
 	l->t1 = mono();
 }
 

@@ -14,7 +14,11 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "crash.h"
 #include "strutil.h"
+
+/* the target state of each of A.pending, for its crash point once durable */
+static enum node_state *pending_to;
 
 void random_token(char *buf, size_t len)
 {
@@ -47,6 +51,7 @@ int transition(const char *node, enum node_state from, struct node_rec *r, enum 
 		r->early = false;
 	memset(&before, 0, sizeof(before));
 	had = state_node_get(A.db, node, &before, &err);
+	crash_point(CP_STATE(to, false));
 	rc = state_transition(A.db, node, from, r, to, detail, &err);
 	if (rc > 0 && had == 1)
 		cost_transition(node, &before, r, to);
@@ -60,10 +65,14 @@ int transition(const char *node, enum node_state from, struct node_rec *r, enum 
 		sb_addf(&sb, "%s: %s -> %s%s%s", node, from != NS_ANY ? node_state_name(from) : "*", node_state_name(to),
 			detail ? ": " : "", detail ? detail : "");
 		A.pending = xrealloc(A.pending, (A.npending + 1) * sizeof(char *));
+		pending_to = xrealloc(pending_to, (A.npending + 1) * sizeof(*pending_to));
+		pending_to[A.npending] = to;
 		A.pending[A.npending++] = sb_take(&sb);
-	} else if (rc > 0)
+	} else if (rc > 0) {
 		INFO("%s: %s -> %s%s%s", node, from != NS_ANY ? node_state_name(from) : "*", node_state_name(to),
 		     detail ? ": " : "", detail ? detail : "");
+		crash_point(CP_STATE(to, true));
+	}
 	return rc;
 }
 
@@ -99,8 +108,13 @@ int batch_commit(void)
 			INFO("%s", A.pending[i]);
 		free(A.pending[i]);
 	}
+	if (!rc)
+		for (i = 0; i < A.npending; i++)
+			crash_point(CP_STATE(pending_to[i], true));
 	free(A.pending);
+	free(pending_to);
 	A.pending = NULL;
+	pending_to = NULL;
 	A.npending = 0;
 	return rc;
 }

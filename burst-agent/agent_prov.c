@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "crash.h"
 #include "strutil.h"
 
 enum call_kind { CALL_EXISTS, CALL_CONSOLE, CALL_ENDED };
@@ -36,13 +37,19 @@ static void call_run(struct pjob *j, const struct provider_ops *ops, struct prov
 	c->t0 = mono();
 	switch (c->kind) {
 	case CALL_EXISTS:
+		crash_point(CP_EXISTS_BEFORE);
 		c->rc = ops->exists(drv, c->node, c->instance);
+		crash_point(CP_EXISTS_AFTER);
 		break;
 	case CALL_CONSOLE:
+		crash_point(CP_CONSOLE_BEFORE);
 		c->rc = ops->console(drv, c->node, c->instance, c->buf, c->len, c->where, c->wlen, &c->cls, &c->err);
+		crash_point(CP_CONSOLE_AFTER);
 		break;
 	case CALL_ENDED:
+		crash_point(CP_ENDED_BEFORE);
 		c->rc = ops->ended(drv, c->node, c->instance);
+		crash_point(CP_ENDED_AFTER);
 		break;
 	}
 	c->t1 = mono();
@@ -110,7 +117,9 @@ static void term_run(struct pjob *j, const struct provider_ops *ops, struct prov
 	double t0 = mono();
 
 	lease_check();   /* on the worker too: the call may have waited behind others */
+	crash_point(CP_TERMINATE_BEFORE);
 	t->t.rc = ops->terminate(drv, t->node, t->instance, &t->t.cls, &err);
+	crash_point(CP_TERMINATE_AFTER);
 	t->t.seconds = mono() - t0;
 	t->t.err = xstrdup(err.msg);
 }

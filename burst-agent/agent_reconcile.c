@@ -12,6 +12,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "crash.h"
 #include "proc.h"
 #include "reconcile.h"
 #include "slurm_compat.h"
@@ -252,7 +253,9 @@ static void list_run(struct pjob *j, const struct provider_ops *ops, struct prov
 	l->cls = PROV_OK;
 	double t0 = mono();
 
+	crash_point(CP_LIST_BEFORE);
 	l->rc = ops->list(drv, &l->l, &l->cls, &l->err);
+	crash_point(CP_LIST_AFTER);
 	l->seconds = mono() - t0;
 }
 

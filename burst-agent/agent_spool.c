@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 
 #include "agent_int.h"
+#include "crash.h"
 #include "hostlist.h"
 #include "resume_file.h"
 #include "spool.h"
@@ -130,6 +131,7 @@ static void take_request(const char *file)
 	op = json_object_get_string(jop);
 	log_diagnostics(file, op, req);
 	t0 = mono();
+	crash_point(CP_SPOOL_READ);
 	/* the request's transitions and its being taken, in one commit */
 	batch_begin();
 	for (i = 0; i < hl.n; i++) {
@@ -195,7 +197,9 @@ static void take_request(const char *file)
 	state_request_add(A.db, file, &err);
 	if (batch_commit() == 0) {
 		INFO("spool: %s: %s of %zu node%s taken in %.3f s", file, op, hl.n, hl.n == 1 ? "" : "s", mono() - t0);
+		crash_point(CP_SPOOL_TAKEN);
 		unlink(path);
+		crash_point(CP_SPOOL_REMOVED);
 	}   /* else the request stays in the spool, taken again later */
 	json_object_put(req);
 	hostlist_free(&hl);

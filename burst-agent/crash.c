@@ -1,0 +1,128 @@
+/*
+ * burst-agent: named crash points, for tests only (crash.h,
+ * doc/crash_points.md). One table, in enum order: each point's name and
+ * what the agent has done when it ends there.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_int.h"
+#include "crash.h"
+
+static const struct {
+	const char *name;
+	const char *desc;
+} crash_table[CP_COUNT] = {
+#define CP_STATE_ROW(S, s) \
+	[CP_STATE_FIRST + 2 * (S)] = { "state." s ".before", "a transition to " s ": not written yet" }, \
+	[CP_STATE_FIRST + 2 * (S) + 1] = { "state." s ".after", "a transition to " s ": durable (committed), nothing it leads to done yet" }
+	CP_STATE_ROW(NS_POWERED_DOWN, "powered_down"),
+	CP_STATE_ROW(NS_REQUESTED, "requested"),
+	CP_STATE_ROW(NS_LAUNCHING, "launching"),
+	CP_STATE_ROW(NS_BOOTING, "booting"),
+	CP_STATE_ROW(NS_ADMITTED, "admitted"),
+	CP_STATE_ROW(NS_TERMINATING, "terminating"),
+	CP_STATE_ROW(NS_REJECTED, "rejected"),
+	CP_STATE_ROW(NS_LOST, "lost"),
+#undef CP_STATE_ROW
+	[CP_LAUNCH_BEFORE] = { "provider.launch.before", "on the provider's worker: a launch about to be asked (intents durable)" },
+	[CP_LAUNCH_AFTER] = { "provider.launch.after", "on the provider's worker: the launch answered, its outcome not recorded" },
+	[CP_TERMINATE_BEFORE] = { "provider.terminate.before", "on the provider's worker: a terminate about to be asked" },
+	[CP_TERMINATE_AFTER] = { "provider.terminate.after", "on the provider's worker: the terminate answered, its outcome not recorded" },
+	[CP_LIST_BEFORE] = { "provider.list.before", "on the provider's worker: the reconciler's listing (describe) about to be asked" },
+	[CP_LIST_AFTER] = { "provider.list.after", "on the provider's worker: the listing answered, not compared yet" },
+	[CP_EXISTS_BEFORE] = { "provider.exists.before", "on the provider's worker: whether an instance exists, about to be asked" },
+	[CP_EXISTS_AFTER] = { "provider.exists.after", "on the provider's worker: whether an instance exists, answered" },
+	[CP_CONSOLE_BEFORE] = { "provider.console.before", "on the provider's worker: an instance's console about to be read" },
+	[CP_CONSOLE_AFTER] = { "provider.console.after", "on the provider's worker: an instance's console read" },
+	[CP_ENDED_BEFORE] = { "provider.ended.before", "on the provider's worker: whether an instance ended, about to be asked" },
+	[CP_ENDED_AFTER] = { "provider.ended.after", "on the provider's worker: whether an instance ended, answered" },
+	[CP_SPOOL_READ] = { "spool.read", "a spool request read and parsed, its transitions not committed" },
+	[CP_SPOOL_TAKEN] = { "spool.taken", "a spool request's transitions committed, its file not removed" },
+	[CP_SPOOL_REMOVED] = { "spool.removed", "a spool request taken and its file removed" },
+	[CP_JOIN_RECEIVED] = { "join.received", "a join report read, not verified yet" },
+	[CP_JOIN_VERIFIED] = { "join.verified", "a join report verified, its record not stored nor decided on" },
+	[CP_JOIN_REJECTED] = { "join.rejected", "a node rejected at join: durable, the node not answered" },
+	[CP_JOIN_ADMITTED] = { "join.admitted", "a node admitted: durable, neither Slurm nor the node told" },
+	[CP_JOIN_ANSWERED] = { "join.answered", "a node admitted and answered with its admission record" },
+};
+
+int crash_armed = -1;
+static unsigned long crash_at = 1;
+static atomic_ulong crash_seen;
+
+const char *crash_point_name(enum crash_point p)
+{
+	return (int)p >= 0 && p < CP_COUNT ? crash_table[p].name : NULL;
+}
+
+const char *crash_point_desc(enum crash_point p)
+{
+	return (int)p >= 0 && p < CP_COUNT ? crash_table[p].desc : NULL;
+}
+
+void crash_points_print(FILE *f)
+{
+	int p;
+
+	for (p = 0; p < CP_COUNT; p++)
+		fprintf(f, "%s\t%s\n", crash_table[p].name, crash_table[p].desc);
+}
+
+int crash_init(char *why, size_t len)
+{
+	const char *v = getenv("BURST_CRASH_POINT");
+	size_t n;
+	int p;
+
+	/* the state rows name the states as node_state.h does, in its order */
+	for (p = 0; p < NS_COUNT; p++) {
+		char want[64];
+		snprintf(want, sizeof(want), "state.%s.before", node_state_name((enum node_state)p));
+		if (!crash_table[CP_STATE(p, false)].name || strcmp(crash_table[CP_STATE(p, false)].name, want)) {
+			snprintf(why, len, "crash point table: row %d is not %s (crash.c and node_state.h disagree)",
+				 (int)CP_STATE(p, false), want);
+			return -1;
+		}
+	}
+	if (!v || !*v)
+		return 0;
+	n = strcspn(v, ":");
+	for (p = 0; p < CP_COUNT; p++)
+		if (strlen(crash_table[p].name) == n && !strncmp(crash_table[p].name, v, n))
+			break;
+	if (p == CP_COUNT) {
+		snprintf(why, len, "BURST_CRASH_POINT=%s: no crash point %.*s (burst-agent --list-crash-points lists them; the variable is for tests only: unset it)",
+			 v, (int)n, v);
+		return -1;
+	}
+	if (v[n] == ':') {
+		char *end;
+		unsigned long c = strtoul(v + n + 1, &end, 10);
+		if (!v[n + 1] || *end || c < 1 || v[n + 1] == '-') {
+			snprintf(why, len, "BURST_CRASH_POINT=%s: the count after ':' must be a whole number from 1 (the how-manieth time the point is reached)",
+				 v);
+			return -1;
+		}
+		crash_at = c;
+	}
+	crash_armed = p;
+	return 0;
+}
+
+void crash_reached_(enum crash_point p)
+{
+	unsigned long k;
+
+	if ((int)p != crash_armed)
+		return;
+	k = atomic_fetch_add(&crash_seen, 1) + 1;
+	if (k != crash_at)
+		return;
+	logmsg("error", "crash point %s reached (time %lu): exiting at once with status %d (BURST_CRASH_POINT, for tests only)",
+	       crash_table[p].name, k, CRASH_EXIT);
+	_exit(CRASH_EXIT);
+}
