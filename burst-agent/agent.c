@@ -713,6 +713,7 @@ int main(int argc, char **argv)
 	slurm_adapter_free();
 	state_close(A.db);
 	agent_conf_free();
+	pace_free();
 	curl_global_cleanup();
 	return 0;
 }

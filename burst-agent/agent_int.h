@@ -51,6 +51,7 @@ struct bnode {
 	double missing_since;    /* reconciler: first round its instance was not listed (0: listed) */
 	double requested_at;     /* when the agent took Slurm's last resume request for it (0: not since start) */
 	bool busy;               /* a provider call for it is in flight (launch, terminate): not repeated meanwhile */
+	bool paced;              /* its launch waits for its region's tokens (agent_pace.c) */
 	double retry_after;      /* mono(): a failed terminate is tried again then */
 	bool lost_asked;         /* reconciler: its instance vanished; Slurm is asked for its jobs */
 	char noticed[128];       /* the instance whose interruption notice was acted on ("": none) */
@@ -171,6 +172,27 @@ void take_spool(void);
 void cooldown_key(const char *prov, const char *type, const char *region, char *buf, size_t len);
 void launch_requested(void);
 void launch_retry(void);
+/* Send these launching nodes (one candidate) as one batch now; how many were sent. */
+size_t launch_send(char **names, size_t n);
+
+/* agent_pace.c: launches and terminations paced to each region's rate limits */
+/* When (mono()) one more instance than those waiting and planned could be
+ * requested in that region. */
+double pace_launch_eta(const char *prov, const char *region);
+/* One instance picked for the region this round (pace_round_end forgets it). */
+void pace_plan(const char *prov, const char *region);
+void pace_round_end(void);
+/* Launch intents of one candidate (key: its type and node set) into the
+ * region's queue, sent by pace_run as its buckets allow. */
+void pace_launch(char **names, size_t n, const char *prov, const char *region, const char *key);
+void pace_run(void);
+/* The answer to a paced launch of n instances (the call from t0 to t1). */
+void pace_launch_answer(const char *prov, const char *region, size_t n, double t0, double t1, bool throttled);
+/* May one instance be terminated now? If not, when (mono()). */
+bool pace_terminate_take(const char *prov, const char *region, double *when);
+void pace_terminate_throttled(const char *prov, const char *region);
+size_t pace_waiting(void);
+void pace_free(void);
 void terminate(const char *node);
 void cooldowns(void);
 

@@ -3,6 +3,7 @@
  * first), launched in batches through their provider's driver; launches to
  * retry, instances to terminate, cooldowns that end.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,15 +107,20 @@ static void launch_done(struct pjob *j, bool ran)
 	if (!ran) {
 		INFO("launch of %zu node%s through %s: not sent (stopping); the intents stay for the next start",
 		     m, m == 1 ? "" : "s", l->b.provider);
+		pace_launch_answer(l->b.provider, l->b.region, 0, l->queued, l->queued, false);
 		launch_job_free(l);
 		return;
 	}
 	{
 		/* the call failed as a whole when no node launched: its first node's class */
 		int failed = 0;
+		bool throttled = false;
 		for (i = 0; i < m && !failed; i++)
 			failed = pn[i].cls == PROV_OK ? -1 : (int)pn[i].cls;
+		for (i = 0; i < m; i++)
+			throttled = throttled || pn[i].cls == PROV_THROTTLED;
 		metric_provider_call(l->b.provider, "launch", l->t1 - l->t0, failed > 0 ? failed : 0);
+		pace_launch_answer(l->b.provider, l->b.region, m, l->t0, l->t1, throttled);
 	}
 	batch_begin();
 	for (i = 0; i < m; i++) {
@@ -197,9 +203,22 @@ static void launch_done(struct pjob *j, bool ran)
 /*
  * Send the nodes in 'launching' of one node set as one batch (same
  * candidate) to their provider's worker; each is marked busy (not retried)
- * until its outcome is in.
+ * until its outcome is in. Called by the pace (agent_pace.c) when the
+ * region's buckets hold them.
  */
-static void launch_batch(char **names, size_t n)
+static bool same_str(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
+/* Whether two launching nodes can go in one batch. */
+static bool same_candidate(const struct node_rec *a, const struct node_rec *b)
+{
+	return same_str(a->provider, b->provider) && same_str(a->instance_type, b->instance_type) &&
+		same_str(a->region, b->region) && same_str(a->nodeset, b->nodeset);
+}
+
+size_t launch_send(char **names, size_t n)
 {
 	struct launch_job *l = xcalloc(1, sizeof(*l));
 	struct aprov *p;
@@ -211,7 +230,10 @@ static void launch_batch(char **names, size_t n)
 	for (i = 0; i < n; i++) {
 		struct bnode *ni = node_find(names[i]);
 		if (!ni || ni->busy || state_node_get(A.db, names[i], &l->recs[m], &err) != 1 ||
-		    l->recs[m].state != NS_LAUNCHING) {
+		    l->recs[m].state != NS_LAUNCHING ||
+		    (m && !same_candidate(&l->recs[0], &l->recs[m]))) {
+			/* (one relaunched as another candidate while its old launch
+			 * waited for tokens: launch_retry queues it anew) */
 			state_node_clear(&l->recs[m]);
 			continue;
 		}
@@ -224,7 +246,7 @@ static void launch_batch(char **names, size_t n)
 	l->b.n = m;
 	if (!m) {
 		launch_job_free(l);
-		return;
+		return 0;
 	}
 	p = prov_by_name(l->recs[0].provider);
 	/* where its instances report (config_check made sure there is one) */
@@ -262,10 +284,11 @@ static void launch_batch(char **names, size_t n)
 		}
 		l->t0 = l->t1 = mono();
 		launch_done(&l->j, true);
-		return;
+		return m;
 	}
 	lease_check();
 	pworker_submit(p->w, &l->j);
+	return m;
 }
 
 /* A job's pick in one launch round: its order in the node set and its candidate. */
@@ -277,7 +300,55 @@ struct job_pick {
 	unsigned nnodes;         /* its requested nodes in the node set */
 	int budget;              /* 0: not checked yet; 1: within the budgets; -B: budget B refuses */
 	char bwhy[2000];
+	ssize_t elig[32];        /* its candidates not cooling down, in rank order (pace_pick) */
+	int nelig;               /* -1: not listed yet */
 };
+
+/* The region of a candidate ("": the provider has none). */
+static const char *cand_region(const struct candidate *c)
+{
+	return c->region >= 0 ? catalog_str(A.cat, c->region) : "";
+}
+
+/*
+ * A node's candidate: of the job's candidates not cooling down, the one
+ * whose region's buckets let one more instance go soonest (what waits there
+ * and what this round has picked counted), the first in rank order on a
+ * tie: the node set spreads over its regions and providers in rank order
+ * when one region's bucket would delay it.
+ */
+static ssize_t pace_pick(struct job_pick *jp, int nsi)
+{
+	const struct cfg_nodeset *ns = &A.cfg->nodesets[nsi];
+	double best = INFINITY, t = mono();
+	ssize_t bi = jp->ci;
+	int k;
+
+	if (jp->nelig < 0) {
+		size_t o;
+		double tw = now();
+		jp->nelig = 0;
+		for (o = 0; o < jp->jo.n && jp->nelig < (int)(sizeof(jp->elig) / sizeof(jp->elig[0])); o++) {
+			const struct candidate *c = &A.cs->c[jp->jo.order[o]];
+			char key[512];
+			cooldown_key(prov_of(c, ns)->cfg->name, catalog_str(A.cat, c->type->name),
+				     c->region >= 0 ? catalog_str(A.cat, c->region) : NULL, key, sizeof(key));
+			if (state_cooldown_until(A.db, key) <= tw)
+				jp->elig[jp->nelig++] = (ssize_t)jp->jo.order[o];
+		}
+	}
+	for (k = 0; k < jp->nelig; k++) {
+		const struct candidate *c = &A.cs->c[jp->elig[k]];
+		double eta = pace_launch_eta(prov_of(c, ns)->cfg->name, cand_region(c));
+		if (eta < best - 1e-6) {
+			best = eta;
+			bi = jp->elig[k];
+		}
+		if (eta <= t + 0.5)
+			break;  /* (no region can do better than now) */
+	}
+	return bi;
+}
 
 /* A node whose intent is recorded, with its candidate. */
 struct picked {
@@ -343,6 +414,7 @@ void launch_requested(void)
 					next_candidate(&jobs[njobs].jo, jobs[njobs].tried, sizeof(jobs[njobs].tried));
 				jobs[njobs].nnodes = 0;
 				jobs[njobs].budget = 0;
+				jobs[njobs].nelig = -1;
 				njobs++;
 			}
 			jobs[k].nnodes++;
@@ -378,6 +450,7 @@ void launch_requested(void)
 				jp->tried[0] = '\0';
 				jp->nnodes = 1;
 				jp->budget = 0;
+				jp->nelig = -1;
 				jp->ci = jp->wait ? -1 : next_candidate(&jp->jo, jp->tried, sizeof(jp->tried));
 			}
 			if (jp->wait) {
@@ -426,7 +499,8 @@ void launch_requested(void)
 				}
 			}
 			{
-				const struct candidate *c = &A.cs->c[jp->ci];
+				ssize_t ci = pace_pick(jp, (int)nsi);
+				const struct candidate *c = &A.cs->c[ci];
 				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
 				r.attempt++;
 				random_token(token, sizeof(token));
@@ -457,8 +531,9 @@ void launch_requested(void)
 						 r.instance_type, r.region ? "@" : "", r.region ? r.region : "", jp->jo.how);
 					/* the intent first: a crash from here on finds the node launching */
 					if (transition(names[i], NS_REQUESTED, &r, NS_LAUNCHING, detail) == 1) {
+						pace_plan(r.provider, r.region);
 						picks[np].name = names[i];
-						picks[np].ci = jp->ci;
+						picks[np].ci = ci;
 						picks[np].seq = np;
 						np++;
 					}
@@ -473,13 +548,18 @@ void launch_requested(void)
 			char **batch = xcalloc(np, sizeof(char *));
 			INFO("node set %s: %zu launch intent%s recorded in %.3f s", A.cfg->nodesets[nsi].name,
 			     np, np == 1 ? "" : "s", mono() - t0);
-			/* one batch per candidate, in the order the nodes came */
+			/* one batch per candidate, in the order the nodes came, to
+			 * its region's pace */
 			qsort(picks, np, sizeof(*picks), cmp_picked);
 			for (i = 0; i < np; i = k) {
+				const struct candidate *c = &A.cs->c[picks[i].ci];
+				char key[600];
 				size_t nb = 0;
 				for (k = i; k < np && picks[k].ci == picks[i].ci; k++)
 					batch[nb++] = picks[k].name;
-				launch_batch(batch, nb);
+				snprintf(key, sizeof(key), "%s\n%s", catalog_str(A.cat, c->type->name),
+					 A.cfg->nodesets[nsi].name);
+				pace_launch(batch, nb, prov_of(c, &A.cfg->nodesets[nsi])->cfg->name, cand_region(c), key);
 			}
 			free(batch);
 		}
@@ -489,29 +569,47 @@ void launch_requested(void)
 		free(picks);
 	}
 	budget_round_end();
+	pace_round_end();
 	state_names_free(names);
+	pace_run();
 }
 
-/* Launches to try again (throttled, transient, or in flight at a restart). */
+/*
+ * Launches to try again (throttled, transient, or in flight at a restart),
+ * through their region's pace. Each turn reads only those whose retry time
+ * has come; every launching node is looked at at the first turn (a restart)
+ * and every 5 s (one whose outcome could not be recorded).
+ */
 void launch_retry(void)
 {
+	static double last_all = -1;
 	burst_err_t err;
-	char **names = state_nodes_in(A.db, NS_LAUNCHING, &err);
-	size_t i;
+	bool all = last_all < 0 || mono() - last_all >= 5.0;
 	double t = now();
+	char **names = all ? state_nodes_in(A.db, NS_LAUNCHING, &err) :
+		state_nodes_due(A.db, NS_LAUNCHING, STATE_RETRY_AT, t, &err);
+	size_t i;
 
+	if (all)
+		last_all = mono();
 	for (i = 0; names && names[i]; i++) {
 		struct node_rec r;
 		struct bnode *ni = node_find(names[i]);
-		if (ni && ni->busy)
-			continue;   /* its launch is in flight */
+		if (ni && (ni->busy || ni->paced))
+			continue;   /* its launch is in flight, or waits for tokens */
 		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.retry_at <= t) {
-			char *one[1] = { names[i] };
-			launch_batch(one, 1);
+			char *one[1] = { names[i] }, key[600];
+			snprintf(key, sizeof(key), "%s\n%s", r.instance_type ? r.instance_type : "",
+				 r.nodeset ? r.nodeset : "");
+			if (r.provider)
+				pace_launch(one, 1, r.provider, r.region, key);
+			else
+				launch_send(one, 1);
 		}
 		state_node_clear(&r);
 	}
 	state_names_free(names);
+	pace_run();
 }
 
 /* The instance of a terminating node r is gone: the node goes on. */
@@ -539,6 +637,11 @@ static void terminate_then(const struct term_result *t)
 	if (t->rc < 0) {
 		ERR("%s: cannot terminate instance %s (%s): %s (will retry)", t->node, t->instance,
 		    prov_class_name(t->cls), t->err);
+		if (t->cls == PROV_THROTTLED) {
+			if (state_node_get(A.db, t->node, &r, &err) == 1)
+				pace_terminate_throttled(t->provider, r.region);
+			state_node_clear(&r);
+		}
 		if (ni)
 			ni->retry_after = mono() + 2.0;
 		return;
@@ -567,6 +670,14 @@ void terminate(const char *node)
 	}
 	p = prov_by_name(r.provider);
 	if (p && r.instance) {
+		double when;
+		if (!pace_terminate_take(r.provider, r.region, &when)) {
+			/* the region's terminate buckets are empty: when they hold one */
+			if (ni)
+				ni->retry_after = when;
+			state_node_clear(&r);
+			return;
+		}
 		lease_check();
 		prov_terminate_async(p, node, r.instance, NULL, true, terminate_then);
 		state_node_clear(&r);

@@ -35,6 +35,7 @@ struct ec2_client {
 	char *ca_file;
 	long connect_timeout_ms, timeout_ms, max_total_ms, base_ms, cap_ms;
 	unsigned max_attempts;
+	bool paced;           /* RunInstances, TerminateInstances: throttling not retried (ec2_client_paced) */
 	struct ec2_stats stats;
 	char last_code[256];
 	char last_request_id[256];
@@ -599,6 +600,11 @@ struct ec2_client *ec2_client_for_provider(const char *region, const char *endpo
 	return ec2_client_new(&o, err);
 }
 
+void ec2_client_paced(struct ec2_client *c, bool paced)
+{
+	c->paced = paced;
+}
+
 void ec2_client_free(struct ec2_client *c)
 {
 	if (!c)
@@ -910,6 +916,13 @@ static enum ec2_class call(struct ec2_client *c, const char *action, const char 
 		}
 		if (cls != EC2_THROTTLED && cls != EC2_TRANSIENT)
 			return cls;
+		if (cls == EC2_THROTTLED && c->paced &&
+		    (!strcmp(action, "RunInstances") || !strcmp(action, "TerminateInstances"))) {
+			/* the caller paces these to its model of the buckets: an
+			 * empty one is its news, and a retry here another throttle */
+			append(err, " (not retried here: the launches and terminations are paced)");
+			return cls;
+		}
 		if (attempt + 1 >= c->max_attempts) {
 			c->stats.budget_exhausted++;
 			append(err, " (gave up after %u attempts in %ld ms)",

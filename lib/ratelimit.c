@@ -194,6 +194,56 @@ double pace_when(const struct launch_pace *p, double k, double t)
 	return a > c ? a : c;
 }
 
+void pace_sender_init(struct pace_sender *s, const struct rate_spec *inst, const struct rate_spec *calls,
+		      double t)
+{
+	memset(s, 0, sizeof(*s));
+	pace_init(&s->cur, inst, calls, t);
+}
+
+size_t pace_send(struct pace_sender *s, size_t want, double t, double slack)
+{
+	size_t k;
+
+	if (s->inflight || !want)
+		return 0;
+	k = pace_now(&s->cur, want, t - slack);
+	if (!k)
+		return 0;
+	s->before = s->cur;
+	pace_take(&s->cur, k, 1, t);
+	s->sent = t;
+	s->inflight = !tb_unlimited(&s->cur.inst) || !tb_unlimited(&s->cur.calls);
+	return k;
+}
+
+void pace_unsend(struct pace_sender *s)
+{
+	if (!s->inflight)
+		return;
+	s->cur = s->before;
+	s->inflight = false;
+}
+
+void pace_answer(struct pace_sender *s, size_t n, double t0, double t1, bool throttled)
+{
+	if (!s->inflight)
+		return;
+	s->inflight = false;
+	s->cur = s->before;
+	if (throttled) {
+		tb_drain(&s->cur.inst, t1);
+		tb_drain(&s->cur.calls, t1);
+		return;
+	}
+	pace_take(&s->cur, n, n ? 1 : 0, t0 > s->sent ? t0 : s->sent);
+}
+
+double pace_sender_eta(const struct pace_sender *s, size_t queued, double t, double slack)
+{
+	return pace_when(&s->cur, (double)queued + 1, t) + slack;
+}
+
 /* How many instances region p can have requested by time T (from t). */
 static double pace_cap(const struct launch_pace *p, double T, double t, double n)
 {

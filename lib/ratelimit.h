@@ -94,4 +94,35 @@ double pace_when(const struct launch_pace *p, double k, double t);
  */
 double pace_bound(const struct launch_pace *v, size_t m, double n, double t);
 
+/*
+ * The sender's side of one region (the agent's loop): what may be sent now,
+ * one request in flight at a time, and its answer. A request that waited
+ * behind others on its way reaches the cloud later than it was sent, and
+ * the cloud's bucket fills meanwhile only up to its size: when the answer
+ * comes the buckets are counted again from the moment the request left
+ * (t0, never before it was sent). The buckets are read slack seconds early
+ * (a request may reach the cloud up to that much sooner after the one
+ * before it than they were sent apart). A throttling answer empties them.
+ * Unlimited buckets: nothing in flight is waited for.
+ */
+struct pace_sender {
+	struct launch_pace cur;     /* the model, with what is in flight taken */
+	struct launch_pace before;  /* before the request in flight */
+	double sent;
+	bool inflight;
+};
+
+void pace_sender_init(struct pace_sender *s, const struct rate_spec *inst, const struct rate_spec *calls,
+		      double t);
+/* How many of want to send now in one request (0: none; then nothing is
+ * taken); they are taken, and the request is in flight until its answer. */
+size_t pace_send(struct pace_sender *s, size_t want, double t, double slack);
+/* Nothing was sent after all (the request was dropped): as before it. */
+void pace_unsend(struct pace_sender *s);
+/* The answer: n instances were requested, the request left at t0 and was
+ * answered at t1, throttled or not. */
+void pace_answer(struct pace_sender *s, size_t n, double t0, double t1, bool throttled);
+/* When (with slack) one more than queued instances could be sent. */
+double pace_sender_eta(const struct pace_sender *s, size_t queued, double t, double slack);
+
 #endif

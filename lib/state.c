@@ -671,6 +671,9 @@ char **state_nodes_due(struct state_db *db, enum node_state stv, enum state_time
 	case STATE_COOLDOWN_UNTIL:
 		return names_of(db, "SELECT name FROM nodes WHERE state=?1 AND cooldown_until > 0"
 				" AND cooldown_until <= ?2 ORDER BY name", stname, t, err);
+	case STATE_RETRY_AT:
+		return names_of(db, "SELECT name FROM nodes WHERE state=?1 AND retry_at > 0"
+				" AND retry_at <= ?2 ORDER BY name", stname, t, err);
 	}
 	burst_err_set(err, "state_nodes_due: no such time field (%d)", (int)field);
 	return NULL;

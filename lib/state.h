@@ -106,6 +106,7 @@ void state_names_free(char **names);
 enum state_time_field {
 	STATE_SINCE,             /* the time of the last transition */
 	STATE_COOLDOWN_UNTIL,
+	STATE_RETRY_AT,          /* when a launch is tried again */
 };
 char **state_nodes_due(struct state_db *db, enum node_state st, enum state_time_field field,
 		       double t, burst_err_t *err);

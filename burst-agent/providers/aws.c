@@ -78,6 +78,7 @@ struct provider {
 	char *default_region;
 	char **regions;          /* Regions= (NULL-terminated) */
 	bool min_count_all;
+	bool paced;              /* rate limits configured: the agent paces launches and terminations */
 	struct region_client *rc;
 	size_t nrc;
 };
@@ -348,6 +349,8 @@ static struct provider *aws_init(const struct cfg_provider *cfg, const struct bu
 	p->ca_file = dup_or_null(cfg->ca_file);
 	p->credentials = dup_or_null(cfg->credentials);
 	p->profile = dup_or_null(cfg->profile);
+	p->paced = cfg->rates.launch.size > 0 || cfg->rates.launch_calls.size > 0 ||
+		cfg->rates.terminate.size > 0 || cfg->rates.terminate_calls.size > 0;
 	p->image_id = dup_or_null(cfg->image_id);
 	p->launch_template = dup_or_null(cfg->launch_template);
 	p->subnet_id = dup_or_null(cfg->subnet_id);
@@ -393,6 +396,7 @@ static struct ec2_client *client_for(struct provider *p, const char *region, enu
 		*cls = PROV_AUTH;
 		return NULL;
 	}
+	ec2_client_paced(c, p->paced);
 	p->rc = xrealloc(p->rc, (p->nrc + 1) * sizeof(*p->rc));
 	p->rc[p->nrc].region = xstrdup(region);
 	p->rc[p->nrc].c = c;

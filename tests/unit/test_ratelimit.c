@@ -117,5 +117,82 @@ int main(void)
 		pace_take(&z, 1, 1, 0);
 		ok(isinf(pace_bound(&z, 1, 1e6, 0)), "a refill that never comes: never");
 	}
+	/* the sender: one request in flight, counted again from when it left */
+	{
+		struct rate_spec inst = { 1000, 2 }, calls = { 5, 2 }, none = { 0, 0 };
+		struct pace_sender ps;
+
+		pace_sender_init(&ps, &inst, &calls, 0);
+		ok(pace_send(&ps, 1500, 0, 0.25) == 1000 && ps.inflight, "1500 wanted: 1000 sent, in flight");
+		ok(pace_send(&ps, 500, 1, 0.25) == 0, "nothing more while it is in flight");
+		pace_answer(&ps, 1000, 3, 3.1, false);
+		ok(pace_now(&ps.cur, 500, 4) == 2, "it left the worker at 3 s: at 4 s 2 more, not 8 (%zu)",
+		   pace_now(&ps.cur, 500, 4));
+		ok(pace_send(&ps, 500, 4, 0.25) == 1, "sent at 4 s, read 0.25 s early: 1");
+		pace_answer(&ps, 1, 4.2, 4.3, true);
+		ok(pace_now(&ps.cur, 500, 4.3) == 0 && pace_now(&ps.cur, 500, 5.3) == 2,
+		   "throttled at 4.3 s: empty then, 2 a second later");
+		ok(near(pace_sender_eta(&ps, 3, 4.3, 0.25), 4.3 + 2 + 0.25), "the 4th waiting one: 2 s later, plus the slack");
+		pace_send(&ps, 10, 10, 0);
+		pace_unsend(&ps);
+		ok(!ps.inflight && pace_now(&ps.cur, 500, 10) == 11, "a request dropped: as before it");
+		pace_sender_init(&ps, &none, &none, 0);
+		ok(pace_send(&ps, 5000, 0, 0.25) == 5000 && !ps.inflight, "no limit: all at once, nothing waited for");
+	}
+	/*
+	 * The sender against a cloud: EC2's RunInstances buckets (1000 then 2/s,
+	 * 5 requests then 2/s), 3000 instances, the loop's ticks every 250 ms,
+	 * each request held 0-2 s on its way (a worker busy with other calls,
+	 * in order). Nothing is throttled, and the last request reaches the
+	 * cloud at most two holds, two ticks and the slack after the bound.
+	 */
+	{
+		struct rate_spec inst = { 1000, 2 }, calls = { 5, 2 };
+		struct pace_sender ps;
+		struct tbucket ci, cc;
+		struct launch_pace one;
+		unsigned rnd = 12345, throttled = 0, requests = 0;
+		double t, arrive = 0, answered = -1, last = 0, bound, hold_max = 2.0;
+		size_t left = 3000, n = 0;
+
+		pace_sender_init(&ps, &inst, &calls, 0);
+		tb_init(&ci, &inst, 0);
+		tb_init(&cc, &calls, 0);
+		pace_init(&one, &inst, &calls, 0);
+		bound = pace_bound(&one, 1, 3000, 0);
+		for (t = 0; (left || ps.inflight) && t < 10000; t += 0.25) {
+			size_t k;
+			if (ps.inflight && answered <= t) {
+				bool th = tb_tokens(&ci, arrive) + 1e-9 < (double)n || tb_tokens(&cc, arrive) + 1e-9 < 1;
+				if (th)
+					throttled++;
+				else {
+					tb_take(&ci, (double)n, arrive);
+					tb_take(&cc, 1, arrive);
+				}
+				pace_answer(&ps, n, arrive, answered, th);
+				if (th)
+					left += n;
+			}
+			k = pace_send(&ps, left, t, 0.25);
+			if (k) {
+				double hold;
+				rnd = rnd * 1103515245u + 12345u;
+				hold = hold_max * (double)((rnd >> 8) & 0xffff) / 65536.0;
+				arrive = t + hold > arrive ? t + hold : arrive;
+				answered = arrive + 0.01;
+				last = arrive;
+				n = k;
+				left -= k;
+				requests++;
+			}
+		}
+		ok(throttled == 0, "against a cloud, requests held 0-2 s: none throttled (%u of %u requests)",
+		   throttled, requests);
+		/* late by at most: the request before the last held (its answer
+		 * waited for), the last held, a tick after each, the slack */
+		ok(left == 0 && last >= bound - 1e-6 && last <= bound + 2 * hold_max + 2 * 0.25 + 0.25 + 0.02,
+		   "the last request at %.2f s, the bound %.2f s", last, bound);
+	}
 	return done_testing();
 }
