@@ -269,6 +269,8 @@ static void list_done(struct pjob *j, bool ran)
 		ERR("reconcile: cannot list the instances of provider %s (%s): %s; nothing is decided for it this round",
 		    l->provider, prov_class_name(l->cls), l->err.msg);
 	else if (ran && l->idx < R.nprovs) {
+		if (l->l.note[0])
+			ERR("reconcile: provider %s: %s", l->provider, l->l.note);
 		R.lists[l->idx] = l->l;
 		memset(&l->l, 0, sizeof(l->l));
 		R.ok[l->idx] = true;

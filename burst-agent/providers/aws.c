@@ -41,9 +41,18 @@
 #include <unistd.h>
 
 #include "../provider.h"
+#include "batch_journal.h"
 #include "ec2.h"
 #include "sigv4.h"
 #include "strutil.h"
+
+/*
+ * A journaled batch none of whose instances a complete listing shows is
+ * finished only if it was sent at least this long before the listing (or
+ * one call's longest life, if longer): EC2 lists what RunInstances made
+ * a while after it answered (eventual consistency).
+ */
+#define JOURNAL_GRACE 600.0
 
 /* EC2 takes at most 16 KiB of user data (before base64); keep a margin. */
 #define AWS_USER_DATA_MAX 15360
@@ -53,21 +62,8 @@ struct region_client {
 	struct ec2_client *c;
 };
 
-/* A batch as launched: its token and its nodes in launch index order. */
-struct jbatch {
-	char token[47];
-	size_t n;
-	char **nodes;
-	int *attempts;
-	double sent;             /* when it was journaled (wall clock); 0: not known */
-	bool settled;            /* its RunInstances was answered (by this agent) */
-};
-
 struct provider {
-	char *journal;           /* StateDir/aws-PROVIDER.batches: one line per RunInstances */
-	bool journal_dir_synced; /* its directory entry is durable */
-	struct jbatch *jb;
-	size_t njb;
+	struct batch_journal J;  /* StateDir/aws-PROVIDER.batches (lib/batch_journal.h) */
 	char *name;
 	char *cluster;
 	char *endpoint, *ca_file;
@@ -112,93 +108,6 @@ static enum prov_class prov_of_ec2(enum ec2_class c)
  * batch (found by its burst:batch tag, at the node's launch index). A batch
  * not found here was never sent, so nothing is looked up for it.
  */
-static void journal_push(struct provider *p, const char *token, char **nodes, int *attempts, size_t n,
-			 double sent)
-{
-	struct jbatch *j;
-
-	p->jb = xrealloc(p->jb, (p->njb + 1) * sizeof(*p->jb));
-	j = &p->jb[p->njb++];
-	snprintf(j->token, sizeof(j->token), "%s", token);
-	j->n = n;
-	j->nodes = nodes;
-	j->attempts = attempts;
-	j->sent = sent;
-	j->settled = false;
-}
-
-static struct jbatch *journal_get(struct provider *p, const char *token);
-
-static void journal_load(struct provider *p)
-{
-	FILE *f = fopen(p->journal, "r");
-	char *line = NULL;
-	size_t cap = 0;
-
-	if (!f)
-		return;
-	while (getline(&line, &cap, f) > 0) {
-		char *save = NULL, *tok = strtok_r(line, " \n", &save), *w;
-		char **nodes = NULL;
-		int *attempts = NULL;
-		size_t n = 0;
-		double sent = 0;
-
-		if (!tok || strlen(tok) != 46)
-			continue;
-		w = strtok_r(NULL, " \n", &save);
-		if (w && !strcmp(w, "answered")) {   /* "TOKEN answered" */
-			struct jbatch *j = journal_get(p, tok);
-			if (j)
-				j->settled = true;
-			continue;
-		}
-		for (; w; w = strtok_r(NULL, " \n", &save)) {
-			char *colon = strrchr(w, ':');
-			if (*w == '@') {   /* when it was sent (older journals lack it) */
-				sent = strtod(w + 1, NULL);
-				continue;
-			}
-			if (!colon)
-				continue;
-			*colon = '\0';
-			nodes = xrealloc(nodes, (n + 1) * sizeof(char *));
-			attempts = xrealloc(attempts, (n + 1) * sizeof(int));
-			nodes[n] = xstrdup(w);
-			attempts[n] = atoi(colon + 1);
-			n++;
-		}
-		journal_push(p, tok, nodes, attempts, n, sent);
-	}
-	free(line);
-	fclose(f);
-}
-
-/* The earlier batch holding (node, attempt), and the node's index in it. */
-static const struct jbatch *journal_find(const struct provider *p, const char *node, int attempt, size_t *idx)
-{
-	size_t i, k;
-
-	for (i = p->njb; i-- > 0;)
-		for (k = 0; k < p->jb[i].n; k++)
-			if (p->jb[i].attempts[k] == attempt && !strcmp(p->jb[i].nodes[k], node)) {
-				*idx = k;
-				return &p->jb[i];
-			}
-	return NULL;
-}
-
-/* Batch token as journaled (so its RunInstances may have been sent), or NULL. */
-static struct jbatch *journal_get(struct provider *p, const char *token)
-{
-	size_t i;
-
-	for (i = 0; i < p->njb; i++)
-		if (!strcmp(p->jb[i].token, token))
-			return &p->jb[i];
-	return NULL;
-}
-
 /*
  * Whether batch j may still be launching at EC2 although no instance of it
  * is seen: its RunInstances was never answered here (the agent that sent it
@@ -208,7 +117,7 @@ static struct jbatch *journal_get(struct provider *p, const char *token)
  * that shows none: launching its nodes again then would give each two
  * instances. *age and *bound (seconds) say how long ago and for how long.
  */
-static bool journal_in_flight(const struct jbatch *j, const struct ec2_client *c, double *age, double *bound)
+static bool journal_in_flight(const struct bj_batch *j, const struct ec2_client *c, double *age, double *bound)
 {
 	*bound = (double)ec2_client_call_bound_ms(c) / 1000.0;
 	*age = wall_seconds() - j->sent;
@@ -217,29 +126,8 @@ static bool journal_in_flight(const struct jbatch *j, const struct ec2_client *c
 
 static void fail_nodes(struct prov_batch *b, size_t from, size_t to, enum prov_class cls, const char *msg);
 
-/*
- * Batch j's RunInstances was answered: "TOKEN answered" is added to the
- * journal (not synced: lost in a crash, a restart only waits out the
- * batch's in-flight time before launching its nodes anew).
- */
-static void journal_settle(struct provider *p, struct jbatch *j)
-{
-	char line[64];
-	int fd, n;
-
-	j->settled = true;
-	n = snprintf(line, sizeof(line), "%s answered\n", j->token);
-	fd = open(p->journal, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd >= 0) {
-		if (write(fd, line, (size_t)n) != n) {
-			/* not kept: a restart waits for the batch a while (above) */
-		}
-		close(fd);
-	}
-}
-
 /* Nodes [from, to) of b wait for batch j, which may still be launching. */
-static void wait_in_flight(struct prov_batch *b, size_t from, size_t to, const struct jbatch *j, double age,
+static void wait_in_flight(struct prov_batch *b, size_t from, size_t to, const struct bj_batch *j, double age,
 			   double bound)
 {
 	char msg[600];
@@ -250,85 +138,32 @@ static void wait_in_flight(struct prov_batch *b, size_t from, size_t to, const s
 	fail_nodes(b, from, to, PROV_TRANSIENT, msg);
 }
 
-/* The journal's directory synced once, so that a journal made now survives a crash. */
-static int journal_sync_dir(struct provider *p)
-{
-	char *dir = xstrdup(p->journal), *slash = strrchr(dir, '/');
-	int fd, rc = -1;
-
-	if (slash)
-		slash[slash == dir ? 1 : 0] = '\0';
-	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0 && fsync(fd) == 0) {
-		p->journal_dir_synced = true;
-		rc = 0;
-	}
-	if (fd >= 0)
-		close(fd);
-	free(dir);
-	return rc;
-}
-
 /*
- * Record nodes [from, to) of b as batch token, on disk (fsynced) before its
+ * Record nodes [from, to) of b as batch token, on disk (synced) before its
  * RunInstances: a batch that is not journaled is launched without looking
  * for an earlier launch of it, so it must not be sent unless journaled.
  * Returns 0, or -1 with msg (nothing recorded, not even in memory).
  */
-static int journal_add(struct provider *p, const char *token, const struct prov_batch *b,
+static int journal_add(struct provider *p, const char *token, const struct prov_batch *b, const char *region,
 		       size_t from, size_t to, char *msg, size_t msglen)
 {
-	struct strbuf s;
-	char **nodes;
-	int *attempts;
+	const char **nodes = xcalloc(to - from + 1, sizeof(char *));
+	int *attempts = xcalloc(to - from + 1, sizeof(int));
+	burst_err_t err;
 	size_t i;
-	int fd, rc = -1;
+	int rc;
 
-	double sent = wall_seconds();
-
-	if (journal_get(p, token))
-		return 0;
-	sb_init(&s);
-	sb_add(&s, token);
-	for (i = from; i < to; i++)
-		sb_addf(&s, " %s:%d", b->nodes[i].node, b->nodes[i].attempt);
-	sb_addf(&s, " @%.3f\n", sent);
-	errno = 0;
-	fd = open(p->journal, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, s.s, s.len) != (ssize_t)s.len || fdatasync(fd) < 0 ||
-	    (!p->journal_dir_synced && journal_sync_dir(p) < 0)) {
-		snprintf(msg, msglen, "cannot write the batch journal %s: %s: not launching "
-			 "(a launch it does not record could be repeated after a crash)",
-			 p->journal, strerror(errno ? errno : EIO));
-		goto out;
-	}
-	nodes = xcalloc(to - from + 1, sizeof(char *));
-	attempts = xcalloc(to - from + 1, sizeof(int));
 	for (i = from; i < to; i++) {
-		nodes[i - from] = xstrdup(b->nodes[i].node);
+		nodes[i - from] = b->nodes[i].node;
 		attempts[i - from] = b->nodes[i].attempt;
 	}
-	journal_push(p, token, nodes, attempts, to - from, sent);
-	rc = 0;
-out:
-	if (fd >= 0)
-		close(fd);
-	sb_free(&s);
+	rc = bj_add(&p->J, token, nodes, attempts, to - from, region, wall_seconds(), &err);
+	if (rc < 0)
+		snprintf(msg, msglen, "%.900s: not launching (a launch it does not record could be repeated after "
+			 "a crash)", err.msg);
+	free(nodes);
+	free(attempts);
 	return rc;
-}
-
-static void journal_free(struct provider *p)
-{
-	size_t i, k;
-
-	for (i = 0; i < p->njb; i++) {
-		for (k = 0; k < p->jb[i].n; k++)
-			free(p->jb[i].nodes[k]);
-		free(p->jb[i].nodes);
-		free(p->jb[i].attempts);
-	}
-	free(p->jb);
-	free(p->journal);
 }
 
 static struct provider *aws_init(const struct cfg_provider *cfg, const struct burst_config *all,
@@ -367,9 +202,8 @@ static struct provider *aws_init(const struct cfg_provider *cfg, const struct bu
 	{
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/aws-%s.batches", all->state_dir ? all->state_dir : ".", cfg->name);
-		p->journal = xstrdup(path);
+		bj_open(&p->J, path);
 	}
-	journal_load(p);
 	return p;
 }
 
@@ -655,7 +489,7 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 	char token[47], who[256], what[512], name[600], msg[1400];
 	const char *tokv[1];
 	size_t got = 0;
-	struct jbatch *jb;
+	struct bj_batch *jb;
 	double age, bound;
 
 	batch_token(b, from, to, token);
@@ -664,7 +498,7 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 		 b->instance_type ? b->instance_type : "(template's type)", region, who);
 
 	/* 1. a journaled batch may have been sent: adopt what it launched */
-	if (!(jb = journal_get(p, token)))
+	if (!(jb = bj_get(&p->J, token)))
 		goto launch;
 	tokv[0] = token;
 	describe_live_by_tag(&dp, f, "tag:burst:batch", tokv);
@@ -691,7 +525,7 @@ static size_t launch_chunk(struct provider *p, struct ec2_client *c, struct prov
 
 launch:
 	/* 2. launch, journaled first */
-	if (journal_add(p, token, b, from, to, msg, sizeof(msg)) < 0) {
+	if (journal_add(p, token, b, region, from, to, msg, sizeof(msg)) < 0) {
 		fail_nodes(b, from, to, PROV_TRANSIENT, msg);
 		goto out;
 	}
@@ -734,8 +568,8 @@ launch:
 	sb_free(&ud);
 	/* answered: what it launched is known (an error of class TRANSIENT,
 	 * a timeout or a 5xx, says nothing of what EC2 did) */
-	if (ec != EC2_TRANSIENT && (jb = journal_get(p, token)))
-		journal_settle(p, jb);
+	if (ec != EC2_TRANSIENT && (jb = bj_get(&p->J, token)))
+		bj_settle(&p->J, jb);
 	if (ec != EC2_OK) {
 		snprintf(msg, sizeof(msg), "%s: %.800s", what, ec2_detail(err.msg));
 		fail_nodes(b, from, to, prov_of_ec2(ec), msg);
@@ -782,7 +616,7 @@ static long adopt_journaled(struct provider *p, struct ec2_client *c, struct pro
 	size_t i;
 
 	for (i = 0; i < b->n; i++) {
-		const struct jbatch *j;
+		const struct bj_batch *j;
 		struct ec2_instances l = { 0 };
 		struct ec2_describe_params dp;
 		struct ec2_filter f[2];
@@ -793,7 +627,7 @@ static long adopt_journaled(struct provider *p, struct ec2_client *c, struct pro
 		bool by_index = true, in_flight;
 		double age, bound;
 
-		if (done[i] || !(j = journal_find(p, b->nodes[i].node, b->nodes[i].attempt, &idx)))
+		if (done[i] || !(j = bj_find(&p->J, b->nodes[i].node, b->nodes[i].attempt, &idx)))
 			continue;
 		tokv[0] = j->token;
 		describe_live_by_tag(&dp, f, "tag:burst:batch", tokv);
@@ -831,7 +665,7 @@ static long adopt_journaled(struct provider *p, struct ec2_client *c, struct pro
 		 * the batch may still be launching (then looked for again) */
 		in_flight = journal_in_flight(j, c, &age, &bound);
 		for (m = 0; m < b->n; m++)
-			if (!done[m] && journal_find(p, b->nodes[m].node, b->nodes[m].attempt, &k) == j) {
+			if (!done[m] && bj_find(&p->J, b->nodes[m].node, b->nodes[m].attempt, &k) == j) {
 				if (in_flight)
 					wait_in_flight(b, m, m + 1, j, age, bound);
 				done[m] = in_flight ? 1 : 2;
@@ -1034,14 +868,20 @@ static const char *tag_of(const struct ec2_instance *in, const char *key)
  * The reconciler's view: DescribeInstances filtered by tag:burst:cluster in
  * every region (pages followed by ec2_describe_instances), terminated and
  * shutting-down ones left out. The node and attempt of an instance come
- * from the batch journal (its burst:batch tag, at its launch index).
+ * from the batch journal (its burst:batch tag, at its launch index). A
+ * complete listing is also what compacts the journal: a batch none of
+ * whose instances is live any more, sent long enough before the listing,
+ * is finished (JOURNAL_GRACE).
  */
 static int aws_list(struct provider *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err)
 {
 	const char *cl[1];
 	struct ec2_describe_params dp;
 	struct ec2_filter f[2];
-	size_t r, i;
+	size_t r, i, nlive = 0;
+	char **live = NULL;
+	double listed_at = wall_seconds();
+	int rc = -1;
 
 	*cls = PROV_OK;
 	if (all_clients(p, cls, err) < 0)
@@ -1058,35 +898,64 @@ static int aws_list(struct provider *p, struct prov_list *out, enum prov_class *
 			snprintf(m, sizeof(m), "aws DescribeInstances (tag:burst:cluster=%.128s) in %.64s: %.3000s",
 				 p->cluster, p->rc[r].region, ec2_detail(err->msg));
 			burst_err_set(err, "%s", m);
-			return -1;
+			goto out;
 		}
 		for (i = 0; i < l.n; i++) {
 			const struct ec2_instance *in = &l.v[i];
 			const char *cluster = tag_of(in, "burst:cluster"), *batch = tag_of(in, "burst:batch");
 			const char *st = in->state ? in->state : "";
 			struct prov_instance *o;
-			size_t k;
+			const struct bj_batch *j;
 
 			if (!in->id || !strcmp(st, "terminated") || !strcmp(st, "shutting-down"))
 				continue;
+			if (batch) {
+				live = xrealloc(live, (nlive + 1) * sizeof(*live));
+				live[nlive++] = xstrdup(batch);
+			}
 			o = prov_list_add(out);
 			snprintf(o->id, sizeof(o->id), "%s", in->id);
 			snprintf(o->cluster, sizeof(o->cluster), "%s", cluster ? cluster : "");
 			snprintf(o->state, sizeof(o->state), "%s", st);
 			o->launched = launch_seconds(in->launch_time);
-			for (k = 0; batch && k < p->njb; k++) {
-				const struct jbatch *j = &p->jb[k];
+			if (batch && (j = bj_get(&p->J, batch))) {
 				size_t at = in->launch_index >= 0 ? (size_t)in->launch_index : 0;
-				if (strcmp(j->token, batch) || at >= j->n || (in->launch_index < 0 && j->n != 1))
-					continue;
-				snprintf(o->node, sizeof(o->node), "%s", j->nodes[at]);
-				o->attempt = j->attempts[at];
-				break;
+				if (at < j->n && (in->launch_index >= 0 || j->n == 1)) {
+					snprintf(o->node, sizeof(o->node), "%s", j->nodes[at]);
+					o->attempt = j->attempts[at];
+				}
 			}
 		}
 		ec2_instances_free(&l);
 	}
-	return 0;
+	rc = 0;
+	{
+		/* every region listed whole: the journal's finished batches go */
+		struct htab lt = HTAB_INIT;
+		const char **regions = xcalloc(p->nrc + 1, sizeof(char *));
+		double grace = JOURNAL_GRACE;
+		burst_err_t e;
+		long dropped;
+
+		for (i = 0; i < nlive; i++)
+			htab_put(&lt, live[i], NULL);
+		for (r = 0; r < p->nrc; r++) {
+			double bound = (double)ec2_client_call_bound_ms(p->rc[r].c) / 1000.0;
+			regions[r] = p->rc[r].region;
+			if (bound > grace)
+				grace = bound;
+		}
+		dropped = bj_drop_finished(&p->J, &lt, regions, listed_at, grace, &e);
+		if (dropped < 0)
+			snprintf(out->note, sizeof(out->note), "%.1000s", e.msg);
+		htab_free(&lt);
+		free(regions);
+	}
+out:
+	for (i = 0; i < nlive; i++)
+		free(live[i]);
+	free(live);
+	return rc;
 }
 
 static void aws_fini(struct provider *p)
@@ -1117,7 +986,7 @@ static void aws_fini(struct provider *p)
 	for (i = 0; p->regions[i]; i++)
 		free(p->regions[i]);
 	free(p->regions);
-	journal_free(p);
+	bj_free(&p->J);
 	free(p);
 }
 

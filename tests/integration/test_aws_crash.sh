@@ -121,7 +121,7 @@ ok $? "one RunInstances for both nodes (MaxCount 2); moto launched $held_ids" "$
 [ -z "$(node_db burst-1 instance)$(node_db burst-2 instance)" ] &&
 	[ "$(node_db burst-1 state) $(node_db burst-2 state)" = "launching launching" ]
 ok $? "the agent's state holds both nodes launching, no instance recorded ($(node_db burst-1 state), $(node_db burst-2 state))"
-grep -q "^$held_tok burst-1:1 burst-2:1 @[0-9]*\.[0-9]*\$" "$LAB/burst/aws-aws.batches"
+grep -q "^$held_tok burst-1:1 burst-2:1 @[0-9]*\.[0-9]* %[a-z0-9-]*\$" "$LAB/burst/aws-aws.batches"
 ok $? "the batch journal holds the batch ($held_tok burst-1:1 burst-2:1)" "$LAB/burst/aws-aws.batches"
 
 # --- 2. restart: the instances are adopted, nothing launched again ---

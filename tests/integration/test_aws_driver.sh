@@ -70,7 +70,7 @@ ok $? "the same batch again (a restart) adopts the same instances, launches none
 drv moto launch --type t3.micro n3:1:tok-three
 [ "$(col n3 2)" = "$(awk '$1 == "n3" {print $2}' <<<"$first")" ] && [ "$(moto_ids | wc -w)" = 3 ]
 ok $? "a node of the batch retried alone (the agent retries node by node) adopts its instance ($(col n3 2))" "$work/out"
-grep -q "^burst-[0-9a-f]\{40\} n1:1 n2:1 n3:1 @[0-9]*\.[0-9]*$" "$work/state/aws-moto.batches"
+grep -q "^burst-[0-9a-f]\{40\} n1:1 n2:1 n3:1 @[0-9]*\.[0-9]* %[a-z0-9-]*$" "$work/state/aws-moto.batches"
 ok $? "the batch was journaled before its RunInstances" "$work/state/aws-moto.batches"
 drv moto launch --type t3.micro n1:2:tok-one2
 n1b=$(col n1 2)
