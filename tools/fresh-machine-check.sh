@@ -40,6 +40,20 @@ trap cleanup EXIT
 export BURST_ROOT_SUITE=bookworm BURST_ROOT_BARE=yes BURST_ROOTS_DIR="$work/roots"
 "$top/tools/debroot.sh" ensure >"$logs/root.log" 2>&1 ||
 	{ tail -20 "$logs/root.log" >&2; echo "fresh-machine-check: could not make the root (log: $logs/root.log)" >&2; exit 1; }
+# A site's machines trust the site's own certificate authorities (a TLS-
+# inspecting proxy's, an internal registry's), installed by its machine
+# image as local CAs: the fresh root gets this host's, as a new machine of
+# the same site would. Without them npm (gitlab-ci-local) and any other
+# HTTPS fetch through such a proxy fail inside the root.
+cas=(/usr/local/share/ca-certificates/*.crt)
+if [ -e "${cas[0]}" ]; then
+	rootdir=$("$top/tools/debroot.sh" path)
+	mkdir -p "$rootdir/usr/local/share/ca-certificates"
+	cp "${cas[@]}" "$rootdir/usr/local/share/ca-certificates/"
+	"$top/tools/debroot.sh" run -- update-ca-certificates >>"$logs/root.log" 2>&1 ||
+		{ tail -5 "$logs/root.log" >&2; echo "fresh-machine-check: update-ca-certificates failed in the root" >&2; exit 1; }
+	echo "fresh-machine-check: the root trusts this site's local CAs too (${#cas[@]} from /usr/local/share/ca-certificates)"
+fi
 mkdir -p "$work/clone"
 git clone -q --no-hardlinks "$top" "$work/clone/slurm-burst"
 git -C "$work/clone/slurm-burst" checkout -q --detach "$(git -C "$top" rev-parse HEAD)"
