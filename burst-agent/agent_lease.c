@@ -18,7 +18,10 @@
  *   its lease is still good by its own clock: a
  *   renewal older than 80% of LeaseTimeout, or one that found the lease
  *   taken, makes it step down - it exits at once (status 3) and its
- *   service manager starts it again, as a standby.
+ *   service manager starts it again, as a standby. So does the first
+ *   write the fence refuses (an agent frozen between two of its checks,
+ *   let go on after a takeover): it steps down there, before it logs or
+ *   does anything more.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -135,6 +138,15 @@ static void *renewer(void *arg)
 	return NULL;
 }
 
+/* A write of this agent's refused by the fence: another agent holds the
+ * lease, whatever the renewer has seen so far (state_on_fenced). */
+static void lease_fenced(void)
+{
+	ERR("lease lost: another agent took it over (epoch %lld was ours; a write to the state was refused): "
+	    "stepping down now, doing nothing more", L.epoch);
+	_exit(EXIT_DEPOSED);
+}
+
 int lease_acquire(const volatile sig_atomic_t *stopping)
 {
 	struct state_lease seen, cur;
@@ -192,6 +204,7 @@ int lease_acquire(const volatile sig_atomic_t *stopping)
 					INFO("lease taken (epoch %lld): %s", L.epoch, how);
 				if (cur.epoch && waited > 0)
 					INFO("lease: its last renewal was seen %.1f s ago", waited);
+				state_on_fenced(A.db, lease_fenced);
 				break;
 			}
 			/* renewed meanwhile: its holder lives */

@@ -26,6 +26,7 @@ struct state_db {
 	 * the agent's calls were mostly SQLite's parser before */
 	struct htab stmts;
 	unsigned long prepares;  /* sqlite3_prepare_v2 calls (state_prepares) */
+	void (*on_fenced)(void); /* called by a fenced write before it aborts (state_on_fenced) */
 };
 
 struct cached_stmt {
@@ -1214,11 +1215,30 @@ int state_lease_get(struct state_db *db, struct state_lease *out, burst_err_t *e
  * still epoch, checked inside the writing transaction, so that a change and
  * a takeover cannot interleave.
  */
+static void fenced_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct state_db *db = sqlite3_user_data(ctx);
+
+	(void)argc;
+	(void)argv;
+	if (db->on_fenced)
+		db->on_fenced();
+	sqlite3_result_null(ctx);
+}
+
+void state_on_fenced(struct state_db *db, void (*cb)(void))
+{
+	db->on_fenced = cb;
+}
+
 static int fence(struct state_db *db, long long epoch, burst_err_t *err)
 {
 	static const char *const ops[] = { "INSERT", "UPDATE", "DELETE" };
 	char sql[1024];
 
+	/* the trigger tells the agent first (state_on_fenced), then aborts */
+	if (sqlite3_create_function(db->db, "burst_fenced", 0, SQLITE_UTF8, db, fenced_fn, NULL, NULL) != SQLITE_OK)
+		return fail(db, err, "register the fence's function");
 	snprintf(sql, sizeof(sql),
 		 "CREATE TEMP TABLE IF NOT EXISTS burst_fence (epoch INTEGER NOT NULL);"
 		 "DELETE FROM temp.burst_fence; INSERT INTO temp.burst_fence VALUES (%lld);", epoch);
@@ -1229,7 +1249,7 @@ static int fence(struct state_db *db, long long epoch, burst_err_t *err)
 			snprintf(sql, sizeof(sql),
 				 "CREATE TEMP TRIGGER IF NOT EXISTS burst_fence_%s_%s BEFORE %s ON main.%s"
 				 " WHEN (SELECT epoch FROM main.lease WHERE id=1) IS NOT (SELECT epoch FROM temp.burst_fence)"
-				 " BEGIN SELECT RAISE(ABORT, 'fenced: another burst-agent holds the lease now (this one was deposed)'); END;",
+				 " BEGIN SELECT burst_fenced(); SELECT RAISE(ABORT, 'fenced: another burst-agent holds the lease now (this one was deposed)'); END;",
 				 fenced_tables[t], ops[o], ops[o], fenced_tables[t]);
 			if (exec1(db, sql, err) < 0)
 				return -1;

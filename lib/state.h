@@ -247,6 +247,13 @@ int state_lease_take(struct state_db *db, const struct state_lease *seen, const 
 /* Renew the lease of epoch for ttl seconds (0: release it, for a clean
  * stop). 1 renewed, 0 another agent took it (deposed), -1 with err. */
 int state_lease_renew(struct state_db *db, long long epoch, double ttl, burst_err_t *err);
+/*
+ * cb is called (on the writing thread, inside the aborted statement) by
+ * the first change a fenced connection tries after another agent took the
+ * lease, before the change fails: a deposed agent steps down there rather
+ * than log the failure and go on to its next step. NULL: none.
+ */
+void state_on_fenced(struct state_db *db, void (*cb)(void));
 
 /* ---- cost records (lib/cost.h; doc/admin-guide.md "Cost and budgets") ---- */
 

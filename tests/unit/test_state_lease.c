@@ -14,6 +14,12 @@
 static char dir[] = "/tmp/test_state_lease.XXXXXX";
 static char path[256];
 
+static int fenced_calls;
+static void on_fenced(void)
+{
+	fenced_calls++;
+}
+
 static int move(struct state_db *db, const char *node, enum node_state from, enum node_state to,
 		burst_err_t *err)
 {
@@ -45,10 +51,12 @@ int main(void)
 	/* a takes it; b, acting on what it saw before, does not */
 	is_num(state_lease_take(a, &none, "host-a pid 1", "boot ns 1", 5, &ea, &err), 1, "a takes the lease");
 	is_num(ea, 1, "epoch 1");
+	state_on_fenced(a, on_fenced);
 	is_num(state_lease_take(b, &none, "host-b pid 2", "boot ns 2", 5, &eb, &err), 0,
 	       "b cannot take it as it saw it before (nobody's)");
 	is_num(state_node_ensure(a, "n1", "s", &err), 0, "the holder adds a node");
 	is_num(move(a, "n1", NS_POWERED_DOWN, NS_REQUESTED, &err), 1, "the holder changes a node");
+	is_num(fenced_calls, 0, "the holder's writes do not call its fence handler");
 
 	/* renewed since b looked: b's view is stale */
 	is_num(state_lease_get(b, &l, &err), 1, "b reads the lease");
@@ -66,6 +74,7 @@ int main(void)
 	is_num(state_lease_renew(a, ea, 5, &err), 0, "a's renewal finds it taken (a is deposed)");
 	is_num(move(a, "n1", NS_REQUESTED, NS_LAUNCHING, &err), -1, "the deposed a cannot change a node");
 	has_str(err.msg, "fenced", "fenced: %s", err.msg);
+	is_num(fenced_calls, 1, "the refused write called a's fence handler first (the agent steps down there)");
 	is_num(state_event(a, "n1", "x", "y", &err), -1, "nor add an event");
 	is_num(state_request_add(a, "req-1.json", &err), -1, "nor take a spool request");
 	is_num(state_begin(a, &err), 0, "a batch of a");
@@ -78,6 +87,7 @@ int main(void)
 		state_node_clear(&r);
 	}
 	is_num(move(b, "n1", NS_REQUESTED, NS_LAUNCHING, &err), 1, "the new holder changes the node");
+	ok(fenced_calls >= 4, "each refused write of a called it (%d)", fenced_calls);
 
 	/* a clean stop releases it; the read-only view shows it */
 	is_num(state_lease_renew(b, eb, 0, &err), 1, "b releases the lease");
