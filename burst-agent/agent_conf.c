@@ -13,11 +13,7 @@
 
 struct bnode *node_find(const char *name)
 {
-	size_t i;
-	for (i = 0; i < A.nnodes; i++)
-		if (!strcmp(A.nodes[i].name, name))
-			return &A.nodes[i];
-	return NULL;
+	return name ? htab_get(&A.node_index, name) : NULL;
 }
 
 /*
@@ -36,7 +32,7 @@ int node_index_for(const struct aprov *p, const struct bnode *bn)
 		for (k = 0; k < ns->nproviders && !allowed; k++)
 			allowed = !strcmp(ns->providers[k], p->cfg->name);
 		if ((int)i == bn->nodeset)
-			return idx + (int)hostlist_find(&ns->nodes, bn->name);
+			return idx + bn->pos;
 		if (allowed)
 			idx += (int)ns->nodes.n;
 	}
@@ -195,6 +191,7 @@ struct conf_state {
 	struct candset *cs;
 	struct bnode *nodes;
 	size_t nnodes;
+	struct htab node_index;
 	struct aprov *provs;
 	size_t nprovs;
 	size_t **ranked;
@@ -221,6 +218,7 @@ static void conf_state_free(struct conf_state *c)
 	free(c->ranked);
 	free(c->nranked);
 	free(c->nodes);
+	htab_free(&c->node_index);
 	candset_free(c->cs);
 	catalog_free(c->cat);
 	config_free(c->cfg);
@@ -230,12 +228,14 @@ static void conf_state_free(struct conf_state *c)
 static void conf_state_get(struct conf_state *c)
 {
 	c->cfg = A.cfg; c->cat = A.cat; c->cs = A.cs; c->nodes = A.nodes; c->nnodes = A.nnodes;
+	c->node_index = A.node_index;
 	c->provs = A.provs; c->nprovs = A.nprovs; c->ranked = A.ranked; c->nranked = A.nranked;
 }
 
 static void conf_state_put(const struct conf_state *c)
 {
 	A.cfg = c->cfg; A.cat = c->cat; A.cs = c->cs; A.nodes = c->nodes; A.nnodes = c->nnodes;
+	A.node_index = c->node_index;
 	A.provs = c->provs; A.nprovs = c->nprovs; A.ranked = c->ranked; A.nranked = c->nranked;
 }
 
@@ -293,12 +293,16 @@ int load_conf(void)
 			c.nodes[k].name = c.cfg->nodesets[i].nodes.names[j];
 			c.nodes[k].nodeset = (int)i;
 			c.nodes[k].index = (int)k;
+			c.nodes[k].pos = (int)j;
 			if (old.cfg) {
 				/* a call in flight for it stays marked */
 				const struct bnode *o = node_find(c.nodes[k].name);
 				c.nodes[k].busy = o && o->busy;
 			}
 		}
+	/* a node of two node sets is the first one's (as the scan was) */
+	for (k = c.nnodes; k-- > 0;)
+		htab_put(&c.node_index, c.nodes[k].name, &c.nodes[k]);
 	c.provs = xcalloc(c.cfg->nproviders ? c.cfg->nproviders : 1, sizeof(*c.provs));
 	for (i = 0; i < c.cfg->nproviders; i++) {
 		struct aprov *p = &c.provs[c.nprovs];

@@ -35,6 +35,7 @@
 #include "catalog.h"
 #include "config.h"
 #include "conn.h"
+#include "htab.h"
 #include "provider.h"
 #include "pworker.h"
 #include "state.h"
@@ -47,6 +48,7 @@ struct bnode {
 	const char *name;
 	int nodeset;
 	int index;               /* global index: the node's address */
+	int pos;                 /* its place in its node set's hostlist */
 	bool registered;         /* its slurmd was seen responding since its admission */
 	double missing_since;    /* reconciler: first round its instance was not listed (0: listed) */
 	double requested_at;     /* when the agent took Slurm's last resume request for it (0: not since start) */
@@ -90,6 +92,7 @@ struct agent {
 	struct state_db *db;
 	struct bnode *nodes;
 	size_t nnodes;
+	struct htab node_index;  /* name -> its struct bnode (node_find) */
 	struct aprov *provs;     /* a driver for each configured provider */
 	size_t nprovs;
 	size_t **ranked;         /* per node set: candidate indexes in launch order */

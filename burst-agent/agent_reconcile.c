@@ -18,14 +18,35 @@
 #include "slurm_compat.h"
 #include "strutil.h"
 
-/* When the agent first saw instance id of provider prov (now, if it is new). */
-static double first_seen(const struct seen_inst *old, size_t nold, const char *prov, const char *id)
+/* The last round's instances by id: the first index + 1 of an id in
+ * head, the next of index i at next[i] (ids of several providers). */
+struct seen_index {
+	struct htab head;
+	size_t *next;
+};
+
+static void seen_index_build(struct seen_index *x, const struct seen_inst *old, size_t nold)
 {
 	size_t i;
 
-	for (i = 0; i < nold; i++)
-		if (!strcmp(old[i].id, id) && !strcmp(old[i].provider, prov))
-			return old[i].first;
+	memset(x, 0, sizeof(*x));
+	x->next = xcalloc(nold ? nold : 1, sizeof(size_t));
+	for (i = nold; i-- > 0;) {
+		void *first = NULL;
+		htab_has(&x->head, old[i].id, &first);
+		x->next[i] = (size_t)(uintptr_t)first;
+		htab_put(&x->head, old[i].id, (void *)(uintptr_t)(i + 1));
+	}
+}
+
+/* When the agent first saw instance id of provider prov (now, if it is new). */
+static double first_seen(const struct seen_index *x, const struct seen_inst *old, const char *prov, const char *id)
+{
+	size_t c;
+
+	for (c = (size_t)(uintptr_t)htab_get(&x->head, id); c; c = x->next[c - 1])
+		if (!strcmp(old[c - 1].provider, prov))
+			return old[c - 1].first;
 	return now();
 }
 
@@ -328,6 +349,7 @@ static void reconcile_finish(void)
 	struct seen_inst *seen = NULL;
 	const char **listed;
 	struct rc_settings rs;
+	struct seen_index sx;
 	burst_err_t err;
 	size_t nrecs = 0, ni = 0, nl = 0, nseen = 0, na, i, k;
 	double t = R.t;
@@ -336,16 +358,11 @@ static void reconcile_finish(void)
 		ERR("reconcile: %s", err.msg);
 		goto out;
 	}
-	/* the whole rows (provider, region...): state_nodes_all gives a summary */
-	for (i = 0; i < nrecs; i++) {
-		struct node_rec full;
-		if (state_node_get(A.db, recs[i].name, &full, &err) == 1) {
-			state_node_clear(&recs[i]);
-			recs[i] = full;
-		} else
-			state_node_clear(&full);
-	}
+	/* state_nodes_all's rows hold every field the decision reads (name,
+	 * state, provider, instance, attempt, since: the agent's own database
+	 * has every column): no second read of each row */
 	listed = xcalloc(A.nprovs + 1, sizeof(*listed));
+	seen_index_build(&sx, A.seen, A.nseen);
 	for (i = 0; i < A.nprovs && i < R.nprovs; i++) {
 		struct aprov *p = &A.provs[i];
 		struct prov_list *pl = &R.lists[i];
@@ -360,7 +377,7 @@ static void reconcile_finish(void)
 			struct seen_inst *si = &seen[nseen++];
 			snprintf(si->provider, sizeof(si->provider), "%s", p->cfg->name);
 			snprintf(si->id, sizeof(si->id), "%s", in->id);
-			si->first = first_seen(A.seen, A.nseen, p->cfg->name, in->id);
+			si->first = first_seen(&sx, A.seen, p->cfg->name, in->id);
 			ri->provider = p->cfg->name;
 			ri->id = in->id;
 			ri->cluster = in->cluster[0] ? in->cluster : NULL;
@@ -381,6 +398,8 @@ static void reconcile_finish(void)
 			seen[nseen++] = A.seen[i];
 		}
 	}
+	htab_free(&sx.head);
+	free(sx.next);
 	free(A.seen);
 	A.seen = seen;
 	A.nseen = nseen;
@@ -401,12 +420,17 @@ static void reconcile_finish(void)
 	rs.listed = listed;
 	na = reconcile_decide(rn, nrecs, insts, ni, t, &rs, &acts);
 	/* a miss is remembered only while it lasts */
-	for (i = 0; i < A.nnodes; i++) {
-		bool missing = false;
-		for (k = 0; k < na && !missing; k++)
-			missing = acts[k].kind == RC_MISSING && !strcmp(acts[k].node, A.nodes[i].name);
-		if (!missing)
-			A.nodes[i].missing_since = 0;
+	{
+		bool *missing = xcalloc(A.nnodes ? A.nnodes : 1, sizeof(bool));
+		for (k = 0; k < na; k++) {
+			const struct bnode *b = acts[k].kind == RC_MISSING ? node_find(acts[k].node) : NULL;
+			if (b)
+				missing[b->index] = true;
+		}
+		for (i = 0; i < A.nnodes; i++)
+			if (!missing[i])
+				A.nodes[i].missing_since = 0;
+		free(missing);
 	}
 	metric_reconcile(NULL, 1);
 	for (k = 0; k < na; k++) {

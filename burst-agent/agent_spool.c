@@ -94,6 +94,7 @@ static void take_request(const char *file)
 	char path[PATH_MAX * 2];
 	json_object *req, *jop, *jnodes;
 	struct hostlist hl = { NULL, 0, 0 };
+	struct resume_jobs *jobix = NULL;
 	burst_err_t err;
 	const char *op;
 	char *text;
@@ -130,6 +131,12 @@ static void take_request(const char *file)
 	}
 	op = json_object_get_string(jop);
 	log_diagnostics(file, op, req);
+	if (!strcmp(op, "resume")) {
+		json_object *jobs = NULL;
+		/* each job's nodes expanded once, not once per node */
+		json_object_object_get_ex(req, "jobs", &jobs);
+		jobix = resume_jobs_index(jobs);
+	}
 	t0 = mono();
 	crash_point(CP_SPOOL_READ);
 	/* the request's transitions and its being taken, in one commit */
@@ -149,15 +156,13 @@ static void take_request(const char *file)
 		if (!strcmp(op, "early")) {
 			take_early(node, &r, req, file);
 		} else if (!strcmp(op, "resume")) {
-			json_object *jobs = NULL;
 			/* at or after the power-save scan that asked for it */
 			bn->requested_at = now();
-			json_object_object_get_ex(req, "jobs", &jobs);
 			if (r.early && (r.state == NS_REQUESTED || r.state == NS_LAUNCHING ||
 					r.state == NS_BOOTING || r.state == NS_ADMITTED)) {
 				/* launched at allocation: Slurm's own request, served already */
 				char why[200];
-				long job = resume_job_of(jobs, node);
+				long job = resume_jobs_of(jobix, node);
 				r.early = false;
 				if (job && job != r.job) {
 					snprintf(why, sizeof(why), "resume: served by the launch at job %ld's allocation; now for job %ld",
@@ -172,14 +177,14 @@ static void take_request(const char *file)
 				r.failures = 0;
 				/* the job it is for (0: none, an admin's scontrol power up):
 				 * its contract ranks the node set's instance types */
-				r.job = resume_job_of(jobs, node);
+				r.job = resume_jobs_of(jobix, node);
 				transition(node, NS_POWERED_DOWN, &r, NS_REQUESTED, file);
 			} else if (r.state == NS_TERMINATING || r.state == NS_REJECTED) {
 				/* launched again once the old instance is gone, for this job
 				 * (Slurm's own request: no longer one launched at allocation) */
 				r.want_resume = true;
 				r.early = false;
-				r.job = resume_job_of(jobs, node);
+				r.job = resume_jobs_of(jobix, node);
 				transition(node, r.state, &r, r.state, "resume requested: after termination");
 			} else
 				INFO("%s: resume while %s: nothing to do", node, node_state_name(r.state));
@@ -203,6 +208,7 @@ static void take_request(const char *file)
 	}   /* else the request stays in the spool, taken again later */
 	json_object_put(req);
 	hostlist_free(&hl);
+	resume_jobs_free(jobix);
 }
 
 void take_spool(void)

@@ -1,10 +1,12 @@
 /*
  * reconcile.c - the reconciler's decisions (reconcile.h).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "htab.h"
 #include "reconcile.h"
 #include "strutil.h"
 
@@ -68,27 +70,96 @@ static struct rc_action *push(struct rc_action **v, size_t *n, enum rc_kind k, c
 	return a;
 }
 
+/*
+ * Chains of indexes by a string key, in ascending index order: head gives
+ * the first index + 1 of a key (0: none), next[i] the one after i + 1.
+ * Every lookup of the decision is one of these instead of a scan: a round
+ * over n nodes and m instances costs n + m, not n * m.
+ */
+struct chains {
+	struct htab head;
+	size_t *next;
+};
+
+static void chains_build(struct chains *c, size_t count, const char *(*key)(const void *v, size_t i),
+			 const void *v)
+{
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	c->next = xcalloc(count ? count : 1, sizeof(size_t));
+	for (i = count; i-- > 0;) {
+		const char *k = key(v, i);
+		void *first = NULL;
+		if (!k)
+			continue;
+		htab_has(&c->head, k, &first);
+		c->next[i] = (size_t)(uintptr_t)first;
+		htab_put(&c->head, k, (void *)(uintptr_t)(i + 1));
+	}
+}
+
+static void chains_free(struct chains *c)
+{
+	htab_free(&c->head);
+	free(c->next);
+}
+
+/* for (i = chain_first(c, key); i; i = c->next[i - 1]): index i - 1 */
+static size_t chain_first(const struct chains *c, const char *key)
+{
+	return key ? (size_t)(uintptr_t)htab_get(&c->head, key) : 0;
+}
+
+static const char *owning_instance(const void *v, size_t i)
+{
+	const struct rc_node *nd = &((const struct rc_node *)v)[i];
+	return owning_state(nd->state) ? nd->instance : NULL;
+}
+
+static const char *node_name(const void *v, size_t i)
+{
+	return ((const struct rc_node *)v)[i].name;
+}
+
+static const char *inst_id(const void *v, size_t i)
+{
+	return ((const struct rc_instance *)v)[i].id;
+}
+
+static const char *inst_node(const void *v, size_t i)
+{
+	return ((const struct rc_instance *)v)[i].node;
+}
+
 size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_instance *insts,
 			size_t ni, double now, const struct rc_settings *s, struct rc_action **out)
 {
 	struct rc_action *v = NULL;
 	bool *owned = xcalloc(ni ? ni : 1, sizeof(bool));
-	size_t n = 0, i, k;
+	struct chains by_owned, by_name, by_id, by_inode;
+	size_t n = 0, i, k, c;
 
+	chains_build(&by_owned, nn, owning_instance, nodes);
+	chains_build(&by_name, nn, node_name, nodes);
+	chains_build(&by_id, ni, inst_id, insts);
+	chains_build(&by_inode, ni, inst_node, insts);
 	/* who owns what: recorded instances, then launching nodes adopting theirs */
 	for (i = 0; i < ni; i++)
-		for (k = 0; k < nn && !owned[i]; k++)
-			if (owning_state(nodes[k].state) && streq(nodes[k].instance, insts[i].id) &&
-			    (!nodes[k].provider || streq(nodes[k].provider, insts[i].provider)))
+		for (c = chain_first(&by_owned, insts[i].id); c && !owned[i]; c = by_owned.next[c - 1]) {
+			k = c - 1;
+			if (!nodes[k].provider || streq(nodes[k].provider, insts[i].provider))
 				owned[i] = true;
+		}
 	for (k = 0; k < nn; k++) {
 		const struct rc_node *nd = &nodes[k];
 		if (nd->state != NS_LAUNCHING || (nd->instance && nd->instance[0]) ||
 		    !listed(s, nd->provider))
 			continue;
-		for (i = 0; i < ni; i++) {
-			const struct rc_instance *in = &insts[i];
+		for (c = chain_first(&by_inode, nd->name); c; c = by_inode.next[c - 1]) {
+			const struct rc_instance *in = &insts[c - 1];
 			struct rc_action *a;
+			i = c - 1;
 			if (owned[i] || !streq(in->node, nd->name) || in->attempt != nd->attempt ||
 			    !streq(in->provider, nd->provider) || !streq(in->cluster, s->cluster) || !running(in))
 				continue;
@@ -114,9 +185,9 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 		a = push(&v, &n, RC_TERMINATE, in->node, in->id, in->provider);
 		{
 			const char *nst = NULL;
-			for (k = 0; in->node && k < nn; k++)
-				if (!strcmp(nodes[k].name, in->node))
-					nst = node_state_name(nodes[k].state);
+			/* the last node of that name, as a scan found it */
+			for (c = chain_first(&by_name, in->node); c; c = by_name.next[c - 1])
+				nst = node_state_name(nodes[c - 1].state);
 			if (in->node)
 				snprintf(a->why, sizeof(a->why),
 					 "orphan: launched for %s (attempt %d) %.0f s ago (OrphanGrace=%.0f s), which %s%s",
@@ -137,9 +208,9 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 
 		if (!live_state(nd->state) || !nd->instance || !nd->instance[0] || !listed(s, nd->provider))
 			continue;
-		for (i = 0; i < ni && !found; i++)
-			if (streq(insts[i].id, nd->instance) && streq(insts[i].provider, nd->provider))
-				found = &insts[i];
+		for (c = chain_first(&by_id, nd->instance); c && !found; c = by_id.next[c - 1])
+			if (streq(insts[c - 1].provider, nd->provider))
+				found = &insts[c - 1];
 		if (found && running(found))
 			continue;
 		since = nd->missing_since > 0 ? nd->missing_since : now;
@@ -162,6 +233,10 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 		}
 	}
 	free(owned);
+	chains_free(&by_owned);
+	chains_free(&by_name);
+	chains_free(&by_id);
+	chains_free(&by_inode);
 	*out = v;
 	return n;
 }

@@ -2,9 +2,12 @@
  * resume_file.c - SLURM_RESUME_FILE of Slurm 22.05 through 25.05.
  */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hostlist.h"
+#include "htab.h"
+#include "strutil.h"
 #include "resume_file.h"
 
 /* the most node names a job entry's host list may expand to */
@@ -56,28 +59,68 @@ json_object *resume_file_jobs(const char *text, burst_err_t *err)
 	return out;
 }
 
-uint32_t resume_job_of(json_object *jobs, const char *node)
+struct resume_jobs {
+	struct hostlist *hl;     /* each job's nodes: the table's keys */
+	size_t nhl;
+	struct htab by_node;     /* node -> job id (as a pointer-sized integer) */
+};
+
+struct resume_jobs *resume_jobs_index(json_object *jobs)
 {
-	size_t i, k;
+	struct resume_jobs *ix = xcalloc(1, sizeof(*ix));
+	size_t i, k, n;
 
 	if (!jobs || !json_object_is_type(jobs, json_type_array))
-		return 0;
-	for (i = 0; i < json_object_array_length(jobs); i++) {
+		return ix;
+	n = json_object_array_length(jobs);
+	ix->hl = xcalloc(n ? n : 1, sizeof(*ix->hl));
+	for (i = 0; i < n; i++) {
 		json_object *j = json_object_array_get_idx(jobs, i), *id, *nodes;
-		struct hostlist hl = { NULL, 0, 0 };
+		struct hostlist *hl = &ix->hl[ix->nhl];
 		burst_err_t err;
-		int64_t n;
-		bool found = false;
+		int64_t job;
 
-		if (!json_object_object_get_ex(j, "job_id", &id) || !json_object_object_get_ex(j, "nodes", &nodes) ||
-		    hostlist_expand(json_object_get_string(nodes), &hl, RESUME_MAX_NODES, &err) < 0)
+		if (!json_object_object_get_ex(j, "job_id", &id) || !json_object_object_get_ex(j, "nodes", &nodes))
 			continue;
-		for (k = 0; k < hl.n && !found; k++)
-			found = !strcmp(hl.names[k], node);
-		hostlist_free(&hl);
-		n = json_object_get_int64(id);
-		if (found && n > 0 && n <= (int64_t)UINT32_MAX)
-			return (uint32_t)n;
+		job = json_object_get_int64(id);
+		if (job <= 0 || job > (int64_t)UINT32_MAX)
+			continue;
+		if (hostlist_expand(json_object_get_string(nodes), hl, RESUME_MAX_NODES, &err) < 0) {
+			hostlist_free(hl);
+			continue;
+		}
+		ix->nhl++;
+		/* the first job naming a node is its job */
+		for (k = 0; k < hl->n; k++)
+			if (!htab_has(&ix->by_node, hl->names[k], NULL))
+				htab_put(&ix->by_node, hl->names[k], (void *)(uintptr_t)job);
 	}
-	return 0;
+	return ix;
+}
+
+uint32_t resume_jobs_of(const struct resume_jobs *ix, const char *node)
+{
+	return ix && node ? (uint32_t)(uintptr_t)htab_get(&ix->by_node, node) : 0;
+}
+
+void resume_jobs_free(struct resume_jobs *ix)
+{
+	size_t i;
+
+	if (!ix)
+		return;
+	for (i = 0; i < ix->nhl; i++)
+		hostlist_free(&ix->hl[i]);
+	free(ix->hl);
+	htab_free(&ix->by_node);
+	free(ix);
+}
+
+uint32_t resume_job_of(json_object *jobs, const char *node)
+{
+	struct resume_jobs *ix = resume_jobs_index(jobs);
+	uint32_t job = resume_jobs_of(ix, node);
+
+	resume_jobs_free(ix);
+	return job;
 }

@@ -32,7 +32,20 @@
 json_object *resume_file_jobs(const char *text, burst_err_t *err);
 
 /* The first job of normalized jobs (as above) whose nodes include node;
- * 0 if none (a node resumed for no job, or jobs not an array). */
+ * 0 if none (a node resumed for no job, or jobs not an array). One call
+ * expands every job's host list: for many nodes, use resume_jobs_index. */
 uint32_t resume_job_of(json_object *jobs, const char *node);
+
+/*
+ * The same answer for every node at once: normalized jobs expanded once
+ * into a table node -> first job (a resume of n nodes for m jobs costs
+ * their host lists' length, not n times it). resume_jobs_index never
+ * fails (jobs not an array: an index of no node); free it with
+ * resume_jobs_free.
+ */
+struct resume_jobs;
+struct resume_jobs *resume_jobs_index(json_object *jobs);
+uint32_t resume_jobs_of(const struct resume_jobs *ix, const char *node);
+void resume_jobs_free(struct resume_jobs *ix);
 
 #endif

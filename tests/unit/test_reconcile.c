@@ -4,6 +4,7 @@
  * vanished instances young and old, eventual consistency right after a
  * launch, failed listings.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,6 +244,57 @@ int main(void)
 		a = one(v, n);
 		ok(a && a->kind == RC_LOST, "VanishGrace=0: lost at the first miss");
 		free(v);
+	}
+	/* --- 10,000 nodes and instances: every decision found through the
+	 * indexes, the same as for one (node i owns instance i; every 100th
+	 * instance is an orphan of no node, every 250th node launching adopts
+	 * its listed instance, every 333rd node's instance vanished) --- */
+	{
+		enum { N = 10000 };
+		struct rc_node *nd = calloc(N, sizeof(*nd));
+		struct rc_instance *in = calloc(N + N / 100, sizeof(*in));
+		char (*names)[24] = calloc(N, 24), (*ids)[24] = calloc(N + N / 100, 24);
+		size_t i, ni = 0, nt = 0, nadopt = 0, nlost = 0, bad = 0, want_lost = 0, want_adopt = 0;
+
+		for (i = 0; i < N; i++) {
+			snprintf(names[i], 24, "burst-%zu", i);
+			snprintf(ids[i], 24, "i-%017zu", i);
+			nd[i] = node(names[i], NS_ADMITTED, ids[i], 1, 1000, 1000);
+			if (i % 250 == 7) {
+				nd[i].state = NS_LAUNCHING;
+				nd[i].instance = NULL;
+				want_adopt++;
+			}
+			if (i % 333 == 5 && i % 250 != 7)
+				want_lost++;    /* not listed below */
+			else
+				in[ni++] = inst(ids[i], "lab", names[i], 1, "running", 1000);
+		}
+		for (i = 0; i < N / 100; i++) {
+			snprintf(ids[N + i], 24, "i-orphan-%zu", i);
+			in[ni++] = inst(ids[N + i], "lab", NULL, 0, "running", 1000);
+		}
+		n = decide(nd, N, in, ni, &s, &v);
+		for (i = 0; i < n; i++) {
+			if (v[i].kind == RC_TERMINATE)
+				bad += strncmp(v[i].instance, "i-orphan-", 9) != 0, nt++;
+			else if (v[i].kind == RC_ADOPT)
+				bad += strcmp(v[i].instance + 2, v[i].node + 6) && atol(v[i].instance + 2) != atol(v[i].node + 6),
+				nadopt++;
+			else if (v[i].kind == RC_LOST)
+				bad += atol(v[i].node + 6) % 333 != 5, nlost++;
+			else
+				bad++;
+		}
+		is_num(nt, N / 100, "10,000 nodes: every orphan (and no other instance) is terminated");
+		is_num(nadopt, want_adopt, "every launching node adopts its listed instance");
+		is_num(nlost, want_lost, "every node whose instance vanished is lost");
+		is_num(bad, 0, "each action is for the right node and instance");
+		free(v);
+		free(nd);
+		free(in);
+		free(names);
+		free(ids);
 	}
 	ok(!strcmp(rc_kind_name(RC_TERMINATE), "terminate") && !strcmp(rc_kind_name(RC_LOST), "lost") &&
 	   !strcmp(rc_kind_name(RC_ADOPT), "adopt") && !strcmp(rc_kind_name(RC_MISSING), "missing"),

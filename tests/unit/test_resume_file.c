@@ -76,5 +76,35 @@ int main(void)
 	is_str(normalized(j), "[]", "entries without a positive numeric job id or without nodes are left out");
 	json_object_put(j);
 	ok(resume_job_of(NULL, "burst-1") == 0, "no jobs: no job");
+
+	/* one index for a whole request: 2,000 jobs of 4 nodes each, every
+	 * node shared with the next job; each node is its first job's */
+	{
+		json_object *a = json_object_new_array();
+		struct resume_jobs *ix;
+		char buf[64];
+		int i, bad = 0;
+		for (i = 0; i < 2000; i++) {
+			json_object *o = json_object_new_object();
+			snprintf(buf, sizeof(buf), "burst-[%d-%d]", 3 * i, 3 * i + 3);
+			json_object_object_add(o, "job_id", json_object_new_int64(100 + i));
+			json_object_object_add(o, "nodes", json_object_new_string(buf));
+			json_object_array_add(a, o);
+		}
+		ix = resume_jobs_index(a);
+		for (i = 0; i <= 6000; i++) {
+			snprintf(buf, sizeof(buf), "burst-%d", i);
+			/* node 3k is job k-1's last and job k's first: job k-1's */
+			if (resume_jobs_of(ix, buf) != (uint32_t)(100 + (i ? (i - 1) / 3 : 0)))
+				bad++;
+		}
+		is_num(bad, 0, "an index of 2,000 jobs answers each of 6,001 nodes with its first job");
+		ok(resume_jobs_of(ix, "burst-6004") == 0 && resume_jobs_of(ix, NULL) == 0, "and no job for others");
+		resume_jobs_free(ix);
+		ix = resume_jobs_index(NULL);
+		ok(resume_jobs_of(ix, "burst-1") == 0, "an index of no jobs answers none");
+		resume_jobs_free(ix);
+		json_object_put(a);
+	}
 	return done_testing();
 }
