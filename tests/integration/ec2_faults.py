@@ -50,6 +50,8 @@ Control (JSON):
                   {"off": true}; every bucket full again
   GET /_buckets   {"config": ..., "throttled": [{"region", "action", "bucket",
                   "t"}], "tokens": {REGION: {NAME: tokens now}}}
+  GET /_runs      every RunInstances so far, small: [[REGION, T, MAXCOUNT,
+                  THROTTLED]] (T: time.time())
 
 Throttling (off until asked for: --buckets default|JSON at the start, or
 POST /_buckets). As EC2 does, per region (the region of the request's
@@ -69,6 +71,7 @@ needing the token (401 without). tests/integration/test_spot_notice.sh
 checks this part with botocore's IMDS client and curl.
 """
 import json
+import socket
 import sys
 import threading
 import time
@@ -314,6 +317,20 @@ def do_run(p, limit, reverse=False):
     return 200, run_xml(res, rid(), reverse)
 
 
+def by_id(ids):
+    """The instances of these ids that exist (an id is i-<its number>: found
+    without a scan, as a burst tags thousands one call each)."""
+    out = []
+    for x in ids:
+        try:
+            num = int(x[2:], 16) if x.startswith("i-") else 0
+        except ValueError:
+            num = 0
+        if 0 < num <= len(state["instances"]) and state["instances"][num - 1]["id"] == x:
+            out.append(state["instances"][num - 1])
+    return out
+
+
 def matches(inst, filters, ids):
     if ids and inst["id"] not in ids:
         return False
@@ -355,18 +372,16 @@ def ec2(p, step):
         return do_describe(p)
     if action == "TerminateInstances":
         ids = indexed(p, "InstanceId")
-        for i in state["instances"]:
-            if i["id"] in ids:
-                i["state"] = "terminated"
+        for i in by_id(ids):
+            i["state"] = "terminated"
         return 200, terminate_xml(ids, rid())
     if action == "CreateTags":
         ids = indexed(p, "ResourceId")
         n = 1
         while "Tag.%d.Key" % n in p:
-            for i in state["instances"]:
-                if i["id"] in ids:
-                    i["tags"] = [t for t in i["tags"] if t[0] != p["Tag.%d.Key" % n]]
-                    i["tags"].append((p["Tag.%d.Key" % n], p.get("Tag.%d.Value" % n, "")))
+            for i in by_id(ids):
+                i["tags"] = [t for t in i["tags"] if t[0] != p["Tag.%d.Key" % n]]
+                i["tags"].append((p["Tag.%d.Key" % n], p.get("Tag.%d.Value" % n, "")))
             n += 1
         return 200, simple_xml("CreateTags", rid(), "<return>true</return>")
     if action == "DescribeInstanceTypes":
@@ -382,6 +397,13 @@ def ec2(p, step):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        # the headers and the body go in two writes: without TCP_NODELAY the
+        # body waits for the client's delayed ACK (40 ms an answer on
+        # Linux), which EC2 does not make its clients wait
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, fmt, *args):
         sys.stderr.write("ec2_faults: " + fmt % args + "\n")
@@ -432,6 +454,11 @@ class Handler(BaseHTTPRequestHandler):
         if self.path == "/_requests":
             with lock:
                 return self.answer(200, json.dumps(state["requests"]), "application/json")
+        if self.path == "/_runs":
+            with lock:
+                runs = [[q["region"], q["t"], int(q["params"].get("MaxCount", "1")), q["throttled"]]
+                        for q in state["requests"] if q["action"] == "RunInstances"]
+            return self.answer(200, json.dumps(runs), "application/json")
         if self.path == "/_buckets":
             with lock:
                 now = time.monotonic()
