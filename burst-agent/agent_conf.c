@@ -95,6 +95,67 @@ void rank_candidates(void)
 }
 
 /*
+ * The rankings of the contracts jobs asked for, kept for the configuration
+ * they were made with (cleared by every read of burst.conf): a burst of
+ * n jobs of one contract resolves it once, not n times (per node set).
+ */
+struct contract_rank {
+	char *text;              /* the contract argument: the table's key */
+	int rc;                  /* burst_decide_ranked's: -1 does not resolve */
+	char *err;               /* why, when rc < 0 */
+	size_t *cands;           /* A.cs indexes, best first */
+	size_t n;
+};
+
+static struct htab rank_cache;
+
+/* at most this many kept (inline contracts are the users' text) */
+#define RANK_CACHE_MAX 1024
+
+static void rank_cache_clear(void)
+{
+	size_t it = 0;
+	void *v;
+
+	while (htab_next(&rank_cache, &it, NULL, &v)) {
+		struct contract_rank *cr = v;
+		free(cr->text);
+		free(cr->err);
+		free(cr->cands);
+		free(cr);
+	}
+	htab_free(&rank_cache);
+}
+
+static const struct contract_rank *contract_ranking(const char *contract)
+{
+	struct contract_rank *cr = htab_get(&rank_cache, contract);
+	struct burst_decision d;
+	struct burst_ranking rk;
+	burst_err_t err;
+	size_t i;
+
+	if (cr)
+		return cr;
+	if (rank_cache.n >= RANK_CACHE_MAX)
+		rank_cache_clear();
+	cr = xcalloc(1, sizeof(*cr));
+	cr->text = xstrdup(contract);
+	cr->rc = burst_decide_ranked(A.cfg, A.cat, A.cs, contract, 0, &d, &rk, &err);
+	if (cr->rc < 0)
+		cr->err = xstrdup(err.msg);
+	else {
+		cr->cands = xcalloc(rk.res.n ? rk.res.n : 1, sizeof(size_t));
+		for (i = 0; i < rk.res.n; i++)
+			cr->cands[cr->n++] = rk.res.m[i].cand;
+	}
+	burst_decision_free(&d);
+	burst_ranking_free(&rk);
+	htab_put(&rank_cache, cr->text, cr);
+	return cr;
+}
+
+/*
  * The launch order of node set nsi for node, resumed for job: the node
  * set's candidates that satisfy the job's contract, ranked by it, by the
  * decision sbatch --cloud-contract and burstctl resolve take
@@ -110,13 +171,10 @@ void rank_candidates(void)
 bool job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node)
 {
 	const char *ns = A.cfg->nodesets[nsi].name;
-	struct burst_decision d;
-	struct burst_ranking rk;
-	burst_err_t err;
 	char why[400];
 	char *contract, *shown, *emsg;
+	const struct contract_rank *cr;
 	size_t i;
-	int rc;
 
 	memset(jo, 0, sizeof(*jo));
 	jo->job = job;
@@ -137,20 +195,20 @@ bool job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node
 	}
 	/* shown escaped: an inline contract is the user's text */
 	shown = str_escape_ctl(contract);
-	rc = burst_decide_ranked(A.cfg, A.cat, A.cs, contract, 0, &d, &rk, &err);
-	if (rc < 0) {
-		emsg = str_escape_ctl(err.msg);
+	cr = contract_ranking(contract);
+	if (cr->rc < 0) {
+		emsg = str_escape_ctl(cr->err);
 		ERR("%s: job %u's contract '%s' no longer resolves: %s: launched in node set %s's own order",
 		    node, job, shown, emsg, ns);
 		free(emsg);
 		snprintf(jo->how, sizeof(jo->how), "node set order: job %u's contract '%.200s' does not resolve",
 			 job, shown);
 	} else {
-		size_t *own = xcalloc(rk.res.n ? rk.res.n : 1, sizeof(*own)), n = 0;
-		for (i = 0; i < rk.res.n; i++) {
-			const struct candidate *c = &A.cs->c[rk.res.m[i].cand];
+		size_t *own = xcalloc(cr->n ? cr->n : 1, sizeof(*own)), n = 0;
+		for (i = 0; i < cr->n; i++) {
+			const struct candidate *c = &A.cs->c[cr->cands[i]];
 			if (c->nodeset == nsi && prov_of(c, &A.cfg->nodesets[nsi]))
-				own[n++] = rk.res.m[i].cand;
+				own[n++] = cr->cands[i];
 		}
 		if (!n) {
 			free(own);
@@ -165,8 +223,6 @@ bool job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node
 			snprintf(jo->how, sizeof(jo->how), "job %u's contract %.200s", job, shown);
 		}
 	}
-	burst_decision_free(&d);
-	burst_ranking_free(&rk);
 	free(shown);
 	free(contract);
 	return true;
@@ -246,6 +302,7 @@ void agent_conf_free(void)
 
 	conf_state_get(&c);
 	conf_state_free(&c);
+	rank_cache_clear();
 }
 
 /* Read burst.conf into the agent's globals; on failure they are untouched. */
@@ -255,6 +312,8 @@ int load_conf(void)
 	burst_err_t err;
 	size_t i, j, k = 0;
 
+	/* rankings of the configuration being replaced (or kept: cheap to redo) */
+	rank_cache_clear();
 	conf_state_get(&old);
 	memset(&c, 0, sizeof(c));
 	c.cfg = config_load(A.conf_path, &err);

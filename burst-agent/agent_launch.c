@@ -365,6 +365,41 @@ static int cmp_picked(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* A round's job picks by job id (index + 1): one lookup per node, not a
+ * scan of the jobs (a burst of n one-node jobs was n^2). */
+struct pick_index {
+	struct htab h;
+	char **keys;
+	size_t n;
+};
+
+static size_t pick_find(const struct pick_index *x, uint32_t job)
+{
+	char k[16];
+
+	snprintf(k, sizeof(k), "%u", job);
+	return (size_t)(uintptr_t)htab_get(&x->h, k);
+}
+
+static void pick_add(struct pick_index *x, uint32_t job, size_t idx)
+{
+	char *k = xmalloc(16);
+
+	snprintf(k, 16, "%u", job);
+	x->keys = xrealloc(x->keys, (x->n + 1) * sizeof(*x->keys));
+	x->keys[x->n++] = k;
+	htab_put(&x->h, k, (void *)(uintptr_t)(idx + 1));
+}
+
+static void pick_index_free(struct pick_index *x)
+{
+	while (x->n)
+		free(x->keys[--x->n]);
+	free(x->keys);
+	htab_free(&x->h);
+	memset(x, 0, sizeof(*x));
+}
+
 /*
  * Requested nodes, by node set: each gets the best candidate not cooling
  * down in its job's order (job_order_for: the job's contract ranks the node
@@ -387,6 +422,7 @@ void launch_requested(void)
 	for (nsi = 0; nsi < A.cfg->nnodesets; nsi++) {
 		struct picked *picks = xcalloc(A.cfg->nodesets[nsi].nodes.n + 1, sizeof(*picks));
 		struct job_pick *jobs = NULL;
+		struct pick_index jx = { HTAB_INIT, NULL, 0 };
 		size_t np = 0, njobs = 0;
 		double t0 = mono();
 		bool any = false;
@@ -403,10 +439,10 @@ void launch_requested(void)
 
 			if (!ni || ni->nodeset != (int)nsi || state_node_get(A.db, names[i], &r, &err) != 1)
 				continue;
-			for (k = 0; k < njobs; k++)
-				if (jobs[k].jo.job == (uint32_t)r.job)
-					break;
+			k = pick_find(&jx, (uint32_t)r.job);
+			k = k ? k - 1 : njobs;
 			if (k == njobs) {
+				pick_add(&jx, (uint32_t)r.job, njobs);
 				jobs = xrealloc(jobs, (njobs + 1) * sizeof(*jobs));
 				jobs[njobs].wait = !job_order_for(&jobs[njobs].jo, (int)nsi, (uint32_t)r.job, names[i]);
 				jobs[njobs].tried[0] = '\0';
@@ -440,10 +476,11 @@ void launch_requested(void)
 				continue;
 			}
 			/* one order and one pick per job (and one for nodes of no job) */
-			for (k = 0; k < njobs && !jp; k++)
-				if (jobs[k].jo.job == (uint32_t)r.job)
-					jp = &jobs[k];
+			k = pick_find(&jx, (uint32_t)r.job);
+			if (k)
+				jp = &jobs[k - 1];
 			if (!jp) {
+				pick_add(&jx, (uint32_t)r.job, njobs);
 				jobs = xrealloc(jobs, (njobs + 1) * sizeof(*jobs));
 				jp = &jobs[njobs++];
 				jp->wait = !job_order_for(&jp->jo, (int)nsi, (uint32_t)r.job, names[i]);
@@ -566,6 +603,7 @@ void launch_requested(void)
 		for (k = 0; k < njobs; k++)
 			job_order_free(&jobs[k].jo);
 		free(jobs);
+		pick_index_free(&jx);
 		free(picks);
 	}
 	budget_round_end();
