@@ -38,8 +38,12 @@ static unsigned long hash_ci(const char *s)
 {
 	unsigned long h = 5381;
 
-	for (; *s; s++)
-		h = h * 33 + (unsigned char)tolower((unsigned char)*s);
+	/* ASCII case folding, inline: what strcasecmp folds in the C locale
+	 * (the catalog's names are ASCII; tolower() was a call a character) */
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		h = h * 33 + (c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+	}
 	return h;
 }
 
@@ -232,6 +236,10 @@ static int parse_num(const char *cell, double *out)
 		*out = NAN;
 		return 0;
 	}
+	/* the tables are plain decimals: most cells without strtod (a third
+	 * of a load was strtod's before) */
+	if (str_decimal_fast(cell, out))
+		return 0;
 	errno = 0;
 	v = strtod(cell, &end);
 	if (errno || *end || v < 0 || !isfinite(v))
@@ -391,7 +399,22 @@ static int load_types(struct catalog *cat, const char *path, const char *provide
 						goto out;
 					}
 			}
-			snprintf(src, sizeof(src), "%s:%zu", base, lineno);
+			/* "FILE:LINE", a row at a time: without snprintf (an eighth of a load was it) */
+			{
+				size_t bl = strlen(base), dl = 0;
+				char digits[24];
+				size_t v = lineno;
+				do
+					digits[dl++] = (char)('0' + v % 10);
+				while ((v /= 10) && dl < sizeof(digits));
+				if (bl > sizeof(src) - sizeof(digits) - 2)
+					bl = sizeof(src) - sizeof(digits) - 2;
+				memcpy(src, base, bl);
+				src[bl] = ':';
+				for (size_t q = 0; q < dl; q++)
+					src[bl + 1 + q] = digits[dl - 1 - q];
+				src[bl + 1 + dl] = '\0';
+			}
 			t = catalog_add_type(cat, provider, cols[name_col], catalog_source(cat, src));
 			for (k = 0; k < NTYPE_COLS; k++) {
 				const struct colmap *cm = &type_cols[k];

@@ -240,3 +240,34 @@ double wall_seconds(void)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+bool str_decimal_fast(const char *s, double *out)
+{
+	static const double p10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+				      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+	unsigned long long m = 0;
+	int sig = 0, frac = -1, digits = 0;
+
+	for (; *s; s++) {
+		if (*s == '.') {
+			if (frac >= 0)
+				return false;
+			frac = 0;
+			continue;
+		}
+		if (*s < '0' || *s > '9')
+			return false;
+		digits++;
+		if (m || *s != '0')
+			sig++;
+		if (sig > 15)
+			return false;
+		m = m * 10 + (unsigned)(*s - '0');
+		if (frac >= 0 && ++frac > 22)
+			return false;
+	}
+	if (!digits)
+		return false;
+	*out = frac > 0 ? (double)m / p10[frac] : (double)m;
+	return true;
+}

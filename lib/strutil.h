@@ -38,6 +38,14 @@ char *str_escape_ctl(const char *s);
 /* Trim leading and trailing white space in place; returns s. */
 char *str_trim(char *s);
 
+/*
+ * A plain decimal ("123", "0.0416", "12."; no sign, no exponent, at most 15
+ * significant digits) into *out, exactly as strtod() would round it (the
+ * digits and the power of ten are both exact doubles, so their quotient is
+ * rounded once): true. Anything else: false, *out untouched - the caller
+ * falls back to strtod(). For parsers of large tables (the catalog).
+ */
+bool str_decimal_fast(const char *s, double *out);
 bool str_ieq(const char *a, const char *b);
 bool str_has_iprefix(const char *s, const char *prefix);
 
