@@ -488,6 +488,14 @@ static void recover(void)
 			} else {
 				INFO("%s: %s, instance %s %s", names[i], node_state_name(live[s]), r.instance,
 				     exists > 0 ? "still there" : "not known yet (the reconciler will see)");
+				{
+					/* an admitted node's slurmd is waited for from this start:
+					 * the node may have waited for an answer the last agent
+					 * never sent (it asks again; answered then) */
+					struct bnode *ni = node_find(names[i]);
+					if (ni && live[s] == NS_ADMITTED)
+						ni->answered_at = now();
+				}
 				/* its time counts from now: before, it was another process's */
 				metric_instance_up(names[i], r.provider, r.instance_type, r.region);
 				/* its cost record stays; one an older agent did not keep starts now */

@@ -50,6 +50,9 @@ struct bnode {
 	int index;               /* global index: the node's address */
 	int pos;                 /* its place in its node set's hostlist */
 	bool registered;         /* its slurmd was seen responding since its admission */
+	bool answer_pending;     /* admitted; its answer waits until slurmctld has its address */
+	double answered_at;      /* now() when it was last answered admitted (or this agent took it
+	                          * over admitted): its slurmd's registration is waited for from then */
 	double missing_since;    /* reconciler: first round its instance was not listed (0: listed) */
 	double requested_at;     /* when the agent took Slurm's last resume request for it (0: not since start) */
 	bool busy;               /* a provider call for it is in flight (launch, terminate): not repeated meanwhile */

@@ -155,6 +155,17 @@ struct admit_wait {
 	char node[128];
 };
 
+/* The node is told it is admitted: its slurmd's registration is waited for from now. */
+static void answered(const char *node)
+{
+	struct bnode *ni = node_find(node);
+
+	if (ni) {
+		ni->answer_pending = false;
+		ni->answered_at = now();
+	}
+}
+
 static void admit_after_address(void *arg, bool ran, bool ok)
 {
 	struct admit_wait *w = arg;
@@ -167,6 +178,7 @@ static void admit_after_address(void *arg, bool ran, bool ok)
 		if (!ok)
 			ERR("%s: admitted, though slurmctld did not take its address (above)", w->node);
 		reply_admit(w->fd, w->rec, w->requested, w->early);
+		answered(w->node);
 		crash_point(CP_JOIN_ANSWERED);
 	}
 	close(w->fd);
@@ -210,11 +222,18 @@ static void answer_admitted(int fd, const char *node, const struct node_rec *rp,
 		ERR("%s: cannot keep its join connection (%s): answered before Slurm has its address",
 		    node, strerror(errno));
 		reply_admit(fd, rec, requested, r.early);
+		answered(node);
 		crash_point(CP_JOIN_ANSWERED);
 		free(w);
 		slurm_node(node, r.address, NO_VAL, NULL);
-	} else
+	} else {
+		/* not yet: the answer waits behind whatever the Slurm worker does
+		 * first (a slurmctld that takes 10 s over another node) */
+		struct bnode *ni = node_find(node);
+		if (ni)
+			ni->answer_pending = true;
 		slurm_node_then(node, r.address, NO_VAL, NULL, admit_after_address, w);
+	}
 }
 
 /*

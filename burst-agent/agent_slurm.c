@@ -382,6 +382,21 @@ static void w_node_states(struct scall *c)
 
 static bool reg_busy;
 
+/*
+ * Is the node's slurmd late? Its time counts from when the node was told
+ * it is admitted, not from the admission: the answer waits until slurmctld
+ * has the node's address, on the Slurm worker, behind any call before it
+ * (slurmctld took 10 s over powering down a node whose name does not
+ * resolve, test_crash_points), and a node must not be launched again for
+ * the agent's own delay. Not while its answer is still held.
+ */
+static bool register_due(const struct bnode *ni, const struct node_rec *r)
+{
+	double from = r->since > ni->answered_at ? r->since : ni->answered_at;
+
+	return !ni->answer_pending && now() - from >= REGISTER_TIMEOUT_S;
+}
+
 static void t_node_states(struct scall *c)
 {
 	burst_err_t err;
@@ -396,7 +411,7 @@ static void t_node_states(struct scall *c)
 		memset(&r, 0, sizeof(r));
 		/* as things are now: the node may have moved on meanwhile */
 		if (st == NO_VAL || !ni || ni->registered || state_node_get(A.db, c->names[i], &r, &err) != 1 ||
-		    r.state != NS_ADMITTED || now() - r.since < REGISTER_TIMEOUT_S) {
+		    r.state != NS_ADMITTED || !register_due(ni, &r)) {
 			state_node_clear(&r);
 			continue;
 		}
@@ -444,8 +459,7 @@ void registration_check(void)
 		struct node_rec r;
 
 		memset(&r, 0, sizeof(r));
-		if (ni && !ni->registered && state_node_get(A.db, names[i], &r, &err) == 1 &&
-		    now() - r.since >= REGISTER_TIMEOUT_S)
+		if (ni && !ni->registered && state_node_get(A.db, names[i], &r, &err) == 1 && register_due(ni, &r))
 			sc_add_node(c, names[i]);
 		state_node_clear(&r);
 	}

@@ -6,6 +6,10 @@
 # refused by the SPANK job prolog (the job released by the agent), the agent
 # killed with SIGKILL in the middle of a burst, and resume requests made
 # while the agent is down.
+#
+# LIFECYCLE_ONLY=kill runs only the case of the agent killed while a node
+# launches (and the teardown checks): a loop over that case alone, for a
+# flake hunt (each run is a new lab).
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -28,10 +32,15 @@ CONF
 }
 lab_up || bail "the lab did not start"
 cd "$LAB" || bail "no lab directory"
-TAP_DIAG="$LAB/log/agent.log"
+# the nodes' own logs too (their consoles, their slurmds'): a node's side
+# of a failure is in them
+TAP_DIAG="$LAB/log/agent.log $LAB_NODE_LOGS"
+only=${LIFECYCLE_ONLY:-}
+case "$only" in ''|kill) ;; *) bail "LIFECYCLE_ONLY=$only: the only case that runs alone is 'kill'" ;; esac
 
 lab_agent_start; ok $? "the agent is up"
 
+if [ -z "$only" ]; then
 # --- a node rejected at join: never registers; the job runs elsewhere ---
 # (burst-[3-5] are kept for what follows)
 id=$(sbatch --parsable --cloud-contract=here -x 'burst-[3-5]' -o "$LAB/rej.out" --wrap 'hostname' 2>"$LAB/err")
@@ -76,6 +85,7 @@ ok $? "the agent released the job (not the user's fault): $ac priority=$prio"
 grep -q 'burst-3: admitted -> terminating: job prolog refused' "$LAB/log/agent.log"
 ok $? "... and took the refused node out through the failure path"
 scancel "$id"
+fi
 
 # --- the agent killed with SIGKILL in the middle of a burst ---
 id=$(sbatch --parsable --cloud-contract=here -w burst-5 -o "$LAB/kill.out" --wrap 'echo $CLOUD_INSTANCE_ID' 2>"$LAB/err")
@@ -84,13 +94,15 @@ grep -q 'burst-5: requested -> launching' "$LAB/log/agent.log" && kill -9 "$AGEN
 ok $? "the agent is killed (SIGKILL) while burst-5 is launching"
 sleep 1
 lab_agent_start; ok $? "the agent starts again"
-lab_wait_job "$id" COMPLETED 90; ok $? "the job still runs" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+k5="$LAB/burst/nodes/burst-5"
+lab_wait_job "$id" COMPLETED 90; ok $? "the job still runs" "$LAB/log/agent.log" "$LAB/log/slurmctld.log" "$k5/node.log.1" "$k5/node.log" "$LAB/log/slurmd-burst-5.log"
 n=$(grep -c 'burst-5: requested -> launching' "$LAB/log/agent.log")
 { grep -qx "local-lab$$-burst-5-1" "$LAB/kill.out" && [ "$n" = 1 ]; } ||
 	{ lab_relaunched burst-5 && grep -qx "local-lab$$-burst-5-2" "$LAB/kill.out" && [ "$n" = 2 ]; }
-ok $? "... on the first instance of burst-5: nothing was launched twice ($(cat "$LAB/kill.out" 2>/dev/null), $n launch intents)" "$LAB/kill.out"
+ok $? "... on the first instance of burst-5: nothing was launched twice ($(cat "$LAB/kill.out" 2>/dev/null), $n launch intents)" "$LAB/kill.out" "$k5/node.log.1" "$k5/node.log"
 [ "$(ip netns list | grep -c "^burst-lab$$-burst-5 ")" = 1 ]; ok $? "... one namespace for burst-5"
 
+if [ -z "$only" ]; then
 # --- suspend and resume while the agent is down: served once it starts ---
 kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
 scontrol update nodename=burst-4 state=power_down_force
@@ -115,6 +127,7 @@ kill -HUP "$AGENT_PID"
 for i in $(seq 50); do grep -q 'SIGHUP: .* read again: 6 nodes' "$LAB/log/agent.log" && break; sleep 0.1; done
 grep -q 'SIGHUP: .* read again: 6 nodes in 2 node sets' "$LAB/log/agent.log" && lab_pid_alive "$AGENT_PID"
 ok $? "SIGHUP with a fixed burst.conf: read again, the new node burst-6 is known"
+fi
 
 labdir=$LAB
 lab_down
