@@ -135,10 +135,25 @@ void ended_check(void)
 	static double last;
 	burst_err_t err;
 	size_t s, i;
+	bool *may_end;
 
 	if (now() - last < 1.0)
 		return;
 	last = now();
+	/* the node sets whose providers can tell (local): the others' nodes
+	 * (aws, openstack) are not read every second, thousands booting at
+	 * once in a burst */
+	may_end = xcalloc(A.cfg->nnodesets + 1, sizeof(*may_end));
+	for (s = 0; s < A.cfg->nnodesets; s++) {
+		const struct cfg_nodeset *ns = &A.cfg->nodesets[s];
+		for (i = 0; i < A.nprovs && !may_end[s]; i++) {
+			bool allowed = !ns->nproviders;
+			size_t k;
+			for (k = 0; k < ns->nproviders && !allowed; k++)
+				allowed = !strcmp(ns->providers[k], A.provs[i].cfg->name);
+			may_end[s] = allowed && A.provs[i].ops && A.provs[i].ops->ended;
+		}
+	}
 	for (s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		char **names = state_nodes_in(A.db, states[s], &err);
 
@@ -149,7 +164,8 @@ void ended_check(void)
 			struct aprov *p;
 
 			memset(&r, 0, sizeof(r));   /* cleared below even when not read */
-			if (!ni || (s == 1 && ni->registered) || state_node_get(A.db, names[i], &r, &err) != 1) {
+			if (!ni || ni->nodeset < 0 || !may_end[ni->nodeset] || (s == 1 && ni->registered) ||
+			    state_node_get(A.db, names[i], &r, &err) != 1) {
 				state_node_clear(&r);
 				continue;
 			}
@@ -169,4 +185,5 @@ void ended_check(void)
 		}
 		state_names_free(names);
 	}
+	free(may_end);
 }

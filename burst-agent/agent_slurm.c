@@ -542,15 +542,11 @@ void early_check(void)
 	last = now();
 	c = sc_new("early launches", w_node_states, t_early);
 	for (s = 0; s < sizeof(live) / sizeof(live[0]); s++) {
-		char **names = state_nodes_in(A.db, live[s], &err);
+		/* only the early ones: not every live node's record every second */
+		char **names = state_nodes_early(A.db, live[s], &err);
 
-		for (i = 0; names && names[i]; i++) {
-			struct node_rec r;
-
-			if (state_node_get(A.db, names[i], &r, &err) == 1 && r.early)
-				sc_add_node(c, names[i]);
-			state_node_clear(&r);
-		}
+		for (i = 0; names && names[i]; i++)
+			sc_add_node(c, names[i]);
 		state_names_free(names);
 	}
 	sc_submit_states(c, &early_busy);

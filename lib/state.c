@@ -660,6 +660,12 @@ char **state_nodes_in(struct state_db *db, enum node_state stv, burst_err_t *err
 	return names_of(db, "SELECT name FROM nodes WHERE state=?1 ORDER BY name", node_state_name(stv), 0, err);
 }
 
+char **state_nodes_early(struct state_db *db, enum node_state stv, burst_err_t *err)
+{
+	return names_of(db, "SELECT name FROM nodes WHERE state=?1 AND early != 0 ORDER BY name",
+			node_state_name(stv), 0, err);
+}
+
 char **state_nodes_due(struct state_db *db, enum node_state stv, enum state_time_field field,
 		       double t, burst_err_t *err)
 {

@@ -97,6 +97,8 @@ unsigned long state_prepares(const struct state_db *db);
 /* Names of nodes in state st (NULL-terminated; free with state_names_free). */
 char **state_nodes_in(struct state_db *db, enum node_state st, burst_err_t *err);
 void state_names_free(char **names);
+/* Names of the nodes in state st launched at a job's allocation (early). */
+char **state_nodes_early(struct state_db *db, enum node_state st, burst_err_t *err);
 
 /*
  * Names of nodes in state st whose time field is set (> 0) and at or

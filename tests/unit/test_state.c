@@ -87,6 +87,41 @@ int main(void)
 	   "transition 4");
 	ok(move(w, "burst-1", "launching", "booting", "i-0001", NULL, "instance started") == 1, "transition 5");
 
+	/* the launches due for a retry, and the early nodes, without reading
+	 * every record (a burst has thousands launching and booting; a
+	 * database of its own: the transitions here write events) */
+	{
+		struct node_rec r;
+		struct state_db *dd;
+		char dp[300], **names;
+		snprintf(dp, sizeof(dp), "%s/due.db", dir);
+		dd = state_open(dp, &err);
+		ok(dd && state_node_ensure(dd, "d-1", "cpu", &err) == 0 && state_node_ensure(dd, "d-2", "cpu", &err) == 0,
+		   "a database for the due and early lists");
+		memset(&r, 0, sizeof(r));
+		r.attempt = 1;
+		ok(dd && state_transition(dd, "d-2", NS_POWERED_DOWN, &r, NS_LAUNCHING, "launching", &err) == 1,
+		   "d-2 launching, no retry time");
+		r.retry_at = t0 + 100;
+		r.early = true;
+		ok(dd && state_transition(dd, "d-1", NS_POWERED_DOWN, &r, NS_LAUNCHING, "retry later", &err) == 1,
+		   "d-1 launching: a retry in 100 s, launched early");
+		names = dd ? state_nodes_due(dd, NS_LAUNCHING, STATE_RETRY_AT, t0 + 50, &err) : NULL;
+		ok(names && !names[0], "not due 50 s on");
+		state_names_free(names);
+		names = dd ? state_nodes_due(dd, NS_LAUNCHING, STATE_RETRY_AT, t0 + 100, &err) : NULL;
+		ok(names && names[0] && !strcmp(names[0], "d-1") && !names[1], "due 100 s on: d-1 only (d-2 has none)");
+		state_names_free(names);
+		names = dd ? state_nodes_early(dd, NS_LAUNCHING, &err) : NULL;
+		ok(names && names[0] && !strcmp(names[0], "d-1") && !names[1], "the early launching node: d-1");
+		state_names_free(names);
+		names = dd ? state_nodes_early(dd, NS_BOOTING, &err) : NULL;
+		ok(names && !names[0], "no early booting node");
+		state_names_free(names);
+		state_close(dd);
+		unlink(dp);
+	}
+
 	/* statements are prepared once per connection, not once per call
 	 * (a database of its own: the transitions here write events) */
 	{
