@@ -65,9 +65,8 @@ root_packages() {
 		case "$p" in
 		valgrind) continue ;;             # check.sh runs valgrind on the host only
 		mariadb-server | slurmdbd) continue ;;   # the lab's slurmdbd: test_cost.sh, host-only
-		libpmix2) p=libpmix2t64 ;;        # renamed for 64-bit time_t in Debian 13
 		esac
-		out+=("$p")
+		out+=("$(burst_pkg_name "$p" "$suite")")
 	done
 	printf '%s\n' "${out[@]}" | LC_ALL=C sort -u
 }

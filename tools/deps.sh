@@ -42,9 +42,23 @@ BURST_MATRIX_DEPS="debootstrap"
 # rpmbuild and the clean Debian 12 root.
 BURST_PACKAGING_DEPS="dpkg-dev debhelper dh-autoreconf rpm debootstrap"
 
+# A package's name on this machine's Debian release: Debian 13 renamed
+# libraries for its 64-bit time_t (libpmix2 -> libpmix2t64). SUITE (the
+# release's codename) defaults to this machine's.
+burst_pkg_name() {   # NAME [SUITE]
+	local suite=${2:-}
+	[ -n "$suite" ] || suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+	case "$1:$suite" in
+	libpmix2:bookworm | libpmix2:bullseye | libpmix2:) echo libpmix2 ;;
+	libpmix2:*) echo libpmix2t64 ;;
+	*) echo "$1" ;;
+	esac
+}
+
 burst_install_deps() {
 	local missing=() p
 	for p in "$@"; do
+		p=$(burst_pkg_name "$p")
 		if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
 			missing+=("$p")
 		fi
