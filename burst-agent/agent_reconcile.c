@@ -251,7 +251,19 @@ static struct {
 	struct prov_list *lists; /* by provider index */
 	bool *ok;                /* its listing is complete */
 	double t;
+	double wall0;            /* mono() at the round's start */
+	double list_cpu;         /* CPU of the listings, on the workers */
 } R;
+
+/* CPU seconds of the calling thread. */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 struct list_job {
 	struct pjob j;
@@ -261,6 +273,7 @@ struct list_job {
 	burst_err_t err;
 	int rc;
 	double seconds;          /* the call's, on the worker */
+	double cpu;              /* the worker's CPU for it */
 	char *provider;
 };
 
@@ -284,8 +297,10 @@ static void list_done(struct pjob *j, bool ran)
 {
 	struct list_job *l = (struct list_job *)j;
 
-	if (ran)
+	if (ran) {
 		metric_provider_call(l->provider, "list", l->seconds, l->rc < 0 ? (int)(l->cls ? l->cls : PROV_TRANSIENT) : 0);
+		R.list_cpu += l->cpu;
+	}
 	if (ran && l->rc < 0)
 		ERR("reconcile: cannot list the instances of provider %s (%s): %s; nothing is decided for it this round",
 		    l->provider, prov_class_name(l->cls), l->err.msg);
@@ -314,6 +329,8 @@ void reconcile(void)
 	last = t;
 	R.on = true;
 	R.t = t;
+	R.wall0 = mono();
+	R.list_cpu = 0;
 	R.nprovs = A.nprovs;
 	R.lists = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*R.lists));
 	R.ok = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*R.ok));
@@ -351,8 +368,8 @@ static void reconcile_finish(void)
 	struct rc_settings rs;
 	struct seen_index sx;
 	burst_err_t err;
-	size_t nrecs = 0, ni = 0, nl = 0, nseen = 0, na, i, k;
-	double t = R.t;
+	size_t nrecs = 0, ni = 0, nl = 0, nseen = 0, na = 0, i, k;
+	double t = R.t, c0 = thread_cpu();
 
 	if (state_nodes_all(A.db, &recs, &nrecs, &err) < 0) {
 		ERR("reconcile: %s", err.msg);
@@ -461,6 +478,14 @@ static void reconcile_finish(void)
 	free(insts);
 	free(listed);
 	state_nodes_free(recs, nrecs);
+	{
+		/* what a round costs the agent (bench/reconcile-scale reads it) */
+		double dc = thread_cpu() - c0;
+		INFO("reconcile: round over %zu instance%s of %zu provider%s and %zu node%s: %.3f s CPU "
+		     "(%.3f s listing, on the provider workers; %.3f s deciding and acting, on the main loop), "
+		     "%.3f s wall, %zu finding%s", ni, ni == 1 ? "" : "s", nl, nl == 1 ? "" : "s", nrecs,
+		     nrecs == 1 ? "" : "s", R.list_cpu + dc, R.list_cpu, dc, mono() - R.wall0, na, na == 1 ? "" : "s");
+	}
 out:
 	for (i = 0; i < R.nprovs; i++)
 		prov_list_free(&R.lists[i]);
