@@ -113,6 +113,17 @@ static int opt_contract(int val, const char *optarg, int remote)
 	contract_arg = xstrdup(optarg ? optarg : "");
 	if (remote)
 		return 0;
+	/*
+	 * srun inside an allocation makes a step, not a job: the job's contract
+	 * was decided when it was submitted, and the step inherits the option
+	 * from the job's environment. Nothing to decide, and nothing to read:
+	 * a burst node need not have burst.conf or the catalog.
+	 */
+	if (spank_context() == S_CTX_LOCAL && getenv("SLURM_JOB_ID")) {
+		slurm_debug(PREFIX "srun in job %s: a step runs on the job's allocation; --cloud-contract=%s not decided again",
+			    getenv("SLURM_JOB_ID"), contract_arg);
+		return 0;
+	}
 	/* sbatch, salloc and srun: check it here, before submission */
 	if (spank_context() == S_CTX_ALLOCATOR || spank_context() == S_CTX_LOCAL)
 		return decide(contract_arg);

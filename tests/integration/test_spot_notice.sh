@@ -212,7 +212,7 @@ tr=$(date +%s.%N)
 st=$(describe "$ia" | python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])')
 [ "$st" = running ]
 ok $? "... while its instance $ia still runs (EC2: $st)"
-echo "# notice -> drained: $(echo "$td - $t0" | bc) s; notice -> requeued: $(echo "$tr - $t0" | bc) s (by the test's polling)"
+echo "# notice -> drained: $(awk -v a="$t0" -v b="$td" 'BEGIN { printf "%.3f", b - a }') s; notice -> requeued: $(awk -v a="$t0" -v b="$tr" 'BEGIN { printf "%.3f", b - a }') s (by the test's polling)"
 grep -Eq "$a: spot interruption notice: terminate at $at \(instance $ia\): no launch into aws/t3.micro@us-east-1 for (29[0-9]|300) s" "$LAB/log/agent.log"
 ok $? "the agent: no launch into aws/t3.micro@us-east-1 for InterruptionCooldown (300 s)"
 grep -q "$a: job $id requeued before its instance goes (spot interruption notice)" "$LAB/log/agent.log"
@@ -299,9 +299,10 @@ micro_after=$(awk '$1 == "t3.small" {s = 1} s && $1 == "t3.micro"' "$LAB/runs" |
 grep -q '^t3.small ' "$LAB/runs" && [ "$micro_after" = 0 ]
 ok $? "no RunInstances asked for t3.micro after the notice ($micro_after did)"
 until=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("select until from cooldowns where key=?", ("aws/t3.micro@us-east-1",)).fetchone()[0])' "$LAB/burst/agent.db" 2>/dev/null)
-left=$(echo "${until:-0} - $(date +%s)" | bc)
-[ "${left%.*}" -gt 0 ]
-ok $? "aws/t3.micro@us-east-1 is still cooling down (${left%.*} s left)"
+# (awk, not bc: a fresh Debian 12 has no bc)
+left=$(awk -v u="${until:-0}" -v n="$(date +%s)" 'BEGIN { printf "%d", u - n }')
+[ "$left" -gt 0 ]
+ok $? "aws/t3.micro@us-east-1 is still cooling down ($left s left)"
 until_ok 60 grep -q "reconcile: $a: instance $ia vanished" "$LAB/log/agent.log"
 ok $? "the reconciler found $ia gone"
 powered_down() { [ "$(lab_node_state "$a")" = 'idle~' ]; }

@@ -110,6 +110,18 @@ ok $? "... default partition, no burst comment" "$LAB/job"
 sbatch --help 2>&1 | grep -q -- '--cloud-contract=NAME|EXPR'
 ok $? "sbatch --help lists --cloud-contract"
 
+# srun inside a job (SLURM_JOB_ID set) makes a step: the plugin decides
+# nothing again and reads neither burst.conf nor the catalog (a burst node
+# need not have them); a new job from srun is still checked
+echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$LAB/no-catalog-here" >"$LAB/etc/plugstack.conf"
+srun --cloud-contract=gpu4-ampere true >"$out" 2>"$err"
+ok $((! $?)) "srun --cloud-contract making a job, with the catalog missing, fails" "$err"
+grep -q "cannot open catalog directory $LAB/no-catalog-here" "$err"
+ok $? "... in the plugin, naming the catalog directory" "$err"
+SLURM_JOB_ID=987654 srun --cloud-contract=gpu4-ampere true >"$out" 2>"$err"
+! grep -q "cloud_contract" "$err" && grep -qi "job" "$err"
+ok $? "srun in a job (a step) does not decide the contract again: no plugin error, only srun's own about job 987654" "$err"
+
 # without conf=, burst.conf is the one beside slurm.conf ($SLURM_CONF)
 echo "required $plugin catalog_dir=$LAB/catalog-small" >"$LAB/etc/plugstack.conf"
 sbatch --cloud-contract=gpu4-amper "$LAB/job.sh" >"$out" 2>"$err"
