@@ -179,6 +179,18 @@ static int int_of(struct state_db *db, const char *sql, int *out)
 }
 
 /*
+ * The nodes of a state and, in it, of a time field or early: what the
+ * loop lists every tick (state_nodes_in, state_nodes_due,
+ * state_nodes_early) reads only the rows it lists, not the table (a burst
+ * has thousands of nodes in one state for minutes).
+ */
+static const char nodes_indexes[] =
+	"CREATE INDEX IF NOT EXISTS nodes_state_since ON nodes(state, since);"
+	"CREATE INDEX IF NOT EXISTS nodes_state_cooldown ON nodes(state, cooldown_until);"
+	"CREATE INDEX IF NOT EXISTS nodes_state_retry ON nodes(state, retry_at);"
+	"CREATE INDEX IF NOT EXISTS nodes_state_early ON nodes(state, early);";
+
+/*
  * The nodes table at SCHEMA_VERSION: made whole in a new database; in an
  * older one, the columns added since are added, then (version 0) the table
  * is rebuilt with the CHECK on its states, in one transaction. A row whose
@@ -317,7 +329,7 @@ struct state_db *state_open(const char *path, burst_err_t *err)
 		state_close(db);
 		return NULL;
 	}
-	if (nodes_schema(db, err) < 0) {
+	if (nodes_schema(db, err) < 0 || exec1(db, nodes_indexes, err) < 0) {
 		state_close(db);
 		return NULL;
 	}
