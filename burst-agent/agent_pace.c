@@ -112,21 +112,26 @@ void pace_launch(char **names, size_t n, const char *prov, const char *region, c
 	struct pace_wait *w = r->nq > r->head ? &r->q[r->nq - 1] : NULL;
 	size_t i;
 
-	if (!w || strcmp(w->key, key)) {
-		if (r->head && r->head == r->nq)
-			r->head = r->nq = 0;
-		if (r->nq == r->qcap) {
-			r->qcap = r->qcap ? 2 * r->qcap : 8;
-			r->q = xrealloc(r->q, r->qcap * sizeof(*r->q));
-		}
-		w = &r->q[r->nq++];
-		memset(w, 0, sizeof(*w));
-		w->key = xstrdup(key);
-	}
+	if (w && strcmp(w->key, key))
+		w = NULL;
 	for (i = 0; i < n; i++) {
 		struct bnode *ni = node_find(names[i]);
 		if (!ni || ni->paced)
 			continue;
+		/* a new entry only for a node that waits: an empty one at the
+		 * head would stop the region's queue (pace_run sends nothing
+		 * from it, and nothing after it) */
+		if (!w) {
+			if (r->head && r->head == r->nq)
+				r->head = r->nq = 0;
+			if (r->nq == r->qcap) {
+				r->qcap = r->qcap ? 2 * r->qcap : 8;
+				r->q = xrealloc(r->q, r->qcap * sizeof(*r->q));
+			}
+			w = &r->q[r->nq++];
+			memset(w, 0, sizeof(*w));
+			w->key = xstrdup(key);
+		}
 		ni->paced = true;
 		if (w->n == w->cap) {
 			w->cap = w->cap ? 2 * w->cap : 16;
