@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# test_crash_points.sh - the agent crashed at every named crash point
+# (burst-agent --list-crash-points, doc/crash_points.md), on a real Slurm
+# with the local provider. One lab for all points; for each point the agent
+# is started with BURST_CRASH_POINT=POINT and taken through one round of
+# work that reaches every point:
+#   - two jobs burst onto burst-1 and burst-2 (spool, launch, join, admission);
+#   - burst-3 (its burst-node fails at once: boot failure, console) and
+#     burst-4 (node set "stale": rejected at join) are powered up;
+#   - the agent is stopped and started again while burst-1 and burst-2 are
+#     admitted (its recovery asks whether their instances exist);
+#   - burst-1's instance vanishes (removed by hand): the reconciler finds it
+#     lost; burst-2 is powered down (terminate).
+# Whenever the agent ends at the point (status 86) it is started again,
+# unarmed, and the round goes on. Then the invariants: the point was
+# reached; both jobs completed, each on the one instance launched for it;
+# one launch intent per node (nothing launched twice); every node back to
+# idle~; no instance left once the reconciler has had a round (no orphan);
+# no spool request left untaken or set aside.
+#
+# CRASH_POINTS="p1 p2" runs those points only.
+set -u
+src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+build=${BURST_TOP_BUILDDIR:-$src}
+. "$src/tests/integration/tap.sh"
+. "$src/tests/integration/lab.sh"
+agent="$build/burst-agent/burst-agent"
+[ -x "$agent" ] || bail "no $agent (build first)"
+
+points=${CRASH_POINTS:-$("$agent" --list-crash-points | cut -f1)}
+[ -n "$points" ] || bail "burst-agent --list-crash-points listed nothing"
+
+SLURM_CONF_NODES="# nodes: below"
+SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 5 3600)
+lab_pre_ctld() {
+	lab_burst_conf <<CONF || return 1
+RejectCooldown=1
+ReconcileInterval=1
+OrphanGrace=3
+VanishGrace=1
+Contract=here node_vcpus_count>=1 accelerator_count=0
+NodeSet=local Nodes=burst-[1-3] Partition=burst InstanceTypes=local.host Weight=1
+NodeSet=stale Nodes=burst-4 Partition=burst InstanceTypes=local.host Weight=10 BlessedKernels=0.0.0-not-this-kernel
+CONF
+}
+lab_up || bail "the lab did not start"
+cd "$LAB" || bail "no lab directory"
+N="$LAB/burst/nodes"
+TAP_DIAG="$LAB/log/agent.log $LAB_NODE_LOGS $N/*/node.log.1"
+
+# The image's burst-node: burst-3's fails at once (a boot failure, its
+# console read); the others' is the real one (a copy outside /tmp).
+cp "$build/burst-agent/node/burst-node" "$LAB/real-burst-node" || bail "cannot copy burst-node"
+cat >"$LAB/node-wrap" <<WRAP
+#!/bin/bash
+prev= node=
+for x in "\$@"; do [ "\$prev" = --node ] && node=\$x; prev=\$x; done
+if [ "\$node" = burst-3 ]; then
+	echo "burst-node: fatal: broken on purpose (test_crash_points)" >&2
+	exit 1
+fi
+exec $LAB/real-burst-node "\$@"
+WRAP
+chmod 755 "$LAB/node-wrap"
+
+# the agent, armed with point $1 (none: unarmed)
+start_agent() {
+	if [ -n "${1:-}" ]; then
+		BURST_CRASH_POINT=$1 lab_agent_start "$LAB/node-wrap"
+	else
+		lab_agent_start "$LAB/node-wrap"
+	fi
+}
+
+# the agent ended on its own: at the armed point (then started again,
+# unarmed), or not (a failure, said once)
+point= armed= crashed= died=
+keep_agent() {
+	local rc
+	lab_pid_alive "$AGENT_PID" && return 0
+	wait "$AGENT_PID" 2>/dev/null
+	rc=$?
+	if [ -n "$armed" ] && [ $rc = 86 ] && grep -q "crash point $point reached" "$LAB/log/agent.log"; then
+		crashed=yes
+	else
+		died="$died exit $rc;"
+	fi
+	armed=
+	unset BURST_CRASH_POINT
+	start_agent || died="$died no restart;"
+}
+
+# wait (keeping the agent up) until the command $2... succeeds, at most $1 s
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	while [ $SECONDS -lt $end ]; do
+		keep_agent
+		"$@" && return 0
+		sleep 0.2
+	done
+	keep_agent
+	"$@"
+}
+jobs_done() { [ "$(squeue -h -t all -j "$j1,$j2" -o %T 2>/dev/null | sort -u | tr -d '\n')" = COMPLETED ]; }
+node_is() { [[ "$(lab_node_state "$1")" =~ ^($2)$ ]]; }
+all_idle() { local n; for n in burst-1 burst-2 burst-3 burst-4; do node_is $n 'idle~' || return 1; done; }
+in_state() { [ "$(sqlite3 "$LAB/burst/agent.db" "SELECT state FROM nodes WHERE name='$1'" 2>/dev/null)" = "$2" ]; }
+no_instance() { ! ip netns list 2>/dev/null | grep -q "^burst-lab$$-"; }
+segment() { tail -n +"$((mark + 1))" "$LAB/log/agent.log"; }
+
+lab_agent_start "$LAB/node-wrap"; ok $? "the agent is up (unarmed)"
+start=$SECONDS
+for point in $points; do
+	t0=$SECONDS
+	kill "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null
+	mark=$(wc -l <"$LAB/log/agent.log")
+	crashed= died= armed=yes
+	start_agent "$point" || died="not started;"
+	j1=$(sbatch --parsable --cloud-contract=here -w burst-1 -o "$LAB/$point.1.out" --wrap 'echo $CLOUD_INSTANCE_ID' 2>>"$LAB/err")
+	j2=$(sbatch --parsable --cloud-contract=here -w burst-2 -o "$LAB/$point.2.out" --wrap 'echo $CLOUD_INSTANCE_ID' 2>>"$LAB/err")
+	scontrol update nodename=burst-[3-4] state=power_up 2>>"$LAB/err"
+	wait_for 90 jobs_done; jd=$?
+	# the instances each job ran on, and that they still run (one each)
+	ran1=$(cat "$LAB/$point.1.out" 2>/dev/null) ran2=$(cat "$LAB/$point.2.out" 2>/dev/null)
+	live1=$(cat "$N/burst-1/instance" 2>/dev/null) live2=$(cat "$N/burst-2/instance" 2>/dev/null)
+	# recovery with admitted nodes (their instances asked for)
+	if [ -n "$armed" ] && lab_pid_alive "$AGENT_PID"; then
+		kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
+		start_agent "$point" || died="$died not restarted;"
+	fi
+	wait_for 30 eval 'in_state burst-3 powered_down && in_state burst-4 powered_down'
+	# burst-1's instance vanishes; burst-2 is powered down
+	"$src/burst-agent/providers/burst-local-instance" stop "burst-lab$$-burst-1" >>"$LAB/err" 2>&1
+	scontrol update nodename=burst-2 state=power_down_force 2>>"$LAB/err"
+	wait_for 60 all_idle; idle=$?
+	# a reconciler's round after everything settled (ReconcileInterval=1)
+	wait_for 4 eval 'sleep 2; no_instance'; gone=$?
+
+	name="[$point]"
+	segment >"$LAB/seg"
+	seg="$LAB/seg"
+	[ -n "$crashed" ]; ok $? "$name the agent ended at the point (status 86) and was started again${died:+; besides:$died}" "$seg"
+	[ -z "$died" ]; ok $? "$name the agent ended nowhere else${died:+:$died}" "$seg"
+	[ $jd = 0 ]; ok $? "$name both jobs completed" "$seg" "$LAB/log/slurmctld.log" $TAP_DIAG
+	n1=$(grep -c 'burst-1: requested -> launching' "$seg") n2=$(grep -c 'burst-2: requested -> launching' "$seg")
+	[ "$n1" = 1 ] && [ "$n2" = 1 ]
+	ok $? "$name one launch intent each for burst-1 and burst-2 ($n1, $n2): nothing launched twice" "$seg"
+	if [ "$n1" != 1 ] || [ "$n2" != 1 ]; then
+		grep 'burst-[12]: \|crash point\|started:\|slurmctld took' "$seg" | sed 's/^/# burst-1, burst-2: /'
+		for f in "$N"/burst-[12]/node.log*; do sed "s|^|# ${f#"$LAB/"}: |" "$f"; done
+	fi
+	[ -n "$ran1" ] && [ "$ran1" = "$live1" ] && [ -n "$ran2" ] && [ "$ran2" = "$live2" ]
+	ok $? "$name each job ran on its node's one live instance ($ran1 = $live1, $ran2 = $live2)" "$seg" $TAP_DIAG
+	[ $idle = 0 ]; ok $? "$name every node is idle~ again ($(for n in 1 2 3 4; do printf '%s ' "$(lab_node_state burst-$n)"; done))" "$seg" "$LAB/log/slurmctld.log"
+	[ $idle = 0 ] || grep 'burst-[1-4]: \|crash point\|started:\|spool:' "$seg" | sed 's/^/# all nodes: /'
+	[ $gone = 0 ]; ok $? "$name no instance is left after the reconciler's round (no orphan): $(ip netns list | grep -c "^burst-lab$$-")" "$seg"
+	left=$(ls "$LAB/burst/spool" 2>/dev/null | grep -c '\.json\|\.bad')
+	[ "$left" = 0 ]; ok $? "$name no spool request left untaken or set aside ($left)" "$seg"
+	echo "# $point: $((SECONDS - t0)) s"
+done
+echo "# $(echo $points | wc -w) points in $((SECONDS - start)) s"
+
+labdir=$LAB
+lab_down
+! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
+done_testing
