@@ -58,6 +58,7 @@ struct bnode {
 	bool busy;               /* a provider call for it is in flight (launch, terminate): not repeated meanwhile */
 	bool paced;              /* its launch waits for its region's tokens (agent_pace.c) */
 	double retry_after;      /* mono(): a failed terminate is tried again then */
+	bool powering_down;      /* its cooldown's power-down is on the Slurm worker */
 	bool lost_asked;         /* reconciler: its instance vanished; Slurm is asked for its jobs */
 	char noticed[128];       /* the instance whose interruption notice was acted on ("": none) */
 };

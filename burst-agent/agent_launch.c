@@ -728,6 +728,33 @@ void terminate(const char *node)
 	state_node_clear(&r);
 }
 
+/*
+ * A cooldown's power-down, once slurmctld has answered: only then is the
+ * cooldown over in the state. The call waits on the Slurm worker (behind a
+ * slurmctld that takes 10 s over another node) and goes with the agent if
+ * it dies first; the next agent then finds the cooldown due and powers the
+ * node down (test_crash_points: burst-3 left DOWN for good otherwise). A
+ * refusal is said and not retried, as before.
+ */
+static void cooldown_done(void *arg, bool ran, bool ok)
+{
+	char *node = arg;
+	struct bnode *ni = node_find(node);
+	struct node_rec r;
+	burst_err_t err;
+
+	memset(&r, 0, sizeof(r));
+	if (ni)
+		ni->powering_down = false;
+	if (ran && state_node_get(A.db, node, &r, &err) == 1 && r.state == NS_POWERED_DOWN && r.cooldown_until > 0) {
+		r.cooldown_until = 0;
+		transition(node, NS_POWERED_DOWN, &r, NS_POWERED_DOWN,
+			   ok ? "cooldown over: powered down in Slurm" : "cooldown over: slurmctld refused the power-down (above)");
+	}
+	state_node_clear(&r);
+	free(node);
+}
+
 /* Nodes whose cooldown is over are powered down in Slurm again (idle~). */
 void cooldowns(void)
 {
@@ -738,15 +765,18 @@ void cooldowns(void)
 	size_t i;
 
 	for (i = 0; names && names[i]; i++) {
+		struct bnode *ni = node_find(names[i]);
 		struct node_rec r;
-		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.cooldown_until > 0 &&
-		    r.cooldown_until <= t) {
+
+		memset(&r, 0, sizeof(r));
+		if (ni && !ni->powering_down && state_node_get(A.db, names[i], &r, &err) == 1 &&
+		    r.cooldown_until > 0 && r.cooldown_until <= t) {
 			char reason[600];
 			snprintf(reason, sizeof(reason), "burst: cooldown over after: %.500s",
 				 r.last_error ? r.last_error : "a failure");
-			r.cooldown_until = 0;
-			if (transition(names[i], NS_POWERED_DOWN, &r, NS_POWERED_DOWN, "cooldown over: powered down in Slurm") == 1)
-				slurm_node(names[i], NULL, NODE_STATE_POWER_DOWN | NODE_STATE_POWERED_DOWN, reason);
+			ni->powering_down = true;
+			slurm_node_then(names[i], NULL, NODE_STATE_POWER_DOWN | NODE_STATE_POWERED_DOWN, reason,
+					cooldown_done, xstrdup(names[i]));
 		}
 		state_node_clear(&r);
 	}
