@@ -154,6 +154,13 @@ void ended_check(void)
 			may_end[s] = allowed && A.provs[i].ops && A.provs[i].ops->ended;
 		}
 	}
+	for (s = 0; s < A.cfg->nnodesets && !may_end[s]; s++)
+		;
+	if (s == A.cfg->nnodesets) {
+		/* none: no listing either */
+		free(may_end);
+		return;
+	}
 	for (s = 0; s < sizeof(states) / sizeof(states[0]); s++) {
 		char **names = state_nodes_in(A.db, states[s], &err);
 

@@ -37,6 +37,8 @@ struct inst_time {
 };
 static struct inst_time *live;
 static size_t nlive;
+/* node -> its place in live, plus one (a burst has thousands live) */
+static struct htab live_index = HTAB_INIT;
 
 void metrics_init(void)
 {
@@ -109,6 +111,7 @@ void metrics_fini(void)
 	free(live);
 	live = NULL;
 	nlive = 0;
+	htab_free(&live_index);
 	metrics_free(M);
 	M = NULL;
 }
@@ -187,11 +190,8 @@ static void count_time(const struct inst_time *t, double secs)
 
 void metric_instance_up(const char *node, const char *provider, const char *type, const char *region)
 {
-	size_t i;
-
-	for (i = 0; i < nlive; i++)
-		if (!strcmp(live[i].node, node))
-			return;
+	if (htab_get(&live_index, node))
+		return;
 	live = xrealloc(live, (nlive + 1) * sizeof(*live));
 	live[nlive].node = xstrdup(node);
 	live[nlive].provider = xstrdup(provider ? provider : "");
@@ -200,23 +200,26 @@ void metric_instance_up(const char *node, const char *provider, const char *type
 	live[nlive].since = mono();
 	live[nlive].price = instance_price(live[nlive].provider, live[nlive].type, live[nlive].region);
 	count_time(&live[nlive], 0);   /* the series exist from the launch on */
+	htab_put(&live_index, live[nlive].node, (void *)(uintptr_t)(nlive + 1));
 	nlive++;
 }
 
 void metric_instance_down(const char *node)
 {
+	void *v;
 	size_t i;
 
-	for (i = 0; i < nlive; i++)
-		if (!strcmp(live[i].node, node)) {
-			count_time(&live[i], mono() - live[i].since);
-			free(live[i].node);
-			free(live[i].provider);
-			free(live[i].type);
-			free(live[i].region);
-			live[i] = live[--nlive];
-			return;
-		}
+	if (!htab_del(&live_index, node, &v))
+		return;
+	i = (size_t)(uintptr_t)v - 1;
+	count_time(&live[i], mono() - live[i].since);
+	free(live[i].node);
+	free(live[i].provider);
+	free(live[i].type);
+	free(live[i].region);
+	live[i] = live[--nlive];
+	if (i < nlive)   /* the last one moved here */
+		htab_put(&live_index, live[i].node, (void *)(uintptr_t)(i + 1));
 }
 
 void metric_dropped(const char *reason)
