@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "batch_journal.h"
 #include "strutil.h"
@@ -241,6 +242,8 @@ int bj_add(struct batch_journal *j, const char *token, const char *const *nodes,
 	struct strbuf s;
 	char **nv;
 	int *av;
+	struct stat sb;
+	ssize_t wr = -1;
 	size_t i;
 	int fd, rc = -1;
 
@@ -262,9 +265,25 @@ int bj_add(struct batch_journal *j, const char *token, const char *const *nodes,
 	batch_line(&s, &tmp);
 	errno = 0;
 	fd = open(j->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, s.s, s.len) != (ssize_t)s.len || fdatasync(fd) < 0 ||
-	    (!j->dir_synced && sync_dir(j->path) < 0)) {
+	if (fd < 0 || fstat(fd, &sb) < 0) {
 		burst_err_set(err, "cannot write the batch journal %s: %s", j->path, strerror(errno ? errno : EIO));
+		goto out;
+	}
+	if ((wr = write(fd, s.s, s.len)) != (ssize_t)s.len || fdatasync(fd) < 0 ||
+	    (!j->dir_synced && sync_dir(j->path) < 0)) {
+		int e = errno;
+		char cut[300] = "";
+		/* no part of the line may stay: the next one would run on from it,
+		 * and a restart would read that batch's nodes as this one's */
+		if (ftruncate(fd, sb.st_size) < 0)
+			snprintf(cut, sizeof(cut), "; and cannot cut it back to its %lld bytes (%s): move it aside "
+				 "before the agent restarts", (long long)sb.st_size, strerror(errno));
+		if (wr >= 0 && wr < (ssize_t)s.len)
+			burst_err_set(err, "cannot write the batch journal %s: %zd of a batch's %zu bytes written "
+				      "(a full disk?)%s", j->path, wr, s.len, cut);
+		else
+			burst_err_set(err, "cannot write the batch journal %s: %s%s", j->path, strerror(e ? e : EIO),
+				      cut);
 		goto out;
 	}
 	j->dir_synced = true;

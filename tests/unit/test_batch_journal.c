@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "batch_journal.h"
@@ -184,6 +186,31 @@ int main(void)
 	   "an older line reads with no region and no time");
 	bj_drop_finished(&j, &live, r1, 1000, 600, &err);
 	ok(!bj_get(&j, tok(9)), "and is dropped once no instance of it is live");
+
+	/* a write cut short (a full disk; here RLIMIT_FSIZE) leaves no part
+	 * of its line: the next batch's line would run on from it, and a
+	 * restart would read that batch's nodes as the failed one's */
+	bj_free(&j);
+	unlink(path);
+	bj_open(&j, path);
+	{
+		struct rlimit old, lim;
+		getrlimit(RLIMIT_FSIZE, &old);
+		signal(SIGXFSZ, SIG_IGN);
+		lim = old;
+		lim.rlim_cur = 60;   /* a batch line is longer: cut in its middle */
+		setrlimit(RLIMIT_FSIZE, &lim);
+		ok(add(&j, 20, "us-east-1", 100, 2, "burst-20", 1, "burst-21", 1) < 0, "a write cut short fails");
+		setrlimit(RLIMIT_FSIZE, &old);
+		signal(SIGXFSZ, SIG_DFL);
+	}
+	ok(!bj_get(&j, tok(20)), "the failed batch is not in memory");
+	ok(add(&j, 21, "us-east-1", 100, 1, "burst-22", 1) == 0, "the next batch is journaled");
+	bj_free(&j);
+	bj_open(&j, path);
+	ok(bj_get(&j, tok(21)) && found(&j, "burst-22", 1, &idx) == 21,
+	   "a restart reads the next batch as its own (burst-22 in batch %d)", found(&j, "burst-22", 1, &idx));
+	ok(!bj_get(&j, tok(20)) && found(&j, "burst-20", 1, &idx) < 0, "and nothing of the failed one");
 
 	bj_free(&j);
 	htab_free(&live);
