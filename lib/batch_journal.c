@@ -314,9 +314,18 @@ void bj_settle(struct batch_journal *j, struct bj_batch *b)
 	n = snprintf(line, sizeof(line), "%s answered\n", b->token);
 	fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd >= 0) {
-		if (write(fd, line, (size_t)n) == n)
-			j->file_lines++;
-		/* else not kept: a restart waits for the batch a while */
+		struct stat sb;
+		if (fstat(fd, &sb) == 0) {
+			ssize_t wr = write(fd, line, (size_t)n);
+			if (wr == n)
+				j->file_lines++;
+			/* else not kept (a restart waits for the batch a while),
+			 * nor any part of it: the next line would run on from it */
+			else if (wr > 0 && ftruncate(fd, sb.st_size) < 0) {
+				/* a part stays (rare: a short write, then a failed
+				 * cut): nothing more can be done from here */
+			}
+		}
 		close(fd);
 	}
 }

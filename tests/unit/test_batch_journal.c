@@ -211,6 +211,25 @@ int main(void)
 	ok(bj_get(&j, tok(21)) && found(&j, "burst-22", 1, &idx) == 21,
 	   "a restart reads the next batch as its own (burst-22 in batch %d)", found(&j, "burst-22", 1, &idx));
 	ok(!bj_get(&j, tok(20)) && found(&j, "burst-20", 1, &idx) < 0, "and nothing of the failed one");
+	/* the same for a batch's "answered" line */
+	{
+		struct rlimit old, lim;
+		struct stat st;
+		stat(path, &st);
+		getrlimit(RLIMIT_FSIZE, &old);
+		signal(SIGXFSZ, SIG_IGN);
+		lim = old;
+		lim.rlim_cur = (rlim_t)st.st_size + 10;
+		setrlimit(RLIMIT_FSIZE, &lim);
+		bj_settle(&j, bj_get(&j, tok(21)));
+		setrlimit(RLIMIT_FSIZE, &old);
+		signal(SIGXFSZ, SIG_DFL);
+	}
+	ok(add(&j, 22, "us-east-1", 100, 1, "burst-23", 1) == 0, "a batch after a settle cut short is journaled");
+	bj_free(&j);
+	bj_open(&j, path);
+	ok(found(&j, "burst-23", 1, &idx) == 22, "and read back as its own (burst-23 in batch %d)",
+	   found(&j, "burst-23", 1, &idx));
 
 	bj_free(&j);
 	htab_free(&live);
