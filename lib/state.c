@@ -1310,10 +1310,14 @@ int state_lease_take(struct state_db *db, const struct state_lease *seen, const 
 		fail(db, err, "take the lease");
 		goto undo;
 	}
-	if (add_event(db, NULL, "lease", holder, err) < 0 || exec_kept(db, "COMMIT", err) < 0)
+	/* fenced inside the taking transaction: a fence that cannot be made
+	 * undoes the taking, rather than leave a lease taken but reported not
+	 * (nobody would act on it until it ran out) */
+	if (fence(db, cur.epoch + 1, err) < 0 || add_event(db, NULL, "lease", holder, err) < 0 ||
+	    exec_kept(db, "COMMIT", err) < 0)
 		goto undo;
 	*epoch = cur.epoch + 1;
-	return fence(db, *epoch, err) < 0 ? -1 : 1;
+	return 1;
 undo:
 	exec_kept(db, "ROLLBACK", NULL);
 	return -1;
