@@ -127,7 +127,13 @@ check("fake buckets: off", fk.throttle("r1", "RunInstances", dict(run, MaxCount=
 fx = os.path.join(src, "tests", "fixtures", "ec2")
 ops = {"run_instances.xml": "RunInstances", "describe_page1.xml": "DescribeInstances",
        "describe_page2.xml": "DescribeInstances",
-       "describe_instance_types.xml": "DescribeInstanceTypes"}
+       "describe_instance_types.xml": "DescribeInstanceTypes",
+       "describe_instance_types_moto_page1.xml": "DescribeInstanceTypes",
+       "describe_instance_types_moto_page2.xml": "DescribeInstanceTypes"}
+# what each DescribeInstanceTypes fixture must parse to: types, NextToken
+types_pages = {"describe_instance_types.xml": (2, "AAEAAWtypes2"),
+               "describe_instance_types_moto_page1.xml": (4, "page-2-token"),
+               "describe_instance_types_moto_page2.xml": (6, None)}
 for path in sorted(glob.glob(os.path.join(fx, "*.xml"))):
     name = os.path.basename(path)
     body = open(path, "rb").read()
@@ -135,6 +141,9 @@ for path in sorted(glob.glob(os.path.join(fx, "*.xml"))):
         r = parse("RunInstances", body, 400)
         check("fixture " + name, bool(r["Error"]["Code"]) and bool(r["Error"]["Message"])
               and bool(r["ResponseMetadata"]["RequestId"]))
+    elif name not in ops:
+        # a new fixture must be given its operation here, not skipped
+        check("fixture " + name + ": known to this check (add it to ops)", False)
     else:
         r = parse(ops[name], body)
         if ops[name] == "RunInstances":
@@ -142,6 +151,7 @@ for path in sorted(glob.glob(os.path.join(fx, "*.xml"))):
         elif ops[name] == "DescribeInstances":
             ok = len(instances(r)) in (1, 3)
         else:
-            ok = len(r["InstanceTypes"]) == 2 and r["NextToken"] == "AAEAAWtypes2"
+            n, tok = types_pages[name]
+            ok = len(r["InstanceTypes"]) == n and r.get("NextToken") == tok
         check("fixture " + name, ok)
 sys.exit(1 if failed else 0)

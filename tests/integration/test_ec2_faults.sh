@@ -33,9 +33,12 @@ while IFS= read -r line; do
 	case $line in
 	"ok "*) ok 0 "${line#* - }" ;;
 	"not ok "*) ok 1 "${line#* - }" ;;
+	"rc "*) botocore_rc=${line#rc } ;;
 	esac
 done < <($py "$src/tests/integration/ec2_botocore_check.py" "$src" 2>"$work/botocore.err"; echo "rc $?")
 [ -s "$work/botocore.err" ] && sed 's/^/# /' "$work/botocore.err"
+# a crash of the check (a traceback) must fail here, not skip what follows it
+[ "${botocore_rc:-}" = 0 ]; ok $? "the botocore check ran to its end (exit ${botocore_rc:-none})" "$work/botocore.err"
 
 $py "$src/tests/integration/ec2_faults.py" "$work/port" 2>"$work/fake.log" &
 fake_pid=$!
