@@ -179,8 +179,11 @@ void take_spool(void);
 void cooldown_key(const char *prov, const char *type, const char *region, char *buf, size_t len);
 void launch_requested(void);
 void launch_retry(void);
-/* Send these launching nodes (one candidate) as one batch now; how many were sent. */
-size_t launch_send(char **names, size_t n);
+/* Send these launching nodes (one candidate) as one batch now; how many were
+ * sent. With prov, only those still launching through prov in region (the
+ * region queue they waited in; NULL region: none): a node picked again for
+ * another region while it waited is left for launch_retry to queue there. */
+size_t launch_send(char **names, size_t n, const char *prov, const char *region);
 
 /* agent_pace.c: launches and terminations paced to each region's rate limits */
 /* When (mono()) one more instance than those waiting and planned could be

@@ -218,7 +218,14 @@ static bool same_candidate(const struct node_rec *a, const struct node_rec *b)
 		same_str(a->region, b->region) && same_str(a->nodeset, b->nodeset);
 }
 
-size_t launch_send(char **names, size_t n)
+/* Whether a launching node's record is for this provider's region. */
+static bool same_place(const struct node_rec *r, const char *prov, const char *region)
+{
+	return same_str(r->provider, prov) &&
+		!strcmp(r->region ? r->region : "", region ? region : "");
+}
+
+size_t launch_send(char **names, size_t n, const char *prov, const char *region)
 {
 	struct launch_job *l = xcalloc(1, sizeof(*l));
 	struct aprov *p;
@@ -230,10 +237,12 @@ size_t launch_send(char **names, size_t n)
 	for (i = 0; i < n; i++) {
 		struct bnode *ni = node_find(names[i]);
 		if (!ni || ni->busy || state_node_get(A.db, names[i], &l->recs[m], &err) != 1 ||
-		    l->recs[m].state != NS_LAUNCHING ||
+		    l->recs[m].state != NS_LAUNCHING || (prov && !same_place(&l->recs[m], prov, region)) ||
 		    (m && !same_candidate(&l->recs[0], &l->recs[m]))) {
 			/* (one relaunched as another candidate while its old launch
-			 * waited for tokens: launch_retry queues it anew) */
+			 * waited for tokens, maybe in another region's queue:
+			 * launch_retry queues it anew; its answer must not settle
+			 * another region's call) */
 			state_node_clear(&l->recs[m]);
 			continue;
 		}
@@ -642,7 +651,7 @@ void launch_retry(void)
 			if (r.provider)
 				pace_launch(one, 1, r.provider, r.region, key);
 			else
-				launch_send(one, 1);
+				launch_send(one, 1, NULL, NULL);
 		}
 		state_node_clear(&r);
 	}

@@ -153,6 +153,20 @@ static void wait_free(struct pace_wait *w)
 	free(w->key);
 }
 
+/* The head entry of r is done: the next one heads the queue. */
+static void pace_pop(struct pace_region *r)
+{
+	wait_free(&r->q[r->head]);
+	r->head++;
+	if (r->head == r->nq)
+		r->head = r->nq = 0;
+	else if (r->head > 64 && r->head > r->nq / 2) {
+		memmove(r->q, r->q + r->head, (r->nq - r->head) * sizeof(*r->q));
+		r->nq -= r->head;
+		r->head = 0;
+	}
+}
+
 void pace_run(void)
 {
 	size_t i;
@@ -162,8 +176,15 @@ void pace_run(void)
 
 		while (r->head < r->nq) {
 			struct pace_wait *w = &r->q[r->head];
-			size_t k = pace_send(&r->launch, w->n - w->off, mono(), PACE_SLACK), j, m;
+			size_t k, j, m;
 
+			if (w->off == w->n) {
+				/* an empty entry would stop the queue: pace_send
+				 * sends nothing from it, nor after it */
+				pace_pop(r);
+				continue;
+			}
+			k = pace_send(&r->launch, w->n - w->off, mono(), PACE_SLACK);
 			if (!k)
 				break;
 			for (j = w->off; j < w->off + k; j++) {
@@ -171,28 +192,22 @@ void pace_run(void)
 				if (ni)
 					ni->paced = false;
 			}
-			/* r may move if launch_send's outcome (a provider no longer
-			 * configured: at once) looks a region up: by index */
-			m = launch_send(w->names + w->off, k);
+			/* only those still launching in this region: a node picked
+			 * again for another region while it waited here goes there
+			 * (launch_retry), and its answer does not settle that
+			 * region's call. r may move if launch_send's outcome (a
+			 * provider no longer configured: at once) looks a region
+			 * up: by index */
+			m = launch_send(w->names + w->off, k, r->provider, r->region);
 			r = &R[i];
 			w = &r->q[r->head];
 			for (j = w->off; j < w->off + k; j++)
 				free(w->names[j]);
 			w->off += k;
 			r->waiting -= k;
-			if (w->off == w->n) {
-				free(w->names);
-				free(w->key);
-				r->head++;
-				if (r->head == r->nq)
-					r->head = r->nq = 0;
-				else if (r->head > 64 && r->head > r->nq / 2) {
-					memmove(r->q, r->q + r->head, (r->nq - r->head) * sizeof(*r->q));
-					r->nq -= r->head;
-					r->head = 0;
-				}
-			}
-			if (!m)   /* none of them was still launching: nothing sent */
+			if (w->off == w->n)
+				pace_pop(r);
+			if (!m)   /* none of them was still launching here: nothing sent */
 				pace_unsend(&r->launch);
 		}
 	}
