@@ -354,9 +354,13 @@ int load_conf(void)
 			c.nodes[k].index = (int)k;
 			c.nodes[k].pos = (int)j;
 			if (old.cfg) {
-				/* a call in flight for it stays marked */
+				/* a call in flight for it stays marked, and so does a
+				 * launch waiting in its region's queue (the queues
+				 * outlive the reload: unmarked, launch_retry would
+				 * queue it a second time) */
 				const struct bnode *o = node_find(c.nodes[k].name);
 				c.nodes[k].busy = o && o->busy;
+				c.nodes[k].paced = o && o->paced;
 			}
 		}
 	/* a node of two node sets is the first one's (as the scan was) */

@@ -78,6 +78,8 @@ void metrics_init(void)
 		       call_buckets, sizeof(call_buckets) / sizeof(call_buckets[0]));
 	metrics_family(M, "burst_spool_depth", METRIC_GAUGE,
 		       "Requests of the power-save programs waiting in the spool.", NULL, 0);
+	metrics_family(M, "burst_launches_waiting", METRIC_GAUGE,
+		       "Launches waiting in their region's queue for its rate-limit tokens.", NULL, 0);
 	metrics_family(M, "burst_reconciler_rounds_total", METRIC_COUNTER,
 		       "Reconciler rounds (provider listings held against the node records).", NULL, 0);
 	metrics_family(M, "burst_reconciler_findings_total", METRIC_COUNTER,
@@ -297,6 +299,7 @@ static void refresh_gauges(void)
 		spool_list_free(names);
 		metrics_set(M, "burst_spool_depth", (double)depth, NULL);
 	}
+	metrics_set(M, "burst_launches_waiting", (double)pace_waiting(), NULL);
 }
 
 /* The whole text: the counters with the live instances' time so far. */

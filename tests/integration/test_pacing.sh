@@ -16,6 +16,10 @@
 #   spill: 8 nodes of a node set of two regions (us-west-1 ranked first,
 #          cheaper): 4 go to us-west-1 at once, and the 4 its bucket would
 #          delay go to us-west-2 at once instead of waiting.
+#   reload: 8 nodes of a slower region (2 then 1 every 2 s: 12 s), burst.conf
+#           read again (SIGHUP) while 6 wait for tokens: no node is queued
+#           twice (the agent's burst_launches_waiting never exceeds the
+#           nodes not yet launched), none is requested twice.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -52,8 +56,12 @@ ResumeTimeout=600
 SuspendTime=3600"
 lab_pre_ctld() {
 	jp=$((LAB_PORT_CTLD + 300))
+	# a port of this lab's range (lab_pick_net keeps port, port+1 and port+300 free)
+	MPORT=$((LAB_PORT_CTLD + 302))
+	! ss -Hltn | awk '{ print $4 }' | grep -Eq ":$MPORT\$" || { lab_log "port $MPORT in use"; return 1; }
 	cat >"$LAB/etc/burst.conf" <<CONF
 ClusterName=lab$$
+MetricsListen=127.0.0.1:$MPORT
 StateDir=$LAB/burst
 CatalogDir="$src/share/catalog"
 JoinPort=$jp
@@ -65,7 +73,10 @@ Provider=awss Type=aws Regions=us-west-1,us-west-2 Endpoint=$fep CredentialsFile
 Price=t3.micro Provider=awss Region=us-west-1 OnDemand=0.0100
 Price=t3.micro Provider=awss Region=us-west-2 OnDemand=0.0120
 NodeSet=paced Nodes=burst-[1-12] Partition=burst Providers=awsp InstanceTypes=t3.micro
+Provider=awsh Type=aws Regions=us-east-2 Endpoint=$fep CredentialsFile=$aux/creds ImageId=ami-pace JoinAddress=$LAB_NET.1:$jp LaunchRate=2/0.5 RequestRate=launch:3/1
+Price=t3.micro Provider=awsh Region=us-east-2 OnDemand=0.0100
 NodeSet=spill Nodes=burst-[13-20] Partition=burst Providers=awss InstanceTypes=t3.micro
+NodeSet=hup Nodes=burst-[21-28] Partition=burst Providers=awsh InstanceTypes=t3.micro
 CONF
 	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
 	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
@@ -79,7 +90,8 @@ TAP_DIAG="$LAB/log/agent.log"
 
 SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
 	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
-lab_record burst-agent $!
+agent_pid=$!
+lab_record burst-agent $agent_pid
 for _ in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done
 [ -S "$LAB/burst/agent.sock" ]; ok $? "the agent is up" "$LAB/log/agent.log"
 
@@ -167,5 +179,38 @@ ok $? "spill: all requested at once ($(check us-west-1,us-west-2 '[(g, round(t, 
 grep -q "burst-13: requested -> launching: attempt 1 as awss/t3.micro@us-west-1" "$LAB/log/agent.log" &&
 	[ "$(grep -c 'requested -> launching: attempt 1 as awss/t3.micro@us-west-2' "$LAB/log/agent.log")" -eq 4 ]
 ok $? "spill: the agent's log names each node's region" "$LAB/log/agent.log"
+
+# --- reload: burst.conf read again while launches wait for tokens ---
+nodes=$(for i in $(seq 21 28); do echo burst-$i; done)
+waiting() { curl -sf "http://127.0.0.1:$MPORT/metrics" | awk '$1 == "burst_launches_waiting" { print $2 + 0 }'; }
+scontrol update nodename="burst-[21-28]" state=power_up
+# shellcheck disable=SC2086
+for _ in $(seq 100); do [ "$(booting $nodes)" -ge 2 ] && break; sleep 0.1; done
+kill -HUP "$agent_pid"
+for _ in $(seq 50); do grep -q "SIGHUP: .* read again" "$LAB/log/agent.log" && break; sleep 0.1; done
+grep -q "SIGHUP: .* read again" "$LAB/log/agent.log"
+ok $? "reload: burst.conf read again while the launches wait ($(booting $nodes) of 8 launched)" "$LAB/log/agent.log"
+# until all are launched (the queue is rescanned every 5 s): the nodes
+# launched are read before the gauge, so at the gauge's reading at most
+# 8 - launched still wait; a node queued twice counts twice
+bad= seen=0
+for _ in $(seq 200); do
+	# shellcheck disable=SC2086
+	b=$(booting $nodes)
+	w=$(waiting)
+	[ -n "$w" ] || { bad="$bad no-gauge"; break; }
+	[ "$w" -gt "$seen" ] && seen=$w
+	[ "$w" -le $((8 - b)) ] || bad="$bad $w-waiting-with-$b-launched"
+	[ "$b" -eq 8 ] && break
+	sleep 0.3
+done
+[ -z "$bad" ] && [ "$seen" -gt 0 ]
+ok $? "reload: no launch queued twice (most waiting seen: $seen;${bad:- no excess})" "$LAB/log/agent.log"
+# shellcheck disable=SC2086
+wait_booting 30 $nodes
+ok $? "reload: all 8 nodes launched ($(booting $nodes) of 8)" "$LAB/log/agent.log"
+twice=$(for x in $nodes; do grep -c " $x: launching -> booting: i-" "$LAB/log/agent.log"; done | grep -vcx 1)
+[ "$(check us-east-2 'sum(n for g, t, n, th in r if not th)')" = 8 ] && [ "$twice" -eq 0 ]
+ok $? "reload: 8 instances requested in all, none twice ($(check us-east-2 '[(round(t, 2), n) for g, t, n, th in r]'))" "$aux/reqs.json"
 
 done_testing
