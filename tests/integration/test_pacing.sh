@@ -193,7 +193,7 @@ ok $? "reload: burst.conf read again while the launches wait ($(booting $nodes) 
 # until all are launched (the queue is rescanned every 5 s): the nodes
 # launched are read before the gauge, so at the gauge's reading at most
 # 8 - launched still wait; a node queued twice counts twice
-bad= seen=0
+bad='' seen=0
 for _ in $(seq 200); do
 	# shellcheck disable=SC2086
 	b=$(booting $nodes)
