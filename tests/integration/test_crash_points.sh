@@ -19,6 +19,7 @@
 # no spool request left untaken or set aside.
 #
 # CRASH_POINTS="p1 p2" runs those points only.
+# burst-matrix: host-only (the agent's own crash recovery, about 10 minutes over its 36 points; its Slurm calls are those test_lifecycle and test_reconcile make on both releases; left out of the second release to keep ./check.sh within CI's time)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
