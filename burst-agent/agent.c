@@ -569,7 +569,10 @@ static int open_log(const char *path)
 		A.syslog = true;
 		return 0;
 	}
-	f = fopen(path, "a");
+	/* close-on-exec: the programs the agent starts (instances, providers'
+	 * helpers) must not hold its log open (a rotated log's space would
+	 * never be freed while an instance lives) */
+	f = fopen(path, "ae");
 	if (!f) {
 		fprintf(stderr, "burst-agent: cannot open the log %s: %s\n", path, strerror(errno));
 		return -1;

@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,7 +214,7 @@ static void answer_admitted(int fd, const char *node, const struct node_rec *rp,
 	json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
 	json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
 	json_object_object_add(rec, "CLOUD_PROVENANCE_ID", json_object_new_string(digest));
-	w->fd = dup(fd);
+	w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);   /* not inherited by what the agent starts */
 	w->rec = rec;
 	w->requested = requested;
 	w->early = r.early;

@@ -46,6 +46,20 @@ grep -q '^CLOUD_PROVIDER=local$' "$LAB/job.out" && grep -q '^CLOUD_INSTANCE_TYPE
 ok $? "... and CLOUD_PROVIDER, CLOUD_INSTANCE_TYPE, CLOUD_INSTANCE_ID" "$LAB/job.out"
 [ "$(tail -1 "$LAB/job.out")" = 0 ]; ok $? "the node has a private /tmp" "$LAB/job.out"
 grep -q 'booting -> admitted' "$LAB/log/agent.log"; ok $? "the node was admitted before slurmd started" "$LAB/log/agent.log"
+# what the agent started holds none of its files open (close-on-exec): a
+# rotated log's space is freed, the state database's locks are the agent's
+held=
+for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^burst-lab$$-burst-"); do
+	for pid in $(ip netns pids "$ns" 2>/dev/null); do
+		for fd in /proc/"$pid"/fd/*; do
+			case "$(readlink "$fd" 2>/dev/null)" in
+			"$LAB"/log/agent.log* | "$LAB"/burst/agent.db* | "$LAB"/burst/spool*) held="$held $pid:$(readlink "$fd")" ;;
+			esac
+		done
+	done
+done
+[ -z "$held" ] && [ -n "$(ip netns list 2>/dev/null | grep "^burst-lab$$-burst-")" ]
+ok $? "the instances' processes hold none of the agent's files open${held:+ (held:$held)}"
 # Slurm before 23.11.1 misses a registration from a slurmd started in the
 # second of the resume request (lib/slurm_compat.h): such a slurmd waits
 # for the next second; later releases start it at once
