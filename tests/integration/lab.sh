@@ -432,17 +432,26 @@ lab_node_image() {
 # lab_agent_start [BURST_NODE]: start burst-agent on the lab's burst.conf
 # (its log: $LAB/log/agent.log), record it, wait for its socket; AGENT_PID.
 lab_agent_start() {
-	local i
+	local i n0
+	# this start's own "started:" line (after its sockets are open), not the
+	# socket file a killed agent left behind
+	n0=$(grep -c 'burst-agent: info: started: ' "$LAB/log/agent.log" 2>/dev/null)
 	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
 		BURST_NODE="${1:-$build/burst-agent/node/burst-node}" \
 		"$build/burst-agent/burst-agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
 	AGENT_PID=$!
 	lab_record burst-agent "$AGENT_PID"
-	for ((i = 0; i < 50; i++)); do
-		[ -S "$LAB/burst/agent.sock" ] && return 0
+	for ((i = 0; i < 100; i++)); do
+		# started (it may have ended since: a crash point after its start)
+		[ -S "$LAB/burst/agent.sock" ] &&
+			[ "$(grep -c 'burst-agent: info: started: ' "$LAB/log/agent.log" 2>/dev/null)" -gt "${n0:-0}" ] && return 0
+		if ! kill -0 "$AGENT_PID" 2>/dev/null; then
+			lab_log "burst-agent exited before it started"
+			return 1
+		fi
 		sleep 0.1
 	done
-	lab_log "burst-agent did not open its socket"
+	lab_log "burst-agent did not start (no socket, or no 'started:' line of its own)"
 	return 1
 }
 
