@@ -56,9 +56,11 @@ burst_pkg_name() {   # NAME [SUITE]
 }
 
 burst_install_deps() {
-	local missing=() p
+	local missing=() p suite
+	# this machine's release, read once for all the names
+	suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
 	for p in "$@"; do
-		p=$(burst_pkg_name "$p")
+		p=$(burst_pkg_name "$p" "$suite")
 		if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
 			missing+=("$p")
 		fi
