@@ -565,6 +565,24 @@ struct catalog *catalog_load(const char *dir, burst_err_t *err)
 
 struct catalog *catalog_load_opts(const char *dir, unsigned flags, burst_err_t *err)
 {
+	return catalog_load_providers(dir, flags, NULL, 0, err);
+}
+
+static bool wanted(const char *provider, const char *const *only, size_t nonly)
+{
+	size_t i;
+
+	if (!only)
+		return true;
+	for (i = 0; i < nonly; i++)
+		if (only[i] && strcasecmp(only[i], provider) == 0)
+			return true;
+	return false;
+}
+
+struct catalog *catalog_load_providers(const char *dir, unsigned flags, const char *const *only,
+				       size_t nonly, burst_err_t *err)
+{
 	struct catalog *cat = xcalloc(1, sizeof(*cat));
 	struct sha256 md, *sum;
 	DIR *d = opendir(dir);
@@ -595,6 +613,17 @@ struct catalog *catalog_load_opts(const char *dir, unsigned flags, burst_err_t *
 		goto done;
 	}
 	qsort(files, nfiles, sizeof(char *), cmp_str);
+	/* the directory's checks above are the whole load's: a subset only skips files */
+	if (only) {
+		size_t kept = 0;
+		for (i = 0; i < nfiles; i++) {
+			if (wanted(files[i], only, nonly))
+				files[kept++] = files[i];
+			else
+				free(files[i]);
+		}
+		nfiles = kept;
+	}
 	sha256_init(&md);
 	sum = (flags & CATALOG_NO_CHECKSUM) ? NULL : &md;
 	for (i = 0; i < nfiles; i++) {

@@ -76,6 +76,17 @@ struct catalog *catalog_load(const char *dir, burst_err_t *err);
  */
 #define CATALOG_NO_CHECKSUM 1u
 struct catalog *catalog_load_opts(const char *dir, unsigned flags, burst_err_t *err);
+/*
+ * The same, reading only the files of the providers named in only[0..nonly)
+ * (case-insensitive, as the catalog's names match; only NULL: every one).
+ * The directory is checked as catalog_load does (it must exist and hold a
+ * <provider>.csv), and a provider without a file is no error (the local
+ * provider's types come from burst.conf). The version lists the providers
+ * read. For the SPANK plugin: a decision only ever draws candidates from
+ * the configured providers' catalogs (config_candidates).
+ */
+struct catalog *catalog_load_providers(const char *dir, unsigned flags, const char *const *only,
+				       size_t nonly, burst_err_t *err);
 void catalog_free(struct catalog *cat);
 
 /*

@@ -187,6 +187,87 @@ int burst_decide(const struct burst_config *cfg, const struct catalog *cat,
 	return rc == 0 ? 0 : -1;
 }
 
+/*
+ * Does c name an accelerator model that cat does not spell exactly? Then
+ * the whole catalog could bind it otherwise than a part of it: a model
+ * spelled so anywhere in it is taken as that value, one spelled nowhere
+ * stands for every MODEL-* (resolver.c, bind).
+ */
+static bool model_unspelled(const struct catalog *cat, const struct contract *c)
+{
+	size_t i, k;
+
+	for (i = 0; i < c->nas; i++)
+		if (c->as[i].key == KEY_ACC_MODEL && c->as[i].str)
+			for (k = 0; k < c->as[i].nvals; k++)
+				if (catalog_find_str(cat, c->as[i].str[k]) < 0)
+					return true;
+	return false;
+}
+
+/* One try: the catalog of dir (only: the providers' files, or NULL), the
+ * config applied, the decision. Returns 0, 1 when the partial catalog cannot
+ * be trusted with this contract, or -1 with err and *stage. */
+static int decide_with(const struct burst_config *cfg, const char *dir, const char *const *only,
+		       size_t nonly, const char *arg, struct burst_decision *d, int *stage,
+		       burst_err_t *err)
+{
+	struct catalog *cat;
+	struct burst_ranking rk;
+	int rc = -1;
+
+	/* the decision needs no checksum of the catalog: not computed */
+	cat = catalog_load_providers(dir, CATALOG_NO_CHECKSUM, only, nonly, err);
+	if (!cat) {
+		*stage = BURST_DECIDE_CATALOG;
+		return -1;
+	}
+	if (config_apply_catalog(cfg, cat, err) < 0) {
+		*stage = BURST_DECIDE_APPLY;
+		goto out;
+	}
+	if (burst_decide_ranked(cfg, cat, NULL, arg, 0, d, &rk, err) != 0) {
+		*stage = BURST_DECIDE_CONTRACT;
+		burst_decision_free(d);
+	} else if (only && model_unspelled(cat, rk.c)) {
+		burst_decision_free(d);
+		rc = 1;
+	} else
+		rc = 0;
+	burst_ranking_free(&rk);
+out:
+	catalog_free(cat);
+	return rc;
+}
+
+int burst_decide_dir(const struct burst_config *cfg, const char *dir, const char *arg,
+		     struct burst_decision *d, int *stage, int *whole, burst_err_t *err)
+{
+	const char **only = xcalloc(cfg->nproviders + 1, sizeof(char *));
+	burst_err_t *before = xmalloc(sizeof(*before));
+	size_t i;
+	int rc;
+
+	/* each try starts from err as given (config_apply_catalog appends) */
+	*before = *err;
+
+	for (i = 0; i < cfg->nproviders; i++)
+		only[i] = cfg->providers[i].catalog;
+	*stage = 0;
+	rc = decide_with(cfg, dir, only, cfg->nproviders, arg, d, stage, err);
+	free(only);
+	if (whole)
+		*whole = rc != 0;
+	if (rc != 0) {
+		/* a refusal (or a doubt) comes from the whole catalog, word for word */
+		*stage = 0;
+		*err = *before;
+		rc = decide_with(cfg, dir, NULL, 0, arg, d, stage, err) == 0 ? 0 : -1;
+	}
+	free(before);
+	return rc;
+}
+
 void burst_decision_free(struct burst_decision *d)
 {
 	free(d->name);

@@ -32,6 +32,22 @@ int burst_decide(const struct burst_config *cfg, const struct catalog *cat,
 void burst_decision_free(struct burst_decision *d);
 
 /*
+ * burst_decide over the catalog in dir with cfg applied to it, as the SPANK
+ * plugin decides in every sbatch with --cloud-contract, reading as little as
+ * it can: first only the catalogs of cfg's providers (the candidates are
+ * theirs: config_candidates). When that fails, or the contract names an
+ * accelerator model they do not spell (which the whole catalog might bind
+ * otherwise), it decides again over the whole catalog, so the answer and
+ * every error are those of catalog_load + config_apply_catalog +
+ * burst_decide. Returns 0, or -1 with err and *stage: the step that failed
+ * (the catalog, applying burst.conf to it, or the contract). *whole (may be
+ * NULL) is set when the whole catalog was read.
+ */
+enum { BURST_DECIDE_CATALOG = 1, BURST_DECIDE_APPLY, BURST_DECIDE_CONTRACT };
+int burst_decide_dir(const struct burst_config *cfg, const char *dir, const char *arg,
+		     struct burst_decision *d, int *stage, int *whole, burst_err_t *err);
+
+/*
  * The contract arg stands for: cfg's contract of that name, or (when arg
  * looks like an expression: it has one of = < > ! {) the expression parsed,
  * if cfg allows inline contracts. Returns it, or NULL with err set as

@@ -68,11 +68,10 @@ static void reset(void)
 static int decide(const char *arg)
 {
 	struct burst_config *cfg;
-	struct catalog *cat;
 	burst_err_t err;
 	char buf[4096];
 	const char *path = plugstack_burst_conf(&args, buf, sizeof(buf));
-	int rc = -1;
+	int stage, whole;
 
 	cfg = config_load(path, &err);
 	if (!cfg) {
@@ -80,30 +79,26 @@ static int decide(const char *arg)
 			    path, err.msg);
 		return -1;
 	}
-	/* the decision needs no checksum of the catalog: not computed */
-	cat = catalog_load_opts(catalog_default_dir(args.catalog_dir ? args.catalog_dir : cfg->catalog_dir),
-				CATALOG_NO_CHECKSUM, &err);
-	if (!cat) {
-		slurm_error(PREFIX "%s; tell your administrator", err.msg);
-		goto out;
-	}
-	if (config_apply_catalog(cfg, cat, &err) < 0) {
-		slurm_error(PREFIX "%s", err.msg);
-		goto out;
-	}
 	if (decided)
 		burst_decision_free(&decision);
 	decided = false;
-	if (burst_decide(cfg, cat, arg, &decision, &err) < 0) {
-		slurm_error(PREFIX "--cloud-contract=%s: %s", arg, err.msg);
-		goto out;
+	/* reads only the configured providers' catalogs unless it must read all */
+	if (burst_decide_dir(cfg, catalog_default_dir(args.catalog_dir ? args.catalog_dir : cfg->catalog_dir),
+			     arg, &decision, &stage, &whole, &err) < 0) {
+		if (stage == BURST_DECIDE_CATALOG)
+			slurm_error(PREFIX "%s; tell your administrator", err.msg);
+		else if (stage == BURST_DECIDE_APPLY)
+			slurm_error(PREFIX "%s", err.msg);
+		else
+			slurm_error(PREFIX "--cloud-contract=%s: %s", arg, err.msg);
+		config_free(cfg);
+		return -1;
 	}
+	if (whole)
+		slurm_debug(PREFIX "--cloud-contract=%s: decided over the whole catalog", arg);
 	decided = true;
-	rc = 0;
-out:
-	catalog_free(cat);
 	config_free(cfg);
-	return rc;
+	return 0;
 }
 
 static int opt_contract(int val, const char *optarg, int remote)

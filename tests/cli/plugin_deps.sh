@@ -46,10 +46,10 @@ check_plugin() {   # SO KIND (contract|admission)
 	ok $? "no EC2, state, spool, attestation, provenance or acceptance code in it" "$tmp/agent"
 	# what it must still have: the submit-time decision and the burst.conf reader
 	if [ "$kind" = contract ]; then
-		grep -q ' burst_decide$' "$tmp/syms" && grep -q ' config_load$' "$tmp/syms"
-		ok $? "it holds burst_decide and config_load" "$tmp/syms"
+		grep -q ' burst_decide_dir$' "$tmp/syms" && grep -q ' config_load$' "$tmp/syms"
+		ok $? "it holds burst_decide_dir and config_load" "$tmp/syms"
 	else
-		grep -q ' config_load$' "$tmp/syms" && ! grep -q ' burst_decide$' "$tmp/syms"
+		grep -q ' config_load$' "$tmp/syms" && ! grep -q ' burst_decide' "$tmp/syms"
 		ok $? "it holds config_load, not the submit-time decision" "$tmp/syms"
 	fi
 	fi
