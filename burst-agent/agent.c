@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -253,13 +254,16 @@ static void accept_clients(int lsock, int kind)
 		}
 		src = conn_source((struct sockaddr *)&ss);
 		if (kind == CONN_METRICS) {
-			conn_add(&A.conns, fd, kind, src, mono(), METRICS_DEADLINE_S, METRICS_MAX_CONNS, &evicted);
+			if (!conn_add(&A.conns, fd, kind, src, mono(), METRICS_DEADLINE_S, METRICS_MAX_CONNS, &evicted))
+				ERR("metrics: cannot wait for a connection (epoll): %s; closed", strerror(errno));
 			if (evicted)
 				metric_dropped("too_many");
 			continue;
 		}
-		conn_add(&A.conns, fd, kind, src, mono(), kind == CONN_JOIN ? JOIN_DEADLINE_S : CTL_DEADLINE_S,
-			 kind == CONN_JOIN ? join_max : CTL_MAX_CONNS, &evicted);
+		if (!conn_add(&A.conns, fd, kind, src, mono(), kind == CONN_JOIN ? JOIN_DEADLINE_S : CTL_DEADLINE_S,
+			      kind == CONN_JOIN ? join_max : CTL_MAX_CONNS, &evicted))
+			ERR("%s: cannot wait for a connection (epoll): %s; closed", kind == CONN_JOIN ? "join" : "control",
+			    strerror(errno));
 		if (evicted && kind == CONN_JOIN)
 			A.dropped_full++;
 		else if (evicted)
@@ -267,72 +271,131 @@ static void accept_clients(int lsock, int kind)
 	}
 }
 
+/*
+ * What the loop waits on: the listening sockets and the workers' eventfd
+ * by a tag above any descriptor, each connection by its descriptor
+ * (conn.h). An epoll set, so a turn costs what is ready: with poll, every
+ * byte a trickling client sent made the loop pass every open connection to
+ * the kernel and back, hundreds of them, several hundred times a second.
+ */
+#define EV_TAG ((uint64_t)1 << 32)
+enum { EV_CTL = 1, EV_WORKERS, EV_METRICS, EV_JOIN /* + i: A.jsocks[i] */ };
+#define EV_MAX 256
+
+static int loop_ep = -1;
+
+static int watch_fd(int fd, uint64_t tag)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.u64 = EV_TAG | tag;
+	return epoll_ctl(loop_ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* The epoll set of the loop, once its sockets are open: 0, or -1 logged. */
+static int loop_watch(void)
+{
+	size_t i;
+
+	loop_ep = epoll_create1(EPOLL_CLOEXEC);
+	if (loop_ep < 0 || watch_fd(A.usock, EV_CTL) < 0 ||
+	    (pworker_fd() >= 0 && watch_fd(pworker_fd(), EV_WORKERS) < 0) ||
+	    (A.msock >= 0 && watch_fd(A.msock, EV_METRICS) < 0) ||
+	    conn_table_watch(&A.conns, loop_ep) < 0) {
+		ERR("cannot wait for the agent's sockets (epoll): %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < A.njsocks; i++)
+		if (watch_fd(A.jsocks[i], EV_JOIN + i) < 0) {
+			ERR("cannot wait for node reports (epoll): %s", strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+/* A connection the loop found ready: read what it has, answer a whole
+ * request, drop it when done with. */
+static void serve_conn(size_t i, uint32_t events)
+{
+	struct conn *c = &A.conns.c[i];
+	enum conn_status st;
+	bool join = c->kind == CONN_JOIN;
+
+	if (c->kind == CONN_METRICS) {
+		short rev = (short)((events & EPOLLIN ? POLLIN : 0) | (events & EPOLLOUT ? POLLOUT : 0) |
+				    (events & EPOLLERR ? POLLERR : 0) | (events & EPOLLHUP ? POLLHUP : 0));
+		if (metrics_conn(c, rev) || conn_watch(&A.conns, c) < 0)
+			conn_drop(&A.conns, i);
+		return;
+	}
+	st = conn_pump(c, join ? MAX_REPORT : CTL_MAX_REQ);
+	if (st == CONN_MORE)
+		return;
+	lease_check();   /* before answering anyone */
+	if (st == CONN_LINE && join) {
+		handle_join(c->fd, c->buf, c->len);
+		kicked = true;
+	}
+	else if (st == CONN_LINE)
+		handle_control(c->fd, c->buf);
+	else if (st == CONN_TOO_BIG && join) {
+		ERR("join: report of more than %d bytes refused", MAX_REPORT);
+		reply_json(c->fd, false, "report too large", NULL);
+	} else if (st == CONN_TOO_BIG)
+		ERR("control: request of more than %d bytes refused", CTL_MAX_REQ);
+	conn_drop(&A.conns, i);
+}
+
 /* One turn of the loop's clients: wait up to a tick for a listening socket
  * or a connection to have something, read what each has without waiting,
  * answer whole requests, close the ones past their deadline or cap. */
 static void serve_clients(void)
 {
-	size_t i, n = A.conns.n, nl = 1 + A.njsocks;   /* listening: control, then join */
-	struct pollfd *p = xmalloc((n + nl + 2) * sizeof(*p));
+	struct epoll_event ev[EV_MAX];
+	bool workers = false, ctl = false, metrics = false;
+	bool *join = xcalloc(A.njsocks + 1, sizeof(*join));
 	double now;
+	size_t i;
+	int n = epoll_wait(loop_ep, ev, EV_MAX, TICK_MS);
 
-	p[0] = (struct pollfd){ A.usock, POLLIN, 0 };
-	for (i = 0; i < A.njsocks; i++)
-		p[1 + i] = (struct pollfd){ A.jsocks[i], POLLIN, 0 };
-	for (i = 0; i < n; i++)
-		p[i + nl] = (struct pollfd){ A.conns.c[i].fd, A.conns.c[i].out ? POLLOUT : POLLIN, 0 };
-	/* the providers' workers: finished calls */
-	p[n + nl] = (struct pollfd){ pworker_fd(), POLLIN, 0 };
-	/* -1 (no metrics server): poll ignores it */
-	p[n + nl + 1] = (struct pollfd){ A.msock, POLLIN, 0 };
-	if (poll(p, n + nl + 2, TICK_MS) > 0) {
-		if (p[n + nl].revents & POLLIN) {
-			/* before taking in what the workers finished: an agent frozen
-			 * while a call was out (slurmctld slow to answer) and deposed
-			 * meanwhile acts on none of it, nor even logs it */
-			lease_check();
-			if (pworker_collect())
-				kicked = true;
+	for (int k = 0; k < n; k++) {
+		uint64_t d = ev[k].data.u64;
+		if (d & EV_TAG) {
+			d &= ~EV_TAG;
+			workers |= d == EV_WORKERS;
+			ctl |= d == EV_CTL;
+			metrics |= d == EV_METRICS;
+			if (d >= EV_JOIN && d - EV_JOIN < A.njsocks)
+				join[d - EV_JOIN] = true;
 		}
-		/* the connections first: conn_drop moves the last into i, so from the end */
-		for (i = n; i-- > 0;) {
-			struct conn *c = &A.conns.c[i];
-			enum conn_status st;
-			bool join = c->kind == CONN_JOIN;
-
-			if (!p[i + nl].revents)
-				continue;
-			if (c->kind == CONN_METRICS) {
-				if (metrics_conn(c, p[i + nl].revents))
-					conn_drop(&A.conns, i);
-				continue;
-			}
-			st = conn_pump(c, join ? MAX_REPORT : CTL_MAX_REQ);
-			if (st == CONN_MORE)
-				continue;
-			lease_check();   /* before answering anyone */
-			if (st == CONN_LINE && join) {
-				handle_join(c->fd, c->buf, c->len);
-				kicked = true;
-			}
-			else if (st == CONN_LINE)
-				handle_control(c->fd, c->buf);
-			else if (st == CONN_TOO_BIG && join) {
-				ERR("join: report of more than %d bytes refused", MAX_REPORT);
-				reply_json(c->fd, false, "report too large", NULL);
-			} else if (st == CONN_TOO_BIG)
-				ERR("control: request of more than %d bytes refused", CTL_MAX_REQ);
-			conn_drop(&A.conns, i);
-		}
-		if (p[0].revents & POLLIN)
-			accept_clients(A.usock, CONN_CTL);
-		for (i = 0; i < A.njsocks; i++)
-			if (p[1 + i].revents & POLLIN)
-				accept_clients(A.jsocks[i], CONN_JOIN);
-		if (p[n + nl + 1].revents & POLLIN)
-			accept_clients(A.msock, CONN_METRICS);
 	}
-	free(p);
+	if (workers) {
+		/* before taking in what the workers finished: an agent frozen
+		 * while a call was out (slurmctld slow to answer) and deposed
+		 * meanwhile acts on none of it, nor even logs it */
+		lease_check();
+		if (pworker_collect())
+			kicked = true;
+	}
+	/* the connections first; each found by its descriptor (an earlier one's
+	 * drop moved another in the table; no descriptor of a dropped one is
+	 * reused by a connection before the accepts below) */
+	for (int k = 0; k < n; k++)
+		if (!(ev[k].data.u64 & EV_TAG)) {
+			size_t ci = conn_find(&A.conns, (int)ev[k].data.u64);
+			if (ci < A.conns.n)
+				serve_conn(ci, ev[k].events);
+		}
+	if (ctl)
+		accept_clients(A.usock, CONN_CTL);
+	for (i = 0; i < A.njsocks; i++)
+		if (join[i])
+			accept_clients(A.jsocks[i], CONN_JOIN);
+	if (metrics)
+		accept_clients(A.msock, CONN_METRICS);
+	free(join);
 	now = mono();
 	for (i = A.conns.n; i-- > 0;)
 		if (A.conns.c[i].deadline <= now) {
@@ -456,7 +519,7 @@ static int setup_active(void)
 	A.msock = metrics_listen();
 	if (A.msock == -2)
 		return -1;
-	return 0;
+	return loop_watch();
 }
 
 /* After a restart: finish what was in flight. */
@@ -708,6 +771,8 @@ int main(int argc, char **argv)
 	INFO("stopping (instances keep running; a restart takes them up again)");
 	A.exiting = true;
 	conn_table_free(&A.conns);
+	if (loop_ep >= 0)
+		close(loop_ep);
 	close(A.usock);
 	for (size_t i = 0; i < A.njsocks; i++)
 		close(A.jsocks[i]);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -116,6 +117,62 @@ uint64_t conn_source(const struct sockaddr *sa)
 	return 0;
 }
 
+/* Record that connection i is on its descriptor. */
+static void index_fd(struct conn_table *t, size_t i)
+{
+	size_t fd = (size_t)t->c[i].fd;
+
+	if (fd >= t->nbyfd) {
+		size_t k, n = t->nbyfd ? t->nbyfd : 64;
+		while (n <= fd)
+			n *= 2;
+		t->byfd = xrealloc(t->byfd, n * sizeof(*t->byfd));
+		for (k = t->nbyfd; k < n; k++)
+			t->byfd[k] = -1;
+		t->nbyfd = n;
+	}
+	t->byfd[fd] = (int)i;
+}
+
+size_t conn_find(const struct conn_table *t, int fd)
+{
+	if (fd < 0 || (size_t)fd >= t->nbyfd || t->byfd[fd] < 0)
+		return t->n;
+	return (size_t)t->byfd[fd];
+}
+
+static uint32_t wanted(const struct conn *c)
+{
+	return c->out && c->outoff < c->outlen ? EPOLLOUT : EPOLLIN;
+}
+
+int conn_watch(struct conn_table *t, struct conn *c)
+{
+	struct epoll_event ev;
+
+	if (!t->watched || c->events == wanted(c))
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = wanted(c);
+	ev.data.u64 = (uint64_t)c->fd;
+	if (epoll_ctl(t->ep, c->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd, &ev) < 0)
+		return -1;
+	c->events = ev.events;
+	return 0;
+}
+
+int conn_table_watch(struct conn_table *t, int ep)
+{
+	size_t i;
+
+	t->watched = true;
+	t->ep = ep;
+	for (i = 0; i < t->n; i++)
+		if (conn_watch(t, &t->c[i]) < 0)
+			return -1;
+	return 0;
+}
+
 struct conn *conn_add(struct conn_table *t, int fd, int kind, uint64_t src, double now, double timeout,
 		      size_t max, int *evicted)
 {
@@ -137,6 +194,13 @@ struct conn *conn_add(struct conn_table *t, int fd, int kind, uint64_t src, doub
 	c->src = src;
 	c->born = now;
 	c->deadline = now + timeout;
+	index_fd(t, t->n - 1);
+	if (conn_watch(t, c) < 0) {
+		int e = errno;
+		conn_drop(t, t->n - 1);
+		errno = e;
+		return NULL;
+	}
 	return c;
 }
 
@@ -169,11 +233,20 @@ void conn_drop(struct conn_table *t, size_t i)
 {
 	if (i >= t->n)
 		return;
-	if (t->c[i].fd >= 0)
+	if (t->c[i].fd >= 0) {
+		/* out of the epoll set first: a duplicate of the descriptor (a
+		 * join answer kept for later) would keep it registered */
+		if (t->watched && t->c[i].events)
+			epoll_ctl(t->ep, EPOLL_CTL_DEL, t->c[i].fd, NULL);
+		if ((size_t)t->c[i].fd < t->nbyfd)
+			t->byfd[t->c[i].fd] = -1;
 		close(t->c[i].fd);
+	}
 	free(t->c[i].buf);
 	free(t->c[i].out);
 	t->c[i] = t->c[--t->n];
+	if (i < t->n)
+		index_fd(t, i);
 }
 
 size_t conn_count(const struct conn_table *t, int kind)
@@ -192,4 +265,7 @@ void conn_table_free(struct conn_table *t)
 	free(t->c);
 	t->c = NULL;
 	t->cap = 0;
+	free(t->byfd);
+	t->byfd = NULL;
+	t->nbyfd = 0;
 }

@@ -16,6 +16,7 @@
 #define BURST_CONN_H
 
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,11 +38,24 @@ struct conn {
 	double born, deadline;
 	char *out;       /* an answer being sent (conn_flush), NULL if none */
 	size_t outlen, outoff;
+	uint32_t events; /* what the table's epoll waits for on it (conn_watch) */
 };
 
+/*
+ * The table may be watched by an epoll instance (conn_table_watch): every
+ * connection is then registered as it is added (its descriptor as the
+ * event's data.u64) and removed before it is closed, so that a wait costs
+ * what is ready, not what is open: hundreds of clients that each send a
+ * byte a second cost the loop a few microseconds a byte, not a pass over
+ * every connection.
+ */
 struct conn_table {
 	struct conn *c;
 	size_t n, cap;
+	int *byfd;       /* index in c of each descriptor, -1 if none */
+	size_t nbyfd;
+	bool watched;
+	int ep;          /* the epoll descriptor when watched */
 };
 
 /*
@@ -66,7 +80,8 @@ enum conn_status conn_flush(struct conn *c);
 /*
  * Add fd of kind from source src, accepted at now, to expire at now +
  * timeout. When kind already has max connections (0: no cap), one of them
- * is closed first (conn_victim) and *evicted is 1 (else 0).
+ * is closed first (conn_victim) and *evicted is 1 (else 0). NULL (fd
+ * closed, errno set) when a watched table's epoll refuses it.
  */
 struct conn *conn_add(struct conn_table *t, int fd, int kind, uint64_t src, double now, double timeout,
 		      size_t max, int *evicted);
@@ -79,6 +94,18 @@ size_t conn_victim(const struct conn_table *t, int kind);
 /* A source key for a peer address (IPv4, IPv6; 0 for any other). */
 struct sockaddr;
 uint64_t conn_source(const struct sockaddr *sa);
+
+/* Watch the table's connections (those already in it and all added later)
+ * with epoll instance ep: 0, or -1 with errno. */
+int conn_table_watch(struct conn_table *t, int ep);
+
+/* After c's answer changed (conn_send, conn_flush): what its epoll waits
+ * for follows (POLLOUT while an answer is left to send, else POLLIN).
+ * 0, or -1 with errno. */
+int conn_watch(struct conn_table *t, struct conn *c);
+
+/* The index of the connection on descriptor fd, t->n if none. */
+size_t conn_find(const struct conn_table *t, int fd);
 
 /* Close connection i and free its buffer (the last one moves into i). */
 void conn_drop(struct conn_table *t, size_t i);

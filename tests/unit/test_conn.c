@@ -2,12 +2,17 @@
  * test_conn.c - the agent's connections are read without waiting: a client
  * trickling bytes never holds the reader, each connection keeps its own
  * partial request, the size cap and the per-kind cap hold; when the join
- * table is full, the source with the most connections gives one up.
+ * table is full, the source with the most connections gives one up. A
+ * table watched by epoll reports just the connection that sent something,
+ * found by its descriptor whatever moved in the table, and nothing of one
+ * it closed (even while a duplicate of its descriptor lives).
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -57,7 +62,7 @@ static int has_born(const struct conn_table *t, double born)
  */
 static void source_policy(void)
 {
-	struct conn_table t = { NULL, 0, 0 };
+	struct conn_table t = { .c = NULL };
 	const uint64_t flood = 1, node = 2, other = 3;
 	struct sockaddr_in a4, b4;
 	struct sockaddr_in6 a6;
@@ -118,7 +123,7 @@ static void source_policy(void)
 	ok(conn_count(&t, 1) == 8, "NAT: the table holds its cap, no connection is refused outright");
 	{
 		/* no refusal by address: 8 from one source fit as 8 from 8 would */
-		struct conn_table u = { NULL, 0, 0 };
+		struct conn_table u = { .c = NULL };
 		for (i = 0; i < 8; i++)
 			add_from(&u, flood, (double)i, 8, &ev);
 		ok(conn_count(&u, 1) == 8 && !ev, "NAT: a whole table from one address is taken, none closed");
@@ -150,9 +155,89 @@ static void source_policy(void)
 	ok(conn_source((struct sockaddr *)&un) == 0, "a UNIX socket: source 0");
 }
 
+/* Events on ep within ms: how many, the first's descriptor in *fd. */
+static int ready(int ep, int ms, int *fd, uint32_t *events)
+{
+	struct epoll_event ev[64];
+	int n = epoll_wait(ep, ev, 64, ms);
+
+	if (n > 0) {
+		*fd = (int)ev[0].data.u64;
+		*events = ev[0].events;
+	}
+	return n;
+}
+
+static void watched(void)
+{
+	enum { N = 300 };
+	struct conn_table t = { .c = NULL };
+	int peer[N], fd[N], ep = epoll_create1(0), got = -1, ev, i, dup_fd;
+	uint32_t events = 0;
+	size_t k;
+	bool all = true;
+
+	ok(ep >= 0 && conn_table_watch(&t, ep) == 0, "a table watched by epoll");
+	for (i = 0; i < N; i++) {
+		int s[2];
+		if (pair(s) < 0)
+			return;
+		fd[i] = s[0];
+		peer[i] = s[1];
+		if (!conn_add(&t, s[0], 1, 0, (double)i, 5.0, 0, &ev))
+			all = false;
+	}
+	ok(all && t.n == N, "%d connections added and watched", N);
+	ok(ready(ep, 0, &got, &events) == 0, "none has sent anything: no event");
+	ok(write(peer[123], "x", 1) == 1, "one client sends a byte");
+	ok(ready(ep, 1000, &got, &events) == 1 && got == fd[123] && (events & EPOLLIN),
+	   "just that one is ready, by its descriptor");
+	k = conn_find(&t, got);
+	ok(k < t.n && t.c[k].born == 123.0 && conn_pump(&t.c[k], 64) == CONN_MORE && t.c[k].len == 1,
+	   "found in the table and read");
+	ok(ready(ep, 0, &got, &events) == 0, "read: no event left");
+	/* a drop moves the last into its place: still found */
+	conn_drop(&t, conn_find(&t, fd[0]));
+	k = conn_find(&t, fd[N - 1]);
+	ok(k < t.n && t.c[k].born == (double)(N - 1), "the moved connection is found by its descriptor");
+	ok(conn_find(&t, fd[0]) == t.n, "the dropped one is not");
+	ok(send(peer[0], "x", 1, MSG_NOSIGNAL) < 0 || ready(ep, 0, &got, &events) == 0, "the dropped one's peer: no event");
+	/* a connection whose descriptor was duplicated (a join answer kept for
+	 * later) is out of the set once dropped */
+	k = conn_find(&t, fd[7]);
+	dup_fd = dup(fd[7]);
+	conn_drop(&t, k);
+	ok(dup_fd >= 0 && write(peer[7], "late", 4) == 4, "a dropped connection kept by a duplicate gets bytes");
+	ok(ready(ep, 50, &got, &events) == 0, "no event of it (%d)", got);
+	close(dup_fd);
+	/* an answer the peer does not take: waited for as POLLOUT, then POLLIN again */
+	{
+		size_t big_n = 4 << 20;
+		char *ans = malloc(big_n), rb[65536];
+		struct conn *c = &t.c[conn_find(&t, fd[50])];
+		memset(ans, 'y', big_n);
+		ok(conn_send(c, ans, big_n) == CONN_MORE && conn_watch(&t, c) == 0 && c->events == EPOLLOUT,
+		   "an answer left to send: its connection waits to write");
+		ok(ready(ep, 0, &got, &events) == 0, "the peer reads nothing: no event");
+		while (recv(peer[50], rb, sizeof(rb), MSG_DONTWAIT) > 0)
+			;
+		ok(ready(ep, 1000, &got, &events) == 1 && got == fd[50] && (events & EPOLLOUT),
+		   "the peer read: it may write again");
+		while (conn_flush(c) == CONN_MORE)
+			while (recv(peer[50], rb, sizeof(rb), MSG_DONTWAIT) > 0)
+				;
+		ok(conn_watch(&t, c) == 0 && c->events == EPOLLIN, "all sent: it waits to read again");
+	}
+	conn_table_free(&t);
+	ok(t.n == 0 && t.byfd == NULL, "the table is emptied");
+	for (i = 0; i < N; i++)
+		close(peer[i]);
+	close(ep);
+}
+
 int main(void)
 {
-	struct conn_table t = { NULL, 0, 0 };
+	struct conn_table t = { .c = NULL };
 	struct conn *a, *b;
 	int sa[2], sb[2], sc[2], ev, i;
 	enum conn_status st;
@@ -269,5 +354,6 @@ int main(void)
 	close(sc[1]);
 
 	source_policy();
+	watched();
 	return done_testing();
 }
