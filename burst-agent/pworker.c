@@ -58,9 +58,19 @@ static void *worker_main(void *arg)
 		j->next = NULL;
 		w->running = true;
 		pthread_mutex_unlock(&w->mu);
+		j->again = false;
 		j->run(j, w->ops, w->drv);
 		pthread_mutex_lock(&w->mu);
 		w->running = false;
+		if (j->again && !w->stop) {
+			/* its next step after what was queued meanwhile */
+			if (w->tail)
+				w->tail->next = j;
+			else
+				w->head = j;
+			w->tail = j;
+			continue;
+		}
 		if (j->sync) {
 			j->finished = true;
 			pthread_cond_broadcast(&w->cv);
@@ -237,7 +247,8 @@ size_t pworker_collect(void)
 		struct pjob *next = j->next;
 		j->w->pending--;
 		j->next = NULL;
-		j->done(j, true);
+		/* a job in steps that the worker stopped before its end did not run */
+		j->done(j, !j->again);
 		j = next;
 		n++;
 	}

@@ -7,7 +7,10 @@
  * poll loop waits on pworker_fd() beside its sockets; pworker_collect()
  * hands each finished job back to the loop (its done function), where the
  * outcome is recorded. Only the job's run function runs on the worker, and
- * it touches nothing but the job and the driver.
+ * it touches nothing but the job and the driver. A job may run in steps
+ * (pjob.again): between two of its steps the worker runs the jobs queued
+ * before its next step, so that a long call (a listing of thousands of
+ * instances) holds up a launch by one step, not by all of it.
  */
 #ifndef BURST_PWORKER_H
 #define BURST_PWORKER_H
@@ -29,6 +32,12 @@ struct pjob {
 	 * stopped before running it); frees the job */
 	void (*done)(struct pjob *j, bool ran);
 	bool sync;               /* pworker_call: the caller waits, done is not called */
+	bool again;              /* set by run: the job is not over; it is queued
+				  * again at the tail, so that what was queued
+				  * meanwhile runs before its next run (a long call
+				  * made of steps, as a listing page by page). A job
+				  * the worker stops before its end is let go:
+				  * done(j, false). Cleared before each run. */
 	bool finished;
 	double queued;           /* mono() when queued */
 };
