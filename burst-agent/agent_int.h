@@ -306,6 +306,9 @@ bool prov_any_pending(void);
 void reconcile(void);
 void lost_finish(const char *node, struct node_rec *r);
 void lost_nodes(void);
+/* An instance terminated (its provider said so): a round's listing that
+ * began before may still hold it; it is no orphan of that round. */
+void reconcile_terminated(const char *provider, const char *instance);
 
 /* agent_lease.c: the active agent's lease */
 /* Wait as a standby until this agent holds the lease (then 0; 1 when

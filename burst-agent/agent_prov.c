@@ -141,6 +141,8 @@ static void term_done(struct pjob *j, bool ran)
 		t->t.node = t->node;
 		t->t.instance = t->instance;
 		t->t.note = t->note;
+		if (t->t.rc == 0)
+			reconcile_terminated(t->provider, t->instance);
 		t->then(&t->t);
 	}
 	free((char *)t->t.err);

@@ -253,7 +253,48 @@ static struct {
 	double t;
 	double wall0;            /* mono() at the round's start */
 	double list_cpu;         /* CPU of the listings, on the workers */
+	struct htab gone;        /* "PROVIDER\nINSTANCE" (keys owned) terminated
+				  * since the round began: a listing made before
+				  * (one page at a time, launches and terminations
+				  * between its pages) may still hold them */
 } R;
+
+static char *gone_key(const char *provider, const char *instance)
+{
+	size_t a = strlen(provider), b = strlen(instance);
+	char *k = xmalloc(a + b + 2);
+
+	memcpy(k, provider, a);
+	k[a] = '\n';
+	memcpy(k + a + 1, instance, b + 1);
+	return k;
+}
+
+void reconcile_terminated(const char *provider, const char *instance)
+{
+	char *k;
+
+	if (!R.on || !provider || !instance || !instance[0])
+		return;
+	k = gone_key(provider, instance);
+	if (htab_has(&R.gone, k, NULL))
+		free(k);
+	else
+		htab_put(&R.gone, k, NULL);
+}
+
+static bool gone_in_round(const char *provider, const char *instance)
+{
+	char *k;
+	bool in;
+
+	if (!R.gone.n)
+		return false;
+	k = gone_key(provider, instance);
+	in = htab_has(&R.gone, k, NULL);
+	free(k);
+	return in;
+}
 
 /* CPU seconds of the calling thread. */
 static double thread_cpu(void)
@@ -265,32 +306,63 @@ static double thread_cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * A provider's listing, on its worker. A driver that lists one page at a
+ * time (list_step) is called one page per run of the job, which is queued
+ * again after each page that is not the last (pjob.again): a launch or a
+ * termination asked for meanwhile runs between two pages instead of
+ * waiting for the whole listing (10,000 instances: ten pages). Others (and
+ * every driver with BURST_LIST_WHOLE=1 in the agent's environment, for
+ * bench/reconcile-scale's comparison) list in one call.
+ */
 struct list_job {
 	struct pjob j;
 	size_t idx;
 	struct prov_list l;
+	struct prov_list_cursor cur;
 	enum prov_class cls;
 	burst_err_t err;
 	int rc;
-	double seconds;          /* the call's, on the worker */
-	double cpu;              /* the worker's CPU for it */
+	double seconds;          /* the calls', on the worker */
+	double cpu;              /* the worker's CPU for them */
+	bool whole;              /* in one call (BURST_LIST_WHOLE=1) */
 	char *provider;
 };
 
 static void reconcile_finish(void);
 
+static bool list_whole(void)
+{
+	static int whole = -1;
+
+	if (whole < 0) {
+		const char *v = getenv("BURST_LIST_WHOLE");
+		whole = v && !strcmp(v, "1");
+	}
+	return whole;
+}
+
 static void list_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
 {
 	struct list_job *l = (struct list_job *)j;
+	double t0 = mono(), c0 = thread_cpu();
 
-	burst_err_clear(&l->err);
-	l->cls = PROV_OK;
-	double t0 = mono();
-
-	crash_point(CP_LIST_BEFORE);
-	l->rc = ops->list(drv, &l->l, &l->cls, &l->err);
-	crash_point(CP_LIST_AFTER);
-	l->seconds = mono() - t0;
+	if (!l->cur.steps) {
+		burst_err_clear(&l->err);
+		l->cls = PROV_OK;
+		crash_point(CP_LIST_BEFORE);
+	}
+	if (ops->list_step && !l->whole) {
+		int rc = ops->list_step(drv, &l->cur, &l->l, &l->cls, &l->err);
+		l->cur.steps++;
+		j->again = rc == 1;
+		l->rc = rc < 0 ? -1 : 0;
+	} else
+		l->rc = ops->list(drv, &l->l, &l->cls, &l->err);
+	if (!j->again)
+		crash_point(CP_LIST_AFTER);
+	l->seconds += mono() - t0;
+	l->cpu += thread_cpu() - c0;
 }
 
 static void list_done(struct pjob *j, bool ran)
@@ -312,6 +384,7 @@ static void list_done(struct pjob *j, bool ran)
 		R.ok[l->idx] = true;
 	}
 	prov_list_free(&l->l);
+	prov_list_cursor_free(&l->cur);
 	free(l->provider);
 	free(l);
 	if (R.pending && !--R.pending && ran)
@@ -348,6 +421,7 @@ void reconcile(void)
 		l = xcalloc(1, sizeof(*l));
 		l->idx = i;
 		l->provider = xstrdup(p->cfg->name);
+		l->whole = list_whole();
 		l->j.run = list_run;
 		l->j.done = list_done;
 		R.pending++;
@@ -390,8 +464,14 @@ static void reconcile_finish(void)
 		seen = xrealloc(seen, (nseen + pl->n + 1) * sizeof(*seen));
 		for (k = 0; k < pl->n; k++) {
 			const struct prov_instance *in = &pl->v[k];
-			struct rc_instance *ri = &insts[ni++];
-			struct seen_inst *si = &seen[nseen++];
+			struct rc_instance *ri;
+			struct seen_inst *si;
+			/* listed, then terminated by the agent before the round's end:
+			 * gone (its node no longer owns it), no orphan */
+			if (gone_in_round(p->cfg->name, in->id))
+				continue;
+			ri = &insts[ni++];
+			si = &seen[nseen++];
 			snprintf(si->provider, sizeof(si->provider), "%s", p->cfg->name);
 			snprintf(si->id, sizeof(si->id), "%s", in->id);
 			si->first = first_seen(&sx, A.seen, p->cfg->name, in->id);
@@ -491,5 +571,12 @@ out:
 		prov_list_free(&R.lists[i]);
 	free(R.lists);
 	free(R.ok);
+	{
+		size_t it = 0;
+		const char *key;
+		while (htab_next(&R.gone, &it, &key, NULL))
+			free((char *)key);
+		htab_free(&R.gone);
+	}
 	memset(&R, 0, sizeof(R));
 }

@@ -59,6 +59,16 @@ void prov_list_free(struct prov_list *l)
 	l->n = 0;
 }
 
+void prov_list_cursor_free(struct prov_list_cursor *c)
+{
+	if (!c)
+		return;
+	free(c->page);
+	if (c->priv && c->priv_free)
+		c->priv_free(c->priv);
+	memset(c, 0, sizeof(*c));
+}
+
 void ud_sh_quote(struct strbuf *s, const char *v)
 {
 	sb_add(s, "'");

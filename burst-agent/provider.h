@@ -80,6 +80,24 @@ struct prov_list {
 	char note[1024];         /* for the agent's log, or empty (the listing stands) */
 };
 
+/*
+ * Where a listing made one page at a time (provider_ops.list_step) stands,
+ * kept by the caller between the steps: zeroed before the first step,
+ * freed with prov_list_cursor_free after the last (or when given up).
+ */
+struct prov_list_cursor {
+	double listed_at;        /* when its first step began (seconds since the epoch;
+				  * 0 before it) */
+	size_t region;           /* the driver's place: the region being listed */
+	char *page;              /* that region's next page (the driver's token; NULL:
+				  * its first) */
+	unsigned steps;          /* steps made (counted by the caller) */
+	void *priv;              /* the driver's own, freed by priv_free */
+	void (*priv_free)(void *priv);
+};
+
+void prov_list_cursor_free(struct prov_list_cursor *c);
+
 /* Append one instance to l (zeroed) and return it. */
 struct prov_instance *prov_list_add(struct prov_list *l);
 /* Free l's instances and zero it; l may be zeroed. */
@@ -108,6 +126,17 @@ struct provider_ops {
 	 * with prov_list_free. 0, or -1 with err and its class (the listing is
 	 * incomplete: the reconciler decides nothing for this provider). */
 	int (*list)(struct provider *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err);
+	/* Optional: the same listing one page at a time, so that the worker
+	 * runs what was queued meanwhile (a launch) between two pages. Each
+	 * call makes one page and adds its instances to *out; cur (zeroed
+	 * before the first call) keeps the place. 1: more to come (call again
+	 * with the same cur and out), 0: *out is the complete listing, -1 with
+	 * err and its class (given up: the caller frees cur and out). What the
+	 * driver learns from a complete listing (the aws batch journal's
+	 * finished batches) counts from the first step's time (cur->listed_at):
+	 * an instance launched after that may be missing from it. */
+	int (*list_step)(struct provider *p, struct prov_list_cursor *cur, struct prov_list *out,
+			 enum prov_class *cls, burst_err_t *err);
 	/* The end of the instance's console (what its boot printed): at most
 	 * len - 1 bytes, NUL-terminated ("" when it printed nothing yet); where
 	 * gets how an admin reads all of it (a file, a command). 0, or -1 with

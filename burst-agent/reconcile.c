@@ -208,6 +208,11 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 
 		if (!live_state(nd->state) || !nd->instance || !nd->instance[0] || !listed(s, nd->provider))
 			continue;
+		/* in this state since the listings began: they may have been made
+		 * before its instance was launched (a provider lists page by page,
+		 * with launches between its pages) */
+		if (nd->since > now)
+			continue;
 		for (c = chain_first(&by_id, nd->instance); c && !found; c = by_id.next[c - 1])
 			if (streq(insts[c - 1].provider, nd->provider))
 				found = &insts[c - 1];

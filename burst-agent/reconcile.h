@@ -78,9 +78,12 @@ struct rc_action {
 const char *rc_kind_name(enum rc_kind k);
 
 /*
- * Decide a round. Returns the number of actions and *out, a new array the
- * caller frees with free() (NULL when there are none); its strings point
- * into nodes and insts.
+ * Decide a round. now is when the round's listings began: a node whose
+ * last transition came after it (since > now) is not found vanished by
+ * them (its instance may have been launched after its region was listed).
+ * Returns the number of actions and *out, a new array the caller frees
+ * with free() (NULL when there are none); its strings point into nodes
+ * and insts.
  */
 size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_instance *insts,
 			size_t ni, double now, const struct rc_settings *s, struct rc_action **out);

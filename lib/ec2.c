@@ -1088,14 +1088,17 @@ enum ec2_class ec2_run_instances(struct ec2_client *c, const struct ec2_run_para
 	return cls;
 }
 
-enum ec2_class ec2_describe_instances(struct ec2_client *c, const struct ec2_describe_params *p,
-				      struct ec2_instances *out, burst_err_t *err)
+enum ec2_class ec2_describe_instances_page(struct ec2_client *c, const struct ec2_describe_params *p,
+					   const char *token, struct ec2_instances *out, char **next,
+					   burst_err_t *err)
 {
 	struct ec2_describe_params none = { 0 };
-	char *next = NULL, ctx[128];
-	enum ec2_class cls = EC2_OK;
+	struct strbuf b;
+	char num[32], ctx[128];
+	xmlDoc *doc = NULL;
+	enum ec2_class cls;
 
-	memset(out, 0, sizeof(*out));
+	*next = NULL;
 	if (!p)
 		p = &none;
 	if (p->nids == 1)
@@ -1104,38 +1107,46 @@ enum ec2_class ec2_describe_instances(struct ec2_client *c, const struct ec2_des
 		snprintf(ctx, sizeof(ctx), "%zu instances", p->nids);
 	else
 		ctx[0] = '\0';
-	do {
-		struct strbuf b;
-		char num[32];
-		xmlDoc *doc = NULL;
+	begin(&b, "DescribeInstances");
+	for (size_t i = 0; i < p->nids; i++)
+		paramf(&b, p->instance_ids[i], "InstanceId.%zu", i + 1);
+	for (size_t i = 0; i < p->nfilters; i++) {
+		paramf(&b, p->filters[i].name, "Filter.%zu.Name", i + 1);
+		for (size_t k = 0; k < p->filters[i].nvalues; k++)
+			paramf(&b, p->filters[i].values[k], "Filter.%zu.Value.%zu", i + 1, k + 1);
+	}
+	if (p->nids == 0) {
+		snprintf(num, sizeof(num), "%d", p->max_results > 0 ? p->max_results : 1000);
+		param(&b, "MaxResults", num);
+	}
+	if (token)
+		param(&b, "NextToken", token);
+	cls = call(c, "DescribeInstances", ctx, b.s, &doc, err);
+	sb_free(&b);
+	if (cls == EC2_OK && instances_from_doc(doc, out, next, err) != 0) {
+		char *why = xstrdup(err->msg);
+		burst_err_set(err, "ec2 DescribeInstances in %s: %s", c->region, why);
+		free(why);
+		free(*next);
+		*next = NULL;
+		cls = EC2_PERMANENT;
+	}
+	if (doc)
+		xmlFreeDoc(doc);
+	return cls;
+}
 
-		begin(&b, "DescribeInstances");
-		for (size_t i = 0; i < p->nids; i++)
-			paramf(&b, p->instance_ids[i], "InstanceId.%zu", i + 1);
-		for (size_t i = 0; i < p->nfilters; i++) {
-			paramf(&b, p->filters[i].name, "Filter.%zu.Name", i + 1);
-			for (size_t k = 0; k < p->filters[i].nvalues; k++)
-				paramf(&b, p->filters[i].values[k], "Filter.%zu.Value.%zu",
-				       i + 1, k + 1);
-		}
-		if (p->nids == 0) {
-			snprintf(num, sizeof(num), "%d", p->max_results > 0 ? p->max_results : 1000);
-			param(&b, "MaxResults", num);
-		}
-		if (next)
-			param(&b, "NextToken", next);
-		free(next);
-		next = NULL;
-		cls = call(c, "DescribeInstances", ctx, b.s, &doc, err);
-		sb_free(&b);
-		if (cls == EC2_OK && instances_from_doc(doc, out, &next, err) != 0) {
-			char *why = xstrdup(err->msg);
-			burst_err_set(err, "ec2 DescribeInstances in %s: %s", c->region, why);
-			free(why);
-			cls = EC2_PERMANENT;
-		}
-		if (doc)
-			xmlFreeDoc(doc);
+enum ec2_class ec2_describe_instances(struct ec2_client *c, const struct ec2_describe_params *p,
+				      struct ec2_instances *out, burst_err_t *err)
+{
+	char *next = NULL;
+	enum ec2_class cls;
+
+	memset(out, 0, sizeof(*out));
+	do {
+		char *token = next;
+		cls = ec2_describe_instances_page(c, p, token, out, &next, err);
+		free(token);
 	} while (cls == EC2_OK && next);
 	free(next);
 	if (cls != EC2_OK)

@@ -197,6 +197,17 @@ struct ec2_describe_params {
  */
 enum ec2_class ec2_describe_instances(struct ec2_client *c, const struct ec2_describe_params *p,
 				      struct ec2_instances *out, burst_err_t *err);
+/*
+ * One page of DescribeInstances: the page after token (NULL: the first),
+ * its instances APPENDED to *out (zeroed or from an earlier page); *next
+ * gets the token of the page after it (allocated; NULL: it was the last).
+ * What a caller that must not hold its thread for a whole listing calls,
+ * one page at a time. On an error *next is NULL and *out may hold part of
+ * the page (the caller frees it).
+ */
+enum ec2_class ec2_describe_instances_page(struct ec2_client *c, const struct ec2_describe_params *p,
+					   const char *token, struct ec2_instances *out, char **next,
+					   burst_err_t *err);
 
 enum ec2_class ec2_terminate_instances(struct ec2_client *c, const char *const *ids, size_t n,
 				       burst_err_t *err);

@@ -529,6 +529,11 @@ launch:
 		fail_nodes(b, from, to, PROV_TRANSIENT, msg);
 		goto out;
 	}
+	/* a batch sent again is sent now: it may be launching from now on
+	 * (journal_in_flight), and no listing begun before now may find it
+	 * finished (aws_list_step: it pages between launches) */
+	if (jb)
+		jb->sent = wall_seconds();
 	sb_init(&ud);
 	user_data(p, b, join, from, to, &ud);
 	snprintf(name, sizeof(name), "%s-%s", b->cluster ? b->cluster : "burst", who);
@@ -866,95 +871,141 @@ static const char *tag_of(const struct ec2_instance *in, const char *key)
 
 /*
  * The reconciler's view: DescribeInstances filtered by tag:burst:cluster in
- * every region (pages followed by ec2_describe_instances), terminated and
- * shutting-down ones left out. The node and attempt of an instance come
- * from the batch journal (its burst:batch tag, at its launch index). A
- * complete listing is also what compacts the journal: a batch none of
- * whose instances is live any more, sent long enough before the listing,
- * is finished (JOURNAL_GRACE).
+ * every region, terminated and shutting-down ones left out, one page per
+ * step (aws_list_step; aws_list makes them all at once). The node and
+ * attempt of an instance come from the batch journal (its burst:batch tag,
+ * at its launch index). A complete listing is also what compacts the
+ * journal: a batch none of whose instances is live any more, sent long
+ * enough before the listing's first page, is finished (JOURNAL_GRACE). A
+ * batch sent between two pages is never dropped by that listing (sent
+ * after it began; a batch sent again has its time of sending moved, see
+ * launch_chunk), so an instance launched into a region already listed
+ * costs nothing but its absence from this listing.
  */
-static int aws_list(struct provider *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err)
+struct aws_listing {
+	char **live;             /* the burst:batch tags of the live instances seen */
+	size_t nlive;
+};
+
+static void aws_listing_free(void *v)
+{
+	struct aws_listing *ls = v;
+	size_t i;
+
+	for (i = 0; i < ls->nlive; i++)
+		free(ls->live[i]);
+	free(ls->live);
+	free(ls);
+}
+
+/* The listing is complete: the journal's finished batches go. */
+static void list_compact(struct provider *p, const struct aws_listing *ls, double listed_at, struct prov_list *out)
+{
+	struct htab lt = HTAB_INIT;
+	const char **regions = xcalloc(p->nrc + 1, sizeof(char *));
+	double grace = JOURNAL_GRACE;
+	burst_err_t e;
+	long dropped;
+	size_t i, r;
+
+	for (i = 0; i < ls->nlive; i++)
+		htab_put(&lt, ls->live[i], NULL);
+	for (r = 0; r < p->nrc; r++) {
+		double bound = (double)ec2_client_call_bound_ms(p->rc[r].c) / 1000.0;
+		regions[r] = p->rc[r].region;
+		if (bound > grace)
+			grace = bound;
+	}
+	dropped = bj_drop_finished(&p->J, &lt, regions, listed_at, grace, &e);
+	if (dropped < 0)
+		snprintf(out->note, sizeof(out->note), "%.1000s", e.msg);
+	htab_free(&lt);
+	free(regions);
+}
+
+static int aws_list_step(struct provider *p, struct prov_list_cursor *cur, struct prov_list *out,
+			 enum prov_class *cls, burst_err_t *err)
 {
 	const char *cl[1];
 	struct ec2_describe_params dp;
 	struct ec2_filter f[2];
-	size_t r, i, nlive = 0;
-	char **live = NULL;
-	double listed_at = wall_seconds();
-	int rc = -1;
+	struct ec2_instances l = { 0 };
+	struct aws_listing *ls;
+	enum ec2_class ec;
+	char *next = NULL;
+	size_t i;
 
 	*cls = PROV_OK;
+	if (!cur->priv) {
+		cur->listed_at = wall_seconds();
+		cur->priv = xcalloc(1, sizeof(struct aws_listing));
+		cur->priv_free = aws_listing_free;
+	}
+	ls = cur->priv;
 	if (all_clients(p, cls, err) < 0)
 		return -1;
+	if (cur->region >= p->nrc)
+		goto complete;
 	cl[0] = p->cluster;
 	describe_live_by_tag(&dp, f, "tag:burst:cluster", cl);
-	for (r = 0; r < p->nrc; r++) {
-		struct ec2_instances l = { 0 };
-		enum ec2_class ec = ec2_describe_instances(p->rc[r].c, &dp, &l, err);
-
-		if (ec != EC2_OK) {
-			char m[sizeof(err->msg)];
-			*cls = prov_of_ec2(ec);
-			snprintf(m, sizeof(m), "aws DescribeInstances (tag:burst:cluster=%.128s) in %.64s: %.3000s",
-				 p->cluster, p->rc[r].region, ec2_detail(err->msg));
-			burst_err_set(err, "%s", m);
-			goto out;
-		}
-		for (i = 0; i < l.n; i++) {
-			const struct ec2_instance *in = &l.v[i];
-			const char *cluster = tag_of(in, "burst:cluster"), *batch = tag_of(in, "burst:batch");
-			const char *st = in->state ? in->state : "";
-			struct prov_instance *o;
-			const struct bj_batch *j;
-
-			if (!in->id || !strcmp(st, "terminated") || !strcmp(st, "shutting-down"))
-				continue;
-			if (batch) {
-				live = xrealloc(live, (nlive + 1) * sizeof(*live));
-				live[nlive++] = xstrdup(batch);
-			}
-			o = prov_list_add(out);
-			snprintf(o->id, sizeof(o->id), "%s", in->id);
-			snprintf(o->cluster, sizeof(o->cluster), "%s", cluster ? cluster : "");
-			snprintf(o->state, sizeof(o->state), "%s", st);
-			o->launched = launch_seconds(in->launch_time);
-			if (batch && (j = bj_get(&p->J, batch))) {
-				size_t at = in->launch_index >= 0 ? (size_t)in->launch_index : 0;
-				if (at < j->n && (in->launch_index >= 0 || j->n == 1)) {
-					snprintf(o->node, sizeof(o->node), "%s", j->nodes[at]);
-					o->attempt = j->attempts[at];
-				}
-			}
-		}
+	ec = ec2_describe_instances_page(p->rc[cur->region].c, &dp, cur->page, &l, &next, err);
+	if (ec != EC2_OK) {
+		char m[sizeof(err->msg)];
+		*cls = prov_of_ec2(ec);
+		snprintf(m, sizeof(m), "aws DescribeInstances (tag:burst:cluster=%.128s) in %.64s: %.3000s",
+			 p->cluster, p->rc[cur->region].region, ec2_detail(err->msg));
+		burst_err_set(err, "%s", m);
 		ec2_instances_free(&l);
+		return -1;
 	}
-	rc = 0;
-	{
-		/* every region listed whole: the journal's finished batches go */
-		struct htab lt = HTAB_INIT;
-		const char **regions = xcalloc(p->nrc + 1, sizeof(char *));
-		double grace = JOURNAL_GRACE;
-		burst_err_t e;
-		long dropped;
+	for (i = 0; i < l.n; i++) {
+		const struct ec2_instance *in = &l.v[i];
+		const char *cluster = tag_of(in, "burst:cluster"), *batch = tag_of(in, "burst:batch");
+		const char *st = in->state ? in->state : "";
+		struct prov_instance *o;
+		const struct bj_batch *j;
 
-		for (i = 0; i < nlive; i++)
-			htab_put(&lt, live[i], NULL);
-		for (r = 0; r < p->nrc; r++) {
-			double bound = (double)ec2_client_call_bound_ms(p->rc[r].c) / 1000.0;
-			regions[r] = p->rc[r].region;
-			if (bound > grace)
-				grace = bound;
+		if (!in->id || !strcmp(st, "terminated") || !strcmp(st, "shutting-down"))
+			continue;
+		if (batch) {
+			ls->live = xrealloc(ls->live, (ls->nlive + 1) * sizeof(*ls->live));
+			ls->live[ls->nlive++] = xstrdup(batch);
 		}
-		dropped = bj_drop_finished(&p->J, &lt, regions, listed_at, grace, &e);
-		if (dropped < 0)
-			snprintf(out->note, sizeof(out->note), "%.1000s", e.msg);
-		htab_free(&lt);
-		free(regions);
+		o = prov_list_add(out);
+		snprintf(o->id, sizeof(o->id), "%s", in->id);
+		snprintf(o->cluster, sizeof(o->cluster), "%s", cluster ? cluster : "");
+		snprintf(o->state, sizeof(o->state), "%s", st);
+		o->launched = launch_seconds(in->launch_time);
+		if (batch && (j = bj_get(&p->J, batch))) {
+			size_t at = in->launch_index >= 0 ? (size_t)in->launch_index : 0;
+			if (at < j->n && (in->launch_index >= 0 || j->n == 1)) {
+				snprintf(o->node, sizeof(o->node), "%s", j->nodes[at]);
+				o->attempt = j->attempts[at];
+			}
+		}
 	}
-out:
-	for (i = 0; i < nlive; i++)
-		free(live[i]);
-	free(live);
+	ec2_instances_free(&l);
+	free(cur->page);
+	cur->page = next;
+	if (!next)
+		cur->region++;
+	if (cur->region < p->nrc)
+		return 1;
+complete:
+	/* every region listed whole */
+	list_compact(p, ls, cur->listed_at, out);
+	return 0;
+}
+
+static int aws_list(struct provider *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err)
+{
+	struct prov_list_cursor cur;
+	int rc;
+
+	memset(&cur, 0, sizeof(cur));
+	while ((rc = aws_list_step(p, &cur, out, cls, err)) == 1)
+		;
+	prov_list_cursor_free(&cur);
 	return rc;
 }
 
@@ -997,6 +1048,7 @@ const struct provider_ops provider_aws = {
 	.terminate = aws_terminate,
 	.exists = aws_exists,
 	.list = aws_list,
+	.list_step = aws_list_step,
 	.console = aws_console,
 	.fini = aws_fini,
 };

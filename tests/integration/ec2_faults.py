@@ -14,12 +14,17 @@ RunInstances launches MaxCount instances (idempotent on ClientToken: the
 same token with the same parameters returns the same reservation, with
 other parameters IdempotentParameterMismatch), DescribeInstances (with
 instance ids, filters tag:K, instance-state-name, client-token, and
-MaxResults/NextToken paging by instance), TerminateInstances, CreateTags,
+MaxResults/NextToken paging by instance, its token a place in the launch
+order that terminations between pages do not move), TerminateInstances, CreateTags,
 DescribeInstanceTypes. It does not check signatures, only that an
 Authorization header is there.
 
 Control (JSON):
-  POST /_script   {"queue": [STEP...], "rules": [RULE...], "imds_expiration": ISO}
+  POST /_script   {"queue": [STEP...], "rules": [RULE...], "imds_expiration": ISO,
+                   "page_cap": N}
+      page_cap: a DescribeInstances page holds at most N instances whatever
+      its MaxResults (EC2 may answer fewer than MaxResults); kept until
+      a reset
       STEP, used once, in order, by the next EC2 request:
         {"error": CODE, "message": M, "status": 400}  an EC2 error document
         {"status": 500, "body": "text"}               a raw answer
@@ -184,7 +189,7 @@ def reset():
     state.clear()
     state.update(instances=[], reservations={}, tokens={}, requests=[],
                  queue=[], rules=[], seq=0, imds_expiration=None, imds_fetches=0,
-                 spot={}, spot_polls={}, throttled=[])
+                 spot={}, spot_polls={}, throttled=[], page_cap=None)
     buckets.clear()
 
 
@@ -353,15 +358,25 @@ def do_describe(p):
     while "Filter.%d.Name" % n in p:
         filters.append((p["Filter.%d.Name" % n], indexed(p, "Filter.%d.Value" % n)))
         n += 1
-    found = [i for i in state["instances"] if matches(i, filters, ids)]
-    if ids and not found:
+    insts = state["instances"]
+    if ids and not any(matches(i, filters, ids) for i in insts):
         return 400, error_xml("InvalidInstanceID.NotFound",
                               "The instance ID '%s' does not exist" % ids[0], rid())
+    # NextToken is where the scan stops in the launch order of every
+    # instance, not a count of the matching ones: an instance terminated
+    # between two pages (leaving the instance-state-name filter's set)
+    # does not shift the next page over one that is still live
     start = int(p.get("NextToken", "0"))
     size = int(p.get("MaxResults", "1000"))
-    page = found[start:start + size]
-    nxt = str(start + size) if start + size < len(found) else None
-    return 200, describe_xml(page, nxt, rid())
+    if state["page_cap"]:
+        size = min(size, int(state["page_cap"]))
+    page, at = [], start
+    while at < len(insts) and len(page) < size:
+        if matches(insts[at], filters, ids):
+            page.append(insts[at])
+        at += 1
+    more = any(matches(i, filters, ids) for i in insts[at:])
+    return 200, describe_xml(page, str(at) if more else None, rid())
 
 
 def ec2(p, step):
@@ -504,6 +519,8 @@ class Handler(BaseHTTPRequestHandler):
                 state["rules"] = list(s.get("rules", []))
                 if "imds_expiration" in s:
                     state["imds_expiration"] = s["imds_expiration"]
+                if "page_cap" in s:
+                    state["page_cap"] = s["page_cap"]
             return self.answer(200, "{}", "application/json")
         if self.path == "/_buckets":
             try:

@@ -223,4 +223,29 @@ read -r nruns maxud total ntok <"$work/big"
 [ "$nruns" -gt 1 ] && [ "$maxud" -le 16384 ] && [ "$total" = 700 ] && [ "$ntok" = "$nruns" ]
 ok $? "... in $nruns RunInstances (largest user data $maxud bytes <= 16 KiB, $total nodes, $ntok tokens)" "$work/big"
 
+# the reconciler's listing one page at a time (list_step): the provider's
+# worker runs launches and terminations between two pages
+curl -s -X POST "$fep/_reset" >/dev/null
+script '{"page_cap": 2}'
+drv fake launch --type t3.micro v1:1:a v2:1:b v3:1:c v4:1:d v5:1:e
+[ "$(grep -c ' ok$' "$work/out")" = 5 ]; ok $? "five instances for the paged listing" "$work/out"
+drv fake list-steps
+reqs >"$work/req.json"
+[ "$(col steps 2)" = 3 ] && [ "$(grep -c '^i-.* drv v[1-5] 1 ' "$work/out")" = 5 ] &&
+	[ "$(jget "$work/req.json" '[r["params"].get("NextToken") for r in d if r["action"] == "DescribeInstances"]')" = "[None, '2', '4']" ]
+ok $? "pages of 2: three steps, one DescribeInstances each (NextToken followed), each instance mapped to its node" "$work/out $work/req.json"
+cp "$work/out" "$work/steps.out"
+drv fake list
+diff <(grep '^i-' "$work/steps.out") "$work/out" >/dev/null
+ok $? "... the same listing as in one call" "$work/out $work/steps.out"
+drv fake list-steps 1 terminate v2 i-00000000000000002
+[ "$(col steps 2)" = 3 ] && [ "$(grep -c '^i-.* drv v[1-5] 1 ' "$work/out")" = 5 ] && grep -q '^ok$' "$work/out"
+ok $? "an instance of the first page terminated after it: no instance of a later page is missed" "$work/out"
+drv fake list-steps 1 launch --type t3.micro v6:1:f
+grep -q '^v6 i-00000000000000006 ok$' "$work/out" && [ "$(col steps 2)" = 3 ] &&
+	grep -q '^i-00000000000000006 drv v6 1 pending$' "$work/out" && [ "$(grep -c '^i-' "$work/out")" = 5 ]
+ok $? "a batch launched between two pages: listed in a later page, mapped to its node through the journal" "$work/out"
+[ "$(grep -c ' v6:1' "$work/state/aws-fake.batches")" = 1 ] && [ "$(grep -c ' v1:1 ' "$work/state/aws-fake.batches")" = 1 ]
+ok $? "... and the listing's compaction kept both batches in the journal" "$work/state/aws-fake.batches"
+
 done_testing

@@ -15,6 +15,12 @@
  *   aws_driver_cli CONF PROVIDER list
  *       prints one line per instance: ID CLUSTER NODE ATTEMPT STATE (exit 0),
  *       or CLASS MESSAGE (exit 1)
+ *   aws_driver_cli CONF PROVIDER list-steps [AFTER launch ARGS... |
+ *                  AFTER terminate NODE INSTANCE]
+ *       the same listing one page at a time (list_step, as the agent's
+ *       reconciler makes it), then a line "steps N"; with AFTER, the launch
+ *       or terminate (as above, its lines first) is made on the same driver
+ *       after step AFTER, between two pages
  * With an openstack provider, the driver's request counters go to stderr
  * at the end: "api_calls N tokens N".
  * Exits 100 on bad usage, 2 when the configuration or the driver fails.
@@ -153,6 +159,43 @@ int main(int argc, char **argv)
 			rc = 1;
 		}
 		prov_list_free(&l);
+	} else if (!strcmp(argv[3], "list-steps") && ops->list_step &&
+		   (argc == 4 || (argc >= 7 && !strcmp(argv[5], "launch")) ||
+		    (argc == 8 && !strcmp(argv[5], "terminate")))) {
+		struct prov_list l = { 0 };
+		struct prov_list_cursor cur = { 0 };
+		unsigned after = argc > 4 ? (unsigned)atoi(argv[4]) : 0;
+		int r;
+		while ((r = ops->list_step(p, &cur, &l, &cls, &err)) == 1) {
+			if (++cur.steps != after)
+				continue;
+			if (!strcmp(argv[5], "launch")) {
+				char jbuf[300];
+				const char *join = config_join_address(cfg, pc, jbuf, sizeof(jbuf));
+				do_launch(ops, p, cfg->cluster_name, pc->name, join ? join : "127.0.0.1:6830",
+					  argc - 6, argv + 6);
+			} else {
+				enum prov_class tc;
+				burst_err_t te;
+				if (ops->terminate(p, argv[6], argv[7], &tc, &te) == 0)
+					printf("ok\n");
+				else
+					printf("%s %s\n", prov_class_name(tc), te.msg);
+			}
+		}
+		if (r == 0) {
+			cur.steps++;
+			for (i = 0; i < l.n; i++)
+				printf("%s %s %s %d %s\n", l.v[i].id, l.v[i].cluster[0] ? l.v[i].cluster : "-",
+				       l.v[i].node[0] ? l.v[i].node : "-", l.v[i].attempt, l.v[i].state);
+			printf("steps %u\n", cur.steps);
+			rc = 0;
+		} else {
+			printf("%s %s\n", prov_class_name(cls), err.msg);
+			rc = 1;
+		}
+		prov_list_free(&l);
+		prov_list_cursor_free(&cur);
 	} else
 		rc = usage("unknown command");
 	if (!strcmp(pc->type, "openstack")) {

@@ -245,6 +245,20 @@ int main(void)
 		ok(a && a->kind == RC_LOST, "VanishGrace=0: lost at the first miss");
 		free(v);
 	}
+	{
+		/* booting since after the listing began (the listing went page by
+		 * page, its instance was launched into a region already listed):
+		 * not judged by this round, even with VanishGrace=0 */
+		struct rc_node nd[] = { node("burst-1", NS_BOOTING, "i-late", 2, -1, -1),
+			node("burst-2", NS_BOOTING, "i-gone", 1, 1, -1) };
+		struct rc_settings s2 = settings(listed_aws);
+		s2.vanish_grace = 0;
+		n = decide(nd, 2, NULL, 0, &s2, &v);
+		a = one(v, n);
+		ok(a && a->kind == RC_LOST && !strcmp(a->node, "burst-2"),
+		   "a node that entered its state after the listing began is not lost nor missing by it; one before is");
+		free(v);
+	}
 	/* --- 10,000 nodes and instances: every decision found through the
 	 * indexes, the same as for one (node i owns instance i; every 100th
 	 * instance is an orphan of no node, every 250th node launching adopts
