@@ -40,6 +40,8 @@ struct ec2_client {
 	char last_code[256];
 	char last_request_id[256];
 	CURL *curl;
+	bool curl_set;        /* curl has the options every request has */
+	struct sigv4_key_cache sigkey;   /* the day's signing key (sigv4.h) */
 };
 
 /* ---- classification and backoff ---- */
@@ -612,6 +614,7 @@ void ec2_client_free(struct ec2_client *c)
 	if (c->curl)
 		curl_easy_cleanup(c->curl);
 	aws_creds_free(&c->creds);
+	sigv4_key_cache_clear(&c->sigkey);
 	free(c->region);
 	free(c->endpoint);
 	free(c->host);
@@ -715,8 +718,11 @@ static void set_err(burst_err_t *err, const struct ec2_client *c, struct strbuf 
 }
 
 /*
- * One signed POST. On EC2_OK *doc is the parsed answer (caller frees).
- * On failure err holds the message (without the retry note).
+ * One signed POST. On EC2_OK *doc is the parsed answer (caller frees); a
+ * caller that needs nothing of it passes doc NULL, and a 200 answer that
+ * looks like XML is then not parsed (CreateTags, one per instance of a
+ * burst: the parse cost more than the rest of the call's own work). On
+ * failure err holds the message (without the retry note).
  */
 static enum ec2_class request_once(struct ec2_client *c, const char *action, const char *ctx,
 				   const char *body, xmlDoc **doc, burst_err_t *err)
@@ -735,7 +741,10 @@ static enum ec2_class request_once(struct ec2_client *c, const char *action, con
 	enum ec2_class cls = EC2_PERMANENT;
 	char *code = NULL, *message = NULL, *rid = NULL;
 
-	*doc = NULL;
+	xmlDoc *parsed = NULL;
+
+	if (doc)
+		*doc = NULL;
 	sb_init(&resp);
 	sb_init(&line);
 	sb_init(&msg);
@@ -758,7 +767,7 @@ static enum ec2_class request_once(struct ec2_client *c, const char *action, con
 	sc.access_key = c->creds.access_key;
 	sc.secret_key = c->creds.secret_key;
 	sc.session_token = c->creds.session_token;
-	if (sigv4_sign(&req, &sc, c->region, "ec2", amz_date, &sig, err) != 0) {
+	if (sigv4_sign_cached(&req, &sc, c->region, "ec2", amz_date, &c->sigkey, &sig, err) != 0) {
 		prefix(&msg, c, action, ctx);
 		sb_addf(&msg, "cannot sign the request: %s", err->msg);
 		set_err(err, c, &msg);
@@ -785,29 +794,37 @@ static enum ec2_class request_once(struct ec2_client *c, const char *action, con
 	cl = curl_slist_append(cl, "Expect:");
 	cl = curl_slist_append(cl, "Accept:");
 
-	curl_easy_reset(c->curl);
+	/* the options every request has, set once (the handle keeps them
+	 * and its connection); then this request's own */
+	if (!c->curl_set) {
+		curl_easy_setopt(c->curl, CURLOPT_URL, c->endpoint);
+		curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+		curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+		curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+		if (c->ca_file)
+			curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
+		curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
+		curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+		curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+		curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+		curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect);
+		curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "slurm-burst/" PACKAGE_VERSION);
+		c->curl_set = true;
+	}
 	curl_err[0] = '\0';
-	curl_easy_setopt(c->curl, CURLOPT_URL, c->endpoint);
-	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (c->ca_file)
-		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
-	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
-	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, cl);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &resp);
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, curl_err);
-	curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "slurm-burst/" PACKAGE_VERSION);
 	c->stats.api_calls++;
 	cc = curl_easy_perform(c->curl);
+	/* nothing of this request's (its stack) stays with the handle */
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, NULL);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, NULL);
+	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, NULL);
 	if (cc != CURLE_OK) {
 		switch (cc) {
 		case CURLE_PEER_FAILED_VERIFICATION:
@@ -827,12 +844,20 @@ static enum ec2_class request_once(struct ec2_client *c, const char *action, con
 		goto out;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
-	*doc = resp.s ? read_xml(resp.s, resp.len) : NULL;
-	if (status == 200 && *doc) {
+	if (status == 200 && !doc && resp.s && resp.s[strspn(resp.s, " \t\r\n")] == '<') {
 		cls = EC2_OK;
 		goto out;
 	}
-	if (*doc && error_from_doc(*doc, &code, &message, &rid) == 0 && *code) {
+	parsed = resp.s ? read_xml(resp.s, resp.len) : NULL;
+	if (status == 200 && parsed) {
+		cls = EC2_OK;
+		if (doc)
+			*doc = parsed;
+		else
+			xmlFreeDoc(parsed);
+		goto out;
+	}
+	if (parsed && error_from_doc(parsed, &code, &message, &rid) == 0 && *code) {
 		cls = ec2_classify(code, status);
 		snprintf(c->last_code, sizeof(c->last_code), "%s", code);
 		snprintf(c->last_request_id, sizeof(c->last_request_id), "%s", rid);
@@ -848,10 +873,8 @@ static enum ec2_class request_once(struct ec2_client *c, const char *action, con
 		else
 			sb_addf(&msg, "HTTP %ld without an EC2 error document", status);
 	}
-	if (*doc) {
-		xmlFreeDoc(*doc);
-		*doc = NULL;
-	}
+	if (parsed)
+		xmlFreeDoc(parsed);
 	set_err(err, c, &msg);
 out:
 	curl_slist_free_all(cl);
@@ -1243,7 +1266,6 @@ enum ec2_class ec2_create_tags(struct ec2_client *c, const char *const *ids, siz
 {
 	struct strbuf b;
 	char ctx[128];
-	xmlDoc *doc = NULL;
 	enum ec2_class cls;
 
 	if (n == 0 || ntags == 0)
@@ -1256,9 +1278,7 @@ enum ec2_class ec2_create_tags(struct ec2_client *c, const char *const *ids, siz
 		paramf(&b, tags[i].key, "Tag.%zu.Key", i + 1);
 		paramf(&b, tags[i].value, "Tag.%zu.Value", i + 1);
 	}
-	cls = call(c, "CreateTags", ctx, b.s, &doc, err);
-	if (doc)
-		xmlFreeDoc(doc);
+	cls = call(c, "CreateTags", ctx, b.s, NULL, err);
 	sb_free(&b);
 	return cls;
 }

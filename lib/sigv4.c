@@ -11,11 +11,12 @@
  *   4. signature = hex(HMAC(signing key, string to sign))
  */
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include "sigv4.h"
 #include "strutil.h"
@@ -34,10 +35,13 @@ static void uri_encode_n(struct strbuf *sb, const char *s, size_t n, bool encode
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 
-		if (is_unreserved(c) || (c == '/' && !encode_slash))
-			sb_addf(sb, "%c", c);
-		else
-			sb_addf(sb, "%%%02X", c);
+		if (is_unreserved(c) || (c == '/' && !encode_slash)) {
+			sb_addc(sb, (char)c);
+		} else {
+			static const char digits[] = "0123456789ABCDEF";
+			char e[3] = { '%', digits[c >> 4], digits[c & 0xf] };
+			sb_addn(sb, e, 3);
+		}
 	}
 }
 
@@ -61,25 +65,84 @@ static void hex(const unsigned char *md, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+/*
+ * SHA-256, fetched from OpenSSL once: EVP_sha256() in a call makes
+ * OpenSSL 3 look the algorithm up again each time (and HMAC() a MAC as
+ * well), which cost more than the hashing of a request. A fetched EVP_MD
+ * may be used by every thread at once.
+ */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+static const EVP_MD *sha256(void)
+{
+	pthread_once(&sha256_once, sha256_fetch);
+	if (!sha256_md)
+		abort();   /* a built-in digest: only when out of memory */
+	return sha256_md;
+}
+
+/* md (32 bytes) = SHA-256 of the n parts p[i][0..len[i]). */
+static void sha256_parts(const void *const *p, const size_t *len, size_t n, unsigned char md[32])
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned int mdlen = 0;
+	size_t i;
+
+	/* these fail only when out of memory */
+	if (!ctx || !EVP_DigestInit_ex(ctx, sha256(), NULL))
+		abort();
+	for (i = 0; i < n; i++)
+		if (!EVP_DigestUpdate(ctx, p[i], len[i]))
+			abort();
+	if (!EVP_DigestFinal_ex(ctx, md, &mdlen) || mdlen != 32)
+		abort();
+	EVP_MD_CTX_free(ctx);
+}
+
 void sigv4_sha256_hex(const void *data, size_t len, char out[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	unsigned char md[32];
+	const void *p[1] = { data ? data : "" };
 
-	/* EVP_Digest with a built-in digest fails only when out of memory. */
-	if (!EVP_Digest(data ? data : "", len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
-		abort();
+	sha256_parts(p, &len, 1, md);
 	hex(md, 32, out);
 }
 
-/* md (32 bytes) = HMAC-SHA256(key, data). */
+/* md (32 bytes) = HMAC-SHA256(key, data) (RFC 2104: SHA-256's block is
+ * 64 bytes; a longer key is hashed first). */
 static void hmac_sha256(const void *key, size_t keylen, const char *data, unsigned char md[32])
 {
-	unsigned int mdlen = 0;
+	unsigned char k[64], pad[64], inner[32];
+	const void *p[2];
+	size_t len[2], i;
 
-	if (!HMAC(EVP_sha256(), key, (int)keylen, (const unsigned char *)data, strlen(data),
-		  md, &mdlen) || mdlen != 32)
-		abort();   /* as above: only out of memory */
+	memset(k, 0, sizeof(k));
+	if (keylen > sizeof(k)) {
+		p[0] = key;
+		sha256_parts(p, &keylen, 1, k);
+	} else
+		memcpy(k, key, keylen);
+	for (i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x36;
+	p[0] = pad;
+	len[0] = sizeof(pad);
+	p[1] = data;
+	len[1] = strlen(data);
+	sha256_parts(p, len, 2, inner);
+	for (i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x5c;
+	p[1] = inner;
+	len[1] = sizeof(inner);
+	sha256_parts(p, len, 2, md);
+	OPENSSL_cleanse(k, sizeof(k));
+	OPENSSL_cleanse(pad, sizeof(pad));
+	OPENSSL_cleanse(inner, sizeof(inner));
 }
 
 /* ---- canonical URI ---- */
@@ -239,9 +302,9 @@ static char *trimall(const char *v)
 			continue;
 		}
 		if (pending)
-			sb_add(&sb, " ");
+			sb_addc(&sb, ' ');
 		pending = false;
-		sb_addf(&sb, "%c", *p);
+		sb_addc(&sb, *p);
 	}
 	return sb_take(&sb);
 }
@@ -286,14 +349,69 @@ void sigv4_result_free(struct sigv4_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
+void sigv4_key_cache_clear(struct sigv4_key_cache *kc)
+{
+	if (kc)
+		OPENSSL_cleanse(kc, sizeof(*kc));
+}
+
+/* The signing key for date8/region/service into k (from kc when it has it;
+ * kc then has it). */
+static void signing_key(const char *secret, const char *date8, const char *region, const char *service,
+			struct sigv4_key_cache *kc, unsigned char k[32])
+{
+	struct strbuf key;
+	unsigned char k1[32], sum[32];
+	char scope[sizeof(kc->scope)];
+	bool cacheable = false;
+
+	if (kc) {
+		const void *p[1] = { secret };
+		size_t len = strlen(secret);
+		int n = snprintf(scope, sizeof(scope), "%s/%s/%s", date8, region, service);
+		cacheable = n > 0 && (size_t)n < sizeof(scope);
+		sha256_parts(p, &len, 1, sum);
+		if (cacheable && kc->valid && !strcmp(kc->scope, scope) &&
+		    !CRYPTO_memcmp(kc->secret_sum, sum, sizeof(sum))) {
+			memcpy(k, kc->key, 32);
+			OPENSSL_cleanse(sum, sizeof(sum));
+			return;
+		}
+	}
+	sb_init(&key);
+	sb_addf(&key, "AWS4%s", secret);
+	hmac_sha256(key.s, key.len, date8, k);
+	hmac_sha256(k, 32, region, k1);
+	hmac_sha256(k1, 32, service, k);
+	hmac_sha256(k, 32, "aws4_request", k1);
+	memcpy(k, k1, 32);
+	OPENSSL_cleanse(key.s, key.len);
+	sb_free(&key);
+	OPENSSL_cleanse(k1, sizeof(k1));
+	if (cacheable) {
+		kc->valid = true;
+		memcpy(kc->scope, scope, sizeof(scope));
+		memcpy(kc->secret_sum, sum, sizeof(sum));
+		memcpy(kc->key, k, 32);
+	}
+	OPENSSL_cleanse(sum, sizeof(sum));
+}
+
 int sigv4_sign(const struct sigv4_request *req, const struct sigv4_creds *c,
 	       const char *region, const char *service, const char *amz_date,
 	       struct sigv4_result *out, burst_err_t *err)
 {
+	return sigv4_sign_cached(req, c, region, service, amz_date, NULL, out, err);
+}
+
+int sigv4_sign_cached(const struct sigv4_request *req, const struct sigv4_creds *c,
+		      const char *region, const char *service, const char *amz_date,
+		      struct sigv4_key_cache *kc, struct sigv4_result *out, burst_err_t *err)
+{
 	struct chdr *h = NULL;
 	size_t nh = 0;
 	bool have_host = false, have_date = false, have_token = false;
-	struct strbuf creq, sts, signed_h, key;
+	struct strbuf creq, sts, signed_h;
 	char payload[65], creq_hash[65], sig[65];
 	unsigned char k1[32], k2[32];
 	char date8[9];
@@ -303,7 +421,6 @@ int sigv4_sign(const struct sigv4_request *req, const struct sigv4_creds *c,
 	sb_init(&creq);
 	sb_init(&sts);
 	sb_init(&signed_h);
-	sb_init(&key);
 
 	if (!req->method || !*req->method || strpbrk(req->method, " \t\r\n")) {
 		burst_err_set(err, "sigv4: the request has no valid HTTP method ('%s')",
@@ -418,11 +535,7 @@ int sigv4_sign(const struct sigv4_request *req, const struct sigv4_creds *c,
 		amz_date, date8, region, service, creq_hash);
 
 	/* 3. signing key, 4. signature */
-	sb_addf(&key, "AWS4%s", c->secret_key);
-	hmac_sha256(key.s, key.len, date8, k1);
-	hmac_sha256(k1, 32, region, k2);
-	hmac_sha256(k2, 32, service, k1);
-	hmac_sha256(k1, 32, "aws4_request", k2);
+	signing_key(c->secret_key, date8, region, service, kc, k2);
 	hmac_sha256(k2, 32, sts.s, k1);
 	hex(k1, 32, sig);
 
@@ -452,10 +565,7 @@ out:
 	sb_free(&creq);
 	sb_free(&sts);
 	sb_free(&signed_h);
-	/* the secret key material: wipe before freeing */
-	if (key.s)
-		OPENSSL_cleanse(key.s, key.len);
-	sb_free(&key);
+	/* the secret key material */
 	OPENSSL_cleanse(k1, sizeof(k1));
 	OPENSSL_cleanse(k2, sizeof(k2));
 	return rc;

@@ -79,6 +79,25 @@ int sigv4_sign(const struct sigv4_request *req, const struct sigv4_creds *c,
 	       const char *region, const char *service, const char *amz_date,
 	       struct sigv4_result *out, burst_err_t *err);
 
+/*
+ * The signing key of the last (day, region, service, secret key) signed
+ * for: the four HMACs that derive it are done once a day, not for every
+ * request. It holds no copy of the secret key (a SHA-256 of it tells a
+ * changed one). Zero it to start; one user at a time (the EC2 client's
+ * worker); sigv4_key_cache_clear wipes it.
+ */
+struct sigv4_key_cache {
+	bool valid;
+	char scope[128];              /* "YYYYMMDD/region/service" */
+	unsigned char secret_sum[32];
+	unsigned char key[32];
+};
+/* sigv4_sign with a signing key cache (NULL: none). */
+int sigv4_sign_cached(const struct sigv4_request *req, const struct sigv4_creds *c,
+		      const char *region, const char *service, const char *amz_date,
+		      struct sigv4_key_cache *kc, struct sigv4_result *out, burst_err_t *err);
+void sigv4_key_cache_clear(struct sigv4_key_cache *kc);
+
 /* Frees the strings of r and zeroes it; r may be NULL or zeroed. */
 void sigv4_result_free(struct sigv4_result *r);
 

@@ -171,30 +171,50 @@ static void sb_reserve(struct strbuf *sb, size_t more)
 	sb->s = xrealloc(sb->s, sb->cap);
 }
 
+/* Formatted once into the room there is; a second time only when it did
+ * not fit (the signing and the EC2 requests format a lot of short pieces). */
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
+	size_t room;
 	int n;
 
+	sb_reserve(sb, 0);
+	room = sb->cap - sb->len;
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(sb->s + sb->len, room, fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (n < 0) {
+		sb->s[sb->len] = '\0';
 		return;
-	sb_reserve(sb, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(sb->s + sb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	}
+	if ((size_t)n >= room) {
+		sb_reserve(sb, (size_t)n);
+		va_start(ap, fmt);
+		vsnprintf(sb->s + sb->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	sb->len += (size_t)n;
 }
 
 void sb_add(struct strbuf *sb, const char *s)
 {
-	size_t n = strlen(s);
+	sb_addn(sb, s, strlen(s));
+}
 
+void sb_addn(struct strbuf *sb, const char *s, size_t n)
+{
 	sb_reserve(sb, n);
-	memcpy(sb->s + sb->len, s, n + 1);
+	memcpy(sb->s + sb->len, s, n);
 	sb->len += n;
+	sb->s[sb->len] = '\0';
+}
+
+void sb_addc(struct strbuf *sb, char c)
+{
+	sb_reserve(sb, 1);
+	sb->s[sb->len++] = c;
+	sb->s[sb->len] = '\0';
 }
 
 char *sb_take(struct strbuf *sb)

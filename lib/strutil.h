@@ -58,6 +58,9 @@ void sb_init(struct strbuf *sb);
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void sb_add(struct strbuf *sb, const char *s);
+/* n bytes of s (no NUL among them), and one character. */
+void sb_addn(struct strbuf *sb, const char *s, size_t n);
+void sb_addc(struct strbuf *sb, char c);
 /* Returns the buffer (caller frees) and resets sb. */
 char *sb_take(struct strbuf *sb);
 void sb_free(struct strbuf *sb);

@@ -217,6 +217,13 @@ ec2 tags i-00000000000000001 i-00000000000000002 --tag burst:state=idle --tag ow
 ec2 describe --id i-00000000000000001 --id i-00000000000000002
 [ "$(j '[i["tags"].get("burst:state") for i in d["instances"]]')" = "['idle', 'idle']" ]
 ok $? "CreateTags"
+# a CreateTags answer is not parsed (nothing in it is needed), but one
+# that is not XML is no success
+ctl _script '{"queue": [{"status": 200, "body": "bad"}, {"status": 200, "body": "bad"}, {"status": 200, "body": "bad"}, {"status": 200, "body": "bad"}]}'
+ec2 tags i-00000000000000001 --tag owner=y
+rc=$?
+[ $rc -eq 4 ] && has "not XML"
+ok $? "CreateTags answered 200 with no XML: TRANSIENT, says so (rc $rc)"
 
 # 9. DescribeInstanceTypes, paged by 2
 ec2 types

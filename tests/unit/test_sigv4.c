@@ -16,11 +16,19 @@
  * taken from there. post-sts-header-before carries the header in its .req
  * (signed as it is). post-sts-header-after is signed without a token: per
  * post-sts-token/readme.txt the header is added only after signing.
+ *
+ * The signing key cache (sigv4_sign_cached): every signature of a series
+ * through one cache (the same day, another day, region, service, secret
+ * key, a key longer than SHA-256's block) is checked against one computed
+ * here with OpenSSL's own HMAC.
  */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "sigv4.h"
 #include "sigv4_req.h"
@@ -219,6 +227,75 @@ static void test_errors(void)
 	}
 }
 
+/* hex(HMAC chain of AWS4+secret over date8, region, service,
+ * "aws4_request", then sts), with OpenSSL's HMAC: the signature expected. */
+static void expected_sig(const char *secret, const char *date8, const char *region, const char *service,
+			 const char *sts, char out[65])
+{
+	unsigned char k[EVP_MAX_MD_SIZE];
+	unsigned int klen = 0;
+	char *key = xmalloc(strlen(secret) + 5);
+	const char *parts[] = { date8, region, service, "aws4_request", sts };
+
+	sprintf(key, "AWS4%s", secret);
+	HMAC(EVP_sha256(), key, (int)strlen(key), (const unsigned char *)parts[0], strlen(parts[0]), k, &klen);
+	for (size_t i = 1; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		unsigned char k2[EVP_MAX_MD_SIZE];
+		unsigned int l2 = 0;
+		HMAC(EVP_sha256(), k, (int)klen, (const unsigned char *)parts[i], strlen(parts[i]), k2, &l2);
+		memcpy(k, k2, l2);
+		klen = l2;
+	}
+	for (unsigned int i = 0; i < klen; i++)
+		sprintf(out + 2 * i, "%02x", k[i]);
+	free(key);
+}
+
+static void test_key_cache(void)
+{
+	static const char long_secret[] =
+		"a-secret-key-longer-than-the-64-bytes-of-a-SHA-256-block-so-it-is-hashed-first";
+	static const struct {
+		const char *date, *region, *service, *secret;
+	} seq[] = {
+		{ "20260101T000000Z", "us-east-1", "ec2", "secretA" },
+		{ "20260101T235959Z", "us-east-1", "ec2", "secretA" },   /* the cached key */
+		{ "20260102T000000Z", "us-east-1", "ec2", "secretA" },   /* another day */
+		{ "20260102T000001Z", "us-west-2", "ec2", "secretA" },   /* another region */
+		{ "20260102T000002Z", "us-west-2", "sts", "secretA" },   /* another service */
+		{ "20260102T000003Z", "us-west-2", "sts", "secretB" },   /* another secret */
+		{ "20260102T000004Z", "us-west-2", "sts", "secretA" },   /* the first again */
+		{ "20260102T000005Z", "us-west-2", "sts", long_secret },
+		{ "20260102T000006Z", "us-west-2", "sts", long_secret },
+	};
+	struct sigv4_key_cache kc;
+	size_t i;
+
+	memset(&kc, 0, sizeof(kc));
+	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		struct sigv4_creds cr = { "AKID", seq[i].secret, NULL };
+		struct sigv4_header h[] = { { "Host", "ec2.example" } };
+		struct sigv4_request req = { "POST", "/", NULL, h, 1, "Action=X", 8 };
+		struct sigv4_result res = { 0 }, plain = { 0 };
+		burst_err_t err = { .msg = "" };
+		char date8[9], want[65];
+
+		memcpy(date8, seq[i].date, 8);
+		date8[8] = '\0';
+		ok(sigv4_sign_cached(&req, &cr, seq[i].region, seq[i].service, seq[i].date, &kc, &res, &err) == 0 &&
+		   sigv4_sign(&req, &cr, seq[i].region, seq[i].service, seq[i].date, &plain, &err) == 0,
+		   "key cache %zu: signs", i);
+		expected_sig(seq[i].secret, date8, seq[i].region, seq[i].service, res.string_to_sign, want);
+		is_str(res.signature, want, "key cache %zu (%s %s %s): OpenSSL's HMAC chain's signature", i,
+		       date8, seq[i].region, seq[i].service);
+		is_str(plain.signature, want, "key cache %zu: the same without the cache", i);
+		sigv4_result_free(&res);
+		sigv4_result_free(&plain);
+	}
+	sigv4_key_cache_clear(&kc);
+	ok(!kc.valid, "key cache: cleared");
+}
+
 int main(void)
 {
 	const char *top = getenv("BURST_TOP_SRCDIR");
@@ -230,5 +307,6 @@ int main(void)
 	test_helpers();
 	test_canonical_extras();
 	test_errors();
+	test_key_cache();
 	return done_testing();
 }
