@@ -140,6 +140,9 @@ static void plain(double v, const char *suffix, char *buf, size_t buflen)
 void units_format(double v, enum unit_class cls, char *buf, size_t buflen)
 {
 	static const char suf[] = "KMGT";
+	/* 1024^(k+1), exact: no pow(), so that the SPANK plugin, which formats
+	 * sizes in its refusals, needs no libm in every sbatch and srun */
+	static const double unit[] = { 1024.0, 1048576.0, 1073741824.0, 1099511627776.0 };
 	int k;
 
 	if (isnan(v)) {
@@ -154,14 +157,14 @@ void units_format(double v, enum unit_class cls, char *buf, size_t buflen)
 		}
 		/* the largest unit that shows the value exactly, else one decimal */
 		for (k = 3; k >= 0; k--) {
-			double q = v / pow(1024.0, k + 1);
+			double q = v / unit[k];
 			if (q >= 1 && q == floor(q)) {
 				snprintf(buf, buflen, "%.0f%c", q, suf[k]);
 				return;
 			}
 		}
 		for (k = 3; k >= 0; k--) {
-			double q = v / pow(1024.0, k + 1);
+			double q = v / unit[k];
 			if (q >= 1) {
 				snprintf(buf, buflen, "%.1f%c", q, suf[k]);
 				return;
