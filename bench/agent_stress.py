@@ -15,6 +15,12 @@
         N connections to HOST:PORT, each sending one byte a second and never
         a newline; one closed by the peer is opened again at once. On
         SIGTERM prints {"connects": ..., "closed_by_peer": ...} and exits.
+
+    agent_stress.py sink HOST PORT DEADLINE
+        the control case's stand-in for the agent: listens on HOST:PORT,
+        reads and drops whatever each connection sends and closes it
+        DEADLINE seconds after its accept, as the agent closes a join
+        connection with no whole report. Runs until killed.
 """
 import asyncio
 import base64
@@ -127,11 +133,30 @@ async def trickle(host, port, n):
     print(json.dumps(stats), flush=True)
 
 
+async def sink(host, port, deadline):
+    async def one(r, w):
+        end = asyncio.get_running_loop().time() + deadline
+        try:
+            while True:
+                left = end - asyncio.get_running_loop().time()
+                if left <= 0 or not await asyncio.wait_for(r.read(4096), left):
+                    break
+        except (asyncio.TimeoutError, OSError):
+            pass
+        w.close()
+
+    server = await asyncio.start_server(one, host, port, backlog=256)
+    async with server:
+        await server.serve_forever()
+
+
 def main():
     if len(sys.argv) >= 7 and sys.argv[1] == "emulate":
         emulate(*sys.argv[2:7], sys.argv[7:])
     elif len(sys.argv) == 5 and sys.argv[1] == "trickle":
         asyncio.run(trickle(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
+    elif len(sys.argv) == 5 and sys.argv[1] == "sink":
+        asyncio.run(sink(sys.argv[2], int(sys.argv[3]), float(sys.argv[4])))
     else:
         sys.exit(__doc__)
 
