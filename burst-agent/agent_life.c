@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,19 +21,32 @@
 /* the target state of each of A.pending, for its crash point once durable */
 static enum node_state *pending_to;
 
+/* 16 random bytes in hex: from getrandom (the kernel's urandom source,
+ * without an open and a close of /dev/urandom for each of a burst's
+ * thousands of tokens). */
 void random_token(char *buf, size_t len)
 {
+	static const char digits[] = "0123456789abcdef";
 	unsigned char r[16];
 	size_t i;
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	ssize_t got = 0;
 
-	if (fd < 0 || read(fd, r, sizeof(r)) != (ssize_t)sizeof(r)) {
-		ERR("cannot read /dev/urandom: %s", strerror(errno));
-		abort();
+	while (got < (ssize_t)sizeof(r)) {
+		ssize_t n = getrandom(r + got, sizeof(r) - (size_t)got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ERR("cannot read random bytes (getrandom): %s", strerror(errno));
+			abort();
+		}
+		got += n;
 	}
-	close(fd);
-	for (i = 0; i < sizeof(r) && 2 * i + 2 < len; i++)
-		sprintf(buf + 2 * i, "%02x", r[i]);
+	for (i = 0; i < sizeof(r) && 2 * i + 2 < len; i++) {
+		buf[2 * i] = digits[r[i] >> 4];
+		buf[2 * i + 1] = digits[r[i] & 0xf];
+		buf[2 * i + 2] = '\0';
+	}
+	explicit_bzero(r, sizeof(r));
 }
 
 int transition(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
