@@ -136,7 +136,12 @@ struct cat_type *catalog_add_type(struct catalog *cat, const char *provider,
 	struct cat_type *t;
 	size_t k;
 
-	cat->types = xrealloc(cat->types, (cat->ntypes + 1) * sizeof(*t));
+	/* doubling: a type is ~250 bytes, and a row at a time (+1) copied the
+	 * whole array again and again while a catalog loaded */
+	if (cat->ntypes == cat->captypes) {
+		cat->captypes = cat->captypes ? cat->captypes * 2 : 256;
+		cat->types = xrealloc(cat->types, cat->captypes * sizeof(*t));
+	}
 	t = &cat->types[cat->ntypes++];
 	memset(t, 0, sizeof(*t));
 	for (k = 0; k < KEY_NFEATURES; k++) {

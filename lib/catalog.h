@@ -41,7 +41,7 @@ struct cat_type {
 
 struct catalog {
 	struct cat_type *types;
-	size_t ntypes;
+	size_t ntypes, captypes;
 	/* interned strings; ids index this array */
 	char **strs;
 	size_t nstrs, capstrs;
