@@ -420,11 +420,13 @@ static void pick_index_free(struct pick_index *x)
 void launch_requested(void)
 {
 	burst_err_t err;
-	char **names = state_nodes_in(A.db, NS_REQUESTED, &err);
+	long *jobof = NULL;
+	char **names = state_nodes_in_jobs(A.db, NS_REQUESTED, &jobof, &err);
 	size_t nsi, i, k;
 
 	if (!names || !names[0]) {
 		state_names_free(names);
+		free(jobof);
 		return;
 	}
 	budget_round_begin();
@@ -444,16 +446,16 @@ void launch_requested(void)
 		 */
 		for (i = 0; names[i]; i++) {
 			struct bnode *ni = node_find(names[i]);
-			struct node_rec r;
+			long job = jobof[i];   /* (read with the names: not each record again) */
 
-			if (!ni || ni->nodeset != (int)nsi || state_node_get(A.db, names[i], &r, &err) != 1)
+			if (!ni || ni->nodeset != (int)nsi)
 				continue;
-			k = pick_find(&jx, (uint32_t)r.job);
+			k = pick_find(&jx, (uint32_t)job);
 			k = k ? k - 1 : njobs;
 			if (k == njobs) {
-				pick_add(&jx, (uint32_t)r.job, njobs);
+				pick_add(&jx, (uint32_t)job, njobs);
 				jobs = xrealloc(jobs, (njobs + 1) * sizeof(*jobs));
-				jobs[njobs].wait = !job_order_for(&jobs[njobs].jo, (int)nsi, (uint32_t)r.job, names[i]);
+				jobs[njobs].wait = !job_order_for(&jobs[njobs].jo, (int)nsi, (uint32_t)job, names[i]);
 				jobs[njobs].tried[0] = '\0';
 				jobs[njobs].ci = jobs[njobs].wait ? -1 :
 					next_candidate(&jobs[njobs].jo, jobs[njobs].tried, sizeof(jobs[njobs].tried));
@@ -463,7 +465,6 @@ void launch_requested(void)
 				njobs++;
 			}
 			jobs[k].nnodes++;
-			state_node_clear(&r);
 		}
 		for (i = 0; names[i]; i++) {
 			struct bnode *ni = node_find(names[i]);
@@ -618,6 +619,7 @@ void launch_requested(void)
 	budget_round_end();
 	pace_round_end();
 	state_names_free(names);
+	free(jobof);
 	pace_run();
 }
 

@@ -77,6 +77,7 @@ struct prov_instance {
 struct prov_list {
 	struct prov_instance *v; /* owned: prov_list_free */
 	size_t n;
+	size_t cap;              /* room in v (prov_list_add grows it by half again) */
 	char note[1024];         /* for the agent's log, or empty (the listing stands) */
 };
 

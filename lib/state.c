@@ -656,7 +656,7 @@ static char **names_of(struct state_db *db, const char *sql, const char *stname,
 {
 	sqlite3_stmt *st;
 	char **v = xcalloc(1, sizeof(char *));
-	size_t n = 0;
+	size_t n = 0, cap = 1;
 
 	if (prep(db, sql, &st) != SQLITE_OK) {
 		fail(db, err, "prepare");
@@ -667,7 +667,39 @@ static char **names_of(struct state_db *db, const char *sql, const char *stname,
 	if (sqlite3_bind_parameter_count(st) > 1)
 		sqlite3_bind_double(st, 2, t);
 	while (sqlite3_step(st) == SQLITE_ROW) {
-		v = xrealloc(v, (n + 2) * sizeof(char *));
+		/* room by half again: thousands of names a tick in a burst */
+		if (n + 1 >= cap) {
+			cap = cap < 16 ? 16 : cap + cap / 2;
+			v = xrealloc(v, cap * sizeof(char *));
+		}
+		v[n++] = col_text(st, 0);
+		v[n] = NULL;
+	}
+	unprep(db, st);
+	return v;
+}
+
+char **state_nodes_in_jobs(struct state_db *db, enum node_state stv, long **jobs, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	char **v;
+	size_t n = 0, cap = 64;
+
+	*jobs = NULL;
+	if (prep(db, "SELECT name, job FROM nodes WHERE state=?1 ORDER BY name", &st) != SQLITE_OK) {
+		fail(db, err, "prepare");
+		return NULL;
+	}
+	v = xcalloc(cap + 1, sizeof(char *));
+	*jobs = xcalloc(cap + 1, sizeof(long));
+	sqlite3_bind_text(st, 1, node_state_name(stv), -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (n == cap) {
+			cap += cap / 2;
+			v = xrealloc(v, (cap + 1) * sizeof(char *));
+			*jobs = xrealloc(*jobs, (cap + 1) * sizeof(long));
+		}
+		(*jobs)[n] = (long)sqlite3_column_int64(st, 1);
 		v[n++] = col_text(st, 0);
 		v[n] = NULL;
 	}

@@ -96,6 +96,10 @@ unsigned long state_prepares(const struct state_db *db);
 
 /* Names of nodes in state st (NULL-terminated; free with state_names_free). */
 char **state_nodes_in(struct state_db *db, enum node_state st, burst_err_t *err);
+/* The same, and each one's job in *jobs (caller frees; NULL when the
+ * names are NULL): what a launch round reads of every requested node
+ * before it takes them one by one. */
+char **state_nodes_in_jobs(struct state_db *db, enum node_state st, long **jobs, burst_err_t *err);
 void state_names_free(char **names);
 /* Names of the nodes in state st launched at a job's allocation (early). */
 char **state_nodes_early(struct state_db *db, enum node_state st, burst_err_t *err);

@@ -884,7 +884,7 @@ static const char *tag_of(const struct ec2_instance *in, const char *key)
  */
 struct aws_listing {
 	char **live;             /* the burst:batch tags of the live instances seen */
-	size_t nlive;
+	size_t nlive, cap;
 };
 
 static void aws_listing_free(void *v)
@@ -968,7 +968,10 @@ static int aws_list_step(struct provider *p, struct prov_list_cursor *cur, struc
 		if (!in->id || !strcmp(st, "terminated") || !strcmp(st, "shutting-down"))
 			continue;
 		if (batch) {
-			ls->live = xrealloc(ls->live, (ls->nlive + 1) * sizeof(*ls->live));
+			if (ls->nlive == ls->cap) {
+				ls->cap = ls->cap ? ls->cap + ls->cap / 2 : 64;
+				ls->live = xrealloc(ls->live, ls->cap * sizeof(*ls->live));
+			}
 			ls->live[ls->nlive++] = xstrdup(batch);
 		}
 		o = prov_list_add(out);

@@ -150,6 +150,42 @@ int main(void)
 		unlink(pp);
 	}
 
+	/* a state's names with their jobs, in name order (past the lists'
+	 * first room), and the names alone the same */
+	{
+		char jp[300], nm[32];
+		struct state_db *jd;
+		long *jobs = NULL;
+		char **names, **plain;
+		int good = 0, k;
+		snprintf(jp, sizeof(jp), "%s/jobs.db", dir);
+		jd = state_open(jp, &err);
+		ok(jd != NULL, "a database for the names with jobs");
+		for (k = 0; jd && k < 100; k++) {
+			struct node_rec r;
+			snprintf(nm, sizeof(nm), "j-%03d", k);
+			state_node_ensure(jd, nm, "cpu", &err);
+			memset(&r, 0, sizeof(r));
+			r.job = 1000 + k;
+			/* the odd ones requested, for their jobs */
+			if (k % 2)
+				state_transition(jd, nm, NS_POWERED_DOWN, &r, NS_REQUESTED, "test", &err);
+		}
+		names = jd ? state_nodes_in_jobs(jd, NS_REQUESTED, &jobs, &err) : NULL;
+		plain = jd ? state_nodes_in(jd, NS_REQUESTED, &err) : NULL;
+		for (k = 0; names && plain && names[k] && k < 50; k++) {
+			snprintf(nm, sizeof(nm), "j-%03d", 2 * k + 1);
+			good += !strcmp(names[k], nm) && jobs[k] == 1000 + 2 * k + 1 && plain[k] && !strcmp(plain[k], nm);
+		}
+		is_num(good, 50, "50 requested nodes listed in name order, each with its job");
+		ok(names && !names[50] && plain && !plain[50], "and no more");
+		state_names_free(names);
+		state_names_free(plain);
+		free(jobs);
+		state_close(jd);
+		unlink(jp);
+	}
+
 	/* the database holds live join tokens: none of its files is for others */
 	{
 		const char *sfx[] = { "", "-wal", "-shm" };
