@@ -63,8 +63,8 @@ int transition(const char *node, enum node_state from, struct node_rec *r, enum 
 	if (to == NS_POWERED_DOWN || to == NS_REJECTED || to == NS_LOST ||
 	    (to == NS_TERMINATING && !r->want_resume))
 		r->early = false;
-	memset(&before, 0, sizeof(before));
-	had = state_node_get(A.db, node, &before, &err);
+	/* (its state, instance and provider: all cost_transition reads) */
+	had = state_node_get_brief(A.db, node, &before, &err);
 	crash_point(CP_STATE(to, false));
 	rc = state_transition(A.db, node, from, r, to, detail, &err);
 	if (rc > 0 && had == 1)

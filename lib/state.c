@@ -440,6 +440,30 @@ int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 	return rc;
 }
 
+int state_node_get_brief(struct state_db *db, const char *name, struct node_rec *out, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (prep(db, "SELECT state, instance, provider FROM nodes WHERE name=?", &st) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		if (col_state(db, st, 0, name, &out->state, err) < 0) {
+			unprep(db, st);
+			return -1;
+		}
+		out->instance = col_text(st, 1);
+		out->provider = col_text(st, 2);
+		rc = 1;
+	} else
+		rc = rc == SQLITE_DONE ? 0 : fail(db, err, "read node");
+	unprep(db, st);
+	return rc;
+}
+
 void state_node_clear(struct node_rec *r)
 {
 	free(r->name);

@@ -58,6 +58,9 @@ int state_node_ensure(struct state_db *db, const char *name, const char *nodeset
 /* Read a node; returns 1 found, 0 not found, -1 error. */
 int state_node_get(struct state_db *db, const char *name, struct node_rec *out,
 		   burst_err_t *err);
+/* Only its state, instance and provider (the rest zero): what a
+ * transition's cost record needs of the record before it. */
+int state_node_get_brief(struct state_db *db, const char *name, struct node_rec *out, burst_err_t *err);
 void state_node_clear(struct node_rec *r);
 
 /*

@@ -178,6 +178,21 @@ int main(void)
 			good += !strcmp(names[k], nm) && jobs[k] == 1000 + 2 * k + 1 && plain[k] && !strcmp(plain[k], nm);
 		}
 		is_num(good, 50, "50 requested nodes listed in name order, each with its job");
+		{
+			struct node_rec b, r;
+			memset(&r, 0, sizeof(r));
+			r.instance = (char *)"i-brief";
+			r.provider = (char *)"aws1";
+			r.token = (char *)"tok";
+			r.job = 7;
+			ok(jd && state_transition(jd, "j-001", NS_REQUESTED, &r, NS_BOOTING, "test", &err) == 1 &&
+			   state_node_get_brief(jd, "j-001", &b, &err) == 1 && b.state == NS_BOOTING &&
+			   b.instance && !strcmp(b.instance, "i-brief") && b.provider && !strcmp(b.provider, "aws1") &&
+			   !b.token && !b.job && !b.name, "the brief read: state, instance and provider only");
+			state_node_clear(&b);
+			ok(jd && state_node_get_brief(jd, "j-none", &b, &err) == 0, "the brief read of no such node: 0");
+			state_node_clear(&b);
+		}
 		ok(names && !names[50] && plain && !plain[50], "and no more");
 		state_names_free(names);
 		state_names_free(plain);
