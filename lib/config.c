@@ -1550,17 +1550,51 @@ static bool in_list(char **list, size_t n, const char *s)
 	return false;
 }
 
+/* A node set's candidates before its Constraint, in the order they are
+ * made (raw) and in name order (sorted): node sets that select the same
+ * providers, regions and types (as all do in a one-provider burst.conf)
+ * make the same list, which is then sorted once, not once per node set. */
+struct ns_cands {
+	struct candidate *raw;
+	size_t nraw;
+	struct candset sorted;
+	bool valid;
+};
+
+static void ns_cands_clear(struct ns_cands *nc)
+{
+	free(nc->raw);
+	candset_clear(&nc->sorted);
+	memset(nc, 0, sizeof(*nc));
+}
+
+/* Whether a and b are the same candidates in the same order, node sets aside. */
+static bool same_cands(const struct candidate *a, const struct candidate *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].type != b[i].type || a[i].region != b[i].region ||
+		    memcmp(&a[i].ondemand, &b[i].ondemand, sizeof(double)) ||
+		    memcmp(&a[i].spot, &b[i].spot, sizeof(double)))
+			return false;
+	return true;
+}
+
 /* Add the candidates of node set i to cs. Returns how many were added. */
 static size_t nodeset_candidates(const struct burst_config *cfg, const struct catalog *cat,
-				 size_t nsi, struct candset *cs)
+				 size_t nsi, struct candset *cs, struct ns_cands *prev)
 {
 	const struct cfg_nodeset *ns = &cfg->nodesets[nsi];
 	size_t p, t, r, before = cs->n;
-	struct candset tmp;
+	struct candset tmp, *sorted;
 
 	memset(&tmp, 0, sizeof(tmp));
 	for (p = 0; p < cfg->nproviders; p++) {
 		const struct cfg_provider *pv = &cfg->providers[p];
+		char *const *regs = ns->nregions ? ns->regions : pv->regions;
+		size_t nregs = ns->nregions ? ns->nregions : pv->nregions;
+		int *rids;
 		int pid;
 
 		if (ns->providers && ns->nproviders && !in_list(ns->providers, ns->nproviders, pv->name))
@@ -1568,10 +1602,13 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 		pid = catalog_find_str(cat, pv->catalog);
 		if (pid < 0)
 			continue;
+		/* each region's id, looked up (interned if the catalog has no
+		 * price there) at its first use, once for all the types */
+		rids = xmalloc((nregs ? nregs : 1) * sizeof(int));
+		for (r = 0; r < nregs; r++)
+			rids[r] = INT_MIN;
 		for (t = 0; t < cat->ntypes; t++) {
 			const struct cat_type *ty = &cat->types[t];
-			char *const *regs = ns->nregions ? ns->regions : pv->regions;
-			size_t nregs = ns->nregions ? ns->nregions : pv->nregions;
 
 			if (ty->provider != pid)
 				continue;
@@ -1586,36 +1623,55 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 				continue;
 			}
 			for (r = 0; r < nregs; r++) {
-				int rid = catalog_find_str(cat, regs[r]);
 				double od = NAN, sp = NAN;
 				size_t k;
-				for (k = 0; k < ty->nprices && rid >= 0; k++)
-					if (ty->prices[k].region == rid) {
+				if (rids[r] == INT_MIN) {
+					rids[r] = catalog_find_str(cat, regs[r]);
+					if (rids[r] < 0)
+						rids[r] = catalog_intern((struct catalog *)cat, regs[r]);
+				}
+				for (k = 0; k < ty->nprices; k++)
+					if (ty->prices[k].region == rids[r]) {
 						od = ty->prices[k].ondemand;
 						sp = ty->prices[k].spot;
 					}
-				if (rid < 0)
-					rid = catalog_intern((struct catalog *)cat, regs[r]);
-				candset_add(&tmp, ty, rid, od, sp, (int)nsi);
+				candset_add(&tmp, ty, rids[r], od, sp, (int)nsi);
 			}
 		}
+		free(rids);
 	}
-	candset_sort(cat, &tmp);
+	if (prev->valid && prev->nraw == tmp.n && same_cands(prev->raw, tmp.c, tmp.n)) {
+		/* the same list as the previous node set's: its name and
+		 * price orders hold, the node set being the same for all */
+		candset_clear(&tmp);
+		sorted = &prev->sorted;
+		for (t = 0; t < sorted->n; t++)
+			sorted->c[t].nodeset = (int)nsi;
+	} else {
+		ns_cands_clear(prev);
+		prev->nraw = tmp.n;
+		prev->raw = xmalloc((tmp.n ? tmp.n : 1) * sizeof(*tmp.c));
+		if (tmp.n)
+			memcpy(prev->raw, tmp.c, tmp.n * sizeof(*tmp.c));
+		candset_sort(cat, &tmp);
+		prev->sorted = tmp;
+		prev->valid = true;
+		sorted = &prev->sorted;
+	}
 	if (ns->constraint) {
 		struct resolution res;
 		burst_err_t e;
-		resolver_run(cat, &tmp, ns->constraint, 0, &res, &e);
+		resolver_run(cat, sorted, ns->constraint, 0, &res, &e);
 		for (t = 0; t < res.n; t++) {
-			const struct candidate *cd = &tmp.c[res.m[t].cand];
+			const struct candidate *cd = &sorted->c[res.m[t].cand];
 			candset_add(cs, cd->type, cd->region, cd->ondemand, cd->spot, cd->nodeset);
 		}
 		resolution_free(&res);
 	} else {
-		for (t = 0; t < tmp.n; t++)
-			candset_add(cs, tmp.c[t].type, tmp.c[t].region, tmp.c[t].ondemand,
-				    tmp.c[t].spot, tmp.c[t].nodeset);
+		for (t = 0; t < sorted->n; t++)
+			candset_add(cs, sorted->c[t].type, sorted->c[t].region, sorted->c[t].ondemand,
+				    sorted->c[t].spot, sorted->c[t].nodeset);
 	}
-	candset_clear(&tmp);
 	return cs->n - before;
 }
 
@@ -1623,16 +1679,20 @@ struct candset *config_candidates(const struct burst_config *cfg,
 				  const struct catalog *cat, burst_err_t *err)
 {
 	struct candset *cs = xcalloc(1, sizeof(*cs));
+	struct ns_cands prev;
 	size_t i;
 
+	memset(&prev, 0, sizeof(prev));
 	for (i = 0; i < cfg->nnodesets; i++)
-		if (nodeset_candidates(cfg, cat, i, cs) == 0) {
+		if (nodeset_candidates(cfg, cat, i, cs, &prev) == 0) {
 			burst_err_set(err, "%s:%d: NodeSet %s has no instance type to launch: check its Providers, InstanceTypes and Constraint (burstctl catalog list)",
 				      cfg->nodesets[i].where.file, cfg->nodesets[i].where.line,
 				      cfg->nodesets[i].name);
 			candset_free(cs);
+			ns_cands_clear(&prev);
 			return NULL;
 		}
+	ns_cands_clear(&prev);
 	candset_sort(cat, cs);
 	return cs;
 }
@@ -1791,6 +1851,7 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		 burst_err_t *err)
 {
 	struct candset *cs;
+	struct ns_cands prev;
 	int problems = 0;
 	size_t i, j;
 	char drivers[256] = "";
@@ -1896,13 +1957,15 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		}
 	}
 	cs = xcalloc(1, sizeof(*cs));
+	memset(&prev, 0, sizeof(prev));
 	for (i = 0; i < cfg->nnodesets; i++)
-		if (nodeset_candidates(cfg, cat, i, cs) == 0) {
+		if (nodeset_candidates(cfg, cat, i, cs, &prev) == 0) {
 			burst_err_append(err, "%s:%d: NodeSet %s has no instance type to launch: check its Providers, InstanceTypes and Constraint",
 					 cfg->nodesets[i].where.file, cfg->nodesets[i].where.line,
 					 cfg->nodesets[i].name);
 			problems++;
 		}
+	ns_cands_clear(&prev);
 	candset_sort(cat, cs);
 	for (i = 0; i < cfg->ncontracts; i++) {
 		const struct cfg_contract *cc = &cfg->contracts[i];

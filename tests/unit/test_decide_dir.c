@@ -146,6 +146,77 @@ static const char header[] =
 	"processor_manufacturer,processor_microarchitecture,processor_isa,storage_type,storage_gib,"
 	"network_gbps,source\n";
 
+/*
+ * config_candidates sorts the list of node sets that select the same
+ * candidates once (the example's three aws node sets): they must be the
+ * candidates it makes when every one of them is sorted on its own, which
+ * a node set with another list (InstanceTypes=) between each two forces.
+ */
+static void shared_sort(const char *catdir)
+{
+	static const char *const sets[] = {
+		"NodeSet=gpu4 Nodes=g4-[1-2] Partition=p Providers=aws Constraint=\"accelerator_type=GPU accelerator_count=4\"\n",
+		"NodeSet=gpu1 Nodes=g1-[1-2] Partition=p Providers=aws Constraint=\"accelerator_type=GPU accelerator_count=1\"\n",
+		"NodeSet=big Nodes=a-[1-2] Partition=p Providers=aws Constraint=\"node_vcpus_count>=8\"\n",
+		"NodeSet=cpu64 Nodes=c-[1-2] Partition=p Constraint=\"accelerator_count=0 node_vcpus_count>=64\"\n",
+	};
+	const char *head = "ClusterName=t\nProvider=aws Type=aws Regions=us-east-1,us-west-2\n";
+	char together[4096], apart[4096], path[1024];
+	struct burst_config *cfg[2];
+	struct catalog *cat[2];
+	struct candset *cs[2] = { NULL, NULL };
+	burst_err_t err;
+	size_t i, k, n = 0, same = 0;
+
+	snprintf(together, sizeof(together), "%s", head);
+	snprintf(apart, sizeof(apart), "%s", head);
+	for (i = 0; i < sizeof(sets) / sizeof(*sets); i++) {
+		char brk[256];
+		snprintf(together + strlen(together), sizeof(together) - strlen(together), "%s", sets[i]);
+		snprintf(brk, sizeof(brk), "NodeSet=brk%zu Nodes=b%zu-[1-2] Partition=p InstanceTypes=m5.large\n", i, i);
+		snprintf(apart + strlen(apart), sizeof(apart) - strlen(apart), "%s%s", brk, sets[i]);
+	}
+	put("together.conf", together);
+	put("apart.conf", apart);
+	for (k = 0; k < 2; k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, k ? "apart.conf" : "together.conf");
+		burst_err_clear(&err);
+		cfg[k] = load(path);
+		cat[k] = catalog_load_opts(catdir, CATALOG_NO_CHECKSUM, &err);
+		if (cfg[k] && cat[k] && config_apply_catalog(cfg[k], cat[k], &err) == 0)
+			cs[k] = config_candidates(cfg[k], cat[k], &err);
+		if (!cs[k])
+			printf("# %s: cfg %d cat %d: %s\n", path, !!cfg[k], !!cat[k], err.msg);
+	}
+	ok(cs[0] && cs[1], "the node sets together and apart make candidates");
+	if (cs[0] && cs[1]) {
+		/* apart, node set i is 2i+1 (brk i before it); in name order still */
+		for (i = 0; i < cs[1]->n; i++) {
+			const struct candidate *b = &cs[1]->c[i], *a;
+			if (b->nodeset % 2 == 0)
+				continue;
+			if (n >= cs[0]->n)
+				break;
+			a = &cs[0]->c[n++];
+			if (!strcmp(catalog_str(cat[0], a->type->name), catalog_str(cat[1], b->type->name)) &&
+			    (a->region < 0 ? b->region < 0 :
+			     b->region >= 0 && !strcmp(catalog_str(cat[0], a->region), catalog_str(cat[1], b->region))) &&
+			    a->nodeset * 2 + 1 == b->nodeset &&
+			    !memcmp(&a->ondemand, &b->ondemand, sizeof(double)) &&
+			    !memcmp(&a->spot, &b->spot, sizeof(double)))
+				same++;
+		}
+		ok(n == cs[0]->n && same == n && n > 0,
+		   "together, the node sets make the candidates they make apart (%zu of %zu the same)",
+		   same, cs[0]->n);
+	}
+	for (k = 0; k < 2; k++) {
+		candset_free(cs[k]);
+		catalog_free(cat[k]);
+		config_free(cfg[k]);
+	}
+}
+
 int main(void)
 {
 	char path[1024], shipped[1024], small[1024];
@@ -290,8 +361,10 @@ int main(void)
 		config_free(cfg);
 	}
 
+	shared_sort(shipped);
+
 	{
-		const char *files[] = { "two.conf", "local.conf", "alpha.conf", "model.conf",
+		const char *files[] = { "together.conf", "apart.conf", "two.conf", "local.conf", "alpha.conf", "model.conf",
 					"cat/alpha.csv", "cat/alpha-prices.csv", "cat/beta.csv", NULL };
 		size_t i;
 		for (i = 0; files[i]; i++) {
