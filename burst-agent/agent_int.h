@@ -65,10 +65,13 @@ struct bnode {
 
 /* Reconciler: an instance listed by a provider, and when it was first seen. */
 struct seen_inst {
-	char provider[128];
-	char id[128];
+	char *provider;          /* owned (a burst has thousands: not 128 bytes each) */
+	char *id;                /* owned */
 	double first;
 };
+
+/* Frees v and the strings of its n entries (those not NULL). */
+void seen_free(struct seen_inst *v, size_t n);
 
 /* Reconciler: a job requeued from a lost node, to let go on at once. */
 struct lost_job {

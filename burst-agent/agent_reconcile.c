@@ -39,6 +39,17 @@ static void seen_index_build(struct seen_index *x, const struct seen_inst *old, 
 	}
 }
 
+void seen_free(struct seen_inst *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].provider);
+		free(v[i].id);
+	}
+	free(v);
+}
+
 /* When the agent first saw instance id of provider prov (now, if it is new). */
 static double first_seen(const struct seen_index *x, const struct seen_inst *old, const char *prov, const char *id)
 {
@@ -472,8 +483,8 @@ static void reconcile_finish(void)
 				continue;
 			ri = &insts[ni++];
 			si = &seen[nseen++];
-			snprintf(si->provider, sizeof(si->provider), "%s", p->cfg->name);
-			snprintf(si->id, sizeof(si->id), "%s", in->id);
+			si->provider = xstrdup(p->cfg->name);
+			si->id = xstrdup(in->id);
 			si->first = first_seen(&sx, A.seen, p->cfg->name, in->id);
 			ri->provider = p->cfg->name;
 			ri->id = in->id;
@@ -493,11 +504,13 @@ static void reconcile_finish(void)
 		if (failed) {
 			seen = xrealloc(seen, (nseen + 1) * sizeof(*seen));
 			seen[nseen++] = A.seen[i];
+			/* (its strings go with it) */
+			A.seen[i].provider = A.seen[i].id = NULL;
 		}
 	}
 	htab_free(&sx.head);
 	free(sx.next);
-	free(A.seen);
+	seen_free(A.seen, A.nseen);
 	A.seen = seen;
 	A.nseen = nseen;
 	rn = xcalloc(nrecs ? nrecs : 1, sizeof(*rn));
