@@ -490,41 +490,6 @@ static int cmp_cand_qsort(const void *pa, const void *pb, void *arg)
 	return cmp_cand_name(arg, pa, pb);
 }
 
-static int cmp_by_price(const void *pa, const void *pb, void *arg)
-{
-	const double *price = arg;
-	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-	double x = isnan(price[a]) ? INFINITY : price[a];
-	double y = isnan(price[b]) ? INFINITY : price[b];
-
-	if (x != y)
-		return x < y ? -1 : 1;
-	return (a > b) - (a < b);
-}
-
-void candset_sort(const struct catalog *cat, struct candset *cs)
-{
-	double *price;
-	size_t i, s;
-
-	drop_index(cs);
-	if (cs->n > 1)
-		qsort_r(cs->c, cs->n, sizeof(*cs->c), cmp_cand_qsort, (void *)cat);
-	price = xmalloc((cs->n ? cs->n : 1) * sizeof(double));
-	for (s = 0; s < 2; s++) {
-		free(cs->by_price[s]);
-		cs->by_price[s] = xmalloc((cs->n ? cs->n : 1) * sizeof(size_t));
-		for (i = 0; i < cs->n; i++) {
-			cs->by_price[s][i] = i;
-			price[i] = s ? cs->c[i].spot : cs->c[i].ondemand;
-		}
-		if (cs->n > 1)
-			qsort_r(cs->by_price[s], cs->n, sizeof(size_t), cmp_by_price, price);
-	}
-	free(price);
-	cs->sorted = true;
-}
-
 /* Sort keys: primary, secondary, then the candidate's index (name order). */
 struct rkey {
 	double k1, k2;
@@ -586,6 +551,34 @@ static void sort_rkeys(struct rkey *k, size_t n)
 	if (src != k)
 		memcpy(k, src, n * sizeof(*k));
 	free(tmp);
+}
+
+/* Put the set in name order, and make its price orders: (price, index)
+ * is a total order, which sort_rkeys keeps (unknown prices last). */
+void candset_sort(const struct catalog *cat, struct candset *cs)
+{
+	struct rkey *keys;
+	size_t i, s;
+
+	drop_index(cs);
+	if (cs->n > 1)
+		qsort_r(cs->c, cs->n, sizeof(*cs->c), cmp_cand_qsort, (void *)cat);
+	keys = xmalloc((cs->n ? cs->n : 1) * sizeof(*keys));
+	for (s = 0; s < 2; s++) {
+		free(cs->by_price[s]);
+		cs->by_price[s] = xmalloc((cs->n ? cs->n : 1) * sizeof(size_t));
+		for (i = 0; i < cs->n; i++) {
+			double price = s ? cs->c[i].spot : cs->c[i].ondemand;
+			keys[i].k1 = isnan(price) ? INFINITY : price;
+			keys[i].k2 = 0;
+			keys[i].cand = i;
+		}
+		sort_rkeys(keys, cs->n);
+		for (i = 0; i < cs->n; i++)
+			cs->by_price[s][i] = keys[i].cand;
+	}
+	free(keys);
+	cs->sorted = true;
 }
 
 static int cmp_price(const struct match *x, const struct match *y)

@@ -246,11 +246,46 @@ static size_t compare(const struct catalog *cat, const struct candset *cs, size_
 	return ndiff;
 }
 
+/* Whether candset_sort's price orders are what resolver.h says: every
+ * candidate once, by (price, index), unknown prices last. The reference
+ * resolver reads them too, so compare() alone would not see them wrong. */
+static bool price_orders_hold(const struct candset *cs, size_t *nties)
+{
+	bool *seen = calloc(cs->n ? cs->n : 1, sizeof(bool));
+	size_t s, i;
+	bool good = seen != NULL;
+
+	for (s = 0; s < 2 && good; s++) {
+		memset(seen, 0, (cs->n ? cs->n : 1) * sizeof(bool));
+		for (i = 0; i < cs->n && good; i++) {
+			size_t a = cs->by_price[s][i];
+			good = a < cs->n && !seen[a];
+			if (good)
+				seen[a] = true;
+			if (good && i > 0) {
+				size_t b = cs->by_price[s][i - 1];
+				double pa = s ? cs->c[a].spot : cs->c[a].ondemand;
+				double pb = s ? cs->c[b].spot : cs->c[b].ondemand;
+				pa = isnan(pa) ? INFINITY : pa;
+				pb = isnan(pb) ? INFINITY : pb;
+				good = pb < pa || (pb == pa && b < a);
+				*nties += pb == pa;
+			}
+		}
+	}
+	free(seen);
+	return good;
+}
+
 static void check(const struct catalog *cat, const struct candset *cs, size_t ncontracts,
 		  const char *what)
 {
 	size_t nparsed, nmatched, ndiff = compare(cat, cs, ncontracts, &nparsed, &nmatched);
+	size_t nties = 0;
+	bool held = price_orders_hold(cs, &nties);
 
+	ok(held && nties > 0,
+	   "%s: the price orders are by price then name order, unknown last (%zu ties)", what, nties);
 	ok(ndiff == 0, "%s: %zu random contracts (%zu with matches) resolve identically (%zu differ)",
 	   what, nparsed, nmatched, ndiff);
 	/* the draw must exercise both empty and non-empty results */
