@@ -553,6 +553,18 @@ static void sort_rkeys(struct rkey *k, size_t n)
 	free(tmp);
 }
 
+/* Whether the set is in name order already (its candidates made in the
+ * catalog's order often are): then a stable sort would leave it as it is. */
+static bool in_name_order(const struct catalog *cat, const struct candset *cs)
+{
+	size_t i;
+
+	for (i = 1; i < cs->n; i++)
+		if (cmp_cand_name(cat, &cs->c[i - 1], &cs->c[i]) > 0)
+			return false;
+	return true;
+}
+
 /* Put the set in name order, and make its price orders: (price, index)
  * is a total order, which sort_rkeys keeps (unknown prices last). */
 void candset_sort(const struct catalog *cat, struct candset *cs)
@@ -561,7 +573,7 @@ void candset_sort(const struct catalog *cat, struct candset *cs)
 	size_t i, s;
 
 	drop_index(cs);
-	if (cs->n > 1)
+	if (cs->n > 1 && !in_name_order(cat, cs))
 		qsort_r(cs->c, cs->n, sizeof(*cs->c), cmp_cand_qsort, (void *)cat);
 	keys = xmalloc((cs->n ? cs->n : 1) * sizeof(*keys));
 	for (s = 0; s < 2; s++) {

@@ -277,12 +277,37 @@ static bool price_orders_hold(const struct candset *cs, size_t *nties)
 	return good;
 }
 
+/* Whether the candidates are in the name order resolver.h says: provider,
+ * type, region (unknown last), node set. */
+static bool name_order_holds(const struct catalog *cat, const struct candset *cs)
+{
+	size_t i;
+
+	for (i = 1; i < cs->n; i++) {
+		const struct candidate *a = &cs->c[i - 1], *b = &cs->c[i];
+		int r = strcmp(catalog_str(cat, a->type->provider), catalog_str(cat, b->type->provider));
+		if (!r)
+			r = strcmp(catalog_str(cat, a->type->name), catalog_str(cat, b->type->name));
+		if (!r && (a->region < 0 || b->region < 0))
+			r = (a->region < 0) - (b->region < 0);
+		else if (!r)
+			r = strcmp(catalog_str(cat, a->region), catalog_str(cat, b->region));
+		if (!r)
+			r = (a->nodeset > b->nodeset) - (a->nodeset < b->nodeset);
+		if (r > 0)
+			return false;
+	}
+	return true;
+}
+
 static void check(const struct catalog *cat, const struct candset *cs, size_t ncontracts,
 		  const char *what)
 {
 	size_t nparsed, nmatched, ndiff = compare(cat, cs, ncontracts, &nparsed, &nmatched);
 	size_t nties = 0;
 	bool held = price_orders_hold(cs, &nties);
+
+	ok(name_order_holds(cat, cs), "%s: the candidates are in name order", what);
 
 	ok(held && nties > 0,
 	   "%s: the price orders are by price then name order, unknown last (%zu ties)", what, nties);
