@@ -226,7 +226,16 @@ lab_ctld() {
 		scontrol ping 2>/dev/null | grep -q 'is UP' && return 0
 		sleep 0.1
 	done
-	lab_log "slurmctld does not answer"
+	# what a stall of this kind needs to be understood: is it alive, who
+	# holds its port, what it logged
+	local pid
+	pid=$(cat "$LAB/pid/slurmctld.pid" 2>/dev/null)
+	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+		lab_log "slurmctld does not answer (pid $pid alive; port $LAB_PORT_CTLD: $(ss -Hltnp "sport = :$LAB_PORT_CTLD" 2>/dev/null | tr -s ' ' | head -3))"
+	else
+		lab_log "slurmctld does not answer (pid ${pid:-?} gone; port $LAB_PORT_CTLD: $(ss -Hltnp "sport = :$LAB_PORT_CTLD" 2>/dev/null | tr -s ' ' | head -3))"
+	fi
+	tail -20 "$LAB/log/slurmctld.log" >&2
 	return 1
 }
 
