@@ -40,7 +40,6 @@ struct ec2_client {
 	char last_code[256];
 	char last_request_id[256];
 	CURL *curl;
-	bool curl_set;        /* curl has the options every request has */
 	struct sigv4_key_cache sigkey;   /* the day's signing key (sigv4.h) */
 };
 
@@ -493,6 +492,8 @@ static void set_str(char **dst, const char *src)
 	*dst = src ? xstrdup(src) : NULL;
 }
 
+static size_t collect(char *p, size_t sz, size_t n, void *ud);
+
 struct ec2_client *ec2_client_new(const struct ec2_client_opts *o, burst_err_t *err)
 {
 	struct ec2_client *c = NULL;
@@ -568,6 +569,20 @@ struct ec2_client *ec2_client_new(const struct ec2_client_opts *o, burst_err_t *
 		burst_err_set(err, "ec2: cannot initialise libcurl");
 		goto fail;
 	}
+	/* the options every request has, set once: the handle keeps them */
+	curl_easy_setopt(c->curl, CURLOPT_URL, c->endpoint);
+	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (c->ca_file)
+		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
+	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "slurm-burst/" PACKAGE_VERSION);
 	curl_free(host);
 	curl_free(port);
 	curl_free(path);
@@ -794,24 +809,8 @@ static enum ec2_class request_once(struct ec2_client *c, const char *action, con
 	cl = curl_slist_append(cl, "Expect:");
 	cl = curl_slist_append(cl, "Accept:");
 
-	/* the options every request has, set once (the handle keeps them
-	 * and its connection); then this request's own */
-	if (!c->curl_set) {
-		curl_easy_setopt(c->curl, CURLOPT_URL, c->endpoint);
-		curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-		curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-		if (c->ca_file)
-			curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
-		curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
-		curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-		curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
-		curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
-		curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect);
-		curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "slurm-burst/" PACKAGE_VERSION);
-		c->curl_set = true;
-	}
+	/* this request's own options (those every request has were set when
+	 * the client was made: the handle keeps them and its connection) */
 	curl_err[0] = '\0';
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
