@@ -228,13 +228,10 @@ lab_ctld() {
 	done
 	# what a stall of this kind needs to be understood: is it alive, who
 	# holds its port, what it logged
-	local pid
+	local pid state=gone
 	pid=$(cat "$LAB/pid/slurmctld.pid" 2>/dev/null)
-	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-		lab_log "slurmctld does not answer (pid $pid alive; port $LAB_PORT_CTLD: $(ss -Hltnp "sport = :$LAB_PORT_CTLD" 2>/dev/null | tr -s ' ' | head -3))"
-	else
-		lab_log "slurmctld does not answer (pid ${pid:-?} gone; port $LAB_PORT_CTLD: $(ss -Hltnp "sport = :$LAB_PORT_CTLD" 2>/dev/null | tr -s ' ' | head -3))"
-	fi
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && state=alive
+	lab_log "slurmctld does not answer (pid ${pid:-?} $state; port $LAB_PORT_CTLD: $(ss -Hltnp "sport = :$LAB_PORT_CTLD" 2>/dev/null | tr -s ' ' | head -3))"
 	tail -20 "$LAB/log/slurmctld.log" >&2
 	return 1
 }
