@@ -55,17 +55,28 @@ check_plugin() {   # SO KIND (contract|admission)
 	fi
 	fi
 
-	# exported: Slurm's entry points, nothing of ours that could clash with Slurm's
+	# exported: Slurm's entry points (the hooks, a plugin's init and fini),
+	# nothing of ours that could clash with Slurm's
 	nm -D --defined-only "$so" | awk '{print $3}' | sort >"$tmp/exports"
 	grep -v -x -e 'slurm_spank_[a-z_]*' -e 'plugin_name' -e 'plugin_type' -e 'plugin_version' \
-		-e 'spank_plugin_version' "$tmp/exports" >"$tmp/extra_exports"
+		-e 'spank_plugin_version' -e init -e fini "$tmp/exports" >"$tmp/extra_exports"
 	[ ! -s "$tmp/extra_exports" ]
-	ok $? "it exports only slurm_spank_* and the plugin's identity" "$tmp/extra_exports"
+	ok $? "it exports only slurm_spank_*, init, fini and the plugin's identity" "$tmp/extra_exports"
 	# a job prolog costs every job on every node that loads it a slurmstepd:
 	# only the admission plugin, loaded on burst nodes only, has one
 	if [ "$kind" = contract ]; then
 		grep -q -x slurm_spank_init "$tmp/exports" && ! grep -q -x slurm_spank_job_prolog "$tmp/exports"
 		ok $? "it exports slurm_spank_init and no slurm_spank_job_prolog" "$tmp/exports"
+		# every other symbol Slurm looks up when it loads a plugin is there:
+		# each missing one costs every sbatch/srun a failed dlsym
+		missing=
+		for s in init fini slurm_spank_init slurm_spank_init_post_opt slurm_spank_local_user_init \
+			slurm_spank_user_init slurm_spank_task_init_privileged slurm_spank_task_init \
+			slurm_spank_task_post_fork slurm_spank_task_exit slurm_spank_slurmd_exit slurm_spank_exit; do
+			grep -q -x "$s" "$tmp/exports" || missing="$missing $s"
+		done
+		[ -z "$missing" ]
+		ok $? "it has every hook Slurm looks up but the job prolog and epilog (missing:$missing)"
 	else
 		grep -q -x slurm_spank_job_prolog "$tmp/exports" && ! grep -q -x slurm_spank_init "$tmp/exports"
 		ok $? "it exports slurm_spank_job_prolog (and no option: no slurm_spank_init)" "$tmp/exports"
