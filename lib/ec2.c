@@ -281,53 +281,364 @@ void ec2_instances_free(struct ec2_instances *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static void parse_instance_set(const xmlNode *set, struct ec2_instances *out)
-{
-	for (xmlNode *it = set->children; it; it = it->next) {
-		struct ec2_instance *in;
-		xmlNode *tags;
+/*
+ * RunInstances and DescribeInstances answers are read as a stream (libxml2's
+ * SAX2 push parser), not as a tree: only the fields struct ec2_instance
+ * holds are copied, every other element is passed over without a copy of
+ * its text. A listing page of 1,000 instances no longer builds (and frees)
+ * a tree of every element of every instance, and finding a field is no
+ * longer a walk over its siblings.
+ *
+ * Where an element stands decides what it is: its parent's role and its own
+ * name. The fields are those of the instance item itself (instancesSet/item),
+ * not the like-named ones deeper in it (networkInterfaceSet/item/
+ * privateIpAddress is not the instance's privateIpAddress).
+ */
+enum xrole {
+	XR_OUTSIDE,        /* before the root */
+	XR_ROOT,           /* RunInstancesResponse / DescribeInstancesResponse */
+	XR_RSET,           /* reservationSet */
+	XR_RITEM,          /* reservationSet/item */
+	XR_ISET,           /* instancesSet */
+	XR_INST,           /* instancesSet/item: one instance */
+	XR_ISTATE,         /* its instanceState */
+	XR_TAGSET,         /* its tagSet */
+	XR_TAG,            /* tagSet/item */
+	XR_TEXT,           /* a field: its text is kept */
+	XR_SKIP,           /* anything else, and all below it */
+};
 
-		if (!is_el(it, "item"))
-			continue;
-		out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
-		in = &out->v[out->n++];
-		memset(in, 0, sizeof(*in));
-		in->id = child_text(it, "instanceId");
-		in->type = child_text(it, "instanceType");
-		in->state = child_text(child(it, "instanceState"), "name");
-		in->private_ip = child_text(it, "privateIpAddress");
-		in->launch_time = child_text(it, "launchTime");
-		in->client_token = child_text(it, "clientToken");
-		in->image_id = child_text(it, "imageId");
-		{
-			char *li = child_text(it, "amiLaunchIndex");
-			char *end = NULL;
-			long v = li && *li ? strtol(li, &end, 10) : -1;
-			in->launch_index = li && *li && end && !*end && v >= 0 && v < 1000000 ? (int)v : -1;
-			free(li);
-		}
-		if (in->private_ip && !*in->private_ip) {
+enum xfield {
+	XF_NONE, XF_ID, XF_TYPE, XF_STATE, XF_IP, XF_TIME, XF_TOKEN, XF_IMAGE, XF_INDEX,
+	XF_TAG_KEY, XF_TAG_VALUE, XF_RESERVATION, XF_NEXT,
+};
+
+#define XR_DEPTH 32
+
+struct istream {
+	struct ec2_instances *out;
+	size_t n0;                 /* out->n before this answer */
+	bool had_reservation;      /* out->reservation_id was set before it */
+	const char *const *tag_keys;  /* the tags kept (NULL: all) */
+	size_t ntag_keys;
+	unsigned depth;            /* of the element being read (root: 1) */
+	enum xrole role[XR_DEPTH]; /* role[d]: that of the open element at depth d */
+	enum xfield field;         /* the field whose text is being read */
+	unsigned field_depth;
+	struct strbuf text;
+	char *tag_key, *tag_value; /* of the tag being read */
+	char *next_token;
+	char root[64];             /* the root's name when it is not an instances answer */
+};
+
+/* The role of an element called name whose parent's role is parent; sets
+ * *field for XR_TEXT. */
+static enum xrole xrole_of(enum xrole parent, const char *name, enum xfield *field)
+{
+	static const struct {
+		const char *name;
+		enum xfield f;
+	} inst[] = {
+		{ "instanceId", XF_ID }, { "instanceType", XF_TYPE }, { "privateIpAddress", XF_IP },
+		{ "launchTime", XF_TIME }, { "clientToken", XF_TOKEN }, { "imageId", XF_IMAGE },
+		{ "amiLaunchIndex", XF_INDEX },
+	};
+
+	*field = XF_NONE;
+	switch (parent) {
+	case XR_OUTSIDE:
+		return strcmp(name, "RunInstancesResponse") && strcmp(name, "DescribeInstancesResponse")
+			? XR_SKIP : XR_ROOT;
+	case XR_ROOT:
+		if (!strcmp(name, "instancesSet"))
+			return XR_ISET;
+		if (!strcmp(name, "reservationSet"))
+			return XR_RSET;
+		if (!strcmp(name, "reservationId"))
+			return *field = XF_RESERVATION, XR_TEXT;
+		if (!strcmp(name, "nextToken"))
+			return *field = XF_NEXT, XR_TEXT;
+		return XR_SKIP;
+	case XR_RSET:
+		return strcmp(name, "item") ? XR_SKIP : XR_RITEM;
+	case XR_RITEM:
+		return strcmp(name, "instancesSet") ? XR_SKIP : XR_ISET;
+	case XR_ISET:
+		return strcmp(name, "item") ? XR_SKIP : XR_INST;
+	case XR_INST:
+		for (size_t i = 0; i < sizeof(inst) / sizeof(inst[0]); i++)
+			if (!strcmp(name, inst[i].name))
+				return *field = inst[i].f, XR_TEXT;
+		if (!strcmp(name, "instanceState"))
+			return XR_ISTATE;
+		if (!strcmp(name, "tagSet"))
+			return XR_TAGSET;
+		return XR_SKIP;
+	case XR_ISTATE:
+		return strcmp(name, "name") ? XR_SKIP : (*field = XF_STATE, XR_TEXT);
+	case XR_TAGSET:
+		return strcmp(name, "item") ? XR_SKIP : XR_TAG;
+	case XR_TAG:
+		if (!strcmp(name, "key"))
+			return *field = XF_TAG_KEY, XR_TEXT;
+		if (!strcmp(name, "value"))
+			return *field = XF_TAG_VALUE, XR_TEXT;
+		return XR_SKIP;
+	case XR_TEXT:
+	case XR_SKIP:
+		break;
+	}
+	return XR_SKIP;
+}
+
+static struct ec2_instance *xs_cur(struct istream *s)
+{
+	return s->out->n > s->n0 ? &s->out->v[s->out->n - 1] : NULL;
+}
+
+/* The first of a field's values counts, as in the tree (child_text): a
+ * second privateIpAddress of the same item changes nothing. */
+static void xs_set(char **dst, struct strbuf *t)
+{
+	if (*dst)
+		return;
+	*dst = xstrdup(t->s ? t->s : "");
+	str_trim(*dst);
+}
+
+static void xs_start(void *ud, const xmlChar *local, const xmlChar *prefix, const xmlChar *uri,
+		     int nns, const xmlChar **nss, int nattr, int ndef, const xmlChar **attrs)
+{
+	struct istream *s = ud;
+	enum xrole parent = s->depth ? (s->depth < XR_DEPTH ? s->role[s->depth] : XR_SKIP) : XR_OUTSIDE;
+	enum xfield f;
+	enum xrole r;
+
+	(void)prefix, (void)uri, (void)nns, (void)nss, (void)nattr, (void)ndef, (void)attrs;
+	r = xrole_of(parent, (const char *)local, &f);
+	if (!s->depth && r == XR_SKIP)
+		snprintf(s->root, sizeof(s->root), "%s", (const char *)local);
+	s->depth++;
+	if (s->depth < XR_DEPTH)
+		s->role[s->depth] = r;
+	if (r == XR_TEXT) {
+		s->field = f;
+		s->field_depth = s->depth;
+		s->text.len = 0;
+		if (s->text.s)
+			s->text.s[0] = '\0';
+	} else if (r == XR_INST) {
+		struct ec2_instances *o = s->out;
+		o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
+		memset(&o->v[o->n], 0, sizeof(o->v[o->n]));
+		o->v[o->n++].launch_index = -1;
+	} else if (r == XR_TAG) {
+		free(s->tag_key);
+		free(s->tag_value);
+		s->tag_key = s->tag_value = NULL;
+	}
+}
+
+static bool xs_keep_tag(const struct istream *s, const char *key)
+{
+	if (!s->tag_keys)
+		return true;
+	for (size_t i = 0; i < s->ntag_keys; i++)
+		if (!strcmp(s->tag_keys[i], key))
+			return true;
+	return false;
+}
+
+static void xs_field(struct istream *s)
+{
+	struct ec2_instance *in = xs_cur(s);
+
+	switch (s->field) {
+	case XF_RESERVATION:
+		xs_set(&s->out->reservation_id, &s->text);
+		return;
+	case XF_NEXT:
+		xs_set(&s->next_token, &s->text);
+		return;
+	case XF_TAG_KEY:
+		xs_set(&s->tag_key, &s->text);
+		return;
+	case XF_TAG_VALUE:
+		xs_set(&s->tag_value, &s->text);
+		return;
+	default:
+		break;
+	}
+	if (!in)
+		return;
+	switch (s->field) {
+	case XF_ID: xs_set(&in->id, &s->text); break;
+	case XF_TYPE: xs_set(&in->type, &s->text); break;
+	case XF_STATE: xs_set(&in->state, &s->text); break;
+	case XF_IP: xs_set(&in->private_ip, &s->text); break;
+	case XF_TIME: xs_set(&in->launch_time, &s->text); break;
+	case XF_TOKEN: xs_set(&in->client_token, &s->text); break;
+	case XF_IMAGE: xs_set(&in->image_id, &s->text); break;
+	case XF_INDEX: {
+		char *li = NULL, *end = NULL;
+		long v;
+		xs_set(&li, &s->text);
+		v = *li ? strtol(li, &end, 10) : -1;
+		if (in->launch_index < 0)
+			in->launch_index = *li && end && !*end && v >= 0 && v < 1000000 ? (int)v : -1;
+		free(li);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void xs_end(void *ud, const xmlChar *local, const xmlChar *prefix, const xmlChar *uri)
+{
+	struct istream *s = ud;
+	enum xrole r = s->depth < XR_DEPTH ? s->role[s->depth] : XR_SKIP;
+
+	(void)local, (void)prefix, (void)uri;
+	if (r == XR_TEXT && s->field_depth == s->depth) {
+		xs_field(s);
+		s->field = XF_NONE;
+	} else if (r == XR_INST) {
+		struct ec2_instance *in = xs_cur(s);
+		if (in && in->private_ip && !*in->private_ip) {
 			free(in->private_ip);
 			in->private_ip = NULL;
 		}
-		if (in->client_token && !*in->client_token) {
+		if (in && in->client_token && !*in->client_token) {
 			free(in->client_token);
 			in->client_token = NULL;
 		}
-		tags = child(it, "tagSet");
-		for (xmlNode *t = tags ? tags->children : NULL; t; t = t->next) {
-			if (!is_el(t, "item"))
-				continue;
+	} else if (r == XR_TAG) {
+		struct ec2_instance *in = xs_cur(s);
+		const char *key = s->tag_key ? s->tag_key : "";
+		if (in && xs_keep_tag(s, key)) {
 			in->tags = xrealloc(in->tags, (in->ntags + 1) * sizeof(*in->tags));
-			in->tags[in->ntags].key = child_text(t, "key");
-			in->tags[in->ntags].value = child_text(t, "value");
-			if (!in->tags[in->ntags].key)
-				in->tags[in->ntags].key = xstrdup("");
-			if (!in->tags[in->ntags].value)
-				in->tags[in->ntags].value = xstrdup("");
+			in->tags[in->ntags].key = s->tag_key ? s->tag_key : xstrdup("");
+			in->tags[in->ntags].value = s->tag_value ? s->tag_value : xstrdup("");
 			in->ntags++;
+			s->tag_key = s->tag_value = NULL;
 		}
 	}
+	s->depth--;
+}
+
+static void xs_chars(void *ud, const xmlChar *ch, int len)
+{
+	struct istream *s = ud;
+
+	if (s->field != XF_NONE)
+		sb_addn(&s->text, (const char *)ch, (size_t)len);
+}
+
+/* libxml2's complaints are not printed: the parse's outcome says it. */
+#if LIBXML_VERSION >= 21200
+static void xs_quiet(void *ud, const xmlError *e)
+#else
+static void xs_quiet(void *ud, xmlErrorPtr e)
+#endif
+{
+	(void)ud, (void)e;
+}
+
+/*
+ * Stream xml into *out (appended). 0; -1 when it is not well-formed XML
+ * (err says where and what); -2 when it is XML but no instances answer. On
+ * a failure *out is as it was before the call.
+ */
+static int instances_stream(const char *xml, size_t len, struct ec2_instances *out,
+			    const char *const *tag_keys, size_t ntag_keys, char **next_token,
+			    burst_err_t *err)
+{
+	xmlSAXHandler sax;
+	xmlParserCtxtPtr ctxt;
+	struct istream s;
+	int rc = 0;
+
+	*next_token = NULL;
+	memset(&s, 0, sizeof(s));
+	s.out = out;
+	s.n0 = out->n;
+	s.had_reservation = out->reservation_id != NULL;
+	s.tag_keys = tag_keys;
+	s.ntag_keys = ntag_keys;
+	sb_init(&s.text);
+	if (len > (size_t)MAX_BODY || len > (size_t)INT32_MAX) {
+		burst_err_set(err, "EC2 answer is not well-formed XML: %zu bytes, more than the %ld "
+			      "an answer may have", len, MAX_BODY);
+		return -1;
+	}
+	memset(&sax, 0, sizeof(sax));
+	sax.initialized = XML_SAX2_MAGIC;
+	sax.startElementNs = xs_start;
+	sax.endElementNs = xs_end;
+	sax.characters = xs_chars;
+	sax.cdataBlock = xs_chars;
+	sax.serror = xs_quiet;
+	ctxt = xmlCreatePushParserCtxt(&sax, &s, NULL, 0, "ec2.xml");
+	if (!ctxt) {
+		burst_err_set(err, "EC2 answer cannot be read: out of memory");
+		return -1;
+	}
+	/* no network, no DTD loaded, no entity substituted (no entity
+	 * declaration handler: a DTD's entities are never defined) */
+	xmlCtxtUseOptions(ctxt, XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+	if (xmlParseChunk(ctxt, xml, (int)len, 1) != 0 || !ctxt->wellFormed) {
+		const xmlError *e = xmlCtxtGetLastError(ctxt);
+		char what[256];
+		snprintf(what, sizeof(what), "%s", e && e->message ? e->message : "");
+		what[strcspn(what, "\n")] = '\0';
+		if (!len || !xml[strspn(xml, " \t\r\n")])
+			burst_err_set(err, "EC2 answer is not well-formed XML: it is empty");
+		else if (e)
+			burst_err_set(err, "EC2 answer is not well-formed XML: line %d: %s", e->line, what);
+		else
+			burst_err_set(err, "EC2 answer is not well-formed XML");
+		rc = -1;
+	} else if (s.root[0]) {
+		burst_err_set(err, "unexpected EC2 answer <%s>, expected RunInstancesResponse "
+			      "or DescribeInstancesResponse", s.root);
+		rc = -2;
+	}
+	xmlFreeParserCtxt(ctxt);
+	free(s.tag_key);
+	free(s.tag_value);
+	sb_free(&s.text);
+	if (rc != 0) {
+		/* nothing of a bad answer stays: a retry appends the good one */
+		for (size_t i = s.n0; i < out->n; i++)
+			instance_free(&out->v[i]);
+		out->n = s.n0;
+		if (!s.had_reservation) {
+			free(out->reservation_id);
+			out->reservation_id = NULL;
+		}
+		free(s.next_token);
+		return rc;
+	}
+	if (s.next_token && !*s.next_token) {
+		free(s.next_token);
+		s.next_token = NULL;
+	}
+	*next_token = s.next_token;
+	return 0;
+}
+
+int ec2_parse_instances_keep(const char *xml, size_t len, struct ec2_instances *out,
+			     const char *const *tag_keys, size_t ntag_keys, char **next_token,
+			     burst_err_t *err)
+{
+	return instances_stream(xml, len, out, tag_keys, ntag_keys, next_token, err);
+}
+
+int ec2_parse_instances(const char *xml, size_t len, struct ec2_instances *out,
+			char **next_token, burst_err_t *err)
+{
+	return instances_stream(xml, len, out, NULL, 0, next_token, err) == 0 ? 0 : -1;
 }
 
 static char *take_next_token(const xmlNode *root)
@@ -339,50 +650,6 @@ static char *take_next_token(const xmlNode *root)
 		t = NULL;
 	}
 	return t;
-}
-
-static int instances_from_doc(xmlDoc *doc, struct ec2_instances *out, char **next_token,
-			      burst_err_t *err)
-{
-	xmlNode *root = xmlDocGetRootElement(doc);
-
-	*next_token = NULL;
-	if (!is_el(root, "RunInstancesResponse") && !is_el(root, "DescribeInstancesResponse")) {
-		burst_err_set(err, "unexpected EC2 answer <%s>, expected RunInstancesResponse "
-			      "or DescribeInstancesResponse", root ? (const char *)root->name : "");
-		return -1;
-	}
-	for (xmlNode *n = root->children; n; n = n->next) {
-		if (is_el(n, "instancesSet")) {
-			parse_instance_set(n, out);
-		} else if (is_el(n, "reservationSet")) {
-			for (xmlNode *r = n->children; r; r = r->next) {
-				xmlNode *set = is_el(r, "item") ? child(r, "instancesSet") : NULL;
-				if (set)
-					parse_instance_set(set, out);
-			}
-		} else if (is_el(n, "reservationId") && !out->reservation_id) {
-			out->reservation_id = child_text(root, "reservationId");
-		}
-	}
-	*next_token = take_next_token(root);
-	return 0;
-}
-
-int ec2_parse_instances(const char *xml, size_t len, struct ec2_instances *out,
-			char **next_token, burst_err_t *err)
-{
-	xmlDoc *doc = read_xml(xml, len);
-	int rc;
-
-	*next_token = NULL;
-	if (!doc) {
-		burst_err_set(err, "EC2 answer is not well-formed XML");
-		return -1;
-	}
-	rc = instances_from_doc(doc, out, next_token, err);
-	xmlFreeDoc(doc);
-	return rc;
 }
 
 void ec2_instance_types_free(struct ec2_instance_types *l)
@@ -733,14 +1000,28 @@ static void set_err(burst_err_t *err, const struct ec2_client *c, struct strbuf 
 }
 
 /*
- * One signed POST. On EC2_OK *doc is the parsed answer (caller frees); a
+ * A RunInstances or DescribeInstances answer streamed into out (appended)
+ * by the call itself, so that one that is not XML is retried as before and
+ * one that is XML but not such an answer is a PERMANENT failure naming it.
+ */
+struct answer_stream {
+	struct ec2_instances *out;
+	const char *const *tag_keys;   /* the tags kept (NULL: all) */
+	size_t ntag_keys;
+	char *next;                    /* the answer's nextToken (allocated) or NULL */
+};
+
+/*
+ * One signed POST. On EC2_OK *doc is the parsed answer (caller frees), or
+ * (as given, doc NULL) the answer streamed into as->out; a
  * caller that needs nothing of it passes doc NULL, and a 200 answer that
  * looks like XML is then not parsed (CreateTags, one per instance of a
  * burst: the parse cost more than the rest of the call's own work). On
  * failure err holds the message (without the retry note).
  */
 static enum ec2_class request_once(struct ec2_client *c, const char *action, const char *ctx,
-				   const char *body, xmlDoc **doc, burst_err_t *err)
+				   const char *body, xmlDoc **doc, struct answer_stream *as,
+				   burst_err_t *err)
 {
 	struct sigv4_header hdrs[2];
 	struct sigv4_request req;
@@ -843,6 +1124,22 @@ static enum ec2_class request_once(struct ec2_client *c, const char *action, con
 		goto out;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status == 200 && as) {
+		burst_err_t why;
+		int rc = instances_stream(resp.s ? resp.s : "", resp.s ? resp.len : 0, as->out,
+					  as->tag_keys, as->ntag_keys, &as->next, &why);
+		if (rc == 0) {
+			cls = EC2_OK;
+			goto out;
+		}
+		/* not XML (cut short, a proxy's page): retried; XML but not
+		 * this answer: nothing a retry changes */
+		cls = rc == -1 ? EC2_TRANSIENT : EC2_PERMANENT;
+		prefix(&msg, c, action, ctx);
+		sb_addf(&msg, "HTTP 200 with %s", why.msg);
+		set_err(err, c, &msg);
+		goto out;
+	}
 	if (status == 200 && !doc && resp.s && resp.s[strspn(resp.s, " \t\r\n")] == '<') {
 		cls = EC2_OK;
 		goto out;
@@ -902,7 +1199,7 @@ static void append(burst_err_t *err, const char *fmt, ...)
 
 /* The request with retries of THROTTLED and TRANSIENT within the budget. */
 static enum ec2_class call(struct ec2_client *c, const char *action, const char *ctx,
-			   const char *body, xmlDoc **doc, burst_err_t *err)
+			   const char *body, xmlDoc **doc, struct answer_stream *as, burst_err_t *err)
 {
 	long start = now_ms();
 	bool refreshed = false;
@@ -926,7 +1223,7 @@ static enum ec2_class call(struct ec2_client *c, const char *action, const char 
 			aws_creds_free(&c->creds);
 			c->creds = fresh;
 		}
-		cls = request_once(c, action, ctx, body, doc, err);
+		cls = request_once(c, action, ctx, body, doc, as, err);
 		if (cls == EC2_AUTH && c->resolvable && !refreshed &&
 		    strcmp(c->last_code, "ExpiredToken") == 0 &&
 		    attempt + 1 < c->max_attempts) {
@@ -1035,10 +1332,10 @@ enum ec2_class ec2_run_instances(struct ec2_client *c, const struct ec2_run_para
 				 struct ec2_instances *out, burst_err_t *err)
 {
 	struct strbuf b;
-	char num[32], *next = NULL;
+	char num[32];
 	const char *ctx = p->instance_type ? p->instance_type :
 		(p->launch_template_name ? p->launch_template_name : p->launch_template_id);
-	xmlDoc *doc = NULL;
+	struct answer_stream as = { 0 };
 	enum ec2_class cls;
 
 	memset(out, 0, sizeof(*out));
@@ -1092,20 +1389,11 @@ enum ec2_class ec2_run_instances(struct ec2_client *c, const struct ec2_run_para
 	if (p->metadata_tags)
 		param(&b, "MetadataOptions.InstanceMetadataTags", "enabled");
 
-	cls = call(c, "RunInstances", ctx, b.s, &doc, err);
-	if (cls == EC2_OK) {
-		if (instances_from_doc(doc, out, &next, err) != 0) {
-			char *why = xstrdup(err->msg);
-			burst_err_set(err, "ec2 RunInstances in %s (%s): %s", c->region,
-				      ctx ? ctx : "", why);
-			free(why);
-			ec2_instances_free(out);
-			cls = EC2_PERMANENT;
-		}
-	}
-	free(next);
-	if (doc)
-		xmlFreeDoc(doc);
+	as.out = out;
+	cls = call(c, "RunInstances", ctx, b.s, NULL, &as, err);
+	if (cls != EC2_OK)
+		ec2_instances_free(out);
+	free(as.next);
 	sb_free(&b);
 	return cls;
 }
@@ -1115,9 +1403,9 @@ enum ec2_class ec2_describe_instances_page(struct ec2_client *c, const struct ec
 					   burst_err_t *err)
 {
 	struct ec2_describe_params none = { 0 };
+	struct answer_stream as = { 0 };
 	struct strbuf b;
 	char num[32], ctx[128];
-	xmlDoc *doc = NULL;
 	enum ec2_class cls;
 
 	*next = NULL;
@@ -1143,18 +1431,15 @@ enum ec2_class ec2_describe_instances_page(struct ec2_client *c, const struct ec
 	}
 	if (token)
 		param(&b, "NextToken", token);
-	cls = call(c, "DescribeInstances", ctx, b.s, &doc, err);
+	as.out = out;
+	as.tag_keys = p->tag_keys;
+	as.ntag_keys = p->ntag_keys;
+	cls = call(c, "DescribeInstances", ctx, b.s, NULL, &as, err);
 	sb_free(&b);
-	if (cls == EC2_OK && instances_from_doc(doc, out, next, err) != 0) {
-		char *why = xstrdup(err->msg);
-		burst_err_set(err, "ec2 DescribeInstances in %s: %s", c->region, why);
-		free(why);
-		free(*next);
-		*next = NULL;
-		cls = EC2_PERMANENT;
-	}
-	if (doc)
-		xmlFreeDoc(doc);
+	if (cls == EC2_OK)
+		*next = as.next;
+	else
+		free(as.next);
 	return cls;
 }
 
@@ -1198,7 +1483,7 @@ enum ec2_class ec2_terminate_instances(struct ec2_client *c, const char *const *
 	begin(&b, "TerminateInstances");
 	for (size_t i = 0; i < n; i++)
 		paramf(&b, ids[i], "InstanceId.%zu", i + 1);
-	cls = call(c, "TerminateInstances", ctx, b.s, &doc, err);
+	cls = call(c, "TerminateInstances", ctx, b.s, &doc, NULL, err);
 	if (doc)
 		xmlFreeDoc(doc);
 	sb_free(&b);
@@ -1217,7 +1502,7 @@ enum ec2_class ec2_console_output(struct ec2_client *c, const char *id, char **o
 	begin(&b, "GetConsoleOutput");
 	paramf(&b, id, "InstanceId");
 	paramf(&b, "true", "Latest");
-	cls = call(c, "GetConsoleOutput", ctx, b.s, &doc, err);
+	cls = call(c, "GetConsoleOutput", ctx, b.s, &doc, NULL, err);
 	sb_free(&b);
 	if (cls != EC2_OK) {
 		if (doc)
@@ -1277,7 +1562,7 @@ enum ec2_class ec2_create_tags(struct ec2_client *c, const char *const *ids, siz
 		paramf(&b, tags[i].key, "Tag.%zu.Key", i + 1);
 		paramf(&b, tags[i].value, "Tag.%zu.Value", i + 1);
 	}
-	cls = call(c, "CreateTags", ctx, b.s, NULL, err);
+	cls = call(c, "CreateTags", ctx, b.s, NULL, NULL, err);
 	sb_free(&b);
 	return cls;
 }
@@ -1303,7 +1588,7 @@ enum ec2_class ec2_describe_instance_types(struct ec2_client *c, const char *con
 			param(&b, "NextToken", next);
 		free(next);
 		next = NULL;
-		cls = call(c, "DescribeInstanceTypes", n == 1 ? types[0] : NULL, b.s, &doc, err);
+		cls = call(c, "DescribeInstanceTypes", n == 1 ? types[0] : NULL, b.s, &doc, NULL, err);
 		sb_free(&b);
 		if (cls == EC2_OK && types_from_doc(doc, out, &next, err) != 0) {
 			char *why = xstrdup(err->msg);

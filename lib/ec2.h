@@ -189,6 +189,9 @@ struct ec2_describe_params {
 	const struct ec2_filter *filters;
 	size_t nfilters;
 	int max_results;                /* page size; 0: 1000 (not sent with ids) */
+	const char *const *tag_keys;    /* the tags kept of each instance (NULL: all;
+					 * the others are read past, never copied) */
+	size_t ntag_keys;
 };
 
 /*
@@ -202,8 +205,9 @@ enum ec2_class ec2_describe_instances(struct ec2_client *c, const struct ec2_des
  * its instances APPENDED to *out (zeroed or from an earlier page); *next
  * gets the token of the page after it (allocated; NULL: it was the last).
  * What a caller that must not hold its thread for a whole listing calls,
- * one page at a time. On an error *next is NULL and *out may hold part of
- * the page (the caller frees it).
+ * one page at a time. On an error *next is NULL and *out is as it was (an
+ * answer is read as a stream: one that is cut short or not XML is retried,
+ * one that is XML but not a DescribeInstancesResponse is PERMANENT).
  */
 enum ec2_class ec2_describe_instances_page(struct ec2_client *c, const struct ec2_describe_params *p,
 					   const char *token, struct ec2_instances *out, char **next,

@@ -25,6 +25,16 @@ int ec2_parse_error(const char *xml, size_t len, char **code, char **message,
 int ec2_parse_instances(const char *xml, size_t len, struct ec2_instances *out,
 			char **next_token, burst_err_t *err);
 
+/*
+ * The same, keeping only the tags whose key is one of tag_keys (NULL: all),
+ * as a DescribeInstances with ec2_describe_params.tag_keys does. Returns 0;
+ * -1 when xml is not well-formed XML; -2 when it is XML but no instances
+ * answer (err says which). On a failure *out is as it was.
+ */
+int ec2_parse_instances_keep(const char *xml, size_t len, struct ec2_instances *out,
+			     const char *const *tag_keys, size_t ntag_keys, char **next_token,
+			     burst_err_t *err);
+
 /* The same for DescribeInstanceTypesResponse. */
 int ec2_parse_instance_types(const char *xml, size_t len, struct ec2_instance_types *out,
 			     char **next_token, burst_err_t *err);

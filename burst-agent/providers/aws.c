@@ -923,6 +923,8 @@ static void list_compact(struct provider *p, const struct aws_listing *ls, doubl
 	free(regions);
 }
 
+static const char *const list_tags[] = { "burst:cluster", "burst:batch" };
+
 static int aws_list_step(struct provider *p, struct prov_list_cursor *cur, struct prov_list *out,
 			 enum prov_class *cls, burst_err_t *err)
 {
@@ -948,6 +950,10 @@ static int aws_list_step(struct provider *p, struct prov_list_cursor *cur, struc
 		goto complete;
 	cl[0] = p->cluster;
 	describe_live_by_tag(&dp, f, "tag:burst:cluster", cl);
+	/* the two tags read below: the others (the join token's, a user's)
+	 * are read past, never copied */
+	dp.tag_keys = list_tags;
+	dp.ntag_keys = 2;
 	ec = ec2_describe_instances_page(p->rc[cur->region].c, &dp, cur->page, &l, &next, err);
 	if (ec != EC2_OK) {
 		char m[sizeof(err->msg)];

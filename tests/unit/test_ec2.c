@@ -93,6 +93,105 @@ static void test_describe_pages(void)
 	free(p1);
 }
 
+/*
+ * The streaming reader of instances answers: fields only where they stand
+ * in an instance item (not the like-named ones deeper in it), unknown
+ * elements passed over, bad answers refused with what was wrong, and
+ * nothing of a refused answer left in the list.
+ */
+static const char real_page[] =
+	"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	"<DescribeInstancesResponse xmlns=\"http://ec2.amazonaws.com/doc/2016-11-15/\">"
+	"<requestId>r1</requestId><unknownTop><instancesSet><item><instanceId>i-bogus</instanceId>"
+	"</item></instancesSet></unknownTop>"
+	"<reservationSet><item><reservationId>r-9</reservationId>"
+	"<instancesSet><item>"
+	"<networkInterfaceSet><item><privateIpAddress>10.9.9.9</privateIpAddress>"
+	"<instanceId>i-eni</instanceId>"
+	"<tagSet><item><key>burst:cluster</key><value>eni-tag</value></item></tagSet>"
+	"</item></networkInterfaceSet>"
+	"<instanceId> i-00000000000000042 </instanceId>"
+	"<placement><availabilityZone>us-east-1a</availabilityZone><name>p</name></placement>"
+	"<instanceState><code>16</code><name>run<![CDATA[ning]]></name></instanceState>"
+	"<privateIpAddress>10.0.0.42</privateIpAddress>"
+	"<privateIpAddress>10.0.0.43</privateIpAddress>"
+	"<amiLaunchIndex>7</amiLaunchIndex>"
+	"<newFieldEC2AddsOneDay attr=\"x\"><name>stopped</name><nested><deeper/></nested></newFieldEC2AddsOneDay>"
+	"<tagSet><item><key>burst:cluster</key><value>lab</value></item>"
+	"<item><key>Owner</key><value>someone</value></item>"
+	"<item><key>burst:batch</key><value>b-1&amp;2</value></item></tagSet>"
+	"</item></instancesSet></item></reservationSet>"
+	"<nextToken>tok2</nextToken></DescribeInstancesResponse>";
+
+static void test_stream(void)
+{
+	static const char *const keep[] = { "burst:cluster", "burst:batch" };
+	struct ec2_instances l = { 0 };
+	burst_err_t err = { 0 };
+	char *next = NULL;
+	size_t len = strlen(real_page);
+
+	ok(ec2_parse_instances_keep(real_page, len, &l, keep, 2, &next, &err) == 0,
+	   "stream: a full answer with unknown elements parses");
+	is_num(l.n, 1, "stream: one instance (none from an unknown element's instancesSet)");
+	is_str(next, "tok2", "stream: its nextToken");
+	free(next);
+	next = NULL;
+	if (l.n == 1) {
+		is_str(l.v[0].id, "i-00000000000000042", "stream: the item's own instanceId, trimmed");
+		is_str(l.v[0].private_ip, "10.0.0.42",
+		       "stream: the item's first privateIpAddress, not the interface's");
+		is_str(l.v[0].state, "running", "stream: instanceState/name with CDATA, not another name");
+		is_num(l.v[0].launch_index, 7, "stream: amiLaunchIndex");
+		is_num(l.v[0].ntags, 2, "stream: only the tags asked for, not the interface's");
+		if (l.v[0].ntags == 2) {
+			is_str(l.v[0].tags[0].value, "lab", "stream: burst:cluster");
+			is_str(l.v[0].tags[1].key, "burst:batch", "stream: burst:batch's key");
+			is_str(l.v[0].tags[1].value, "b-1&2", "stream: its value with an entity");
+		}
+		ok(l.v[0].client_token == NULL && l.v[0].type == NULL, "stream: absent fields NULL");
+	}
+	/* every cut of the answer is refused and leaves the list as it was */
+	{
+		size_t bad = 0, kept = 0;
+		for (size_t cut = 0; cut < len; cut += 7) {
+			int rc = ec2_parse_instances_keep(real_page, cut, &l, keep, 2, &next, &err);
+			bad += rc == -1 && strstr(err.msg, "not well-formed XML") != NULL;
+			kept += l.n == 1 && next == NULL;
+		}
+		is_num(bad, (len + 6) / 7, "stream: every truncated answer is not well-formed XML");
+		is_num(kept, (len + 6) / 7, "stream: and adds nothing to the list");
+	}
+	{
+		const char *m = "<DescribeInstancesResponse><reservationSet><item>"
+			"</reservationSet></DescribeInstancesResponse>";
+		ok(ec2_parse_instances_keep(m, strlen(m), &l, NULL, 0, &next, &err) == -1,
+		   "stream: mismatched tags refused");
+	}
+	has_str(err.msg, "line 1", "stream: the error says where");
+	has_str(err.msg, "mismatch", "stream: and what");
+	ok(ec2_parse_instances_keep("", 0, &l, NULL, 0, &next, &err) == -1 &&
+	   strstr(err.msg, "empty"), "stream: an empty answer is not XML, and said so");
+	{
+		size_t el;
+		char *e = slurp("error_capacity.xml", &el);
+		ok(ec2_parse_instances_keep(e, el, &l, NULL, 0, &next, &err) == -2,
+		   "stream: an error document is XML but no instances answer");
+		has_str(err.msg, "unexpected EC2 answer <Response>", "stream: naming its root");
+		free(e);
+	}
+	{
+		const char *t = "<DescribeInstancesResponse><reservationSet><item><instancesSet>"
+			"<item><instanceId>i-1</instanceId></item></instancesSet></item>"
+			"</reservationSet><trailing>";
+		ok(ec2_parse_instances_keep(t, strlen(t), &l, NULL, 0, &next, &err) == -1,
+		   "stream: an answer cut after an instance is refused");
+	}
+	is_num(l.n, 1, "stream: and that instance is not kept");
+	ok(l.reservation_id == NULL, "stream: nor a reservation id of a refused answer");
+	ec2_instances_free(&l);
+}
+
 static void test_instance_types(void)
 {
 	struct ec2_instance_types l = { 0 };
@@ -350,6 +449,7 @@ int main(void)
 {
 	test_run_instances();
 	test_describe_pages();
+	test_stream();
 	test_instance_types();
 	test_errors();
 	test_classify();
