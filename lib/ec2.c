@@ -17,6 +17,7 @@
 #include <libxml/tree.h>
 #include <openssl/evp.h>
 
+#include "httpc.h"
 #include "sigv4.h"
 #include "strutil.h"
 
@@ -837,19 +838,10 @@ struct ec2_client *ec2_client_new(const struct ec2_client_opts *o, burst_err_t *
 		goto fail;
 	}
 	/* the options every request has, set once: the handle keeps them */
+	httpc_common(c->curl, c->ca_file, c->connect_timeout_ms, c->timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_URL, c->endpoint);
-	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (c->ca_file)
-		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
-	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_POST, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, collect);
-	curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "slurm-burst/" PACKAGE_VERSION);
 	curl_free(host);
 	curl_free(port);
 	curl_free(path);

@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "ec2.h"
+#include "httpc.h"
 #include "strutil.h"
 
 #ifndef PACKAGE_VERSION
@@ -618,16 +619,9 @@ static void http(struct os_client *c, const char *method, const char *url, const
 		snprintf(line, sizeof(line), "X-OpenStack-Nova-API-Version: %s", c->microversion);
 		h = curl_slist_append(h, line);
 	}
+	/* reset above: a request's method and body must not carry over */
+	httpc_common(c->curl, c->ca_file, 5000L, c->timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_URL, url);
-	curl_easy_setopt(c->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (c->ca_file)
-		curl_easy_setopt(c->curl, CURLOPT_CAINFO, c->ca_file);
-	curl_easy_setopt(c->curl, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
 	curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
 	if (body) {
 		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
@@ -639,7 +633,6 @@ static void http(struct os_client *c, const char *method, const char *url, const
 	curl_easy_setopt(c->curl, CURLOPT_HEADERFUNCTION, header);
 	curl_easy_setopt(c->curl, CURLOPT_HEADERDATA, r);
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, cerr);
-	curl_easy_setopt(c->curl, CURLOPT_USERAGENT, "slurm-burst/" PACKAGE_VERSION);
 	c->stats.api_calls++;
 	rc = curl_easy_perform(c->curl);
 	if (rc == CURLE_OK)
