@@ -22,7 +22,7 @@
 # hung slurmctld, GitLab CI. Not there, each named in the output with its
 # reason, are those whose file has a line "# burst-matrix: host-only (why)":
 # the tests with no Slurm in them (EC2 with moto and with faults, the aws
-# driver, catalog refresh, burst-node accept); those of the agent's own
+# driver, catalog refresh, burst-node accept, lab.sh's networks); those of the agent's own
 # machinery whose Slurm calls the tests above make too (join-port floods,
 # crash recovery, a hung provider, standby agents, metrics, join checks,
 # budgets, cost), left out to keep the run within CI's time; and the

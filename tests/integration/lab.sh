@@ -16,24 +16,67 @@
 
 lab_log() { echo "lab: $*" >&2; }
 
+# One /24, bridge and set of ports per lab. Slot i (0 to 74) is the bridge
+# brb$((i + 20)) on 10.211.$((i + 20)).0/24 with the ports 17000+4i (slurmctld)
+# and +1 (slurmd), and 17300+4i to +3 (the agent's JoinPort, slurmdbd, and
+# what tests add): no two slots share a port. A slot is claimed by creating
+# its bridge, which the kernel does for one caller only: two labs starting at
+# once (on this host or in tools/debroot.sh's root, which shares its network)
+# cannot both get it, however long each takes to bind its ports. The bridge
+# is the reservation until lab_down deletes it; its alias names the owner
+# (pid and start time), and a lab bridge whose owner is gone (a lab killed
+# without its teardown) is deleted and its slot reused. A slot whose ports
+# something else listens on is passed over. Starts from the pid, so that
+# labs usually get different slots without trying each other's.
+LAB_SLOTS=75
+lab_owner() {   # PID: "burst-lab PID STARTTIME" (the start time tells a reused pid)
+	local st
+	st=$(awk '{ print $22 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && echo "burst-lab $1 $st"
+}
+# Is bridge $1 a lab's whose owner is gone? (a bridge without our alias is not)
+lab_bridge_stale() {
+	local alias pid
+	alias=$(ip -o link show "$1" 2>/dev/null | sed -n 's/.* alias \(burst-lab [0-9]* [0-9]*\)$/\1/p')
+	[ -n "$alias" ] || return 1
+	pid=$(echo "$alias" | awk '{ print $2 }')
+	[ "$(lab_owner "$pid")" != "$alias" ]
+}
 lab_pick_net() {
-	# one /24, bridge and port pair per lab, starting from the pid and
-	# skipping what another lab (or anything else) on this machine uses
-	local k n port used
+	local k i n port used owner lock
+	owner=$(lab_owner "$$") || { lab_log "cannot read /proc/$$/stat"; return 1; }
+	# taking a stale lab's bridge is done by one lab at a time: a lock in
+	# /dev/shm, which the host and tools/debroot.sh's root share
+	exec {lock}>>/dev/shm/burst-lab-net.lock && flock -w 60 "$lock" ||
+		{ lab_log "cannot lock /dev/shm/burst-lab-net.lock (held by: $(fuser /dev/shm/burst-lab-net.lock 2>&1))"; return 1; }
 	used=$(ss -Hltn 2>/dev/null | awk '{ sub(/.*:/, "", $4); print $4 }')
-	for ((k = 0; k < 200; k++)); do
-		n=$(( (($$ + k) % 200) + 20 ))
-		port=$(( 17000 + (($$ + k) % 400) * 2 ))
-		ip link show "brb$n" >/dev/null 2>&1 && continue
+	for ((k = 0; k < LAB_SLOTS; k++)); do
+		i=$(( ($$ + k) % LAB_SLOTS ))
+		n=$(( i + 20 ))
+		port=$(( 17000 + i * 4 ))
+		echo "$used" | grep -qx "$port\|$((port + 1))\|$((port + 300))\|$((port + 301))\|$((port + 302))\|$((port + 303))" && continue
 		ip -4 addr show 2>/dev/null | grep -q "inet 10\.211\.$n\." && continue
-		echo "$used" | grep -qx "$port\|$((port + 1))\|$((port + 300))\|$((port + 301))" && continue
-		break
+		if lab_bridge_stale "brb$n"; then
+			# under the lock: two labs must not both take it for
+			# stale, the second deleting the first one's new claim
+			lab_log "brb$n: its lab ($(ip -o link show "brb$n" | sed -n 's/.* alias //p')) is gone: reused"
+			ip link del "brb$n" 2>/dev/null
+		fi
+		# the claim: fails when the bridge exists (another lab's)
+		ip link add "brb$n" address "$(printf '02:62:75:72:73:%02x' "$n")" type bridge 2>/dev/null || continue
+		echo "bridge brb$n" >>"$LAB/pids"
+		exec {lock}>&-
+		ip link set "brb$n" alias "$owner" || return 1
+		LAB_NET="10.211.$n"
+		LAB_BR="brb$n"
+		LAB_PORT_CTLD=$port
+		LAB_PORT_SLURMD=$(( LAB_PORT_CTLD + 1 ))
+		LAB_PORT_DBD=$(( LAB_PORT_CTLD + 301 ))   # (+300: the agent's JoinPort)
+		return 0
 	done
-	LAB_NET="10.211.$n"
-	LAB_BR="brb$n"
-	LAB_PORT_CTLD=$port
-	LAB_PORT_SLURMD=$(( LAB_PORT_CTLD + 1 ))
-	LAB_PORT_DBD=$(( LAB_PORT_CTLD + 301 ))   # (+300: the agent's JoinPort)
+	exec {lock}>&-
+	lab_log "no free slot among the $LAB_SLOTS bridges brb20 to brb$((LAB_SLOTS + 19)) (ip link show type bridge)"
+	return 1
 }
 
 # Since 23.11 slurmctld names each new connection by a reverse lookup of
@@ -83,9 +126,8 @@ lab_munge() {
 # answers to. Their SYNs to slurmctld or the agent go unanswered until the
 # entry is probed again (5 s or more, then the SYN's own backoff): a
 # slurmd registered 13 s late, a report sent 2 min late (test_standby).
+# (lab_pick_net made the bridge, with that address: it is the lab's claim)
 lab_bridge() {
-	ip link add "$LAB_BR" address "$(printf '02:62:75:72:73:%02x' "${LAB_NET##*.}")" type bridge || return 1
-	echo "bridge $LAB_BR" >>"$LAB/pids"
 	ip addr add "$LAB_NET.1/24" dev "$LAB_BR" || return 1
 	ip link set "$LAB_BR" up || return 1
 	ip link set lo up 2>/dev/null || true
@@ -253,10 +295,11 @@ lab_up() {
 	mkdir -p "$LAB"/{etc,log,state,spool,pid,run}
 	: >"$LAB/pids"
 	export LAB SLURM_CONF="$LAB/etc/slurm.conf"
-	lab_pick_net
-	lab_ptr_names
+	# (the traps first: lab_pick_net makes the bridge that lab_down deletes)
 	trap lab_down EXIT
 	trap 'lab_down; exit 130' INT TERM
+	lab_pick_net || return 1
+	lab_ptr_names
 	lab_munge || { lab_log "munged failed"; return 1; }
 	lab_bridge || { lab_log "bridge $LAB_BR failed"; return 1; }
 	lab_slurm_conf "${SLURM_CONF_NODES:-NodeName=burst-[1-4] CPUs=1 State=CLOUD

@@ -20,7 +20,7 @@ SLURM_CONF_NODES="# nodes: below"
 LAB_PROVIDER_EXTRA="Regions=lab"
 SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 10 5)
 lab_pre_ctld() {
-	# two ports of this lab's range (lab_pick_net keeps port, port+1 and port+300 free)
+	# two ports of this lab's range (a lab_pick_net slot holds port, port+1 and port+300 to +303)
 	MPORT=$((LAB_PORT_CTLD + 302))
 	PPORT=$((LAB_PORT_CTLD + 303))
 	! ss -Hltn | awk '{ print $4 }' | grep -Eq ":($MPORT|$PPORT)\$" || { lab_log "ports $MPORT/$PPORT in use"; return 1; }

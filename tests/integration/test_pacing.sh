@@ -56,7 +56,7 @@ ResumeTimeout=600
 SuspendTime=3600"
 lab_pre_ctld() {
 	jp=$((LAB_PORT_CTLD + 300))
-	# a port of this lab's range (lab_pick_net keeps port, port+1 and port+300 free)
+	# a port of this lab's range (a lab_pick_net slot holds port, port+1 and port+300 to +303)
 	MPORT=$((LAB_PORT_CTLD + 302))
 	! ss -Hltn | awk '{ print $4 }' | grep -Eq ":$MPORT\$" || { lab_log "port $MPORT in use"; return 1; }
 	cat >"$LAB/etc/burst.conf" <<CONF

@@ -46,7 +46,7 @@ SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 90 10 600)
 lab_pre_ctld() {
 	cp "$src/contrib/job_submit.lua" "$LAB/etc/job_submit.lua"
 	jp=$((LAB_PORT_CTLD + 300))
-	# one more port of the lab's range (lab_pick_net keeps port+300 free; test_metrics uses +302)
+	# one more port of the lab's range (a lab_pick_net slot holds port+300 to +303; test_metrics uses +302)
 	mport=$((LAB_PORT_CTLD + 302))
 	! ss -Hltn | awk '{ print $4 }' | grep -Eq ":$mport\$" || { lab_log "port $mport in use"; return 1; }
 	subnet=$(moto_subnet "$LAB_NET.128/25" 2>"$LAB/subnet.err") || { cat "$LAB/subnet.err" >&2; return 1; }
