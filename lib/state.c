@@ -90,16 +90,19 @@ static void stmts_drop(struct state_db *db)
 	htab_free(&db->stmts);
 }
 
+#define EVENTS_COLUMNS \
+	" id INTEGER PRIMARY KEY, time REAL NOT NULL, node TEXT, what TEXT NOT NULL, detail TEXT"
+#define RECORDS_COLUMNS \
+	" id INTEGER PRIMARY KEY, time REAL NOT NULL, node TEXT NOT NULL, instance TEXT," \
+	" provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL"
+
 static const char schema[] =
 	"PRAGMA journal_mode=WAL;"
 	"PRAGMA synchronous=FULL;"
-	"CREATE TABLE IF NOT EXISTS events ("
-	" id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT,"
-	" what TEXT NOT NULL, detail TEXT);"
+	/* events and records: ids without AUTOINCREMENT (see events_table) */
+	"CREATE TABLE IF NOT EXISTS events (" EVENTS_COLUMNS ");"
 	"CREATE TABLE IF NOT EXISTS requests (name TEXT PRIMARY KEY, time REAL NOT NULL);"
-	"CREATE TABLE IF NOT EXISTS records ("
-	" id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT NOT NULL,"
-	" instance TEXT, provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS records (" RECORDS_COLUMNS ");"
 	"CREATE TABLE IF NOT EXISTS cooldowns ("
 	" key TEXT PRIMARY KEY, until REAL NOT NULL, failures INTEGER NOT NULL, last_error TEXT);"
 	/* the active agent's lease (one row): see state_lease_take */
@@ -125,10 +128,17 @@ static const char schema[] =
 	"CREATE INDEX IF NOT EXISTS instances_ended ON instances(ended);"
 	"CREATE INDEX IF NOT EXISTS holds_end ON holds(end);";
 
-/* The nodes table, whole: %s is the node states' names (its CHECK). */
+/*
+ * The nodes table, whole: %s is its CHECK on the state, one comparison per
+ * node state (states_check). Not "state IN (...)": SQLite builds an
+ * ephemeral table of an IN list of more than two constants on every run of
+ * a statement that checks it, and every transition's UPDATE did (a third
+ * of its cost); the comparisons are the same guarantee, for every writer,
+ * at the cost of a few string compares.
+ */
 static const char nodes_table[] =
 	"CREATE TABLE %s ("
-	" name TEXT PRIMARY KEY, nodeset TEXT, state TEXT NOT NULL CHECK (state IN (%s)),"
+	" name TEXT PRIMARY KEY, nodeset TEXT, state TEXT NOT NULL CHECK (%s),"
 	" attempt INTEGER NOT NULL DEFAULT 0, instance TEXT, address TEXT, token TEXT,"
 	" token_used INTEGER NOT NULL DEFAULT 0, job INTEGER NOT NULL DEFAULT 0,"
 	" since REAL NOT NULL, cooldown_until REAL NOT NULL DEFAULT 0, last_error TEXT,"
@@ -142,8 +152,15 @@ static const char nodes_columns[] =
 
 static int exec1(struct state_db *db, const char *sql, burst_err_t *err);
 
-/* PRAGMA user_version: 1 is the nodes table with its CHECK on the state. */
-#define SCHEMA_VERSION 1
+/*
+ * PRAGMA user_version: 1 is the nodes table with its CHECK on the state
+ * (state IN (...)); 2 that CHECK as comparisons, and events and records
+ * without AUTOINCREMENT (which wrote sqlite_sequence on every insert). Their
+ * ids stay monotonic without it: a new row's id is the largest one's plus
+ * one, and the agent deletes no event or record (burstctl events --follow
+ * reads the events after the last id it printed).
+ */
+#define SCHEMA_VERSION 2
 
 /* Columns added after the first release: added to an older database on open. */
 static const char *const added_columns[] = {
@@ -198,23 +215,85 @@ static const char nodes_indexes[] =
 	"CREATE INDEX IF NOT EXISTS nodes_retry_due ON nodes(state, retry_at) WHERE retry_at > 0;"
 	"CREATE INDEX IF NOT EXISTS nodes_early ON nodes(state) WHERE early != 0;";
 
+/* The nodes table's CHECK: "state = 'powered_down' OR state = ..." */
+static void states_check(char *buf, size_t len)
+{
+	size_t l = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < NS_COUNT && l < len; i++)
+		l += (size_t)snprintf(buf + l, len - l, "%sstate = '%s'", i ? " OR " : "",
+				      node_state_name((enum node_state)i));
+}
+
 /*
- * The nodes table at SCHEMA_VERSION: made whole in a new database; in an
- * older one, the columns added since are added, then (version 0) the table
- * is rebuilt with the CHECK on its states, in one transaction. A row whose
- * state is no node state's name stops the upgrade, named.
+ * Table t (events or records) made again without AUTOINCREMENT, every row
+ * with its id, within the caller's transaction. A last id handed out past
+ * the largest row's (rows deleted behind the agent's back) is kept by an
+ * event of the upgrade at that id, so that no later event takes an id a
+ * reader may have seen already.
+ */
+static int drop_autoincrement(struct state_db *db, const char *t, const char *columns, const char *names,
+			      burst_err_t *err)
+{
+	char sql[1024];
+	int autoinc = 0, seq = 0, top = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='%s'"
+		 " AND sql LIKE '%%AUTOINCREMENT%%'", t);
+	if (int_of(db, sql, &autoinc) < 0)
+		return fail(db, err, "upgrade: read the schema");
+	if (!autoinc)
+		return 0;
+	snprintf(sql, sizeof(sql), "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name='%s'), 0)", t);
+	if (int_of(db, sql, &seq) < 0)
+		return fail(db, err, "upgrade: read the last id");
+	snprintf(sql, sizeof(sql), "SELECT coalesce(max(id), 0) FROM %s", t);
+	if (int_of(db, sql, &top) < 0)
+		return fail(db, err, "upgrade: read the largest id");
+	snprintf(sql, sizeof(sql), "CREATE TABLE %s_v2 (%s)", t, columns);
+	if (exec1(db, sql, err) < 0)
+		return -1;
+	snprintf(sql, sizeof(sql), "INSERT INTO %s_v2(%s) SELECT %s FROM %s ORDER BY id", t, names, names, t);
+	if (exec1(db, sql, err) < 0)
+		return -1;
+	snprintf(sql, sizeof(sql), "DROP TABLE %s", t);
+	if (exec1(db, sql, err) < 0)
+		return -1;
+	snprintf(sql, sizeof(sql), "ALTER TABLE %s_v2 RENAME TO %s", t, t);
+	if (exec1(db, sql, err) < 0)
+		return -1;
+	if (seq > top && !strcmp(t, "events")) {
+		snprintf(sql, sizeof(sql), "INSERT INTO events(id, time, node, what, detail) VALUES(%d, %.6f, NULL,"
+			 " 'schema upgraded', 'events after %d were deleted; later ones are numbered after it')",
+			 seq, wall_seconds(), top);
+		if (exec1(db, sql, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The state tables at SCHEMA_VERSION: the nodes table made whole in a new
+ * database; in an older one, the columns added since are added, then, in
+ * one transaction, the nodes table is rebuilt with the CHECK on its states
+ * (a row whose state is no node state's name stops the upgrade, named) and
+ * events and records without AUTOINCREMENT, every row kept.
  */
 static int nodes_schema(struct state_db *db, burst_err_t *err)
 {
-	char names[256], sql[2048], *msg = NULL;
+	char names[256], check[512], sql[2048], *msg = NULL;
 	int version = 0, had = 0;
 
 	node_state_sql_list(names, sizeof(names));
+	states_check(check, sizeof(check));
 	if (int_of(db, "PRAGMA user_version", &version) < 0 ||
 	    int_of(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='nodes'", &had) < 0)
 		return fail(db, err, "read the schema version");
+	if (version >= SCHEMA_VERSION)
+		return 0;
 	if (!had) {
-		snprintf(sql, sizeof(sql), nodes_table, "nodes", names);
+		snprintf(sql, sizeof(sql), nodes_table, "nodes", check);
 		if (exec1(db, sql, err) < 0)
 			return -1;
 	}
@@ -229,15 +308,21 @@ static int nodes_schema(struct state_db *db, burst_err_t *err)
 		sqlite3_free(msg);
 		msg = NULL;
 	}
+	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
+		return -1;
+	/* another connection may have upgraded it meanwhile */
+	if (int_of(db, "PRAGMA user_version", &version) < 0) {
+		fail(db, err, "read the schema version");
+		goto undo;
+	}
+	if (version >= SCHEMA_VERSION)
+		return exec1(db, "COMMIT", err);
 	if (had && version < 1) {
 		sqlite3_stmt *st;
-		if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
-			return -1;
 		snprintf(sql, sizeof(sql), "SELECT name, state FROM nodes WHERE state NOT IN (%s) ORDER BY name LIMIT 1", names);
 		if (prep(db, sql, &st) != SQLITE_OK) {
 			fail(db, err, "upgrade: prepare");
-			exec1(db, "ROLLBACK", NULL);
-			return -1;
+			goto undo;
 		}
 		if (sqlite3_step(st) == SQLITE_ROW) {
 			burst_err_set(err, "%s: cannot upgrade the state database: node %s is in state '%s', which is "
@@ -245,22 +330,26 @@ static int nodes_schema(struct state_db *db, burst_err_t *err)
 				      db->path, (const char *)sqlite3_column_text(st, 0),
 				      (const char *)sqlite3_column_text(st, 1), names);
 			unprep(db, st);
-			exec1(db, "ROLLBACK", NULL);
-			return -1;
+			goto undo;
 		}
 		unprep(db, st);
-		snprintf(sql, sizeof(sql), nodes_table, "nodes_v1", names);
+	}
+	if (had) {
+		snprintf(sql, sizeof(sql), nodes_table, "nodes_v2", check);
 		if (exec1(db, sql, err) < 0)
 			goto undo;
-		snprintf(sql, sizeof(sql), "INSERT INTO nodes_v1(%s) SELECT %s FROM nodes", nodes_columns, nodes_columns);
+		snprintf(sql, sizeof(sql), "INSERT INTO nodes_v2(%s) SELECT %s FROM nodes", nodes_columns, nodes_columns);
 		if (exec1(db, sql, err) < 0 || exec1(db, "DROP TABLE nodes", err) < 0 ||
-		    exec1(db, "ALTER TABLE nodes_v1 RENAME TO nodes", err) < 0 ||
-		    exec1(db, "PRAGMA user_version=1", err) < 0 || exec1(db, "COMMIT", err) < 0)
+		    exec1(db, "ALTER TABLE nodes_v2 RENAME TO nodes", err) < 0)
 			goto undo;
-		return 0;
 	}
-	if (version < SCHEMA_VERSION && exec1(db, "PRAGMA user_version=1", err) < 0)
-		return -1;
+	if (drop_autoincrement(db, "events", EVENTS_COLUMNS, "id, time, node, what, detail", err) < 0 ||
+	    drop_autoincrement(db, "records", RECORDS_COLUMNS,
+			       "id, time, node, instance, provenance_id, decision, record", err) < 0)
+		goto undo;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
+	if (exec1(db, sql, err) < 0 || exec1(db, "COMMIT", err) < 0)
+		goto undo;
 	return 0;
 undo:
 	exec1(db, "ROLLBACK", NULL);

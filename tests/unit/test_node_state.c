@@ -2,8 +2,10 @@
  * test_node_state.c - the node states as one enum with one names table
  * (lib/node_state.h), and the state database's CHECK on them: a name
  * round-trips, an unknown state is refused by the schema itself (a new
- * database and one upgraded from an agent before the CHECK), and an old
- * database holding a state that is no node state is refused, named.
+ * database and one upgraded from an agent before the CHECK), an old
+ * database holding a state that is no node state is refused, named, and a
+ * database of schema version 1 (the CHECK as an IN list, events and records
+ * with AUTOINCREMENT) is upgraded with every row and id kept.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,59 @@ static int old_database(const char *path, const char *rows)
 	sqlite3_free(msg);
 	sqlite3_close(h);
 	return rc ? 0 : -1;
+}
+
+/* The schema of version 1 (the CHECK as an IN list; AUTOINCREMENT ids), with rows. */
+static int v1_database(const char *path, const char *rows)
+{
+	static const char v1[] =
+		"PRAGMA journal_mode=WAL;"
+		"CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT,"
+		" what TEXT NOT NULL, detail TEXT);"
+		"CREATE TABLE records (id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT NOT NULL,"
+		" instance TEXT, provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL);"
+		"CREATE TABLE nodes ("
+		" name TEXT PRIMARY KEY, nodeset TEXT, state TEXT NOT NULL CHECK (state IN ('powered_down','requested',"
+		"'launching','booting','admitted','terminating','rejected','lost')),"
+		" attempt INTEGER NOT NULL DEFAULT 0, instance TEXT, address TEXT, token TEXT,"
+		" token_used INTEGER NOT NULL DEFAULT 0, job INTEGER NOT NULL DEFAULT 0,"
+		" since REAL NOT NULL, cooldown_until REAL NOT NULL DEFAULT 0, last_error TEXT,"
+		" want_resume INTEGER NOT NULL DEFAULT 0, provenance_id TEXT, provider TEXT,"
+		" instance_type TEXT, region TEXT, retry_at REAL NOT NULL DEFAULT 0,"
+		" failures INTEGER NOT NULL DEFAULT 0, early INTEGER NOT NULL DEFAULT 0);"
+		"CREATE INDEX nodes_state_since ON nodes(state, since);"
+		"PRAGMA user_version=1;";
+	sqlite3 *h;
+	char *msg = NULL;
+	int rc;
+
+	unlink(path);
+	if (sqlite3_open(path, &h) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_exec(h, v1, NULL, NULL, &msg) == SQLITE_OK && sqlite3_exec(h, rows, NULL, NULL, &msg) == SQLITE_OK;
+	if (!rc)
+		diag("version 1 database: %s", msg ? msg : "?");
+	sqlite3_free(msg);
+	sqlite3_close(h);
+	return rc ? 0 : -1;
+}
+
+/* The first column of the one-row answer to sql, as text (into buf). */
+static const char *one(const char *path, const char *sql, char *buf, size_t len)
+{
+	sqlite3 *h;
+	sqlite3_stmt *st = NULL;
+
+	snprintf(buf, len, "(no answer)");
+	if (sqlite3_open(path, &h) != SQLITE_OK)
+		return buf;
+	if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		snprintf(buf, len, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "(null)");
+	else
+		snprintf(buf, len, "(error: %s)", sqlite3_errmsg(h));
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	return buf;
 }
 
 /* Whether the schema of path takes a row of node state st (written behind the library's back). */
@@ -114,7 +169,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/agent.db", dir);
 	db = state_open(path, &err);
 	ok(db != NULL, "a new state database");
-	ok(user_version(path) == 1, "... at schema version 1");
+	ok(user_version(path) == 2, "... at schema version 2");
 	ok(db && state_node_ensure(db, "burst-1", "ns", &err) == 0, "a node is made powered_down");
 	ok(raw_insert(path, "burst-2", "bootng", why, sizeof(why)) < 0 && strstr(why, "CHECK"),
 	   "the schema refuses a row in state 'bootng': %s", why);
@@ -135,7 +190,7 @@ int main(void)
 	state_node_clear(&r);
 	state_close(db);
 	db = state_open(path, &err);
-	ok(db != NULL && user_version(path) == 1, "opened again: still version 1, nothing to upgrade");
+	ok(db != NULL && user_version(path) == 2, "opened again: still version 2, nothing to upgrade");
 	state_close(db);
 
 	/* an agent's database from before the CHECK: upgraded, rows kept */
@@ -147,7 +202,7 @@ int main(void)
 	ok(user_version(path) == 0, "... at version 0");
 	db = state_open(path, &err);
 	ok(db != NULL, "opened: %s", db ? "upgraded" : err.msg);
-	ok(user_version(path) == 1, "... to version 1");
+	ok(user_version(path) == 2, "... to version 2");
 	memset(&r, 0, sizeof(r));
 	ok(db && state_node_get(db, "burst-1", &r, &err) == 1 && r.state == NS_BOOTING && r.attempt == 3 &&
 	   r.instance && !strcmp(r.instance, "i-1") && r.token && !strcmp(r.token, "tok") && r.since == 5,
@@ -159,6 +214,70 @@ int main(void)
 	   "the upgraded schema refuses a row in state 'joining'");
 	ok(db && state_transition(db, "burst-1", NS_BOOTING, &r, NS_ADMITTED, "test", &err) == 1,
 	   "and the agent goes on with it");
+	state_close(db);
+
+	/* a database of version 1: every row and id kept, no AUTOINCREMENT, the CHECK as comparisons */
+	snprintf(path, sizeof(path), "%s/v1.db", dir);
+	ok(v1_database(path,
+		       "INSERT INTO nodes(name, nodeset, state, attempt, instance, address, token, token_used, job, since,"
+		       " cooldown_until, last_error, want_resume, provenance_id, provider, instance_type, region, retry_at,"
+		       " failures, early) VALUES('burst-1','ns','booting',3,'i-1','10.0.0.1','tok',1,77,5,9,'slow',1,"
+		       "'prov-1','aws1','c5.large','us-east-1',11,2,1);"
+		       "INSERT INTO nodes(name, nodeset, state, since) VALUES('burst-2','ns','lost',6);"
+		       "INSERT INTO events(time, node, what, detail) VALUES(1,'burst-1','powered_down -> requested','r');"
+		       "INSERT INTO events(time, node, what, detail) VALUES(2,'burst-1','requested -> launching',NULL);"
+		       "INSERT INTO events(time, node, what, detail) VALUES(3,'burst-2','* -> lost','gone');"
+		       "INSERT INTO events(time, node, what, detail) VALUES(4,'burst-2','deleted later',NULL);"
+		       "INSERT INTO events(time, node, what, detail) VALUES(5,'burst-2','deleted later',NULL);"
+		       "DELETE FROM events WHERE what = 'deleted later';"
+		       "INSERT INTO records(time, node, instance, provenance_id, decision, record)"
+		       " VALUES(7,'burst-1','i-1','prov-1','admitted','{\"a\": 1}');"
+		       "INSERT INTO records(time, node, instance, provenance_id, decision, record)"
+		       " VALUES(8,'burst-2',NULL,'prov-2','rejected','{\"b\": 2}');") == 0,
+	   "a version 1 database: two nodes, three events (the last two handed out deleted), two records");
+	ok(user_version(path) == 1, "... at version 1");
+	db = state_open(path, &err);
+	ok(db != NULL, "opened: %s", db ? "upgraded" : err.msg);
+	ok(user_version(path) == 2, "... to version 2");
+	is_str(one(path, "SELECT count(*) FROM sqlite_master WHERE sql LIKE '%AUTOINCREMENT%'", why, sizeof(why)), "0",
+	       "no table has AUTOINCREMENT any more");
+	is_str(one(path, "SELECT count(*) FROM sqlite_master WHERE sql LIKE '%state IN (%'", why, sizeof(why)), "0",
+	       "nor the CHECK's IN list");
+	is_str(one(path, "SELECT group_concat(name || '|' || nodeset || '|' || state || '|' || attempt || '|' || instance"
+		   " || '|' || address || '|' || token || '|' || token_used || '|' || job || '|' || since || '|' ||"
+		   " cooldown_until || '|' || last_error || '|' || want_resume || '|' || provenance_id || '|' || provider"
+		   " || '|' || instance_type || '|' || region || '|' || retry_at || '|' || failures || '|' || early, ';')"
+		   " FROM (SELECT * FROM nodes WHERE name = 'burst-1')", why, sizeof(why)),
+	       "burst-1|ns|booting|3|i-1|10.0.0.1|tok|1|77|5.0|9.0|slow|1|prov-1|aws1|c5.large|us-east-1|11.0|2|1",
+	       "burst-1's row is kept, every column");
+	is_str(one(path, "SELECT name || '|' || state || '|' || since FROM nodes WHERE name = 'burst-2'", why, sizeof(why)),
+	       "burst-2|lost|6.0", "burst-2's too");
+	is_str(one(path, "SELECT group_concat(id || '|' || time || '|' || node || '|' || what || '|' || coalesce(detail, '-'), ';')"
+		   " FROM (SELECT * FROM events WHERE id <= 3 ORDER BY id)", why, sizeof(why)),
+	       "1|1.0|burst-1|powered_down -> requested|r;2|2.0|burst-1|requested -> launching|-;3|3.0|burst-2|* -> lost|gone",
+	       "the three events are kept, with their ids");
+	is_str(one(path, "SELECT id || '|' || what FROM events WHERE id > 3", why, sizeof(why)), "5|schema upgraded",
+	       "the last id handed out (5, deleted) is held by an event of the upgrade");
+	is_str(one(path, "SELECT group_concat(id || '|' || time || '|' || node || '|' || coalesce(instance, '-') || '|' ||"
+		   " provenance_id || '|' || decision || '|' || record, ';') FROM (SELECT * FROM records ORDER BY id)",
+		   why, sizeof(why)),
+	       "1|7.0|burst-1|i-1|prov-1|admitted|{\"a\": 1};2|8.0|burst-2|-|prov-2|rejected|{\"b\": 2}",
+	       "the two records are kept, with their ids");
+	memset(&r, 0, sizeof(r));
+	ok(db && state_transition(db, "burst-2", NS_LOST, &r, NS_POWERED_DOWN, "test", &err) == 1,
+	   "the agent goes on with it");
+	is_str(one(path, "SELECT id FROM events WHERE node = 'burst-2' AND what = 'lost -> powered_down'", why, sizeof(why)),
+	       "6", "its next event's id is past every id handed out before (6)");
+	ok(db && state_record_add(db, "burst-1", "i-1", "prov-3", "{}", "admitted", &err) == 0, "a record is added");
+	is_str(one(path, "SELECT max(id) FROM records", why, sizeof(why)), "3", "... as id 3");
+	ok(raw_insert(path, "burst-9", "joining", why, sizeof(why)) < 0 && strstr(why, "CHECK"),
+	   "the upgraded schema still refuses a row in state 'joining'");
+	ok(raw_insert(path, "burst-10", "terminating", why, sizeof(why)) == 0, "and takes one in state terminating");
+	state_close(db);
+	db = state_open(path, &err);
+	ok(db != NULL && user_version(path) == 2, "opened again: nothing more to upgrade");
+	is_str(one(path, "SELECT (SELECT count(*) FROM nodes) || ' ' || (SELECT count(*) FROM events) || ' ' ||"
+		   " (SELECT count(*) FROM records)", why, sizeof(why)), "3 5 3", "and no row lost or added by it");
 	state_close(db);
 
 	/* an old database holding something that is no node state: refused, named, its nodes as they were */
