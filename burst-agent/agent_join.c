@@ -361,14 +361,18 @@ void handle_join(int fd, const char *buf, size_t got)
 		if (json_object_object_get_ex(req, "timing", &tm)) {
 			double pv = json_object_object_get_ex(tm, "provenance_s", &v) ? json_object_get_double(v) : -1;
 			double av = json_object_object_get_ex(tm, "acceptance_s", &v) ? json_object_get_double(v) : -1;
-			char acc[48];
-			/* a node without acceptance.conf ran no acceptance test */
+			char acc[48], prov[48];
+			/* a node without acceptance.conf ran no acceptance test; one
+			 * that reported a problem sent no provenance time */
 			if (av < 0)
 				snprintf(acc, sizeof(acc), "no acceptance tests");
 			else
 				snprintf(acc, sizeof(acc), "acceptance %.3f s", av);
-			INFO("%s: report of instance %s: provenance %.3f s, %s, %zu bytes",
-			     node, instance, pv, acc, got);
+			if (pv < 0)
+				snprintf(prov, sizeof(prov), "no provenance");
+			else
+				snprintf(prov, sizeof(prov), "provenance %.3f s", pv);
+			INFO("%s: report of instance %s: %s, %s, %zu bytes", node, instance, prov, acc, got);
 			if (av >= 0)
 				metric_observe("burst_acceptance_duration_seconds", r.nodeset, av);
 		}
