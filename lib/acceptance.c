@@ -930,6 +930,22 @@ bool acceptance_check(const struct acceptance_test *t, const char *output,
 	return res->status == ACCEPTANCE_PASS;
 }
 
+const char *acceptance_mpi_init_crash(const char *output)
+{
+	if (!output || !strstr(output, "*** Process received signal ***"))
+		return NULL;
+	if (!strstr(output, "(MPI_Init+") && !strstr(output, "(ompi_mpi_init+") &&
+	    !strstr(output, "(PMPI_Init+"))
+		return NULL;
+	return "a rank died by a signal inside MPI_Init (Open MPI's backtrace in the output): "
+	       "the known start-up failure of Open MPI 5 under srun --mpi=pmix, a message reaching "
+	       "a rank before ob1 knows MPI_COMM_WORLD (mca_pml_ob1_recv_frag_callback_match; "
+	       "open-mpi/ompi#12495), not a fault of the node as such. The shipped "
+	       "mpi_acceptance sets OMPI_MCA_pmix_base_async_modex=1 against it: check that the "
+	       "environment does not set it to 0, run the test again, and if it recurs report it "
+	       "with the Slurm, PMIx and Open MPI versions";
+}
+
 void acceptance_result_free(struct acceptance_result *res)
 {
 	size_t i;

@@ -175,6 +175,15 @@ bool acceptance_check(const struct acceptance_test *t, const char *output,
 
 void acceptance_result_free(struct acceptance_result *res);
 
+/*
+ * Does output (a failed MPI test's) show a rank killed by a signal inside
+ * MPI_Init, in Open MPI's backtrace ("*** Process received signal ***", a
+ * frame in MPI_Init or ompi_mpi_init)? Then a note for the failure reason
+ * that names the known start-up failure of Open MPI 5 under srun
+ * --mpi=pmix, else NULL. Static text.
+ */
+const char *acceptance_mpi_init_crash(const char *output);
+
 /* Writers: n results. TAP version 13 with '#' diagnostics; JUnit XML with
  * one testsuite named suite; JSON array for the agent. Return 0, or -1 on a
  * write error (errno set). */

@@ -608,8 +608,13 @@ int accept_cmd_main(int argc, char **argv)
 		sav = srun_argv(true, n, hosts, o.partition, cmd, cnt, sizeof(cnt));
 		tbad = run_argv(sav, o.timeout ? o.timeout : t->timeout, &out, &r->duration, why,
 				sizeof(why));
-		if (tbad)
-			acceptance_result_fail(r, ACCEPTANCE_FAIL, "%s", tbad);
+		if (tbad) {
+			const char *why_init = acceptance_mpi_init_crash(out);
+			if (why_init)
+				acceptance_result_fail(r, ACCEPTANCE_FAIL, "%s; %s", tbad, why_init);
+			else
+				acceptance_result_fail(r, ACCEPTANCE_FAIL, "%s", tbad);
+		}
 		r->output = out;
 		/* sanity and performance speak only for a step that ran to its end */
 		if (r->status == ACCEPTANCE_PASS)

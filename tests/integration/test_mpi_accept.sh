@@ -112,12 +112,14 @@ ok $? "--partition burst -N 2: two ranks on one host fail the ranks check (exit 
 # labs (or clusters) on one host share; one /dev/shm for all of them mixed
 # two jobs' messages and made a rank segfault in MPI_Init under load ---
 probe=burst-shm-probe.$$
-srun -p burst -N 2 -w 'burst-[1-2]' sh -c "touch /dev/shm/$probe.\$SLURMD_NODENAME" >"$LAB/shm.out" 2>&1 &&
-	srun -p burst -N 2 -w 'burst-[1-2]' -l sh -c "ls /dev/shm | grep -F $probe" 2>&1 | sort >>"$LAB/shm.out"
+# (srun's own messages, e.g. "queued and waiting for resources" while the
+# last job's nodes finish under load, go to shm.err, not among the files)
+srun -p burst -N 2 -w 'burst-[1-2]' sh -c "touch /dev/shm/$probe.\$SLURMD_NODENAME" >"$LAB/shm.out" 2>"$LAB/shm.err" &&
+	srun -p burst -N 2 -w 'burst-[1-2]' -l sh -c "ls /dev/shm | grep -F $probe" 2>>"$LAB/shm.err" | sort >>"$LAB/shm.out"
 seen=$(grep -c . "$LAB/shm.out") host=$(ls /dev/shm | grep -c -F "$probe")
 rm -f /dev/shm/"$probe".*
 [ "$(cat "$LAB/shm.out")" = "$(printf '0: %s\n1: %s' "$probe.burst-1" "$probe.burst-2")" ] && [ "$host" = 0 ]
-ok $? "each node sees only its own file in /dev/shm, and the host none ($seen lines, host $host)" "$LAB/shm.out"
+ok $? "each node sees only its own file in /dev/shm, and the host none ($seen lines, host $host)" "$LAB/shm.out" "$LAB/shm.err"
 
 # --- usage ---
 "$burstctl" accept --conf "$LAB/ranks.conf" >/dev/null 2>"$LAB/usage.err"

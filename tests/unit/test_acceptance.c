@@ -418,9 +418,40 @@ static void test_example(void)
 	is_str(acceptance_default_path(NULL), "/etc/slurm/acceptance.conf", "the fallback");
 }
 
+/* Open MPI 5.0.7's backtrace of a rank that segfaulted in MPI_Init under
+ * srun --mpi=pmix (test_mpi_accept, Slurm 24.11), and other failures */
+static void test_mpi_init_crash(void)
+{
+	const char *crash =
+		"[burst-2:01234] *** Process received signal ***\n"
+		"[burst-2:01234] Signal: Segmentation fault (11)\n"
+		"[burst-2:01234] Failing at address: 0xe0\n"
+		"[burst-2:01234] [ 4] /lib/x86_64-linux-gnu/libmpi.so.40(mca_pml_ob1_recv_frag_callback_match+0xaa) [0x7fe6b488973a]\n"
+		"[burst-2:01234] [ 9] /lib/x86_64-linux-gnu/libopen-pal.so.80(opal_progress+0x84) [0x7fe6b3f96d74]\n"
+		"[burst-2:01234] [10] /lib/x86_64-linux-gnu/libmpi.so.40(ompi_mpi_init+0x435) [0x7fe6b4693ad5]\n"
+		"[burst-2:01234] [11] /lib/x86_64-linux-gnu/libmpi.so.40(MPI_Init+0x6f) [0x7fe6b46c449f]\n"
+		"srun: error: burst-2: task 1: Segmentation fault\n";
+	const char *later =   /* a crash after MPI_Init: the node's or the program's */
+		"[burst-2:01234] *** Process received signal ***\n"
+		"[burst-2:01234] [ 3] /lib/x86_64-linux-gnu/libmpi.so.40(MPI_Allreduce+0x1f) [0x7f]\n"
+		"srun: error: burst-2: task 1: Segmentation fault\n";
+	const char *note = acceptance_mpi_init_crash(crash);
+
+	ok(note && strstr(note, "inside MPI_Init") && strstr(note, "open-mpi/ompi#12495"),
+	   "a rank's signal in MPI_Init is named as Open MPI 5's known start-up failure");
+	ok(acceptance_mpi_init_crash(later) == NULL, "a signal after MPI_Init is not");
+	ok(acceptance_mpi_init_crash("srun: error: burst-2: task 1: Exited with exit code 1\n") == NULL,
+	   "an exit status without a signal is not");
+	ok(acceptance_mpi_init_crash("calls MPI_Init, then\n*** Process received signal ***\n") == NULL,
+	   "MPI_Init outside a backtrace frame is not");
+	ok(acceptance_mpi_init_crash(NULL) == NULL && acceptance_mpi_init_crash("") == NULL,
+	   "no output: nothing");
+}
+
 int main(void)
 {
 	test_example();
+	test_mpi_init_crash();
 	test_parse_ok();
 	test_parse_errors();
 	test_perf();
