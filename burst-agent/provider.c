@@ -40,7 +40,57 @@ const char *prov_class_name(enum prov_class c)
 	return "?";
 }
 
-struct prov_instance *prov_list_add(struct prov_list *l)
+/* Blocks of strings that never move (a record points into them). */
+#define PROV_STRS_BLOCK 16384
+
+struct prov_strs {
+	struct prov_strs *prev;   /* the block filled before this one */
+	size_t used, cap;
+	char s[];
+};
+
+/* A cluster or state seen lately is kept once: the list's few last ones of
+ * each (a listing has one cluster and a handful of states). */
+static const char *strs_seen(struct prov_list *l, int kind, const char *s)
+{
+	for (int i = 0; i < PROV_STRS_SEEN; i++)
+		if (l->seen[kind][i] && !strcmp(l->seen[kind][i], s))
+			return l->seen[kind][i];
+	return NULL;
+}
+
+static const char *strs_put(struct prov_list *l, const char *s, int kind)
+{
+	struct prov_strs *b = l->strs;
+	const char *seen;
+	size_t n;
+	char *r;
+
+	if (!s || !*s)
+		return "";
+	if (kind >= 0 && (seen = strs_seen(l, kind, s)))
+		return seen;
+	n = strlen(s) + 1;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > PROV_STRS_BLOCK ? n : PROV_STRS_BLOCK;
+		struct prov_strs *nb = xmalloc(sizeof(*nb) + cap);
+		nb->prev = b;
+		nb->used = 0;
+		nb->cap = cap;
+		l->strs = b = nb;
+	}
+	r = b->s + b->used;
+	memcpy(r, s, n);
+	b->used += n;
+	if (kind >= 0) {
+		memmove(&l->seen[kind][1], &l->seen[kind][0], (PROV_STRS_SEEN - 1) * sizeof(char *));
+		l->seen[kind][0] = r;
+	}
+	return r;
+}
+
+struct prov_instance *prov_list_add(struct prov_list *l, const char *id, const char *cluster,
+				    const char *node, const char *state)
 {
 	struct prov_instance *in;
 
@@ -52,6 +102,10 @@ struct prov_instance *prov_list_add(struct prov_list *l)
 	}
 	in = &l->v[l->n++];
 	memset(in, 0, sizeof(*in));
+	in->id = strs_put(l, id, -1);
+	in->cluster = strs_put(l, cluster, 0);
+	in->node = strs_put(l, node, -1);
+	in->state = strs_put(l, state, 1);
 	return in;
 }
 
@@ -62,6 +116,12 @@ void prov_list_free(struct prov_list *l)
 	free(l->v);
 	l->v = NULL;
 	l->n = l->cap = 0;
+	while (l->strs) {
+		struct prov_strs *prev = l->strs->prev;
+		free(l->strs);
+		l->strs = prev;
+	}
+	memset(l->seen, 0, sizeof(l->seen));
 }
 
 void prov_list_cursor_free(struct prov_list_cursor *c)

@@ -64,20 +64,32 @@ struct prov_batch {
 	size_t n;
 };
 
-/* An instance a provider lists (provider_ops.list). */
+/*
+ * An instance a provider lists (provider_ops.list). Its strings are kept by
+ * the list (prov_list_add copies them), valid until prov_list_free: a
+ * record is 48 bytes and its strings their own length (a cluster or state
+ * repeated from one instance to the next is kept once), where fixed arrays
+ * made each ~430 bytes, and a reconciler round over 15,000 instances held
+ * them all at once.
+ */
 struct prov_instance {
-	char id[128];
-	char cluster[128];       /* its cluster tag ("" when untagged) */
-	char node[128];          /* the node it was launched for ("" when unknown) */
-	int attempt;             /* that node's attempt (0 when unknown) */
-	char state[32];          /* pending, running, stopping, stopped */
+	const char *id;
+	const char *cluster;     /* its cluster tag ("" when untagged) */
+	const char *node;        /* the node it was launched for ("" when unknown) */
+	const char *state;       /* pending, running, stopping, stopped */
 	double launched;         /* launch time, seconds since the epoch (0 when unknown) */
+	int attempt;             /* that node's attempt (0 when unknown) */
 };
+
+struct prov_strs;            /* the list's strings (provider.c) */
+#define PROV_STRS_SEEN 4
 
 struct prov_list {
 	struct prov_instance *v; /* owned: prov_list_free */
 	size_t n;
 	size_t cap;              /* room in v (prov_list_add grows it by half again) */
+	struct prov_strs *strs;  /* the instances' strings, owned */
+	const char *seen[2][PROV_STRS_SEEN]; /* clusters, states stored lately (in strs) */
 	char note[1024];         /* for the agent's log, or empty (the listing stands) */
 };
 
@@ -99,8 +111,10 @@ struct prov_list_cursor {
 
 void prov_list_cursor_free(struct prov_list_cursor *c);
 
-/* Append one instance to l (zeroed) and return it. */
-struct prov_instance *prov_list_add(struct prov_list *l);
+/* Append one instance to l, its strings copied into l (NULL: ""), its
+ * numbers zero, and return it. */
+struct prov_instance *prov_list_add(struct prov_list *l, const char *id, const char *cluster,
+				    const char *node, const char *state);
 /* Free l's instances and zero it; l may be zeroed. */
 void prov_list_free(struct prov_list *l);
 

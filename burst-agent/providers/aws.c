@@ -883,43 +883,40 @@ static const char *tag_of(const struct ec2_instance *in, const char *key)
  * costs nothing but its absence from this listing.
  */
 struct aws_listing {
-	char **live;             /* the burst:batch tags of the live instances seen */
-	size_t nlive, cap;
+	struct htab live;        /* the burst:batch tags of the live instances seen,
+				  * each once (its key: owned) */
 };
 
 static void aws_listing_free(void *v)
 {
 	struct aws_listing *ls = v;
-	size_t i;
+	const char *k;
+	size_t it = 0;
 
-	for (i = 0; i < ls->nlive; i++)
-		free(ls->live[i]);
-	free(ls->live);
+	while (htab_next(&ls->live, &it, &k, NULL))
+		free((char *)k);
+	htab_free(&ls->live);
 	free(ls);
 }
 
 /* The listing is complete: the journal's finished batches go. */
 static void list_compact(struct provider *p, const struct aws_listing *ls, double listed_at, struct prov_list *out)
 {
-	struct htab lt = HTAB_INIT;
 	const char **regions = xcalloc(p->nrc + 1, sizeof(char *));
 	double grace = JOURNAL_GRACE;
 	burst_err_t e;
 	long dropped;
-	size_t i, r;
+	size_t r;
 
-	for (i = 0; i < ls->nlive; i++)
-		htab_put(&lt, ls->live[i], NULL);
 	for (r = 0; r < p->nrc; r++) {
 		double bound = (double)ec2_client_call_bound_ms(p->rc[r].c) / 1000.0;
 		regions[r] = p->rc[r].region;
 		if (bound > grace)
 			grace = bound;
 	}
-	dropped = bj_drop_finished(&p->J, &lt, regions, listed_at, grace, &e);
+	dropped = bj_drop_finished(&p->J, &ls->live, regions, listed_at, grace, &e);
 	if (dropped < 0)
 		snprintf(out->note, sizeof(out->note), "%.1000s", e.msg);
-	htab_free(&lt);
 	free(regions);
 }
 
@@ -970,28 +967,25 @@ static int aws_list_step(struct provider *p, struct prov_list_cursor *cur, struc
 		const char *st = in->state ? in->state : "";
 		struct prov_instance *o;
 		const struct bj_batch *j;
+		const char *node = NULL;
+		int attempt = 0;
 
 		if (!in->id || !strcmp(st, "terminated") || !strcmp(st, "shutting-down"))
 			continue;
 		if (batch) {
-			if (ls->nlive == ls->cap) {
-				ls->cap = ls->cap ? ls->cap + ls->cap / 2 : 64;
-				ls->live = xrealloc(ls->live, ls->cap * sizeof(*ls->live));
-			}
-			ls->live[ls->nlive++] = xstrdup(batch);
+			if (!htab_has(&ls->live, batch, NULL))
+				htab_put(&ls->live, xstrdup(batch), NULL);
 		}
-		o = prov_list_add(out);
-		snprintf(o->id, sizeof(o->id), "%s", in->id);
-		snprintf(o->cluster, sizeof(o->cluster), "%s", cluster ? cluster : "");
-		snprintf(o->state, sizeof(o->state), "%s", st);
-		o->launched = launch_seconds(in->launch_time);
 		if (batch && (j = bj_get(&p->J, batch))) {
 			size_t at = in->launch_index >= 0 ? (size_t)in->launch_index : 0;
 			if (at < j->n && (in->launch_index >= 0 || j->n == 1)) {
-				snprintf(o->node, sizeof(o->node), "%s", j->nodes[at]);
-				o->attempt = j->attempts[at];
+				node = j->nodes[at];
+				attempt = j->attempts[at];
 			}
 		}
+		o = prov_list_add(out, in->id, cluster, node, st);
+		o->attempt = attempt;
+		o->launched = launch_seconds(in->launch_time);
 	}
 	ec2_instances_free(&l);
 	free(cur->page);

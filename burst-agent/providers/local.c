@@ -332,7 +332,7 @@ static int local_list(struct provider *p, struct prov_list *out, enum prov_class
 		bool there = false;
 		FILE *f;
 
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof(in->node))
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= 128)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/instance", p->nodes_dir, e->d_name);
 		if (!(f = fopen(path, "r")))
@@ -351,15 +351,11 @@ static int local_list(struct provider *p, struct prov_list *out, enum prov_class
 		free(copy);
 		if (!there)
 			continue;
-		in = prov_list_add(out);
-		snprintf(in->id, sizeof(in->id), "%s", id);
-		snprintf(in->cluster, sizeof(in->cluster), "%s", p->cluster);
-		memcpy(in->node, e->d_name, strlen(e->d_name) + 1);
+		in = prov_list_add(out, id, p->cluster, e->d_name, "running");
 		{
 			const char *dash = strrchr(id, '-');
 			in->attempt = dash ? atoi(dash + 1) : 0;
 		}
-		snprintf(in->state, sizeof(in->state), "running");
 		in->launched = (double)sb.st_mtime;
 	}
 	closedir(d);

@@ -890,12 +890,8 @@ static int os_list(struct provider *p, struct prov_list *out, enum prov_class *c
 
 			if (!strcmp(v[i].status, "DELETED") || !strcmp(v[i].status, "SOFT_DELETED"))
 				continue;
-			o = prov_list_add(out);
-			snprintf(o->id, sizeof(o->id), "%s", v[i].id);
-			snprintf(o->cluster, sizeof(o->cluster), "%s", v[i].cluster);
-			snprintf(o->node, sizeof(o->node), "%s", v[i].node ? v[i].node : "");
+			o = prov_list_add(out, v[i].id, v[i].cluster, v[i].node, state_of(v[i].status));
 			o->attempt = v[i].attempt;
-			snprintf(o->state, sizeof(o->state), "%s", state_of(v[i].status));
 			o->launched = (double)os_parse_time(v[i].created);
 		}
 		srvs_free(v, n);
