@@ -14,6 +14,18 @@
  *
  * Exit 0 when the check passed, 1 when it failed, 2 on usage errors.
  * Build: mpicc -O2 -o mpi_acceptance mpi_acceptance.c
+ *
+ * Open MPI 5 (5.0.7 under srun --mpi=pmix, Slurm 24.11, PMIx 5) has killed
+ * ranks inside MPI_Init, one in five runs of test_mpi_accept under load: a
+ * segfault in mca_pml_ob1_recv_frag_callback_match, from opal_progress while
+ * ompi_mpi_init waits for its modex fence. MPI_COMM_WORLD exists then
+ * (ompi_comm_init_mpi3) but ob1 does not know it yet (add_comm comes after
+ * that fence), and a message for it that arrives meanwhile is taken for one
+ * of a known communicator. With pmix_base_async_modex the fence runs in the
+ * background and ompi_mpi_init adds MPI_COMM_WORLD to the PML before it
+ * waits: an early message then finds it, or (before ompi_comm_init_mpi3)
+ * waits in ob1's list for communicators not yet made. Set here unless the
+ * environment chooses (OMPI_MCA_pmix_base_async_modex); other MPIs ignore it.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -187,6 +199,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: mpi_acceptance ranks|pingpong|allreduce\n");
 		return 2;
 	}
+	/* before MPI_Init: Open MPI reads its MCA parameters there (above) */
+	setenv("OMPI_MCA_pmix_base_async_modex", "1", 0);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
