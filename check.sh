@@ -28,8 +28,9 @@
 # budgets, cost), left out to keep the run within CI's time; and the
 # OpenStack ones (Nova and Keystone are not in the root). doc/compat.md has
 # the table. The steps that need no Slurm daemon (ASan, valgrind, catalog,
-# distcheck, packages) and the second Slurm's root and build run beside the
-# host's test suite, one job at a time (their output follows the suite's).
+# distcheck, packages) and the second Slurm's root, build and integration
+# tests run beside the host's test suite, one job at a time (their output
+# follows the suite's).
 # Before the last line it prints one line per Slurm release,
 # "slurm 22.05.8: N passed, N failed"; the last line, "N passed, N
 # failed", counts both.
@@ -110,10 +111,11 @@ step build configure_build "$out/main"
 # the test programs, built before the side work below runs them under valgrind
 [ -f "$out/main/Makefile" ] && step build-tests make -C "$out/main" -j"$jobs" check TESTS=
 
-# Steps 2 to 6 and the second Slurm's root and build (step 7's set-up) run
-# beside the host's test suite, one job at a time: its integration tests
-# mostly wait on daemons and leave a core free, and the run takes about 13
-# minutes less. They build in their own directories (the release tarball
+# Steps 2 to 6 and step 7 (the second Slurm's root, build and integration
+# tests) run beside the host's test suite, one job at a time: its
+# integration tests mostly wait on daemons and leave a core free, and the
+# run takes about 13 minutes less (steps 2 to 6) and about 11 more (step
+# 7's tests, once run after the suite). They build in their own directories (the release tarball
 # from the ASan tree, not from the tree the suite runs in); their output is
 # printed once the suite is done, and their results counted as before.
 
@@ -181,70 +183,13 @@ root_setup() {
 	fi
 }
 
-# the side work's counts: "PASSED FAILED" then one failure per line
-side_counts() { { echo "$passed $failed"; printf '%s\n' "${failures[@]}"; } >"$1"; }
-side_work() {
-	local jobs=1
-	passed=0 failed=0 failures=()
-	step build-asan configure_build "$out/asan" --enable-sanitizers
-	[ -f "$out/asan/Makefile" ] && asan_units
-	[ -f "$out/main/Makefile" ] && step valgrind valgrind_units
-	# 4. the shipped catalog is exactly what the script makes from the source data
-	#    (share/catalog-src, part of the tree and of the release tarball)
-	step catalog-regenerates python3 tools/build-catalog.py --check
-	if [ -f "$out/asan/Makefile" ]; then
-		step distcheck distcheck
-		if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-			step dist-files tools/dist-files.sh "$out/asan/$(tarname).tar.gz"
-		else
-			echo "== dist-files: not a git checkout, nothing to compare the tarball with"
-		fi
-		# 6. the packages: .debs and RPMs from the tarball, the .debs in a clean
-		#    Debian 12 root, and the admin guide's steps followed as written there
-		#    until a job bursts (tests/packaging; about 5 minutes)
-		step packages make -C "$out/asan" check-packages
-	fi
-	side_counts "$out/side-host.counts"
-	passed=0 failed=0 failures=()
-	[ "${BURST_SECOND_SLURM:-yes}" = no ] || root_setup
-	side_counts "$out/side-root.counts"
-}
-# add a side_counts file's figures to this run's
-side_add() {
-	local p f line
-	if ! { read -r p f && [ -n "$p" ] && [ -n "$f" ]; } <"$1" 2>/dev/null; then
-		failed=$((failed + 1))
-		failures+=("the side work ($2) did not finish: see $out/side.log")
-		return
-	fi
-	passed=$((passed + p)) failed=$((failed + f))
-	while IFS= read -r line; do
-		[ -n "$line" ] && failures+=("$line")
-	done < <(tail -n +2 "$1")
-}
-rm -f "$out/side-host.counts" "$out/side-root.counts"
-root_t0=$(date +%s)
-side_work >"$out/side.log" 2>&1 &
-side_pid=$!
-
-# 1. (continued) the host's test suite: unit, CLI and integration tests
-if [ -f "$out/main/Makefile" ]; then
-	echo "== make check (the side work, steps 2 to 6, runs beside it: $out/side.log)"
-	(cd "$out/main" && make -j"$jobs" check) >"$out/check.log" 2>&1
-	count_suite "$out/main/test-suite.log" "make check"
-fi
-wait "$side_pid"
-cat "$out/side.log"
-side_add "$out/side-host.counts" "steps 2 to 6"
-
-# the host's Slurm: everything above
-host_slurm=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')
-host_passed=$passed host_failed=$failed
-
 # 7. the integration tests again against Debian 13's Slurm (24.11), in the
-# Debian root set up beside the host's suite (above), with the project built
-# inside it against that Slurm's headers; the source and the build directory
-# are bind-mounted at the same paths as here. One test at a time, each TAP
+# Debian root, with the project built inside it against that Slurm's
+# headers (root_setup); the source and the build directory are bind-mounted
+# at the same paths as here. Part of the side work: they run beside the
+# host's suite (about 11 minutes less than after it; the labs of both take
+# distinct bridges and ports, tests/integration/lab.sh's lab_pick_net, and
+# the root has its own /run, /tmp and /var/tmp). One test at a time, each TAP
 # point counted, its time printed. Not there: a test whose file has the line
 # "# burst-matrix: host-only (why)" near its top (no Slurm in it, or what it
 # needs is not in the root, e.g. Nova's packages for the OpenStack tests);
@@ -272,19 +217,83 @@ root_tests() {
 		fi
 	done
 }
+root_side_tests() {
+	[ -f "$(tools/debroot.sh path)/.slurm-burst-root" ] && [ -x "$root_build/burst-agent/burst-agent" ] || return 0
+	echo "== integration tests on Slurm ${root_slurm:-unknown}"
+	root_tests
+}
+# the side work's counts: "PASSED FAILED" then one failure per line
+side_counts() { { echo "$passed $failed"; printf '%s\n' "${failures[@]}"; } >"$1"; }
+side_work() {
+	local jobs=1
+	passed=0 failed=0 failures=()
+	step build-asan configure_build "$out/asan" --enable-sanitizers
+	[ -f "$out/asan/Makefile" ] && asan_units
+	[ -f "$out/main/Makefile" ] && step valgrind valgrind_units
+	# 4. the shipped catalog is exactly what the script makes from the source data
+	#    (share/catalog-src, part of the tree and of the release tarball)
+	step catalog-regenerates python3 tools/build-catalog.py --check
+	if [ -f "$out/asan/Makefile" ]; then
+		step distcheck distcheck
+		if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+			step dist-files tools/dist-files.sh "$out/asan/$(tarname).tar.gz"
+		else
+			echo "== dist-files: not a git checkout, nothing to compare the tarball with"
+		fi
+		# 6. the packages: .debs and RPMs from the tarball, the .debs in a clean
+		#    Debian 12 root, and the admin guide's steps followed as written there
+		#    until a job bursts (tests/packaging; about 5 minutes)
+		step packages make -C "$out/asan" check-packages
+	fi
+	side_counts "$out/side-host.counts"
+	passed=0 failed=0 failures=()
+	if [ "${BURST_SECOND_SLURM:-yes}" != no ]; then
+		local t0
+		t0=$(date +%s)
+		root_setup
+		root_side_tests
+		echo "== Slurm ${root_slurm:-unknown} in the Debian 13 root: $(($(date +%s) - t0)) s in all (set-up, build and tests, beside the host's suite)"
+	fi
+	side_counts "$out/side-root.counts"
+}
+# add a side_counts file's figures to this run's
+side_add() {
+	local p f line
+	if ! { read -r p f && [ -n "$p" ] && [ -n "$f" ]; } <"$1" 2>/dev/null; then
+		failed=$((failed + 1))
+		failures+=("the side work ($2) did not finish: see $out/side.log")
+		return
+	fi
+	passed=$((passed + p)) failed=$((failed + f))
+	while IFS= read -r line; do
+		[ -n "$line" ] && failures+=("$line")
+	done < <(tail -n +2 "$1")
+}
+rm -f "$out/side-host.counts" "$out/side-root.counts"
+side_work >"$out/side.log" 2>&1 &
+side_pid=$!
+
+# 1. (continued) the host's test suite: unit, CLI and integration tests
+if [ -f "$out/main/Makefile" ]; then
+	echo "== make check (the side work, steps 2 to 6, runs beside it: $out/side.log)"
+	(cd "$out/main" && make -j"$jobs" check) >"$out/check.log" 2>&1
+	count_suite "$out/main/test-suite.log" "make check"
+fi
+wait "$side_pid"
+cat "$out/side.log"
+side_add "$out/side-host.counts" "steps 2 to 6"
+
+# the host's Slurm: everything above
+host_slurm=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')
+host_passed=$passed host_failed=$failed
+
 root_slurm=
 if [ "${BURST_SECOND_SLURM:-yes}" = no ]; then
 	echo "== the second Slurm release: not run (BURST_SECOND_SLURM=no)"
 else
-	side_add "$out/side-root.counts" "the second Slurm's root and build"
-	if [ -f "$(tools/debroot.sh path)/.slurm-burst-root" ]; then
+	side_add "$out/side-root.counts" "the second Slurm's root, build and tests"
+	[ -f "$(tools/debroot.sh path)/.slurm-burst-root" ] &&
 		root_slurm=$(root_run slurmctld -V 2>/dev/null | awk '{ print $2 }')
-		if [ -x "$root_build/burst-agent/burst-agent" ]; then
-			echo "== integration tests on Slurm ${root_slurm:-unknown}"
-			root_tests
-		fi
-	fi
-	echo "== Slurm ${root_slurm:-unknown} in the Debian 13 root: $(($(date +%s) - root_t0)) s in all (its set-up beside the host's suite)"
 fi
 
 echo
