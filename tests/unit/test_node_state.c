@@ -19,6 +19,24 @@
 
 static char dir[] = "/tmp/test_node_state.XXXXXX";
 
+/* A new database at path made by ddl, then rows; what names it in a failure. */
+static int make_database(const char *path, const char *ddl, const char *rows, const char *what)
+{
+	sqlite3 *h;
+	char *msg = NULL;
+	int rc;
+
+	unlink(path);
+	if (sqlite3_open(path, &h) != SQLITE_OK)
+		return -1;
+	rc = sqlite3_exec(h, ddl, NULL, NULL, &msg) == SQLITE_OK && sqlite3_exec(h, rows, NULL, NULL, &msg) == SQLITE_OK;
+	if (!rc)
+		diag("%s: %s", what, msg ? msg : "?");
+	sqlite3_free(msg);
+	sqlite3_close(h);
+	return rc ? 0 : -1;
+}
+
 /* The schema of an agent before the CHECK (schema version 0), with rows. */
 static int old_database(const char *path, const char *rows)
 {
@@ -33,19 +51,7 @@ static int old_database(const char *path, const char *rows)
 		"ALTER TABLE nodes ADD COLUMN provenance_id TEXT;"
 		"CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, node TEXT,"
 		" what TEXT NOT NULL, detail TEXT);";
-	sqlite3 *h;
-	char *msg = NULL;
-	int rc;
-
-	unlink(path);
-	if (sqlite3_open(path, &h) != SQLITE_OK)
-		return -1;
-	rc = sqlite3_exec(h, old, NULL, NULL, &msg) == SQLITE_OK && sqlite3_exec(h, rows, NULL, NULL, &msg) == SQLITE_OK;
-	if (!rc)
-		diag("old database: %s", msg ? msg : "?");
-	sqlite3_free(msg);
-	sqlite3_close(h);
-	return rc ? 0 : -1;
+	return make_database(path, old, rows, "old database");
 }
 
 /* The schema of version 1 (the CHECK as an IN list; AUTOINCREMENT ids), with rows. */
@@ -68,19 +74,7 @@ static int v1_database(const char *path, const char *rows)
 		" failures INTEGER NOT NULL DEFAULT 0, early INTEGER NOT NULL DEFAULT 0);"
 		"CREATE INDEX nodes_state_since ON nodes(state, since);"
 		"PRAGMA user_version=1;";
-	sqlite3 *h;
-	char *msg = NULL;
-	int rc;
-
-	unlink(path);
-	if (sqlite3_open(path, &h) != SQLITE_OK)
-		return -1;
-	rc = sqlite3_exec(h, v1, NULL, NULL, &msg) == SQLITE_OK && sqlite3_exec(h, rows, NULL, NULL, &msg) == SQLITE_OK;
-	if (!rc)
-		diag("version 1 database: %s", msg ? msg : "?");
-	sqlite3_free(msg);
-	sqlite3_close(h);
-	return rc ? 0 : -1;
+	return make_database(path, v1, rows, "version 1 database");
 }
 
 /* The first column of the one-row answer to sql, as text (into buf). */
