@@ -19,7 +19,13 @@
  * Job prolog: the node-side admission check is spank_burst_admission.so's
  * (burst_admission.c), a plugin of its own so that nodes that are not burst
  * nodes do not pay for a job prolog.
+ *
+ * This file links libc only: the decision itself is the module
+ * cloud_contract_decide.so beside it, loaded when the option is given
+ * (cloud_contract_decide.h).
  */
+#include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +33,8 @@
 
 #include <slurm/spank.h>
 
-#include "catalog.h"
-#include "config.h"
-#include "confwords.h"
-#include "decide.h"
+#include "cloud_contract_decide.h"
 #include "plugstack_args.h"
-#include "strutil.h"
 
 SPANK_PLUGIN(cloud_contract, 1);
 
@@ -40,8 +42,10 @@ SPANK_PLUGIN(cloud_contract, 1);
 
 static struct plugstack_args args;
 static char *contract_arg;
-static struct burst_decision decision;
+static struct cloud_contract_decided decision;
 static bool decided;
+static void *decide_module;               /* dlopen handle of cloud_contract_decide.so */
+static cloud_contract_decide_fn decide_fn;
 
 static int opt_contract(int val, const char *optarg, int remote);
 
@@ -54,50 +58,86 @@ static struct spank_option contract_option = {
 	1, 0, opt_contract
 };
 
+static void decision_free(void)
+{
+	if (decided) {
+		free(decision.contract);
+		free(decision.name);
+		free(decision.nodesets);
+		free(decision.features);
+		free(decision.partitions);
+	}
+	memset(&decision, 0, sizeof(decision));
+	decided = false;
+}
+
 static void reset(void)
 {
 	plugstack_args_free(&args);
 	free(contract_arg);
 	contract_arg = NULL;
-	if (decided)
-		burst_decision_free(&decision);
-	decided = false;
+	decision_free();
+	if (decide_module)
+		dlclose(decide_module);
+	decide_module = NULL;
+	decide_fn = NULL;
+}
+
+/*
+ * cloud_contract_decide.so, from the directory this plugin was loaded from
+ * (Slurm gives dlopen the full path: plugstack.conf's, or PluginDir's), or
+ * from the directory it was installed in when that path has no directory.
+ */
+static cloud_contract_decide_fn load_decide(void)
+{
+	union { void *p; cloud_contract_decide_fn fn; } sym;
+	char path[4096];
+	const char *self = NULL, *slash = NULL;
+	Dl_info info;
+
+	if (decide_fn)
+		return decide_fn;
+	if (dladdr((void *)&opt_contract, &info) && info.dli_fname) {
+		self = info.dli_fname;
+		slash = strrchr(self, '/');
+	}
+	if (slash)
+		snprintf(path, sizeof(path), "%.*s/%s", (int)(slash - self), self, CLOUD_CONTRACT_DECIDE_SO);
+	else
+		snprintf(path, sizeof(path), "%s/%s", BURST_SPANK_PLUGINDIR, CLOUD_CONTRACT_DECIDE_SO);
+	decide_module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!decide_module) {
+		slurm_error(PREFIX "cannot load %s (%s), so --cloud-contract cannot be checked; tell your administrator: it is installed beside %s, from the same slurm-burst build",
+			    path, dlerror(), self ? self : "spank_cloud_contract.so");
+		return NULL;
+	}
+	sym.p = dlsym(decide_module, CLOUD_CONTRACT_DECIDE_SYM);
+	if (!sym.p) {
+		slurm_error(PREFIX "%s has no %s, so --cloud-contract cannot be checked; tell your administrator: it is not from the same slurm-burst build as %s",
+			    path, CLOUD_CONTRACT_DECIDE_SYM, self ? self : "spank_cloud_contract.so");
+		dlclose(decide_module);
+		decide_module = NULL;
+		return NULL;
+	}
+	return decide_fn = sym.fn;
 }
 
 /* Resolve the contract now, so that a bad one fails the submission. */
 static int decide(const char *arg)
 {
-	struct burst_config *cfg;
-	burst_err_t err;
-	char buf[4096];
-	const char *path = plugstack_burst_conf(&args, buf, sizeof(buf));
-	int stage, whole;
+	cloud_contract_decide_fn fn = load_decide();
+	char msg[8192];
 
-	cfg = config_load(path, &err);
-	if (!cfg) {
-		slurm_error(PREFIX "cannot use %s, so --cloud-contract cannot be checked; tell your administrator:\n%s",
-			    path, err.msg);
+	decision_free();
+	if (!fn)
+		return -1;
+	if (fn(args.conf, args.catalog_dir, arg, &decision, msg, sizeof(msg)) < 0) {
+		slurm_error(PREFIX "%s", msg);
 		return -1;
 	}
-	if (decided)
-		burst_decision_free(&decision);
-	decided = false;
-	/* reads only the configured providers' catalogs unless it must read all */
-	if (burst_decide_dir(cfg, catalog_default_dir(args.catalog_dir ? args.catalog_dir : cfg->catalog_dir),
-			     arg, &decision, &stage, &whole, &err) < 0) {
-		if (stage == BURST_DECIDE_CATALOG)
-			slurm_error(PREFIX "%s; tell your administrator", err.msg);
-		else if (stage == BURST_DECIDE_APPLY)
-			slurm_error(PREFIX "%s", err.msg);
-		else
-			slurm_error(PREFIX "--cloud-contract=%s: %s", arg, err.msg);
-		config_free(cfg);
-		return -1;
-	}
-	if (whole)
-		slurm_debug(PREFIX "--cloud-contract=%s: decided over the whole catalog", arg);
 	decided = true;
-	config_free(cfg);
+	if (decision.whole)
+		slurm_debug(PREFIX "--cloud-contract=%s: decided over the whole catalog", arg);
 	return 0;
 }
 
@@ -105,7 +145,10 @@ static int opt_contract(int val, const char *optarg, int remote)
 {
 	(void)val;
 	free(contract_arg);
-	contract_arg = xstrdup(optarg ? optarg : "");
+	if (!(contract_arg = strdup(optarg ? optarg : ""))) {
+		slurm_error(PREFIX "out of memory");
+		return -1;
+	}
 	if (remote)
 		return 0;
 	/*
@@ -157,7 +200,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	if (!contract_arg || !decided)
 		return 0;
 	if (setenv_ctl(sp, "CLOUD_CONTRACT", decision.contract) < 0 ||
-	    setenv_ctl(sp, "CLOUD_CONTRACT_NAME", decision.name ? decision.name : "") < 0 ||
+	    setenv_ctl(sp, "CLOUD_CONTRACT_NAME", decision.name) < 0 ||
 	    setenv_ctl(sp, "CLOUD_NODESETS", decision.nodesets) < 0 ||
 	    setenv_ctl(sp, "CLOUD_FEATURES", decision.features) < 0 ||
 	    setenv_ctl(sp, "CLOUD_PARTITIONS", decision.partitions) < 0)

@@ -4,18 +4,23 @@
 # libc only (none of curl, libxml2, SQLite, OpenSSL or what they bring; not
 # even libm, whose mapping and version checks every command would pay),
 # holds none of the agent's code (EC2, state, attestations, provenance), and
-# exports only what Slurm looks up.
+# exports only what Slurm looks up. The contract plugin holds nothing of
+# libburst at all: its decision is the module beside it,
+# cloud_contract_decide.so, loaded only with --cloud-contract, which is as
+# lean and exports its one entry point.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
-# BURST_SPANK_SO / BURST_SPANK_ADMISSION_SO: the two plugins (default: the build tree's)
+# BURST_SPANK_SO / BURST_SPANK_ADMISSION_SO: the two plugins (default: the
+# build tree's); the decision module is the one beside BURST_SPANK_SO
 so_contract=${BURST_SPANK_SO:-$build/plugins/spank/.libs/spank_cloud_contract.so}
+so_decide=$(dirname "$so_contract")/cloud_contract_decide.so
 so_admission=${BURST_SPANK_ADMISSION_SO:-$build/plugins/spank/.libs/spank_burst_admission.so}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$src/tests/integration/tap.sh"
 
-check_plugin() {   # SO KIND (contract|admission)
+check_plugin() {   # SO KIND (contract|admission|decide)
 	local so=$1 kind=$2
 	echo "# == $so"
 	[ -f "$so" ] || bail "no plugin at $so (build it first, or set BURST_SPANK_SO / BURST_SPANK_ADMISSION_SO)"
@@ -46,9 +51,12 @@ check_plugin() {   # SO KIND (contract|admission)
 	[ ! -s "$tmp/agent" ]
 	ok $? "no EC2, state, spool, attestation, provenance or acceptance code in it" "$tmp/agent"
 	# what it must still have: the submit-time decision and the burst.conf reader
-	if [ "$kind" = contract ]; then
+	if [ "$kind" = decide ]; then
 		grep -q ' burst_decide_dir$' "$tmp/syms" && grep -q ' config_load$' "$tmp/syms"
 		ok $? "it holds burst_decide_dir and config_load" "$tmp/syms"
+	elif [ "$kind" = contract ]; then
+		! grep -E ' (burst_|config_|catalog_|contract_parse|conf_)' "$tmp/syms" >"$tmp/core"
+		ok $? "it holds nothing of libburst (no decision, burst.conf or catalog code)" "$tmp/core"
 	else
 		grep -q ' config_load$' "$tmp/syms" && ! grep -q ' burst_decide' "$tmp/syms"
 		ok $? "it holds config_load, not the submit-time decision" "$tmp/syms"
@@ -58,6 +66,11 @@ check_plugin() {   # SO KIND (contract|admission)
 	# exported: Slurm's entry points (the hooks, a plugin's init and fini),
 	# nothing of ours that could clash with Slurm's
 	nm -D --defined-only "$so" | awk '{print $3}' | sort >"$tmp/exports"
+	if [ "$kind" = decide ]; then
+		[ "$(cat "$tmp/exports")" = cloud_contract_decide_v1 ]
+		ok $? "it exports cloud_contract_decide_v1 only" "$tmp/exports"
+		return
+	fi
 	grep -v -x -e 'slurm_spank_[a-z_]*' -e 'plugin_name' -e 'plugin_type' -e 'plugin_version' \
 		-e 'spank_plugin_version' -e init -e fini "$tmp/exports" >"$tmp/extra_exports"
 	[ ! -s "$tmp/extra_exports" ]
@@ -84,6 +97,7 @@ check_plugin() {   # SO KIND (contract|admission)
 
 }
 check_plugin "$so_contract" contract
+check_plugin "$so_decide" decide
 check_plugin "$so_admission" admission
 
 done_testing

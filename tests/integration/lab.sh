@@ -438,14 +438,19 @@ lab_burst_conf() {
 # hides a tree cloned under /tmp from its slurmd, as an installed plugin
 # would never be hidden; and plugstack.conf splits its lines at blanks, with
 # no quoting, so a path with a space cannot be written there.
+# The contract plugin comes with the module it loads from its own directory
+# when --cloud-contract is given (cloud_contract_decide.so), as installed.
 lab_plugin() {
-	local name=${1:-spank_cloud_contract.so}
-	local so="$build/plugins/spank/.libs/$name" dst="$LAB/lib/$name"
-	if [ ! -e "$dst" ]; then
-		mkdir -p "$LAB/lib" && cp "$so" "$dst.new" && mv -f "$dst.new" "$dst" ||
-			{ lab_log "cannot copy the SPANK plugin $so to $LAB/lib"; return 1; }
-	fi
-	echo "$dst"
+	local name=${1:-spank_cloud_contract.so} f
+	local files=$name
+	[ "$name" = spank_cloud_contract.so ] && files="cloud_contract_decide.so $name"
+	for f in $files; do
+		[ -e "$LAB/lib/$f" ] && continue
+		mkdir -p "$LAB/lib" && cp "$build/plugins/spank/.libs/$f" "$LAB/lib/$f.new" &&
+			mv -f "$LAB/lib/$f.new" "$LAB/lib/$f" ||
+			{ lab_log "cannot copy the SPANK plugin $build/plugins/spank/.libs/$f to $LAB/lib"; return 1; }
+	done
+	echo "$LAB/lib/$name"
 }
 
 # plugstack.conf as the admin guide has it: the submit-time plugin, and an

@@ -145,6 +145,34 @@ ok $? "... with a clear error, not a crash" "$err"
 rmdir "$LAB/etc/burst.conf"
 mv "$LAB/etc/burst.conf.away" "$LAB/etc/burst.conf"
 
+# the decision is a module the plugin loads beside itself only when
+# --cloud-contract is given: a command without the option loads nothing of it
+echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$LAB/catalog-small" >"$LAB/etc/plugstack.conf"
+LD_DEBUG=files sbatch --help >"$out" 2>"$LAB/lddebug"
+grep -q "file=$LAB/lib/spank_cloud_contract.so .*dynamically loaded" "$LAB/lddebug" &&
+	! grep -q "cloud_contract_decide" "$LAB/lddebug"
+ok $? "sbatch --help loads the plugin and not its decision module" "$LAB/lddebug"
+LD_DEBUG=files sbatch --parsable --cloud-contract=gpu-any "$LAB/job.sh" >"$out" 2>"$LAB/lddebug"
+ok $? "... sbatch --cloud-contract=gpu-any is accepted" "$LAB/lddebug"
+grep -q "file=$LAB/lib/cloud_contract_decide.so .*dynamically loaded" "$LAB/lddebug"
+ok $? "... and loads the module from the plugin's own directory" "$LAB/lddebug"
+mkdir -p "$LAB/lone" && cp "$plugin" "$LAB/lone/"
+echo "required $LAB/lone/spank_cloud_contract.so conf=$LAB/etc/burst.conf catalog_dir=$LAB/catalog-small" \
+	>"$LAB/etc/plugstack.conf"
+before=$(njobs)
+sbatch --cloud-contract=gpu-any "$LAB/job.sh" >"$out" 2>"$err"
+ok $((! $?)) "a plugin without its module beside it fails sbatch --cloud-contract" "$err"
+grep -q "cannot load $LAB/lone/cloud_contract_decide.so (.*), so --cloud-contract cannot be checked; tell your administrator" "$err"
+ok $? "... naming the module it looked for" "$err"
+[ "$(njobs)" = "$before" ]; ok $? "... and nothing was submitted"
+sbatch --parsable "$LAB/job.sh" >"$out" 2>"$err"
+ok $? "... while a job without --cloud-contract is submitted" "$err"
+cp "$LAB/lib/spank_cloud_contract.so" "$LAB/lone/cloud_contract_decide.so"
+sbatch --cloud-contract=gpu-any "$LAB/job.sh" >"$out" 2>"$err"
+ok $((! $?)) "a module that is not the decision module fails sbatch --cloud-contract" "$err"
+grep -q "$LAB/lone/cloud_contract_decide.so has no cloud_contract_decide_v1, so --cloud-contract cannot be checked" "$err"
+ok $? "... saying it is not from the same build" "$err"
+
 # a plugstack argument the plugin does not know is an error
 echo "required $plugin conf=$LAB/etc/burst.conf frobnicate=1" >"$LAB/etc/plugstack.conf"
 sbatch --cloud-contract=gpu-any "$LAB/job.sh" >"$out" 2>"$err"

@@ -66,8 +66,9 @@ for p in slurm-burst slurm-burst-agent slurm-burst-node slurm-burst-spank; do
 	ok $? "$p RPM built" "$tmp/rpm.log"
 done
 rpm -qlp "$tmp"/rpm/RPMS/*/slurm-burst-spank-$version-*.rpm 2>/dev/null >"$tmp/rpm.files"
-grep -qx '/usr/lib64/slurm/spank_cloud_contract.so' "$tmp/rpm.files"
-ok $? "the RPM puts the plugin in Slurm's plugin directory" "$tmp/rpm.files"
+grep -qx '/usr/lib64/slurm/spank_cloud_contract.so' "$tmp/rpm.files" &&
+	grep -qx '/usr/lib64/slurm/cloud_contract_decide.so' "$tmp/rpm.files"
+ok $? "the RPM puts the plugin and its decision module in Slurm's plugin directory" "$tmp/rpm.files"
 rpm -qlp "$tmp"/rpm/RPMS/*/slurm-burst-node-$version-*.rpm 2>/dev/null >"$tmp/rpm-node.files"
 grep -qx '/usr/lib64/slurm/spank_burst_admission.so' "$tmp/rpm-node.files" &&
 	grep -qx '/etc/slurm-burst/plugstack.d/burst-admission.conf' "$tmp/rpm-node.files"
