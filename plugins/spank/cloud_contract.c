@@ -51,10 +51,11 @@ static int opt_contract(int val, const char *optarg, int remote);
 
 static struct spank_option contract_option = {
 	"cloud-contract", "NAME|EXPR",
-	"Run on burst (cloud) nodes that satisfy a contract: a name from "
-	"burst.conf, or an expression such as "
-	"'accelerator_count>=2,accelerator_architecture>=ampere'. "
-	"See burstctl(8).",
+	/* two lines in sbatch --help (Slurm wraps at 50 columns, breaking
+	   words; every line is one more write and word-wrapping pass in every
+	   --help): the expressions are in burstctl(8) */
+	"Run on cloud nodes that satisfy a contract: a name "
+	"in burst.conf or an expression (see burstctl(8))",
 	1, 0, opt_contract
 };
 
