@@ -522,12 +522,57 @@ static int setup_active(void)
 	return loop_watch();
 }
 
+/*
+ * recover()'s listings: each provider's, made once, the first time a node
+ * of it is checked, and its running (or pending) instances by id. One
+ * listing (a page per 1,000 instances on EC2) in place of a call per node:
+ * 10,000 booting nodes took the loop away from joins for ~154 s.
+ */
+struct recover_lists {
+	struct prov_list *l;
+	struct htab *up;         /* per provider: id -> its listing entry */
+	signed char *state;      /* per provider: 0 not yet, 1 listed, -1 cannot */
+};
+
+/* 1: listed as pending or running; 0: not (ask the provider about it) */
+static int recover_listed(struct recover_lists *rl, struct aprov *p, const char *instance)
+{
+	size_t i = (size_t)(p - A.provs);
+
+	if (!rl->state[i]) {
+		enum prov_class cls = PROV_OK;
+		burst_err_t err;
+		burst_err_clear(&err);
+		if (prov_list_now(p, &rl->l[i], &cls, &err) < 0) {
+			if (p->ops->list)
+				INFO("recover: cannot list provider %s's instances (%s: %s); asking about each of its nodes' instances",
+				     p->cfg->name, prov_class_name(cls), err.msg);
+			prov_list_free(&rl->l[i]);
+			rl->state[i] = -1;
+		} else {
+			for (size_t k = 0; k < rl->l[i].n; k++) {
+				const struct prov_instance *in = &rl->l[i].v[k];
+				if (!strcmp(in->state, "pending") || !strcmp(in->state, "running"))
+					htab_put(&rl->up[i], in->id, (void *)in);
+			}
+			rl->state[i] = 1;
+		}
+	}
+	return rl->state[i] > 0 && htab_has(&rl->up[i], instance, NULL);
+}
+
 /* After a restart: finish what was in flight. */
 static void recover(void)
 {
 	static const enum node_state live[] = { NS_BOOTING, NS_ADMITTED };
+	struct recover_lists rl;
+	size_t nlisted = 0, nasked = 0;
 	burst_err_t err;
 	size_t s, i;
+
+	rl.l = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*rl.l));
+	rl.up = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*rl.up));
+	rl.state = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*rl.state));
 
 	/* launching: the intent was written; it is repeated now with the same
 	 * attempt, which the driver makes idempotent */
@@ -543,7 +588,15 @@ static void recover(void)
 				continue;
 			}
 			p = prov_by_name(r.provider);
-			exists = p && r.instance ? prov_exists(p, names[i], r.instance) : 0;
+			/* listed: there; not listed (not tagged yet, not listed yet,
+			 * stopped, gone, or no listing): the provider is asked */
+			if (p && r.instance && recover_listed(&rl, p, r.instance)) {
+				exists = 1;
+				nlisted++;
+			} else {
+				exists = p && r.instance ? prov_exists(p, names[i], r.instance) : 0;
+				nasked += p && r.instance;
+			}
 			if (exists == 0) {
 				char why[300];
 				snprintf(why, sizeof(why), "instance %s lost", r.instance ? r.instance : "?");
@@ -568,6 +621,16 @@ static void recover(void)
 		}
 		state_names_free(names);
 	}
+	if (nlisted + nasked)
+		INFO("recover: %zu booting or admitted instance%s found in the providers' listings, %zu asked about one by one",
+		     nlisted, nlisted == 1 ? "" : "s", nasked);
+	for (i = 0; i < A.nprovs; i++) {
+		htab_free(&rl.up[i]);
+		prov_list_free(&rl.l[i]);
+	}
+	free(rl.l);
+	free(rl.up);
+	free(rl.state);
 	/* lost before a crash: finish what rc_lost began */
 	lost_nodes();
 }

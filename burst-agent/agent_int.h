@@ -286,6 +286,8 @@ void ended_check(void);
 
 /* agent_prov.c: provider calls on the provider's worker; these are waited for */
 int prov_exists(struct aprov *p, const char *node, const char *instance);
+/* p's whole listing (provider_ops.list), waited for: 0, or -1 with cls and err */
+int prov_list_now(struct aprov *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err);
 int prov_console(struct aprov *p, const char *node, const char *instance, char *buf, size_t len,
 		 char *where, size_t wlen, enum prov_class *cls, burst_err_t *err);
 int prov_ended(struct aprov *p, const char *node, const char *instance);

@@ -12,7 +12,7 @@
 #include "crash.h"
 #include "strutil.h"
 
-enum call_kind { CALL_EXISTS, CALL_CONSOLE, CALL_ENDED };
+enum call_kind { CALL_EXISTS, CALL_CONSOLE, CALL_ENDED, CALL_LIST };
 
 struct call {
 	struct pjob j;
@@ -20,13 +20,15 @@ struct call {
 	const char *node, *instance;
 	char *buf, *where;
 	size_t len, wlen;
+	struct prov_list *list;  /* CALL_LIST: filled */
 	enum prov_class cls;
 	burst_err_t err;
 	int rc;
 	double t0, t1;           /* mono(): the driver call's start and end, on the worker */
 };
 
-static const char *const call_op[] = { [CALL_EXISTS] = "exists", [CALL_CONSOLE] = "console", [CALL_ENDED] = "ended" };
+static const char *const call_op[] = { [CALL_EXISTS] = "exists", [CALL_CONSOLE] = "console", [CALL_ENDED] = "ended",
+				       [CALL_LIST] = "list" };
 
 static void call_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
 {
@@ -50,6 +52,11 @@ static void call_run(struct pjob *j, const struct provider_ops *ops, struct prov
 		crash_point(CP_ENDED_BEFORE);
 		c->rc = ops->ended(drv, c->node, c->instance);
 		crash_point(CP_ENDED_AFTER);
+		break;
+	case CALL_LIST:
+		crash_point(CP_LIST_BEFORE);
+		c->rc = ops->list(drv, c->list, &c->cls, &c->err);
+		crash_point(CP_LIST_AFTER);
 		break;
 	}
 	c->t1 = mono();
@@ -88,6 +95,19 @@ int prov_console(struct aprov *p, const char *node, const char *instance, char *
 {
 	struct call c = { .kind = CALL_CONSOLE, .node = node, .instance = instance, .buf = buf, .len = len,
 			  .where = where, .wlen = wlen };
+	return call(p, &c, cls, err);
+}
+
+int prov_list_now(struct aprov *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err)
+{
+	struct call c = { .kind = CALL_LIST, .list = out };
+	if (!p->ops->list) {
+		if (cls)
+			*cls = PROV_PERMANENT;
+		if (err)
+			burst_err_set(err, "provider %s cannot list its instances", p->cfg->name);
+		return -1;
+	}
 	return call(p, &c, cls, err);
 }
 

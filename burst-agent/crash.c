@@ -32,7 +32,7 @@ static const struct {
 	[CP_LAUNCH_AFTER] = { "provider.launch.after", "on the provider's worker: the launch answered, its outcome not recorded" },
 	[CP_TERMINATE_BEFORE] = { "provider.terminate.before", "on the provider's worker: a terminate about to be asked" },
 	[CP_TERMINATE_AFTER] = { "provider.terminate.after", "on the provider's worker: the terminate answered, its outcome not recorded" },
-	[CP_LIST_BEFORE] = { "provider.list.before", "on the provider's worker: the reconciler's listing (describe) about to be asked" },
+	[CP_LIST_BEFORE] = { "provider.list.before", "on the provider's worker: a listing (describe; the reconciler's, or a restart's check of its live nodes) about to be asked" },
 	[CP_LIST_AFTER] = { "provider.list.after", "on the provider's worker: the listing answered, not compared yet" },
 	[CP_EXISTS_BEFORE] = { "provider.exists.before", "on the provider's worker: whether an instance exists, about to be asked" },
 	[CP_EXISTS_AFTER] = { "provider.exists.after", "on the provider's worker: whether an instance exists, answered" },

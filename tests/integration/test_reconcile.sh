@@ -9,6 +9,9 @@
 #     node is lost: DOWN with the reason, its job requeued (Restarts=1) and run
 #     to completion on a new instance;
 # (c) the same with the local provider (its namespace removed);
+# (d) the agent restarted with two admitted nodes, one of whose instances
+#     went while it was down: the live one is found in one listing of its
+#     provider (no call per node), the gone one asked about and failed;
 # and at the end no instance of the cluster is left running.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -257,6 +260,36 @@ sed 's/^/# c.out: /' "$LAB/c.out"
 grep -q "^run 0 on burst-3 $lid1\$" "$LAB/c.out" && grep -q "^run 1 on burst-3 local-lab$$-burst-3-[0-9]*\$" "$LAB/c.out" &&
 	! grep -q "^run 1 on burst-3 $lid1\$" "$LAB/c.out"
 ok $? "... first on $lid1, then on another" "$LAB/c.out"
+
+# --- (d) a restart: the live nodes' instances from one listing ---
+printf '#!/bin/sh\necho "on $(hostname) ${CLOUD_INSTANCE_ID:-}"\nsleep 300\n' >"$LAB/long.sh"
+id3=$(sbatch --parsable --cloud-contract=here -w burst-3 -o "$LAB/d3.out" "$LAB/long.sh" 2>"$LAB/err")
+id4=$(sbatch --parsable --cloud-contract=here -w burst-4 -o "$LAB/d4.out" "$LAB/long.sh" 2>"$LAB/err")
+lab_wait_job "$id3" RUNNING 60 && lab_wait_job "$id4" RUNNING 60
+ok $? "jobs run on burst-3 and burst-4 (local provider)" "$LAB/log/agent.log" "$LAB/err"
+for _ in $(seq 50); do [ -s "$LAB/d3.out" ] && [ -s "$LAB/d4.out" ] && break; sleep 0.1; done
+lid3=$(awk '{print $3}' "$LAB/d3.out") lid4=$(awk '{print $3}' "$LAB/d4.out")
+[ -n "$lid3" ] && [ -n "$lid4" ]; ok $? "... on instances $lid3 and $lid4" "$LAB/d3.out" "$LAB/d4.out"
+kill "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null
+reclaim "burst-lab$$-burst-4"; ok $? "with the agent stopped, burst-4's namespace removed"
+lines=$(wc -l <"$LAB/log/agent.log")
+lab_agent_start; ok $? "the agent starts again"
+wait_log "recover: .* asked about one by one" 20
+tail -n +"$((lines + 1))" "$LAB/log/agent.log" >"$LAB/restart.log"
+grep "recover\|burst-[34]: " "$LAB/restart.log" | sed 's/^/# /'
+grep -q "burst-3: admitted, instance $lid3 still there" "$LAB/restart.log"
+ok $? "burst-3's instance is still there" "$LAB/restart.log"
+grep -q "burst-4: admitted -> powered_down: instance $lid4 lost" "$LAB/restart.log"
+ok $? "burst-4's is lost, and the node failed at once" "$LAB/restart.log"
+grep -q "recover: [1-9][0-9]* booting or admitted instances\? found in the providers' listings, 1 asked about one by one" "$LAB/restart.log"
+ok $? "... live instances found in the providers' listings; only the one not listed was asked about" "$LAB/restart.log"
+lab_wait_node burst-4 'down.*' 10
+reason=$(scontrol show node burst-4 | grep -o 'Reason=.*')
+[[ "$reason" == *"burst: instance $lid4 lost"* ]]; ok $? "burst-4 is DOWN: $reason"
+st=$(squeue -h -j "$id3" -o %T 2>/dev/null)
+[ "$st" = RUNNING ]; ok $? "burst-3's job still runs ($st)"
+scancel "$id3" "$id4"
+scontrol update nodename=burst-4 state=resume >/dev/null 2>&1
 
 # --- nothing left that costs money ---
 for _ in $(seq 300); do [ -z "$(ec2 live "lab$$")" ] && break; sleep 0.2; done
