@@ -67,29 +67,63 @@ static size_t join_max = JOIN_MAX_CONNS;
  * on every byte a client sends */
 static bool kicked;
 
-void logmsg(const char *level, const char *fmt, ...)
+static void vlogmsg(const char *level, const char *fmt, va_list ap)
 {
 	struct timespec ts;
 	struct tm tm;
 	char t[32];
-	va_list ap;
 	FILE *f = A.log ? A.log : stderr;
 
 	if (A.syslog) {
-		va_start(ap, fmt);
 		vsyslog(level[0] == 'e' ? LOG_ERR : LOG_INFO, fmt, ap);
-		va_end(ap);
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
 	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
 	fprintf(f, "[%s.%03ld] burst-agent: %s: ", t, ts.tv_nsec / 1000000, level);
-	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
-	va_end(ap);
 	fputc('\n', f);
 	fflush(f);
+}
+
+void logmsg(const char *level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlogmsg(level, fmt, ap);
+	va_end(ap);
+}
+
+/* every call site's limit that has been used (the main loop's only) */
+static struct loglimit *loglimits;
+
+void logmsg_limited(struct loglimit *l, const char *level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!l->init) {
+		l->next = loglimits;
+		loglimits = l;
+	}
+	if (!loglimit_take(l, mono()))
+		return;
+	va_start(ap, fmt);
+	vlogmsg(level, fmt, ap);
+	va_end(ap);
+}
+
+void loglimit_flush_all(bool force)
+{
+	double t = mono(), since;
+	struct loglimit *l;
+	unsigned long n;
+
+	for (l = loglimits; l; l = l->next)
+		if ((n = loglimit_flush(l, t, force, &since)))
+			ERR("%s: %lu more like it in the last %.0f s, not logged (at most %d at once, then one every %.0f s)",
+			    l->what, n, t - since, LOGLIMIT_BURST, LOGLIMIT_EVERY);
 }
 
 double now(void)
@@ -118,7 +152,7 @@ static bool control_peer_ok(int fd)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
 	    (cred.uid == 0 || cred.uid == A.slurm_uid))
 		return true;
-	ERR("control: refused uid %u pid %d (only root and SlurmUser uid %u)",
+	ERR_LIMITED("control: refused connections", "control: refused uid %u pid %d (only root and SlurmUser uid %u)",
 	    (unsigned)cred.uid, (int)cred.pid, (unsigned)A.slurm_uid);
 	if (send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
 		return false;
@@ -245,7 +279,8 @@ static void accept_clients(int lsock, int kind)
 		fd = accept4(lsock, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
-				ERR("%s: accept: %s", kind == CONN_JOIN ? "join" : "control", strerror(errno));
+				ERR_LIMITED("accept failures", "%s: accept: %s", kind == CONN_JOIN ? "join" : "control",
+					    strerror(errno));
 			return;
 		}
 		if (kind == CONN_CTL && !control_peer_ok(fd)) {
@@ -267,7 +302,7 @@ static void accept_clients(int lsock, int kind)
 		if (evicted && kind == CONN_JOIN)
 			A.dropped_full++;
 		else if (evicted)
-			ERR("control: more than %d connections open: the oldest closed", CTL_MAX_CONNS);
+			ERR_LIMITED("control: connections evicted", "control: more than %d connections open: the oldest closed", CTL_MAX_CONNS);
 	}
 }
 
@@ -341,10 +376,10 @@ static void serve_conn(size_t i, uint32_t events)
 	else if (st == CONN_LINE)
 		handle_control(c->fd, c->buf);
 	else if (st == CONN_TOO_BIG && join) {
-		ERR("join: report of more than %d bytes refused", MAX_REPORT);
+		ERR_LIMITED("join: reports too large", "join: report of more than %d bytes refused", MAX_REPORT);
 		reply_json(c->fd, false, "report too large", NULL);
 	} else if (st == CONN_TOO_BIG)
-		ERR("control: request of more than %d bytes refused", CTL_MAX_REQ);
+		ERR_LIMITED("control: requests too large", "control: request of more than %d bytes refused", CTL_MAX_REQ);
 	conn_drop(&A.conns, i);
 }
 
@@ -404,7 +439,8 @@ static void serve_clients(void)
 			else if (A.conns.c[i].kind == CONN_METRICS)
 				metric_dropped("deadline");
 			else
-				ERR("control: no whole request within %.0f s: closed", CTL_DEADLINE_S);
+				ERR_LIMITED("control: requests too slow", "control: no whole request within %.0f s: closed",
+					    CTL_DEADLINE_S);
 			conn_drop(&A.conns, i);
 		}
 	/* what a flood of join connections did, once in a while rather than a line each */
@@ -641,6 +677,7 @@ static void tick(void)
 	char **names;
 	size_t i;
 
+	loglimit_flush_all(false);
 	lease_check();
 	take_spool();
 	launch_requested();
@@ -831,6 +868,7 @@ int main(int argc, char **argv)
 			tick();
 		}
 	}
+	loglimit_flush_all(true);
 	INFO("stopping (instances keep running; a restart takes them up again)");
 	A.exiting = true;
 	conn_table_free(&A.conns);

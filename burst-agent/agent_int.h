@@ -36,6 +36,7 @@
 #include "config.h"
 #include "conn.h"
 #include "htab.h"
+#include "loglimit.h"
 #include "provider.h"
 #include "pworker.h"
 #include "state.h"
@@ -133,6 +134,20 @@ extern struct agent A;
 void logmsg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define INFO(...) logmsg("info", __VA_ARGS__)
 #define ERR(...) logmsg("error", __VA_ARGS__)
+/*
+ * A line a peer can provoke as often as it likes (a malformed report, a
+ * refused connection): limited per call site (loglimit.h), what is held
+ * back said in one line a while later ("WHAT: N more like it not logged").
+ */
+void logmsg_limited(struct loglimit *l, const char *level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define ERR_LIMITED(what_, ...)                                              \
+	do {                                                                 \
+		static struct loglimit ll_ = { .what = (what_) };            \
+		logmsg_limited(&ll_, "error", __VA_ARGS__);                  \
+	} while (0)
+/* the held-back lines' summaries that are due (every tick; force: all, at exit) */
+void loglimit_flush_all(bool force);
 double now(void);
 /* For durations: seconds on a clock that does not jump. */
 double mono(void);

@@ -105,7 +105,7 @@ void send_reply(int fd, json_object *o)
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 
 	if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0)
-		ERR("join: cannot answer: %s", strerror(errno));
+		ERR_LIMITED("join: answers not written", "join: cannot answer: %s", strerror(errno));
 	json_object_put(o);
 }
 
@@ -191,7 +191,7 @@ static void reply_retry(int fd)
 	static const char msg[] = "{\"admit\":false,\"retry\":true,\"reason\":\"not ready for this instance yet\"}\n";
 
 	if (write(fd, msg, sizeof(msg) - 1) < 0)
-		ERR("join: cannot answer: %s", strerror(errno));
+		ERR_LIMITED("join: answers not written", "join: cannot answer: %s", strerror(errno));
 }
 
 /*
@@ -272,14 +272,14 @@ void handle_join(int fd, const char *buf, size_t got)
 	cred = jstr(req, "cred");
 	text = jstr(req, "record");
 	if (!cred || !text) {
-		ERR("join: malformed report (%zu bytes: no cred or record), refused", got);
+		ERR_LIMITED("join: malformed reports", "join: malformed report (%zu bytes: no cred or record), refused", got);
 		metric_join("malformed");
 		reply_json(fd, false, "malformed report", NULL);
 		goto out;
 	}
 	payload = munge_open(cred, &rep.uid, why, sizeof(why));
 	if (!payload) {
-		ERR("join: %s; report refused", why);
+		ERR_LIMITED("join: reports without a valid credential", "join: %s; report refused", why);
 		metric_join("refused");
 		reply_json(fd, false, why, NULL);
 		goto out;

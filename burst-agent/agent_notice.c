@@ -116,13 +116,13 @@ void handle_notice(int fd, json_object *req, size_t got)
 	if (json_object_object_get_ex(req, "cred", &v) && json_object_is_type(v, json_type_string))
 		cred = json_object_get_string(v);
 	if (!cred) {
-		ERR("notice: malformed (%zu bytes: no cred), refused", got);
+		ERR_LIMITED("notice: malformed notices", "notice: malformed (%zu bytes: no cred), refused", got);
 		reply_notice(fd, false, "malformed notice");
 		return;
 	}
 	payload = munge_open(cred, &rep.uid, why, sizeof(why));
 	if (!payload) {
-		ERR("notice: %s; refused", why);
+		ERR_LIMITED("notice: notices without a valid credential", "notice: %s; refused", why);
 		reply_notice(fd, false, why);
 		return;
 	}

@@ -4,7 +4,9 @@
 # second into the join port, reconnecting whenever it is cut off, and the
 # same user holding 20 silent connections on the control socket; meanwhile
 # root's request on the control socket and a report on the join port are
-# answered while those attacks still run. A FIFO or a link to /dev/zero in
+# answered while those attacks still run. A flood of 300 malformed reports
+# is answered report by report, but logged only a few times and counted in
+# one line. A FIFO or a link to /dev/zero in
 # the spool is moved aside, not opened or read without end. A SIGHUP with
 # another ClusterName is refused, and so is a SocketPath in a directory
 # others may write. Before the fix the agent read
@@ -154,5 +156,31 @@ rc=$?
 	"$LAB/log/agent2.log" && [ ! -e "$LAB/open/agent.sock" ]
 ok $? "a SocketPath in a directory writable by others is refused (exit $rc)" "$LAB/log/agent2.log"
 [ "$(stat -c %a "$sock")" = 666 ]; ok $? "the agent's own socket is mode 0666 ($(stat -c %a "$sock"))"
+# a flood of malformed reports (nobody, one connection each): every one is
+# answered; the log keeps a few and counts the rest in one line, so that a
+# client cannot fill the disk or bury what matters
+lines=$(wc -l <"$LAB/log/agent.log")
+setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c '
+import socket, sys
+n = 0
+for _ in range(300):
+    s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30)
+    s.sendall(b"{\"op\":\"join\"}\n")
+    n += b"malformed report" in s.recv(300)
+    s.close()
+print(n)' "$jaddr" "$jport" >"$LAB/flood.out" 2>&1
+[ "$(cat "$LAB/flood.out")" = 300 ]; ok $? "300 malformed reports, each answered ($(cat "$LAB/flood.out"))" "$LAB/flood.out"
+for ((i = 0; i < 150; i++)); do
+	tail -n +"$((lines + 1))" "$LAB/log/agent.log" | grep -q 'join: malformed reports: [0-9]* more like it' && break
+	sleep 0.1
+done
+tail -n +"$((lines + 1))" "$LAB/log/agent.log" >"$LAB/flood.log"
+logged=$(grep -c 'join: malformed report (' "$LAB/flood.log")
+held=$(sed -n 's/.*join: malformed reports: \([0-9]*\) more like it in the last [0-9]* s, not logged.*/\1/p' "$LAB/flood.log" | awk '{ s += $1 } END { print s + 0 }')
+[ "$logged" -le 12 ] && [ "$held" -gt 0 ]
+ok $? "the log has $logged of them and a line counting $held more" "$LAB/flood.log"
+[ $((logged + held)) = 300 ]; ok $? "... which add up to the 300 ($logged + $held)" "$LAB/flood.log"
+poke
+grep -q '"ok":true' "$LAB/answer"; ok $? "root's request is answered after the flood ($(cat "$LAB/answer"))" "$LAB/answer"
 lab_pid_alive "$AGENT_PID"; ok $? "the agent still runs"
 done_testing
