@@ -177,6 +177,8 @@ root_setup() {
 		# (root_run enters $root_build: made first)
 		rm -rf "$root_build" && mkdir -p "$root_build"
 		root_slurm=$(root_run slurmctld -V 2>/dev/null | awk '{ print $2 }')
+		# (the side work is a subshell: the summary reads the release here)
+		echo "$root_slurm" >"$out/side-root.slurm"
 		# configure by a relative path, as above (a blank in the clone's path)
 		step "build-slurm-${root_slurm:-unknown}" root_run /bin/sh -c \
 			"'$(realpath --relative-to="$root_build" "$top")/configure' --enable-werror && make -j$jobs && make -j$jobs check TESTS="
@@ -269,7 +271,7 @@ side_add() {
 		[ -n "$line" ] && failures+=("$line")
 	done < <(tail -n +2 "$1")
 }
-rm -f "$out/side-host.counts" "$out/side-root.counts"
+rm -f "$out/side-host.counts" "$out/side-root.counts" "$out/side-root.slurm"
 side_work >"$out/side.log" 2>&1 &
 side_pid=$!
 
@@ -292,8 +294,7 @@ if [ "${BURST_SECOND_SLURM:-yes}" = no ]; then
 	echo "== the second Slurm release: not run (BURST_SECOND_SLURM=no)"
 else
 	side_add "$out/side-root.counts" "the second Slurm's root, build and tests"
-	[ -f "$(tools/debroot.sh path)/.slurm-burst-root" ] &&
-		root_slurm=$(root_run slurmctld -V 2>/dev/null | awk '{ print $2 }')
+	root_slurm=$(cat "$out/side-root.slurm" 2>/dev/null)
 fi
 
 echo
