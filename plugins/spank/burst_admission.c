@@ -194,6 +194,6 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)sp;
 	(void)ac;
 	(void)av;
-	plugstack_args_free(&args);
+	plugstack_args_clear(&args);
 	return 0;
 }

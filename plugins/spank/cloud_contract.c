@@ -68,14 +68,17 @@ static void decision_free(void)
 		free(decision.features);
 		free(decision.partitions);
 	}
-	memset(&decision, 0, sizeof(decision));
+	decision = (struct cloud_contract_decided){ 0 };
 	decided = false;
 }
 
+/* (at slurm_spank_init, with nothing held, it calls no libc function:
+ * each first call costs the command a symbol lookup) */
 static void reset(void)
 {
-	plugstack_args_free(&args);
-	free(contract_arg);
+	plugstack_args_clear(&args);
+	if (contract_arg)
+		free(contract_arg);
 	contract_arg = NULL;
 	decision_free();
 	if (decide_module)

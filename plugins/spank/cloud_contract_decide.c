@@ -29,7 +29,7 @@ static char *dup_value(const char *s, int *failed)
 int cloud_contract_decide_v1(const char *conf, const char *catalog_dir, const char *arg,
 			     struct cloud_contract_decided *out, char *msg, size_t len)
 {
-	struct plugstack_args args = { .conf = (char *)conf, .catalog_dir = (char *)catalog_dir };
+	struct plugstack_args args = { .conf = conf, .catalog_dir = catalog_dir };
 	struct burst_decision d;
 	struct burst_config *cfg;
 	burst_err_t err;

@@ -10,37 +10,33 @@
 
 #include "plugstack_args.h"
 
-void plugstack_args_free(struct plugstack_args *a)
+void plugstack_args_clear(struct plugstack_args *a)
 {
-	free(a->conf);
-	free(a->catalog_dir);
 	a->conf = a->catalog_dir = NULL;
+}
+
+/* av's "key=VALUE" with a non-empty value: VALUE, else NULL (no libc call:
+ * each first call of a libc function costs this command a symbol lookup) */
+static const char *value_of(const char *arg, const char *key)
+{
+	while (*key && *arg == *key)
+		arg++, key++;
+	return !*key && *arg ? arg : NULL;
 }
 
 int plugstack_args_parse(struct plugstack_args *a, int ac, char **av, int allow_catalog,
 			 const char *prefix)
 {
+	const char *v;
 	int i;
 
-	plugstack_args_free(a);
+	plugstack_args_clear(a);
 	for (i = 0; i < ac; i++) {
-		char **dst = NULL;
-		const char *val = NULL;
-
-		if (strncmp(av[i], "conf=", 5) == 0 && av[i][5]) {
-			dst = &a->conf;
-			val = av[i] + 5;
-		} else if (allow_catalog && strncmp(av[i], "catalog_dir=", 12) == 0 && av[i][12]) {
-			dst = &a->catalog_dir;
-			val = av[i] + 12;
-		}
-		if (dst) {
-			free(*dst);
-			if (!(*dst = strdup(val))) {
-				slurm_error("%sout of memory reading plugstack.conf argument '%s'", prefix, av[i]);
-				return -1;
-			}
-		} else {
+		if ((v = value_of(av[i], "conf=")))
+			a->conf = v;
+		else if (allow_catalog && (v = value_of(av[i], "catalog_dir=")))
+			a->catalog_dir = v;
+		else {
 			slurm_error("%sunknown plugstack.conf argument '%s' (known: conf=PATH%s)", prefix,
 				    av[i], allow_catalog ? ", catalog_dir=DIR" : "");
 			return -1;

@@ -10,19 +10,27 @@
 /* compiled into each plugin: not exported (nothing of ours may clash with Slurm's symbols) */
 #define PLUGSTACK_LOCAL __attribute__((visibility("hidden")))
 
+/*
+ * The values point into the plugin's av: Slurm keeps a plugin's arguments
+ * from plugstack.conf for as long as the plugin is loaded and gives the
+ * same av to every hook (plugin->argv, freed by _spank_plugin_destroy:
+ * src/common/plugstack.c in 22.05, spank.c in 24.11). Nothing is copied:
+ * slurm_spank_init runs in every sbatch, srun and slurmstepd.
+ */
 struct plugstack_args {
-	char *conf;          /* conf=PATH: burst.conf (NULL: beside slurm.conf) */
-	char *catalog_dir;   /* catalog_dir=DIR (NULL: burst.conf's CatalogDir) */
+	const char *conf;          /* conf=PATH: burst.conf (NULL: beside slurm.conf) */
+	const char *catalog_dir;   /* catalog_dir=DIR (NULL: burst.conf's CatalogDir) */
 };
 
 /*
- * Parse ac/av into a (freeing what it held). An unknown argument, or one
- * the plugin does not take (catalog_dir= when allow_catalog is false), is
- * an error logged with prefix; returns 0 or -1.
+ * Parse ac/av into a. An unknown argument, or one the plugin does not take
+ * (catalog_dir= when allow_catalog is false), is an error logged with
+ * prefix; returns 0 or -1.
  */
 PLUGSTACK_LOCAL int plugstack_args_parse(struct plugstack_args *a, int ac, char **av, int allow_catalog,
 			 const char *prefix);
-PLUGSTACK_LOCAL void plugstack_args_free(struct plugstack_args *a);
+/* a holds nothing any more (at the plugin's exit) */
+PLUGSTACK_LOCAL void plugstack_args_clear(struct plugstack_args *a);
 
 /*
  * burst.conf: conf=, else beside slurm.conf. Slurm's commands and slurmd's
