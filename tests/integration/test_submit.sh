@@ -45,6 +45,16 @@ ok $? "slurmctld accepts the node sets from burstctl slurm-conf, with their feat
 printf '#!/bin/sh\nsleep 1\n' >"$LAB/job.sh"
 out="$LAB/out" err="$LAB/err"
 njobs() { squeue -h -t all -o %i 2>/dev/null | wc -l; }
+# fails WHAT SAYING REGEX SBATCH-ARGS...: sbatch fails (WHAT) with an error
+# matching REGEX (SAYING)
+fails() {
+	local what=$1 saying=$2 re=$3
+	shift 3
+	sbatch "$@" >"$out" 2>"$err"
+	ok $((! $?)) "$what" "$err"
+	grep -q -- "$re" "$err"
+	ok $? "... $saying" "$err"
+}
 
 # --- bad contracts: sbatch fails, nothing submitted ---
 before=$(njobs)
@@ -130,10 +140,8 @@ ok $? "without conf=, the plugin reads the burst.conf beside \$SLURM_CONF" "$err
 sbatch --parsable --cloud-contract=gpu4-ampere "$LAB/job.sh" >"$out" 2>"$err"
 ok $? "... and a good contract is accepted" "$err"
 mv "$LAB/etc/burst.conf" "$LAB/etc/burst.conf.away"
-sbatch --cloud-contract=gpu4-ampere "$LAB/job.sh" >"$out" 2>"$err"
-ok $((! $?)) "... and with no burst.conf there, sbatch fails" "$err"
-grep -q "cannot use $LAB/etc/burst.conf" "$err"
-ok $? "... naming the file it looked for" "$err"
+fails "... and with no burst.conf there, sbatch fails" "naming the file it looked for" \
+	"cannot use $LAB/etc/burst.conf" --cloud-contract=gpu4-ampere "$LAB/job.sh"
 sbatch --parsable "$LAB/job.sh" >"$out" 2>"$err"
 ok $? "... while a job without --cloud-contract is still submitted" "$err"
 mkdir "$LAB/etc/burst.conf"
@@ -160,18 +168,16 @@ mkdir -p "$LAB/lone" && cp "$plugin" "$LAB/lone/"
 echo "required $LAB/lone/spank_cloud_contract.so conf=$LAB/etc/burst.conf catalog_dir=$LAB/catalog-small" \
 	>"$LAB/etc/plugstack.conf"
 before=$(njobs)
-sbatch --cloud-contract=gpu-any "$LAB/job.sh" >"$out" 2>"$err"
-ok $((! $?)) "a plugin without its module beside it fails sbatch --cloud-contract" "$err"
-grep -q "cannot load $LAB/lone/cloud_contract_decide.so (.*), so --cloud-contract cannot be checked; tell your administrator" "$err"
-ok $? "... naming the module it looked for" "$err"
+fails "a plugin without its module beside it fails sbatch --cloud-contract" "naming the module it looked for" \
+	"cannot load $LAB/lone/cloud_contract_decide.so (.*), so --cloud-contract cannot be checked; tell your administrator" \
+	--cloud-contract=gpu-any "$LAB/job.sh"
 [ "$(njobs)" = "$before" ]; ok $? "... and nothing was submitted"
 sbatch --parsable "$LAB/job.sh" >"$out" 2>"$err"
 ok $? "... while a job without --cloud-contract is submitted" "$err"
 cp "$LAB/lib/spank_cloud_contract.so" "$LAB/lone/cloud_contract_decide.so"
-sbatch --cloud-contract=gpu-any "$LAB/job.sh" >"$out" 2>"$err"
-ok $((! $?)) "a module that is not the decision module fails sbatch --cloud-contract" "$err"
-grep -q "$LAB/lone/cloud_contract_decide.so has no cloud_contract_decide_v1, so --cloud-contract cannot be checked" "$err"
-ok $? "... saying it is not from the same build" "$err"
+fails "a module that is not the decision module fails sbatch --cloud-contract" "saying it is not from the same build" \
+	"$LAB/lone/cloud_contract_decide.so has no cloud_contract_decide_v1, so --cloud-contract cannot be checked" \
+	--cloud-contract=gpu-any "$LAB/job.sh"
 
 # a plugstack argument the plugin does not know is an error
 echo "required $plugin conf=$LAB/etc/burst.conf frobnicate=1" >"$LAB/etc/plugstack.conf"
