@@ -1200,24 +1200,34 @@ static json_object *prov_infiniband(const char *root)
 
 /* ---------- software ---------- */
 
-/* The first line of what argv prints (stdout and stderr), or NULL when it
- * cannot be run, fails or takes longer than PROV_CMD_TIMEOUT_MS. */
-static char *prov_run(char *const argv[])
-{
-	int fds[2], status;
+/* A command started by prov_spawn: its pid (-1: not started), the read
+ * end of its output and when it started. */
+struct prov_cmd {
 	pid_t pid;
-	char buf[4096];
-	size_t n = 0;
-	struct timespec t0, t1;
-	bool timed_out = false;
+	int fd;
+	struct timespec t0;
+};
 
+/*
+ * Start argv with its stdout and stderr into a pipe; prov_reap takes what
+ * it printed. The two commands of a live record run while the files are
+ * read, not one after the other after them (a node's join waits for its
+ * record).
+ */
+static void prov_spawn(struct prov_cmd *c, char *const argv[])
+{
+	int fds[2];
+	pid_t pid;
+
+	c->pid = -1;
+	c->fd = -1;
 	if (pipe2(fds, O_CLOEXEC) < 0)
-		return NULL;
+		return;
 	pid = fork();
 	if (pid < 0) {
 		close(fds[0]);
 		close(fds[1]);
-		return NULL;
+		return;
 	}
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
@@ -1238,15 +1248,32 @@ static char *prov_run(char *const argv[])
 		_exit(127);
 	}
 	close(fds[1]);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	c->pid = pid;
+	c->fd = fds[0];
+	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+}
+
+/* The first line of what a prov_spawn command printed, or NULL when it
+ * could not be run, failed or took longer than PROV_CMD_TIMEOUT_MS from
+ * its start. */
+static char *prov_reap(struct prov_cmd *c)
+{
+	int status;
+	char buf[4096];
+	size_t n = 0;
+	struct timespec t1;
+	bool timed_out = false;
+
+	if (c->pid < 0)
+		return NULL;
 	for (;;) {
-		struct pollfd pfd = { fds[0], POLLIN, 0 };
+		struct pollfd pfd = { c->fd, POLLIN, 0 };
 		long left;
 		ssize_t r;
 
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		left = PROV_CMD_TIMEOUT_MS - ((t1.tv_sec - t0.tv_sec) * 1000 +
-					      (t1.tv_nsec - t0.tv_nsec) / 1000000);
+		left = PROV_CMD_TIMEOUT_MS - ((t1.tv_sec - c->t0.tv_sec) * 1000 +
+					      (t1.tv_nsec - c->t0.tv_nsec) / 1000000);
 		if (left <= 0) {
 			timed_out = true;
 			break;
@@ -1256,7 +1283,7 @@ static char *prov_run(char *const argv[])
 				continue;
 			break;
 		}
-		r = read(fds[0], buf + n, sizeof(buf) - 1 - n);
+		r = read(c->fd, buf + n, sizeof(buf) - 1 - n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -1265,13 +1292,17 @@ static char *prov_run(char *const argv[])
 		if (n == sizeof(buf) - 1)
 			break;
 	}
-	close(fds[0]);
+	close(c->fd);
 	if (timed_out)
-		kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+		kill(c->pid, SIGKILL);
+	while (waitpid(c->pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			status = -1;   /* reaped by someone else: its status is not known */
+			break;
+		}
+	c->pid = -1;
 	buf[n] = '\0';
-	if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (timed_out || status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return NULL;
 	buf[strcspn(buf, "\n")] = '\0';
 	str_trim(buf);
@@ -1352,14 +1383,29 @@ static json_object *prov_container_runtime(const char *root)
 	return NULL;
 }
 
-static json_object *prov_software(const char *root, bool live)
+/* The versions a live record asks the programs themselves for. */
+struct prov_versions {
+	struct prov_cmd chrun, slurmd;
+};
+
+static void prov_versions_start(struct prov_versions *v, bool live)
 {
-	json_object *sw = json_object_new_object();
 	char *chrun[] = { "ch-run", "--version", NULL };
 	char *slurmd[] = { "slurmd", "-V", NULL };
 
-	prov_add_str_take(sw, "ch_run", live ? prov_run(chrun) : NULL);
-	prov_add_str_take(sw, "slurmd", live ? prov_run(slurmd) : NULL);
+	v->chrun.pid = v->slurmd.pid = -1;
+	if (!live)
+		return;
+	prov_spawn(&v->chrun, chrun);
+	prov_spawn(&v->slurmd, slurmd);
+}
+
+static json_object *prov_software(const char *root, struct prov_versions *v)
+{
+	json_object *sw = json_object_new_object();
+
+	prov_add_str_take(sw, "ch_run", prov_reap(&v->chrun));
+	prov_add_str_take(sw, "slurmd", prov_reap(&v->slurmd));
 	json_object_object_add(sw, "packages", prov_packages(root));
 	json_object_object_add(sw, "container_runtime", prov_container_runtime(root));
 	return sw;
@@ -1385,6 +1431,7 @@ int provenance_collect(const char *sysroot, const struct prov_opts *o, json_obje
 	struct stat st;
 	DIR *d;
 	json_object *rec = NULL, *id, *ic, *k;
+	struct prov_versions ver;
 	bool live;
 	int rc = -1;
 
@@ -1403,6 +1450,7 @@ int provenance_collect(const char *sysroot, const struct prov_opts *o, json_obje
 	if (prov_table_load(tpath, &table, err) < 0)
 		goto out;
 
+	prov_versions_start(&ver, live);
 	rec = json_object_new_object();
 	prov_add_str(rec, "format", PROV_FORMAT);
 	id = json_object_new_object();
@@ -1425,7 +1473,7 @@ int provenance_collect(const char *sysroot, const struct prov_opts *o, json_obje
 	ic = json_object_new_object();
 	json_object_object_add(ic, "infiniband", prov_infiniband(sysroot));
 	json_object_object_add(rec, "interconnect", ic);
-	json_object_object_add(rec, "software", prov_software(sysroot, live));
+	json_object_object_add(rec, "software", prov_software(sysroot, &ver));
 	*out = rec;
 	rc = 0;
 out:

@@ -548,6 +548,17 @@ static void test_live(void)
 	ok(at_str(a, "kernel.release") != NULL, "live: kernel release read");
 	ok(at_num(a, "memory.total_bytes") > 0, "live: MemTotal read");
 	ok(at_num(a, "cpu.threads") > 0, "live: CPUs counted");
+	{
+		/* the version commands run beside the file reads: each one's
+		 * own first line, not the other's nor none (slurmd is a
+		 * build dependency; PATH as the collector extends it) */
+		char line[512] = "";
+		FILE *p = popen("PATH=\"$PATH:/usr/local/sbin:/usr/sbin:/sbin\" slurmd -V 2>&1", "r");
+		ok(p && fgets(line, sizeof(line), p) && pclose(p) == 0, "live: slurmd -V runs here");
+		line[strcspn(line, "\n")] = '\0';
+		is_str(at_str(a, "software.slurmd"), line, "live: the slurmd version is slurmd -V's line");
+		is_str(at_str(b, "software.slurmd"), line, "live: ... again");
+	}
 	id = provenance_id(a);
 	ok(strlen(id) == 64 && strspn(id, "0123456789abcdef") == 64, "live id is 64 hex characters");
 	free(id);
