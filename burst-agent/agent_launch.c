@@ -22,9 +22,13 @@ void cooldown_key(const char *prov, const char *type, const char *region, char *
 	snprintf(buf, len, "%s/%s@%s", prov, type, region ? region : "-");
 }
 
+/* What a pick says of the candidates it passed over, at most. */
+#define TRIED_MAX 2048
+
 /* The next candidate of order (a node set's, or a job's in it) that is not
- * cooling down; -1 if none. */
-static ssize_t next_candidate(const struct job_order *jo, char *tried, size_t triedlen)
+ * cooling down; -1 if none. The ones passed over are said in *tried
+ * (allocated at the first, TRIED_MAX bytes; NULL while there is none). */
+static ssize_t next_candidate(const struct job_order *jo, char **tried)
 {
 	size_t k;
 	double t = now();
@@ -39,8 +43,11 @@ static ssize_t next_candidate(const struct job_order *jo, char *tried, size_t tr
 			     c->region >= 0 ? catalog_str(A.cat, c->region) : NULL, key, sizeof(key));
 		until = state_cooldown_until(A.db, key);
 		if (until > t) {
-			size_t l = strlen(tried);
-			snprintf(tried + l, triedlen - l, "%s%s (cooling down %.0f s more)", l ? ", " : "", key, until - t);
+			size_t l;
+			if (!*tried)
+				*tried = xcalloc(TRIED_MAX, 1);
+			l = strlen(*tried);
+			snprintf(*tried + l, TRIED_MAX - l, "%s%s (cooling down %.0f s more)", l ? ", " : "", key, until - t);
 			continue;
 		}
 		return (ssize_t)jo->order[k];
@@ -300,18 +307,43 @@ size_t launch_send(char **names, size_t n, const char *prov, const char *region)
 	return m;
 }
 
-/* A job's pick in one launch round: its order in the node set and its candidate. */
+/*
+ * A job's pick in one launch round: its order in the node set and its
+ * candidate. One per job with requested nodes (15,000 one-node jobs of an
+ * array: 15,000 of them), so what only a refusal says is allocated only
+ * then.
+ */
 struct job_pick {
 	struct job_order jo;
 	bool wait;               /* its contract is being read: its nodes wait */
 	ssize_t ci;
-	char tried[2048];
+	char *tried;             /* candidates passed over (cooling down), or NULL */
 	unsigned nnodes;         /* its requested nodes in the node set */
 	int budget;              /* 0: not checked yet; 1: within the budgets; -B: budget B refuses */
-	char bwhy[2000];
+	char *bwhy;              /* the refusing budget's reason, or NULL */
 	ssize_t elig[32];        /* its candidates not cooling down, in rank order (pace_pick) */
 	int nelig;               /* -1: not listed yet */
 };
+
+/* A new pick for job (its first node name) at the end of *v, grown by half
+ * again when full. */
+static struct job_pick *job_pick_add(struct job_pick **v, size_t *n, size_t *cap, int nsi, uint32_t job,
+				     const char *name, unsigned nnodes)
+{
+	struct job_pick *jp;
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap + *cap / 2 : 16;
+		*v = xrealloc(*v, *cap * sizeof(**v));
+	}
+	jp = &(*v)[(*n)++];
+	memset(jp, 0, sizeof(*jp));
+	jp->wait = !job_order_for(&jp->jo, nsi, job, name);
+	jp->ci = jp->wait ? -1 : next_candidate(&jp->jo, &jp->tried);
+	jp->nnodes = nnodes;
+	jp->nelig = -1;
+	return jp;
+}
 
 /* The region of a candidate ("": the provider has none). */
 static const char *cand_region(const struct candidate *c)
@@ -434,7 +466,7 @@ void launch_requested(void)
 		struct picked *picks = xcalloc(A.cfg->nodesets[nsi].nodes.n + 1, sizeof(*picks));
 		struct job_pick *jobs = NULL;
 		struct pick_index jx = { HTAB_INIT, NULL, 0 };
-		size_t np = 0, njobs = 0;
+		size_t np = 0, njobs = 0, jobs_cap = 0;
 		double t0 = mono();
 		bool any = false;
 
@@ -454,15 +486,7 @@ void launch_requested(void)
 			k = k ? k - 1 : njobs;
 			if (k == njobs) {
 				pick_add(&jx, (uint32_t)job, njobs);
-				jobs = xrealloc(jobs, (njobs + 1) * sizeof(*jobs));
-				jobs[njobs].wait = !job_order_for(&jobs[njobs].jo, (int)nsi, (uint32_t)job, names[i]);
-				jobs[njobs].tried[0] = '\0';
-				jobs[njobs].ci = jobs[njobs].wait ? -1 :
-					next_candidate(&jobs[njobs].jo, jobs[njobs].tried, sizeof(jobs[njobs].tried));
-				jobs[njobs].nnodes = 0;
-				jobs[njobs].budget = 0;
-				jobs[njobs].nelig = -1;
-				njobs++;
+				job_pick_add(&jobs, &njobs, &jobs_cap, (int)nsi, (uint32_t)job, names[i], 0);
 			}
 			jobs[k].nnodes++;
 		}
@@ -491,14 +515,7 @@ void launch_requested(void)
 				jp = &jobs[k - 1];
 			if (!jp) {
 				pick_add(&jx, (uint32_t)r.job, njobs);
-				jobs = xrealloc(jobs, (njobs + 1) * sizeof(*jobs));
-				jp = &jobs[njobs++];
-				jp->wait = !job_order_for(&jp->jo, (int)nsi, (uint32_t)r.job, names[i]);
-				jp->tried[0] = '\0';
-				jp->nnodes = 1;
-				jp->budget = 0;
-				jp->nelig = -1;
-				jp->ci = jp->wait ? -1 : next_candidate(&jp->jo, jp->tried, sizeof(jp->tried));
+				jp = job_pick_add(&jobs, &njobs, &jobs_cap, (int)nsi, (uint32_t)r.job, names[i], 1);
 			}
 			if (jp->wait) {
 				/* still requested: launched once slurmctld has said */
@@ -508,7 +525,7 @@ void launch_requested(void)
 			if (jp->ci < 0) {
 				char why[3000];
 				snprintf(why, sizeof(why), "no instance type of node set %s can be launched now (%s): %s",
-					 A.cfg->nodesets[nsi].name, jp->jo.how, jp->tried[0] ? jp->tried : "it has no candidate");
+					 A.cfg->nodesets[nsi].name, jp->jo.how, jp->tried ? jp->tried : "it has no candidate");
 				fail_node(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, why);
 				state_node_clear(&r);
 				continue;
@@ -522,16 +539,23 @@ void launch_requested(void)
 				 */
 				const struct candidate *c = &A.cs->c[jp->ci];
 				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
-				char *why = jp->bwhy, note[300];
+				char note[300];
+				const char *why;
 				int b;
 				if (!jp->budget || !r.job) {
+					char bwhy[2000];
 					b = budget_check((int)nsi, (uint32_t)r.job, p->cfg->name, catalog_str(A.cat, c->type->name),
 							 c->region >= 0 ? catalog_str(A.cat, c->region) : NULL,
-							 r.job ? jp->nnodes : 1, jp->bwhy, sizeof(jp->bwhy));
+							 r.job ? jp->nnodes : 1, bwhy, sizeof(bwhy));
 					jp->budget = b ? -b : 1;
+					if (b) {
+						free(jp->bwhy);
+						jp->bwhy = xstrdup(bwhy);
+					}
 					if (b && r.job)
 						budget_held((uint32_t)r.job, b);
 				}
+				why = jp->bwhy;
 				b = jp->budget < 0 ? -jp->budget : 0;
 				if (b) {
 					burst_err_t e2;
@@ -610,8 +634,11 @@ void launch_requested(void)
 			}
 			free(batch);
 		}
-		for (k = 0; k < njobs; k++)
+		for (k = 0; k < njobs; k++) {
 			job_order_free(&jobs[k].jo);
+			free(jobs[k].tried);
+			free(jobs[k].bwhy);
+		}
 		free(jobs);
 		pick_index_free(&jx);
 		free(picks);

@@ -283,7 +283,9 @@ sed 's/^/# job.out: /' "$LAB/job.out"
 ib=$(instance_of "$b")
 grep -qx "run 1 on $b as t3.small" "$LAB/job.out"
 ok $? "its second run was on $b, a t3.small ($ib)" "$LAB/job.out"
-python3 - "$MOTO_RECORDING" >"$LAB/runs" <<'PY'
+# the RunInstances moto was asked, one line each: TYPE CLIENT-TOKEN
+runs() {
+	python3 - "$MOTO_RECORDING" <<'PY'
 import base64, json, sys, urllib.parse
 for line in open(sys.argv[1]):
     e = json.loads(line)
@@ -294,6 +296,8 @@ for line in open(sys.argv[1]):
     if q.get("Action") == ["RunInstances"]:
         print(q["InstanceType"][0], q["ClientToken"][0])
 PY
+}
+runs >"$LAB/runs"
 sed 's/^/# RunInstances: /' "$LAB/runs"
 micro_after=$(awk '$1 == "t3.small" {s = 1} s && $1 == "t3.micro"' "$LAB/runs" | wc -l)
 grep -q '^t3.small ' "$LAB/runs" && [ "$micro_after" = 0 ]
@@ -343,6 +347,24 @@ key2="aws/$(jget "$LAB/i-$ia2.json" 'd["type"]')@us-east-1"
 left2=$(python3 -c 'import sqlite3, sys, time; print(int(sqlite3.connect(sys.argv[1]).execute("select until from cooldowns where key=?", (sys.argv[2],)).fetchone()[0] - time.time()))' "$LAB/burst/agent.db" "$key2" 2>/dev/null)
 [ "${left2:-0}" -gt 60 ]
 ok $? "$key2 cools down too (${left2:-no} s left)"
+
+# --- 6. every candidate of the node set cooling down: not launched, and why ---
+scontrol update nodename="$a" state=resume
+is_idle_down() { [ "$(lab_node_state "$a")" = 'idle~' ]; }
+until_ok 20 is_idle_down
+ok $? "$a back to idle~ (scontrol update state=resume)"
+n_runs=$(runs | wc -l)
+scontrol update nodename="$a" state=power_up
+none_now() { grep -q "$a: requested -> powered_down: no instance type of node set cloud can be launched now" "$LAB/log/agent.log"; }
+until_ok 30 none_now
+ok $? "resumed with both its types cooling down in us-east-1, $a is failed at once" "$LAB/log/agent.log"
+line=$(grep "$a: requested -> powered_down: no instance type of node set cloud can be launched now" "$LAB/log/agent.log" | tail -1)
+echo "# $line"
+[[ "$line" == *"aws/t3.micro@us-east-1 (cooling down "*" s more)"* ]] && [[ "$line" == *"$key2 (cooling down "*" s more)"* ]]
+ok $? "... the reason names both candidates and their cooldowns"
+sleep 1
+[ "$(runs | wc -l)" = "$n_runs" ]
+ok $? "... and nothing was asked of EC2 for it ($n_runs RunInstances before and after)"
 
 lab_down
 ! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"
