@@ -62,7 +62,14 @@ struct bnode {
 	bool powering_down;      /* its cooldown's power-down is on the Slurm worker */
 	bool lost_asked;         /* reconciler: its instance vanished; Slurm is asked for its jobs */
 	char noticed[128];       /* the instance whose interruption notice was acted on ("": none) */
+	uint64_t addr_in_slurm;  /* addr_key() of the instance and address slurmctld took as its
+	                          * NodeAddr at launch (0: none): its admission is answered at once */
 };
+
+/* A key of an instance and its address (never 0): what addr_in_slurm holds. */
+uint64_t addr_key(const char *instance, const char *address);
+/* Tell slurmctld a just launched instance's address (agent_join.c). */
+void address_at_launch(const char *node, const char *instance, const char *address);
 
 /* Reconciler: an instance listed by a provider, and when it was first seen. */
 struct seen_inst {

@@ -194,9 +194,60 @@ static void reply_retry(int fd)
 		ERR_LIMITED("join: answers not written", "join: cannot answer: %s", strerror(errno));
 }
 
+uint64_t addr_key(const char *instance, const char *address)
+{
+	/* FNV-1a over "instance\naddress" */
+	uint64_t h = 1469598103934665603ull;
+	const char *parts[2] = { instance ? instance : "", address ? address : "" };
+
+	for (int k = 0; k < 2; k++) {
+		for (const unsigned char *c = (const unsigned char *)parts[k]; *c; c++)
+			h = (h ^ *c) * 1099511628211ull;
+		h = (h ^ '\n') * 1099511628211ull;
+	}
+	return h ? h : 1;
+}
+
+struct addr_wait {
+	uint64_t key;
+	char node[128];
+};
+
+static void address_taken(void *arg, bool ran, bool ok)
+{
+	struct addr_wait *w = arg;
+	struct bnode *ni = node_find(w->node);
+
+	/* a failure is said in the log (t_update_node); the admission asks again */
+	if (ran && ok && ni)
+		ni->addr_in_slurm = w->key;
+	free(w);
+}
+
+/*
+ * The provider's address for a launched instance goes to slurmctld while
+ * the instance boots, not after its report is admitted: the admitted node
+ * is then answered at once (answer_admitted), one slurmctld call less
+ * between admission and slurmd. Only the provider's word (as at
+ * admission): a node that is rejected never starts slurmd, and the agent
+ * sets it DOWN or powers it down as before.
+ */
+void address_at_launch(const char *node, const char *instance, const char *address)
+{
+	struct addr_wait *w = xcalloc(1, sizeof(*w));
+	struct bnode *ni = node_find(node);
+
+	if (ni)
+		ni->addr_in_slurm = 0;
+	w->key = addr_key(instance, address);
+	snprintf(w->node, sizeof(w->node), "%s", node);
+	slurm_node_then(node, address, NO_VAL, NULL, address_taken, w);
+}
+
 /*
  * Answer an admitted node once slurmctld has its address (its slurmd
- * registers from there): its admission record (the CLOUD_* values), with
+ * registers from there): at once when slurmctld took it at launch
+ * (address_at_launch), else after telling it now: its admission record (the CLOUD_* values), with
  * the connection kept (a duplicate of its descriptor) while the Slurm
  * worker tells it, and the loop going on meanwhile, however long
  * slurmctld takes.
@@ -219,6 +270,18 @@ static void answer_admitted(int fd, const char *node, const struct node_rec *rp,
 	w->requested = requested;
 	w->early = r.early;
 	snprintf(w->node, sizeof(w->node), "%s", node);
+	{
+		struct bnode *ni = node_find(node);
+		if (w->fd >= 0 && ni && r.address && ni->addr_in_slurm == addr_key(r.instance, r.address)) {
+			/* slurmctld has had it since the launch */
+			reply_admit(fd, rec, requested, r.early);
+			answered(node);
+			crash_point(CP_JOIN_ANSWERED);
+			close(w->fd);
+			free(w);
+			return;
+		}
+	}
 	if (w->fd < 0) {
 		ERR("%s: cannot keep its join connection (%s): answered before Slurm has its address",
 		    node, strerror(errno));

@@ -165,7 +165,8 @@ static void launch_done(struct pjob *j, bool ran)
 			free(r->address);
 			r->address = pn[i].address[0] ? xstrdup(pn[i].address) : NULL;
 			r->retry_at = 0;
-			transition(r->name, NS_LAUNCHING, r, NS_BOOTING, pn[i].instance);
+			if (transition(r->name, NS_LAUNCHING, r, NS_BOOTING, pn[i].instance) == 1 && r->address)
+				address_at_launch(r->name, r->instance, r->address);
 			metric_instance_up(r->name, r->provider, r->instance_type, r->region);
 			launched++;
 			break;

@@ -94,6 +94,18 @@ ok $? "burst-1's slurmd started in the safe window of a second: $(grep -o 'slurm
 b=$(submit burst-2); ok $? "job B on burst-2 (its join takes 25 s)" "$LAB/err"
 wait_log "burst-2: powered_down -> requested: [^ ]*-early.json: launch at job $b's allocation" 10
 ok $? "burst-2 launched at job B's allocation"
+# the provider's address is slurmctld's NodeAddr while the instance boots,
+# before its report is answered (its join takes 25 s)
+wait_log "burst-2: launching -> booting" 10
+ok $? "burst-2's instance started"
+b2addr=$(ip -n "burst-lab$$-burst-2" -4 -o addr show dev eth0 2>/dev/null | awk '{sub("/.*", "", $4); print $4}')
+for ((i = 0; i < 50; i++)); do
+	b2slurm=$(scontrol show node burst-2 2>/dev/null | sed -n 's/^.* NodeAddr=\([^ ]*\) .*$/\1/p')
+	[ -n "$b2addr" ] && [ "$b2slurm" = "$b2addr" ] && break
+	sleep 0.1
+done
+[ -n "$b2addr" ] && [ "$b2slurm" = "$b2addr" ] && ! grep -q "burst-2: booting -> admitted" "$log"
+ok $? "slurmctld has burst-2's address ($b2addr) while it boots, before its admission: NodeAddr=$b2slurm"
 wait_log "burst-2: .*resume: served by the launch at job $b's allocation" 30
 ok $? "ResumeProgram for burst-2 came (the power-save pass) and was recognised as served"
 st=$(sed -n "s/^.*burst-2: \([a-z_]*\) -> \1: resume: served.*$/\1/p" "$log" | head -1)
