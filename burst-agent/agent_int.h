@@ -71,16 +71,6 @@ uint64_t addr_key(const char *instance, const char *address);
 /* Tell slurmctld a just launched instance's address (agent_join.c). */
 void address_at_launch(const char *node, const char *instance, const char *address);
 
-/* Reconciler: an instance listed by a provider, and when it was first seen. */
-struct seen_inst {
-	char *provider;          /* owned (a burst has thousands: not 128 bytes each) */
-	char *id;                /* owned */
-	double first;
-};
-
-/* Frees v and the strings of its n entries (those not NULL). */
-void seen_free(struct seen_inst *v, size_t n);
-
 /* Reconciler: a job requeued from a lost node, to let go on at once. */
 struct lost_job {
 	uint32_t id;
@@ -128,7 +118,7 @@ struct agent {
 	const char *log_path;    /* -L, else burst.conf LogFile= */
 	char **pending;          /* log lines of a batch's transitions, said once it commits */
 	size_t npending;
-	struct seen_inst *seen;  /* reconciler: instances listed in the last round */
+	struct rc_seen *seen;    /* reconciler: instances listed in the last round */
 	size_t nseen;
 	struct lost_job *lost_jobs;
 	size_t nlost_jobs;

@@ -18,49 +18,6 @@
 #include "slurm_compat.h"
 #include "strutil.h"
 
-/* The last round's instances by id: the first index + 1 of an id in
- * head, the next of index i at next[i] (ids of several providers). */
-struct seen_index {
-	struct htab head;
-	size_t *next;
-};
-
-static void seen_index_build(struct seen_index *x, const struct seen_inst *old, size_t nold)
-{
-	size_t i;
-
-	memset(x, 0, sizeof(*x));
-	x->next = xcalloc(nold ? nold : 1, sizeof(size_t));
-	for (i = nold; i-- > 0;) {
-		void *first = NULL;
-		htab_has(&x->head, old[i].id, &first);
-		x->next[i] = (size_t)(uintptr_t)first;
-		htab_put(&x->head, old[i].id, (void *)(uintptr_t)(i + 1));
-	}
-}
-
-void seen_free(struct seen_inst *v, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		free(v[i].provider);
-		free(v[i].id);
-	}
-	free(v);
-}
-
-/* When the agent first saw instance id of provider prov (now, if it is new). */
-static double first_seen(const struct seen_index *x, const struct seen_inst *old, const char *prov, const char *id)
-{
-	size_t c;
-
-	for (c = (size_t)(uintptr_t)htab_get(&x->head, id); c; c = x->next[c - 1])
-		if (!strcmp(old[c - 1].provider, prov))
-			return old[c - 1].first;
-	return now();
-}
-
 static void rc_terminated(const struct term_result *t)
 {
 	char detail[700];
@@ -448,13 +405,12 @@ static void reconcile_finish(void)
 	struct rc_node *rn;
 	struct rc_action *acts = NULL;
 	struct node_rec *recs = NULL;
-	struct seen_inst *seen = NULL;
 	const char **listed;
 	struct rc_settings rs;
-	struct seen_index sx;
+	struct rc_seen_round sr;
 	burst_err_t err;
-	size_t nrecs = 0, ni = 0, nl = 0, nseen = 0, na = 0, i, k;
-	double t = R.t, c0 = thread_cpu();
+	size_t nrecs = 0, ni = 0, nl = 0, na = 0, i, k;
+	double t = R.t, c0 = thread_cpu(), tnow;
 
 	if (state_nodes_all(A.db, &recs, &nrecs, &err) < 0) {
 		ERR("reconcile: %s", err.msg);
@@ -464,7 +420,8 @@ static void reconcile_finish(void)
 	 * state, provider, instance, attempt, since: the agent's own database
 	 * has every column): no second read of each row */
 	listed = xcalloc(A.nprovs + 1, sizeof(*listed));
-	seen_index_build(&sx, A.seen, A.nseen);
+	rc_seen_begin(&sr, A.seen, A.nseen);
+	tnow = now();
 	for (i = 0; i < A.nprovs && i < R.nprovs; i++) {
 		struct aprov *p = &A.provs[i];
 		struct prov_list *pl = &R.lists[i];
@@ -472,20 +429,14 @@ static void reconcile_finish(void)
 			continue;
 		listed[nl++] = p->cfg->name;
 		insts = xrealloc(insts, (ni + pl->n + 1) * sizeof(*insts));
-		seen = xrealloc(seen, (nseen + pl->n + 1) * sizeof(*seen));
 		for (k = 0; k < pl->n; k++) {
 			const struct prov_instance *in = &pl->v[k];
 			struct rc_instance *ri;
-			struct seen_inst *si;
 			/* listed, then terminated by the agent before the round's end:
 			 * gone (its node no longer owns it), no orphan */
 			if (gone_in_round(p->cfg->name, in->id))
 				continue;
 			ri = &insts[ni++];
-			si = &seen[nseen++];
-			si->provider = xstrdup(p->cfg->name);
-			si->id = xstrdup(in->id);
-			si->first = first_seen(&sx, A.seen, p->cfg->name, in->id);
 			ri->provider = p->cfg->name;
 			ri->id = in->id;
 			ri->cluster = in->cluster[0] ? in->cluster : NULL;
@@ -493,26 +444,11 @@ static void reconcile_finish(void)
 			ri->attempt = in->attempt;
 			ri->state = in->state;
 			ri->launched = in->launched;
-			ri->first_seen = si->first;
+			ri->first_seen = rc_seen_add(&sr, p->cfg->name, in->id, tnow);
 		}
 	}
 	/* instances of a provider whose listing failed keep their first sighting */
-	for (i = 0; i < A.nseen; i++) {
-		bool failed = true;
-		for (k = 0; k < nl && failed; k++)
-			failed = strcmp(listed[k], A.seen[i].provider) != 0;
-		if (failed) {
-			seen = xrealloc(seen, (nseen + 1) * sizeof(*seen));
-			seen[nseen++] = A.seen[i];
-			/* (its strings go with it) */
-			A.seen[i].provider = A.seen[i].id = NULL;
-		}
-	}
-	htab_free(&sx.head);
-	free(sx.next);
-	seen_free(A.seen, A.nseen);
-	A.seen = seen;
-	A.nseen = nseen;
+	rc_seen_end(&sr, listed, nl, &A.seen, &A.nseen);
 	rn = xcalloc(nrecs ? nrecs : 1, sizeof(*rn));
 	for (i = 0; i < nrecs; i++) {
 		struct bnode *ni_ = node_find(recs[i].name);

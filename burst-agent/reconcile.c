@@ -245,3 +245,104 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 	*out = v;
 	return n;
 }
+
+const char *rc_seen_provider(const char *name)
+{
+	static char **names;
+	static size_t n;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return names[i];
+	names = xrealloc(names, (n + 1) * sizeof(*names));
+	names[n] = xstrdup(name);
+	return names[n++];
+}
+
+void rc_seen_begin(struct rc_seen_round *r, struct rc_seen *old, size_t nold)
+{
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->old = old;
+	r->nold = nold;
+	r->next = xcalloc(nold ? nold : 1, sizeof(size_t));
+	/* the keys are old's id strings: a string taken by the new round
+	 * stays where it is until the round ends */
+	for (i = nold; i-- > 0;) {
+		void *first = NULL;
+		htab_has(&r->head, old[i].id, &first);
+		r->next[i] = (size_t)(uintptr_t)first;
+		htab_put(&r->head, old[i].id, (void *)(uintptr_t)(i + 1));
+	}
+}
+
+double rc_seen_add(struct rc_seen_round *r, const char *provider, const char *id, double now)
+{
+	const char *prov = rc_seen_provider(provider);
+	struct rc_seen *si;
+	size_t c;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 64;
+		r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
+	}
+	si = &r->v[r->n++];
+	si->provider = prov;
+	si->id = NULL;
+	si->first = now;
+	for (c = (size_t)(uintptr_t)htab_get(&r->head, id); c; c = r->next[c - 1]) {
+		struct rc_seen *o = &r->old[c - 1];
+		if (o->provider != prov)
+			continue;
+		si->first = o->first;
+		/* listed twice in one round: the second entry gets a copy */
+		if (o->id) {
+			si->id = o->id;
+			o->id = NULL;
+		}
+		break;
+	}
+	if (!si->id)
+		si->id = xstrdup(id);
+	return si->first;
+}
+
+void rc_seen_end(struct rc_seen_round *r, const char *const *listed, size_t nlisted, struct rc_seen **v,
+		 size_t *n)
+{
+	size_t i, k;
+
+	htab_free(&r->head);
+	free(r->next);
+	for (i = 0; i < r->nold; i++) {
+		struct rc_seen *o = &r->old[i];
+		bool failed = true;
+		for (k = 0; k < nlisted && failed; k++)
+			failed = strcmp(listed[k], o->provider) != 0;
+		if (!failed || !o->id)
+			continue;
+		if (r->n == r->cap) {
+			r->cap = r->cap ? 2 * r->cap : 64;
+			r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
+		}
+		r->v[r->n++] = *o;
+		o->id = NULL;
+	}
+	rc_seen_free(r->old, r->nold);
+	if (r->n < r->cap)
+		r->v = xrealloc(r->v, (r->n ? r->n : 1) * sizeof(*r->v));
+	*v = r->v;
+	*n = r->n;
+	memset(r, 0, sizeof(*r));
+}
+
+void rc_seen_free(struct rc_seen *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i].id);
+	free(v);
+}

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "htab.h"
 #include "node_state.h"
 
 /* A node record of the agent (pointers borrowed from the caller). */
@@ -87,5 +88,46 @@ const char *rc_kind_name(enum rc_kind k);
  */
 size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_instance *insts,
 			size_t ni, double now, const struct rc_settings *s, struct rc_action **out);
+
+/*
+ * The instances the reconciler saw in its last round, and when it first
+ * saw each (the orphan grace counts from then). A burst lists thousands:
+ * one copy of each id, moved from round to round, and the provider's name
+ * interned (a few names for the process's life).
+ */
+struct rc_seen {
+	const char *provider;    /* interned: rc_seen_provider() */
+	char *id;                /* owned */
+	double first;
+};
+
+/* A round being built from the last one (old, which it consumes). */
+struct rc_seen_round {
+	struct rc_seen *old, *v;
+	size_t nold, n, cap;
+	struct htab head;        /* id -> its first index in old, + 1 */
+	size_t *next;            /* old[i]'s id's next index in old, + 1 (0: none) */
+};
+
+/* name's interned copy, kept for the process's life (never NULL). */
+const char *rc_seen_provider(const char *name);
+/* Starts a round from the last one's nold instances (old, NULL if none). */
+void rc_seen_begin(struct rc_seen_round *r, struct rc_seen *old, size_t nold);
+/*
+ * Instance id of provider listed this round: returns when it was first
+ * seen (now if the last round did not list it). Its id string is taken
+ * from the last round's when there (no second copy).
+ */
+double rc_seen_add(struct rc_seen_round *r, const char *provider, const char *id, double now);
+/*
+ * Ends the round: the last round's instances of a provider not among the
+ * nlisted names in listed (its listing failed) are kept with their first
+ * sighting; the rest of the last round is freed. The round's instances in
+ * *v (the caller frees with rc_seen_free) and *n.
+ */
+void rc_seen_end(struct rc_seen_round *r, const char *const *listed, size_t nlisted, struct rc_seen **v,
+		 size_t *n);
+/* Frees v and the ids of its n entries. */
+void rc_seen_free(struct rc_seen *v, size_t n);
 
 #endif

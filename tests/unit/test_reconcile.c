@@ -2,7 +2,7 @@
  * test_reconcile.c - the reconciler's decision table (burst-agent/reconcile.h):
  * orphans young and old, other clusters, untagged instances, adoption,
  * vanished instances young and old, eventual consistency right after a
- * launch, failed listings.
+ * launch, failed listings; the instances seen from round to round.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,6 +309,78 @@ int main(void)
 		free(in);
 		free(names);
 		free(ids);
+	}
+	/* --- the instances seen from round to round (rc_seen) --- */
+	{
+		const char *const both[] = { "aws", "os" }, *const aws_only[] = { "aws" };
+		struct rc_seen_round r;
+		struct rc_seen *seen = NULL;
+		size_t nseen = 0, i;
+		char *b_id = NULL;
+		char id[32];
+
+		ok(rc_seen_provider("aws") == rc_seen_provider("aws") &&
+		   rc_seen_provider("aws") != rc_seen_provider("os"), "a provider's name is interned once");
+		rc_seen_begin(&r, seen, nseen);
+		is_num(rc_seen_add(&r, "aws", "i-a", 10), 10, "round 1: i-a new");
+		is_num(rc_seen_add(&r, "aws", "i-b", 10), 10, "round 1: i-b new");
+		is_num(rc_seen_add(&r, "os", "i-b", 11), 11, "round 1: the same id at another provider is another instance");
+		is_num(rc_seen_add(&r, "os", "o-1", 11), 11, "round 1: o-1 new");
+		rc_seen_end(&r, both, 2, &seen, &nseen);
+		is_num(nseen, 4, "round 1 keeps its 4 instances");
+		for (i = 0; i < nseen; i++)
+			if (!strcmp(seen[i].id, "i-b") && !strcmp(seen[i].provider, "aws"))
+				b_id = seen[i].id;
+		ok(b_id != NULL, "i-b of aws is among them");
+
+		/* round 2: the os listing failed; aws lists i-b (twice: a page
+		 * repeated) and i-c; i-a is gone */
+		rc_seen_begin(&r, seen, nseen);
+		is_num(rc_seen_add(&r, "aws", "i-b", 20), 10, "round 2: i-b keeps its first sighting");
+		is_num(rc_seen_add(&r, "aws", "i-b", 20), 10, "round 2: i-b listed twice keeps it too");
+		is_num(rc_seen_add(&r, "aws", "i-c", 20), 20, "round 2: i-c new");
+		rc_seen_end(&r, aws_only, 1, &seen, &nseen);
+		is_num(nseen, 5, "round 2: i-b twice, i-c, and the 2 of the unlisted provider");
+		{
+			int ia = 0, bsame = 0, bother = 0, c = 0, os_b = 0, o1 = 0;
+			for (i = 0; i < nseen; i++) {
+				bool aws = !strcmp(seen[i].provider, "aws");
+				if (aws && !strcmp(seen[i].id, "i-a"))
+					ia++;
+				else if (aws && seen[i].id == b_id)
+					bsame++;
+				else if (aws && !strcmp(seen[i].id, "i-b") && seen[i].first == 10)
+					bother++;
+				else if (aws && !strcmp(seen[i].id, "i-c") && seen[i].first == 20)
+					c++;
+				else if (!aws && !strcmp(seen[i].id, "i-b") && seen[i].first == 11)
+					os_b++;
+				else if (!aws && !strcmp(seen[i].id, "o-1") && seen[i].first == 11)
+					o1++;
+			}
+			is_num(ia, 0, "round 2: i-a, no longer listed, is forgotten");
+			is_num(bsame, 1, "round 2: i-b's id is the last round's string, moved (one copy per instance)");
+			is_num(bother, 1, "round 2: i-b's second listing has its own copy");
+			is_num(c, 1, "round 2: i-c first seen in round 2");
+			is_num(os_b + o1, 2, "round 2: the failed provider's instances keep their first sighting");
+		}
+
+		/* round 3: everything listed again, many new; nothing lost */
+		rc_seen_begin(&r, seen, nseen);
+		is_num(rc_seen_add(&r, "os", "o-1", 30), 11, "round 3: o-1 of the provider back keeps its sighting");
+		is_num(rc_seen_add(&r, "os", "i-b", 30), 11, "round 3: i-b of os keeps its sighting");
+		is_num(rc_seen_add(&r, "aws", "i-b", 30), 10, "round 3: i-b of aws keeps its sighting");
+		for (i = 0; i < 1000; i++) {
+			snprintf(id, sizeof(id), "i-%04zu", i);
+			rc_seen_add(&r, "aws", id, 30);
+		}
+		rc_seen_end(&r, both, 2, &seen, &nseen);
+		is_num(nseen, 1003, "round 3: 1,003 instances");
+		rc_seen_begin(&r, seen, nseen);
+		is_num(rc_seen_add(&r, "aws", "i-0999", 40), 30, "round 4: an instance of the 1,000 keeps its sighting");
+		rc_seen_end(&r, both, 2, &seen, &nseen);
+		is_num(nseen, 1, "round 4: only what was listed");
+		rc_seen_free(seen, nseen);
 	}
 	ok(!strcmp(rc_kind_name(RC_TERMINATE), "terminate") && !strcmp(rc_kind_name(RC_LOST), "lost") &&
 	   !strcmp(rc_kind_name(RC_ADOPT), "adopt") && !strcmp(rc_kind_name(RC_MISSING), "missing"),
