@@ -273,6 +273,8 @@ static void conf_state_free(struct conf_state *c)
 		free(c->ranked[i]);
 	free(c->ranked);
 	free(c->nranked);
+	for (i = 0; c->nodes && i < c->nnodes; i++)
+		free(c->nodes[i].noticed);
 	free(c->nodes);
 	htab_free(&c->node_index);
 	candset_free(c->cs);

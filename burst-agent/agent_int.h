@@ -61,7 +61,8 @@ struct bnode {
 	double retry_after;      /* mono(): a failed terminate is tried again then */
 	bool powering_down;      /* its cooldown's power-down is on the Slurm worker */
 	bool lost_asked;         /* reconciler: its instance vanished; Slurm is asked for its jobs */
-	char noticed[128];       /* the instance whose interruption notice was acted on ("": none) */
+	char *noticed;           /* owned: the instance whose interruption notice was acted on (NULL:
+	                          * none; a pointer, not an array: a burst has thousands of nodes) */
 	uint64_t addr_in_slurm;  /* addr_key() of the instance and address slurmctld took as its
 	                          * NodeAddr at launch (0: none): its admission is answered at once */
 };

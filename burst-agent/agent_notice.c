@@ -146,7 +146,7 @@ void handle_notice(int fd, json_object *req, size_t got)
 	}
 	bn = node_find(rep.node);
 	notice_why(&rep, why, sizeof(why));
-	if ((bn && !strcmp(bn->noticed, rep.instance)) ||
+	if ((bn && bn->noticed && !strcmp(bn->noticed, rep.instance)) ||
 	    (r.state == NS_ADMITTED && r.last_error && !strcmp(r.last_error, why))) {
 		/* sent again (no answer reached the node; the agent restarted
 		 * meanwhile: the node's record has it): acted on already, and
@@ -155,8 +155,10 @@ void handle_notice(int fd, json_object *req, size_t got)
 		reply_notice(fd, true, NULL);
 		goto out;
 	}
-	if (bn)
-		snprintf(bn->noticed, sizeof(bn->noticed), "%s", rep.instance);
+	if (bn) {
+		free(bn->noticed);
+		bn->noticed = xstrdup(rep.instance);
+	}
 	act(rep.node, &r, &rep);
 	reply_notice(fd, true, NULL);
 out:
