@@ -412,13 +412,13 @@ static void reconcile_finish(void)
 	size_t nrecs = 0, ni = 0, nl = 0, na = 0, i, k;
 	double t = R.t, c0 = thread_cpu(), tnow;
 
-	if (state_nodes_all(A.db, &recs, &nrecs, &err) < 0) {
+	if (state_nodes_brief(A.db, &recs, &nrecs, &err) < 0) {
 		ERR("reconcile: %s", err.msg);
 		goto out;
 	}
-	/* state_nodes_all's rows hold every field the decision reads (name,
-	 * state, provider, instance, attempt, since: the agent's own database
-	 * has every column): no second read of each row */
+	/* state_nodes_brief's rows hold every field the decision reads (name,
+	 * state, provider, instance, attempt, since) and no other: a round
+	 * over a burst's nodes is the agent's peak of memory */
 	listed = xcalloc(A.nprovs + 1, sizeof(*listed));
 	rc_seen_begin(&sr, A.seen, A.nseen);
 	tnow = now();

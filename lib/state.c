@@ -1137,6 +1137,47 @@ static int read_node(struct state_db *db, sqlite3_stmt *st, struct node_rec *out
 	return 0;
 }
 
+int state_nodes_brief(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+	struct node_rec *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	ro_refresh(db);
+	if (prep(db, "SELECT name, state, attempt, instance, since, provider FROM nodes ORDER BY name", &st) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct node_rec *r;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		r = &v[cnt++];
+		memset(r, 0, sizeof(*r));
+		r->name = col_text(st, 0);
+		if (col_state(db, st, 1, r->name, &r->state, err) < 0) {
+			unprep(db, st);
+			state_nodes_free(v, cnt);
+			return -1;
+		}
+		r->attempt = sqlite3_column_int(st, 2);
+		r->instance = col_text(st, 3);
+		r->since = sqlite3_column_double(st, 4);
+		r->provider = col_text(st, 5);
+	}
+	unprep(db, st);
+	if (rc != SQLITE_DONE) {
+		state_nodes_free(v, cnt);
+		return fail(db, err, "read nodes");
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
 int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err)
 {
 	sqlite3_stmt *st;

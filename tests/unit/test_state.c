@@ -193,6 +193,32 @@ int main(void)
 			ok(jd && state_node_get_brief(jd, "j-none", &b, &err) == 0, "the brief read of no such node: 0");
 			state_node_clear(&b);
 		}
+		{
+			/* every node, briefly (the reconciler's read): the same rows
+			 * and the six fields it needs as state_nodes_all, no other */
+			struct node_rec *full = NULL, *br = NULL;
+			size_t nf = 0, nb = 0, same = 0, row;
+			ok(jd && state_nodes_all(jd, &full, &nf, &err) == 0 && state_nodes_brief(jd, &br, &nb, &err) == 0 &&
+			   nf == nb, "state_nodes_brief reads as many nodes as state_nodes_all");
+			is_num((double)nb, 100, "... the 100 nodes");
+			for (row = 0; row < nb && row < nf; row++) {
+				const struct node_rec *f = &full[row], *b = &br[row];
+				bool eq = b->name && !strcmp(b->name, f->name) && b->state == f->state &&
+					  b->attempt == f->attempt && b->since == f->since &&
+					  (b->instance ? f->instance && !strcmp(b->instance, f->instance) : !f->instance) &&
+					  (b->provider ? f->provider && !strcmp(b->provider, f->provider) : !f->provider) &&
+					  !b->nodeset && !b->token && !b->address && !b->job && !b->region;
+				same += eq;
+			}
+			is_num((double)same, (double)nb, "... each row's name, state, attempt, since, instance and provider, and nothing else");
+			for (row = 0; row < nb && strcmp(br[row].name, "j-001"); row++)
+				;
+			ok(row < nb && br[row].state == NS_BOOTING && br[row].instance && !strcmp(br[row].instance, "i-brief") &&
+			   br[row].provider && !strcmp(br[row].provider, "aws1") && br[row].since > 0,
+			   "... j-001: booting on i-brief of aws1");
+			state_nodes_free(full, nf);
+			state_nodes_free(br, nb);
+		}
 		ok(names && !names[50] && plain && !plain[50], "and no more");
 		state_names_free(names);
 		state_names_free(plain);
