@@ -1137,36 +1137,40 @@ static int read_node(struct state_db *db, sqlite3_stmt *st, struct node_rec *out
 	return 0;
 }
 
-int state_nodes_brief(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err)
+/* The brief row of state_nodes_brief: name, state, attempt, instance, since, provider. */
+static int read_node_brief(struct state_db *db, sqlite3_stmt *st, struct node_rec *r, burst_err_t *err)
 {
-	sqlite3_stmt *st;
+	r->name = col_text(st, 0);
+	if (col_state(db, st, 1, r->name, &r->state, err) < 0)
+		return -1;
+	r->attempt = sqlite3_column_int(st, 2);
+	r->instance = col_text(st, 3);
+	r->since = sqlite3_column_double(st, 4);
+	r->provider = col_text(st, 5);
+	return 0;
+}
+
+/* Every row of st (prepared) into *out, each read by read (the statement is
+ * released): 0, or -1 with err and nothing in *out. */
+static int read_node_rows(struct state_db *db, sqlite3_stmt *st,
+			  int (*read)(struct state_db *, sqlite3_stmt *, struct node_rec *, burst_err_t *),
+			  struct node_rec **out, size_t *n, burst_err_t *err)
+{
 	struct node_rec *v = NULL;
 	size_t cnt = 0, cap = 0;
 	int rc;
 
-	*out = NULL;
-	*n = 0;
-	ro_refresh(db);
-	if (prep(db, "SELECT name, state, attempt, instance, since, provider FROM nodes ORDER BY name", &st) != SQLITE_OK)
-		return fail(db, err, "prepare");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct node_rec *r;
 		if (cnt == cap) {
 			cap = cap ? cap * 2 : 16;
 			v = xrealloc(v, cap * sizeof(*v));
 		}
-		r = &v[cnt++];
-		memset(r, 0, sizeof(*r));
-		r->name = col_text(st, 0);
-		if (col_state(db, st, 1, r->name, &r->state, err) < 0) {
+		memset(&v[cnt], 0, sizeof(v[cnt]));
+		if (read(db, st, &v[cnt++], err) < 0) {
 			unprep(db, st);
 			state_nodes_free(v, cnt);
 			return -1;
 		}
-		r->attempt = sqlite3_column_int(st, 2);
-		r->instance = col_text(st, 3);
-		r->since = sqlite3_column_double(st, 4);
-		r->provider = col_text(st, 5);
 	}
 	unprep(db, st);
 	if (rc != SQLITE_DONE) {
@@ -1178,12 +1182,21 @@ int state_nodes_brief(struct state_db *db, struct node_rec **out, size_t *n, bur
 	return 0;
 }
 
+int state_nodes_brief(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	*out = NULL;
+	*n = 0;
+	ro_refresh(db);
+	if (prep(db, "SELECT name, state, attempt, instance, since, provider FROM nodes ORDER BY name", &st) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	return read_node_rows(db, st, read_node_brief, out, n, err);
+}
+
 int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err)
 {
 	sqlite3_stmt *st;
-	struct node_rec *v = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -1202,26 +1215,7 @@ int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
 			       " job, since, cooldown_until, last_error FROM nodes ORDER BY name", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		memset(&v[cnt], 0, sizeof(v[cnt]));
-		if (read_node(db, st, &v[cnt++], err) < 0) {
-			unprep(db, st);
-			state_nodes_free(v, cnt);
-			return -1;
-		}
-	}
-	unprep(db, st);
-	if (rc != SQLITE_DONE) {
-		state_nodes_free(v, cnt);
-		return fail(db, err, "read nodes");
-	}
-	*out = v;
-	*n = cnt;
-	return 0;
+	return read_node_rows(db, st, read_node, out, n, err);
 }
 
 void state_nodes_free(struct node_rec *v, size_t n)
