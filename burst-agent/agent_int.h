@@ -89,6 +89,7 @@ struct aprov {
 	struct provider *drv;    /* used only on its worker */
 	struct pworker *w;
 	int catalog_id;          /* the catalog's provider name, interned */
+	bool listing;            /* a reconciler listing of it is queued or running */
 };
 
 struct agent {

@@ -206,18 +206,26 @@ out:
 
 /*
  * A reconciler round (at start, then every ReconcileInterval seconds): each
- * provider lists this cluster's instances on its worker, beside the loop;
- * a provider whose worker is busy (a launch, a slow cloud) is skipped this
- * round, as one whose listing fails. When every listing is in, they are
- * held against the node records (reconcile.h decides), then the actions,
- * each logged with node, instance and why.
+ * provider lists this cluster's instances on its worker, beside the loop,
+ * behind the calls queued there before (a burst's launches: a listing goes
+ * page by page between them). When every listing is in, they are held
+ * against the node records (reconcile.h decides), then the actions, each
+ * logged with node, instance and why. A listing still out after
+ * ReconcileInterval (behind a hung call, a slow cloud) does not hold up the
+ * round: its provider is treated as one whose listing failed, nothing is
+ * decided for it, and it is not listed again until that listing comes back
+ * (then dropped: its round is over). So a provider whose worker is never
+ * idle (an hour-long burst) still gets its rounds, and a hung one holds up
+ * no other provider's.
  */
+static unsigned round_seq;       /* the current round's number (list_job.round) */
 static struct {
 	bool on;                 /* a round's listings are out */
 	size_t pending;
 	size_t nprovs;
 	struct prov_list *lists; /* by provider index */
 	bool *ok;                /* its listing is complete */
+	bool *out;               /* its listing was sent this round */
 	double t;
 	double wall0;            /* mono() at the round's start */
 	double list_cpu;         /* CPU of the listings, on the workers */
@@ -286,6 +294,8 @@ static double thread_cpu(void)
 struct list_job {
 	struct pjob j;
 	size_t idx;
+	unsigned round;          /* the round it was sent for */
+	double sent;             /* mono() then */
 	struct prov_list l;
 	struct prov_list_cursor cur;
 	enum prov_class cls;
@@ -298,6 +308,7 @@ struct list_job {
 };
 
 static void reconcile_finish(void);
+static void reconcile_overdue(void);
 
 static bool list_whole(void)
 {
@@ -337,6 +348,20 @@ static void list_done(struct pjob *j, bool ran)
 {
 	struct list_job *l = (struct list_job *)j;
 
+	if (l->idx < A.nprovs)
+		A.provs[l->idx].listing = false;
+	if (!R.on || l->round != round_seq) {
+		/* its round was decided without it (reconcile_overdue) */
+		if (ran)
+			INFO("reconcile: provider %s: a listing came in %.1f s after it was sent, after its round "
+			     "was decided without it: dropped; the provider is listed again next round",
+			     l->provider, mono() - l->sent);
+		prov_list_free(&l->l);
+		prov_list_cursor_free(&l->cur);
+		free(l->provider);
+		free(l);
+		return;
+	}
 	if (ran) {
 		metric_provider_call(l->provider, "list", l->seconds, l->rc < 0 ? (int)(l->cls ? l->cls : PROV_TRANSIENT) : 0);
 		R.list_cpu += l->cpu;
@@ -365,7 +390,14 @@ void reconcile(void)
 	double t = now();
 	size_t i;
 
-	if (!A.cfg->reconcile_interval || R.on || (last > 0 && t - last < A.cfg->reconcile_interval))
+	if (!A.cfg->reconcile_interval)
+		return;
+	if (R.on) {
+		if (mono() - R.wall0 >= A.cfg->reconcile_interval)
+			reconcile_overdue();
+		return;
+	}
+	if (last > 0 && t - last < A.cfg->reconcile_interval)
 		return;
 	last = t;
 	R.on = true;
@@ -375,19 +407,26 @@ void reconcile(void)
 	R.nprovs = A.nprovs;
 	R.lists = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*R.lists));
 	R.ok = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*R.ok));
+	R.out = xcalloc(A.nprovs ? A.nprovs : 1, sizeof(*R.out));
 	R.pending = 0;
+	round_seq++;
 	for (i = 0; i < A.nprovs; i++) {
 		struct aprov *p = &A.provs[i];
 		struct list_job *l;
 		if (!p->ops->list)
 			continue;
-		if (pworker_pending(p->w)) {
-			INFO("reconcile: provider %s is busy (%zu call%s in flight): nothing is decided for it this round",
+		if (p->listing) {
+			INFO("reconcile: provider %s: the listing of an earlier round is not in yet (%zu call%s queued "
+			     "or running on its worker): nothing is decided for it this round",
 			     p->cfg->name, pworker_pending(p->w), pworker_pending(p->w) == 1 ? "" : "s");
 			continue;
 		}
 		l = xcalloc(1, sizeof(*l));
 		l->idx = i;
+		l->round = round_seq;
+		l->sent = mono();
+		p->listing = true;
+		R.out[i] = true;
 		l->provider = xstrdup(p->cfg->name);
 		l->whole = list_whole();
 		l->j.run = list_run;
@@ -397,6 +436,26 @@ void reconcile(void)
 	}
 	if (!R.pending)
 		reconcile_finish();
+}
+
+/*
+ * The round is ReconcileInterval old and a listing is not in: decide with
+ * those that are. A provider whose listing is out is as one whose listing
+ * failed (nothing decided for it); the listing, when it comes back, is
+ * dropped (list_done).
+ */
+static void reconcile_overdue(void)
+{
+	size_t i;
+
+	for (i = 0; i < R.nprovs && i < A.nprovs; i++)
+		if (R.out[i] && !R.ok[i])
+			ERR("reconcile: provider %s: its listing is not in after %.1f s (ReconcileInterval; %zu call%s "
+			    "queued or running on its worker): nothing is decided for it this round",
+			    A.provs[i].cfg->name, mono() - R.wall0, pworker_pending(A.provs[i].w),
+			    pworker_pending(A.provs[i].w) == 1 ? "" : "s");
+	R.pending = 0;
+	reconcile_finish();
 }
 
 static void reconcile_finish(void)
@@ -520,6 +579,7 @@ out:
 		prov_list_free(&R.lists[i]);
 	free(R.lists);
 	free(R.ok);
+	free(R.out);
 	{
 		size_t it = 0;
 		const char *key;
