@@ -718,6 +718,8 @@ static void tick(void)
 		state_node_clear(&r);
 	}
 	state_names_free(names);
+	/* last: the jobs on every node lost or noticed this turn, in one reading */
+	slurm_jobs_send();
 }
 
 /* Log to path ("syslog" for syslog); reopened on SIGHUP, for logrotate. */

@@ -265,6 +265,8 @@ void release_refused_jobs(void);
  * when slurmctld could not say); then(arg, false, NULL, 0) if the agent
  * stopped first. */
 void jobs_on(const char *node, void (*then)(void *arg, bool ran, const uint32_t *ids, size_t n), void *arg);
+/* The jobs_on() requests made since the last reading go out, in one (once a tick). */
+void slurm_jobs_send(void);
 /* A job's contract: 0 while slurmctld is asked (try again later), 1 with
  * *contract (a new string) or NULL and why. */
 int slurm_job_contract(uint32_t job, char **contract, char *why, size_t len);

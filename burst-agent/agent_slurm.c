@@ -13,6 +13,7 @@
  * function), against the node records as they are by then.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +93,19 @@ struct scall {
 	void (*cb)(void *arg, bool ran, bool ok);
 	void (*jobs_cb)(void *arg, bool ran, const uint32_t *ids, size_t n);
 	void *arg;
+	struct jobs_req *reqs;            /* jobs on nodes: the batch it answers */
+	size_t nreqs;
 };
+
+/* One jobs_on() request: answered with the others of its batch. */
+struct jobs_req {
+	char *node;
+	void (*cb)(void *arg, bool ran, const uint32_t *ids, size_t n);
+	void *arg;
+	uint32_t *ids;
+	size_t n;
+};
+static void jobs_batch_end(struct scall *c, bool ran);
 
 /* A lost job as slurmctld has it (lost_jobs_go_on). */
 struct sjob {
@@ -126,6 +139,8 @@ static void sc_done(struct pjob *j, bool ran)
 		c->cb(c->arg, false, false);
 	else if (!ran && c->jobs_cb)
 		c->jobs_cb(c->arg, false, NULL, 0);
+	if (c->reqs)
+		jobs_batch_end(c, ran);
 	free(c->node);
 	free(c->addr);
 	free(c->reason);
@@ -175,10 +190,13 @@ int slurm_worker_start(void)
 	return 0;
 }
 
+static void jobs_let_go(void);
+
 bool slurm_worker_stop(void)
 {
 	int rc = pworker_stop(sw, false);
 	sw = NULL;
+	jobs_let_go();
 	return rc == 0;
 }
 
@@ -642,49 +660,145 @@ void release_refused_jobs(void)
 
 /* ---- jobs on a node ---- */
 
+/*
+ * The running (or suspended) jobs on each of a set of nodes, from one
+ * reading of Slurm's jobs. Many nodes lost at once (a spot reclaim of a
+ * fleet, a reconciler round finding a region gone) each ask: one
+ * slurm_load_jobs and one expansion of each job's node list answer all the
+ * requests of a turn of the loop (slurm_jobs_send, at the end of each
+ * tick), where a reading per node cost slurmctld a whole job table each and
+ * the agent every job's host list each (quadratic). Requests made while a
+ * reading is out wait for the next one.
+ */
+static struct jobs_req *jq;      /* requests not sent yet */
+static size_t njq;
+static bool jq_out;              /* a reading is queued or running */
+
 static void w_jobs_on(struct scall *c)
 {
 	job_info_msg_t *msg = NULL;
+	struct htab want = HTAB_INIT;
 	uint32_t i;
+	size_t k;
 
 	c->rc = slurm_load_jobs((time_t)0, &msg, SHOW_ALL);
 	if (c->rc != SLURM_SUCCESS) {
 		c->err = burst_slurm_errno();
 		return;
 	}
+	/* node -> its first request (+1: a NULL value is not told apart) */
+	for (k = 0; k < c->nreqs; k++)
+		if (!htab_has(&want, c->reqs[k].node, NULL))
+			htab_put(&want, c->reqs[k].node, (void *)(uintptr_t)(k + 1));
 	for (i = 0; i < msg->record_count; i++) {
 		slurm_job_info_t *j = &msg->job_array[i];
 		struct hostlist hl = { NULL, 0, 0 };
 		burst_err_t err;
 		uint32_t st = j->job_state & JOB_STATE_BASE;
+		size_t h;
 
 		if ((st != JOB_RUNNING && st != JOB_SUSPENDED) || !j->nodes ||
 		    hostlist_expand(j->nodes, &hl, 1 << 20, &err) < 0)
 			continue;
-		if (hostlist_find(&hl, c->node) >= 0) {
-			c->ids = xrealloc(c->ids, (c->n + 1) * sizeof(*c->ids));
-			c->ids[c->n++] = j->job_id;
+		for (h = 0; h < hl.n; h++) {
+			void *v;
+			struct jobs_req *q;
+			if (!htab_has(&want, hl.names[h], &v))
+				continue;
+			q = &c->reqs[(uintptr_t)v - 1];
+			/* a node listed twice in one job's list counts the job once */
+			if (q->n && q->ids[q->n - 1] == j->job_id)
+				continue;
+			q->ids = xrealloc(q->ids, (q->n + 1) * sizeof(*q->ids));
+			q->ids[q->n++] = j->job_id;
 		}
 		hostlist_free(&hl);
 	}
+	/* a node asked about twice: each request gets the jobs */
+	for (k = 0; k < c->nreqs; k++) {
+		struct jobs_req *first = &c->reqs[(uintptr_t)htab_get(&want, c->reqs[k].node) - 1];
+		if (first != &c->reqs[k] && first->n) {
+			c->reqs[k].ids = xmalloc(first->n * sizeof(*first->ids));
+			memcpy(c->reqs[k].ids, first->ids, first->n * sizeof(*first->ids));
+			c->reqs[k].n = first->n;
+		}
+	}
+	htab_free(&want);
 	slurm_free_job_info_msg(msg);
 }
 
 static void t_jobs_on(struct scall *c)
 {
-	if (c->rc != SLURM_SUCCESS)
-		ERR("%s: cannot read Slurm's jobs: %s", c->node, slurm_strerror(c->err));
-	c->jobs_cb(c->arg, true, c->ids, c->n);
+	(void)c;   /* the requests are answered by jobs_batch_end */
+}
+
+static void jobs_send(void)
+{
+	struct scall *c = sc_new("load_jobs", w_jobs_on, t_jobs_on);
+
+	c->reqs = jq;
+	c->nreqs = njq;
+	jq = NULL;
+	njq = 0;
+	jq_out = true;
+	sc_submit(c);
+}
+
+void slurm_jobs_send(void)
+{
+	if (njq && !jq_out)
+		jobs_send();
+}
+
+/* Stopping: the requests not sent are answered as not run. */
+static void jobs_let_go(void)
+{
+	while (njq) {
+		struct jobs_req q = jq[--njq];
+		q.cb(q.arg, false, NULL, 0);
+		free(q.node);
+	}
+	free(jq);
+	jq = NULL;
+}
+
+/* A reading is over (ran), or let go: each of its requests is answered;
+ * those made meanwhile wait for the next slurm_jobs_send (none once
+ * stopping). */
+static void jobs_batch_end(struct scall *c, bool ran)
+{
+	size_t k;
+
+	if (ran && c->nreqs > 1)
+		INFO("the jobs on %zu nodes (%s, ...) from one reading of Slurm's jobs (%.3f s)", c->nreqs,
+		     c->reqs[0].node, c->secs);
+	if (ran && c->rc != SLURM_SUCCESS)
+		ERR("cannot read Slurm's jobs (for the jobs on %zu node%s, %s%s): %s", c->nreqs,
+		    c->nreqs == 1 ? "" : "s", c->reqs[0].node, c->nreqs > 1 ? ", ..." : "",
+		    slurm_strerror(c->err));
+	for (k = 0; k < c->nreqs; k++) {
+		struct jobs_req *q = &c->reqs[k];
+		q->cb(q->arg, ran, ran ? q->ids : NULL, ran ? q->n : 0);
+		free(q->node);
+		free(q->ids);
+	}
+	free(c->reqs);
+	c->reqs = NULL;
+	c->nreqs = 0;
+	jq_out = false;
+	if (!ran)
+		jobs_let_go();
 }
 
 void jobs_on(const char *node, void (*then)(void *arg, bool ran, const uint32_t *ids, size_t n), void *arg)
 {
-	struct scall *c = sc_new("load_jobs", w_jobs_on, t_jobs_on);
-
-	c->node = xstrdup(node);
-	c->jobs_cb = then;
-	c->arg = arg;
-	sc_submit(c);
+	jq = xrealloc(jq, (njq + 1) * sizeof(*jq));
+	jq[njq].node = xstrdup(node);
+	jq[njq].cb = then;
+	jq[njq].arg = arg;
+	jq[njq].ids = NULL;
+	jq[njq].n = 0;
+	njq++;
 }
 
 /* ---- jobs requeued from lost nodes ---- */

@@ -238,28 +238,46 @@ sed 's/^/# b.out: /' "$LAB/b.out"
 grep -q "^run 0 on burst-1 $iid1\$" "$LAB/b.out" && grep -q "^run 1 on burst-1 $iid2\$" "$LAB/b.out"
 ok $? "... first on $iid1, then rerun on $iid2" "$LAB/b.out"
 
-# --- (c) the same with the local provider: the namespace vanishes ---
+# --- (c) the same with the local provider: two namespaces vanish at once ---
 id=$(sbatch --parsable --requeue --open-mode=append --cloud-contract=here -w burst-3 -o "$LAB/c.out" "$LAB/job.sh" 2>"$LAB/err")
 ok $? "sbatch --cloud-contract=here -w burst-3 (local provider)" "$LAB/err"
-lab_wait_job "$id" RUNNING 60; ok $? "the job runs on burst-3" "$LAB/log/agent.log"
+id4=$(sbatch --parsable --requeue --open-mode=append --cloud-contract=here -w burst-4 -o "$LAB/c4.out" "$LAB/job.sh" 2>"$LAB/err")
+ok $? "sbatch --cloud-contract=here -w burst-4 (local provider)" "$LAB/err"
+lab_wait_job "$id" RUNNING 60 && lab_wait_job "$id4" RUNNING 60; ok $? "the jobs run on burst-3 and burst-4" "$LAB/log/agent.log"
 lid1=$(grep -o "burst-3: launching -> booting: local-[^ ]*" "$LAB/log/agent.log" | tail -1 | awk '{print $NF}')
-[ "$(cat "$LAB/burst/nodes/burst-3/instance" 2>/dev/null)" = "$lid1" ]
-ok $? "the local provider recorded its instance $lid1"
-for _ in $(seq 50); do grep -q "^run 0 " "$LAB/c.out" 2>/dev/null && break; sleep 0.1; done
-reclaim "burst-lab$$-burst-3"; ok $? "burst-3's namespace removed behind the agent's back"
-wait_log "burst-3: admitted -> lost: instance $lid1 vanished (spot reclaim?): not listed by provider local" 20
-ok $? "the reconciler marked burst-3 lost" "$LAB/log/agent.log"
+lid4=$(grep -o "burst-4: launching -> booting: local-[^ ]*" "$LAB/log/agent.log" | tail -1 | awk '{print $NF}')
+[ "$(cat "$LAB/burst/nodes/burst-3/instance" 2>/dev/null)" = "$lid1" ] &&
+	[ "$(cat "$LAB/burst/nodes/burst-4/instance" 2>/dev/null)" = "$lid4" ]
+ok $? "the local provider recorded their instances $lid1 and $lid4"
+for _ in $(seq 50); do grep -q "^run 0 " "$LAB/c.out" 2>/dev/null && grep -q "^run 0 " "$LAB/c4.out" 2>/dev/null && break; sleep 0.1; done
+# both gone from the same listing: the agent is stopped while they go, once
+# no listing of its (an ip netns list child) is still running
+kill -STOP "$AGENT_PID"
+for _ in $(seq 100); do ps -o stat= --ppid "$AGENT_PID" | grep -qv '^Z' || break; sleep 0.05; done
+reclaim "burst-lab$$-burst-3" && reclaim "burst-lab$$-burst-4"; st=$?
+kill -CONT "$AGENT_PID"
+ok $st "burst-3's and burst-4's namespaces removed behind the agent's back"
+wait_log "burst-3: admitted -> lost: instance $lid1 vanished (spot reclaim?): not listed by provider local" 20 &&
+	wait_log "burst-4: admitted -> lost: instance $lid4 vanished (spot reclaim?): not listed by provider local" 20
+ok $? "the reconciler marked burst-3 and burst-4 lost" "$LAB/log/agent.log"
+# the jobs on both were read from slurmctld once, not once a node
+grep -q "the jobs on 2 nodes (burst-[34], ...) from one reading of Slurm's jobs" "$LAB/log/agent.log"
+ok $? "the jobs on both lost nodes came from one reading of Slurm's jobs" "$LAB/log/agent.log"
 lab_wait_node burst-3 'down.*' 5
 reason=$(scontrol show node burst-3 | grep -o 'Reason=.*')
 vanished_reason "$reason" "$lid1"; ok $? "burst-3 is DOWN with the reason ($reason)"
 [ ! -e "$LAB/burst/nodes/burst-3/instance" ]; ok $? "its instance record is gone"
-for _ in $(seq 100); do [ "$(restarts "$id")" = 1 ] && break; sleep 0.1; done
-[ "$(restarts "$id")" = 1 ]; ok $? "the job was requeued (Restarts=$(restarts "$id"))" "$LAB/log/slurmctld.log"
-lab_wait_job "$id" COMPLETED 60; ok $? "... and reran to completion on a new instance" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
-sed 's/^/# c.out: /' "$LAB/c.out"
+for _ in $(seq 100); do [ "$(restarts "$id")" = 1 ] && [ "$(restarts "$id4")" = 1 ] && break; sleep 0.1; done
+[ "$(restarts "$id")" = 1 ] && [ "$(restarts "$id4")" = 1 ]
+ok $? "both jobs were requeued (Restarts=$(restarts "$id"), $(restarts "$id4"))" "$LAB/log/slurmctld.log"
+lab_wait_job "$id" COMPLETED 60 && lab_wait_job "$id4" COMPLETED 60
+ok $? "... and reran to completion on new instances" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+sed 's/^/# c.out: /' "$LAB/c.out" "$LAB/c4.out"
 grep -q "^run 0 on burst-3 $lid1\$" "$LAB/c.out" && grep -q "^run 1 on burst-3 local-lab$$-burst-3-[0-9]*\$" "$LAB/c.out" &&
-	! grep -q "^run 1 on burst-3 $lid1\$" "$LAB/c.out"
-ok $? "... first on $lid1, then on another" "$LAB/c.out"
+	! grep -q "^run 1 on burst-3 $lid1\$" "$LAB/c.out" &&
+	grep -q "^run 0 on burst-4 $lid4\$" "$LAB/c4.out" && grep -q "^run 1 on burst-4 local-lab$$-burst-4-[0-9]*\$" "$LAB/c4.out" &&
+	! grep -q "^run 1 on burst-4 $lid4\$" "$LAB/c4.out"
+ok $? "... each first on its lost instance, then on another" "$LAB/c.out" "$LAB/c4.out"
 
 # --- (d) a restart: the live nodes' instances from one listing ---
 printf '#!/bin/sh\necho "on $(hostname) ${CLOUD_INSTANCE_ID:-}"\nsleep 300\n' >"$LAB/long.sh"
