@@ -179,7 +179,6 @@ int transition(const char *node, enum node_state from, struct node_rec *r, enum 
 	       const char *detail);
 void batch_begin(void);
 int batch_commit(void);
-int batch_sync(void);
 void fail_node(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
 	       const char *why);
 /* The same; the node's job (if any) is held with hold_note in its comment

@@ -90,11 +90,38 @@ int transition(const char *node, enum node_state from, struct node_rec *r, enum 
 	return rc;
 }
 
+/* What a failed node's transition leads to in Slurm (fail_node_hold),
+ * held until its batch is durable. */
+struct fail_after {
+	char *node, *reason, *hold_note;
+	long long job;
+	enum node_state from;
+};
+static struct fail_after *fa;
+static size_t nfa;
+
+/* Slurm told of a failed node: DOWN with its reason, and its job. */
+static void fail_slurm(const char *node, enum node_state from, long long job, const char *reason,
+		       const char *hold_note)
+{
+	slurm_node(node, NULL, NODE_STATE_DOWN, reason);
+	if (job > 0 && hold_note)
+		slurm_job_hold((uint32_t)job, hold_note);
+	else if (job > 0 && from != NS_ADMITTED) {
+		/*
+		 * Slurm requeues the job now but holds it back for two minutes
+		 * (its BeginTime), in case the job still runs on the node. It
+		 * never ran here (the node never started slurmd): let it go on.
+		 */
+		slurm_job_begin_now((uint32_t)job, node);
+	}
+}
+
 /*
  * The transitions of many nodes in one transaction (one sync), for a
  * spool request, a node set's launch intents and a launch's outcome.
  * Nothing a transition leads to may be done before batch_commit returns 0
- * (fail_node commits first, with batch_sync); after -1 none of the batch's
+ * (fail_node's DOWN is held until then); after -1 none of the batch's
  * transitions happened.
  */
 void batch_begin(void)
@@ -130,20 +157,21 @@ int batch_commit(void)
 	A.pending = NULL;
 	pending_to = NULL;
 	A.npending = 0;
+	/* the failed nodes' Slurm side, now that their transitions are durable
+	 * (none when they were not written: the nodes are as before) */
+	for (i = 0; i < nfa; i++) {
+		if (!rc)
+			fail_slurm(fa[i].node, fa[i].from, fa[i].job, fa[i].reason, fa[i].hold_note);
+		free(fa[i].node);
+		free(fa[i].reason);
+		free(fa[i].hold_note);
+	}
+	free(fa);
+	fa = NULL;
+	nfa = 0;
 	return rc;
 }
 
-/* Make what the open batch holds durable now, and go on batching. */
-int batch_sync(void)
-{
-	int rc;
-
-	if (!state_in_batch(A.db))
-		return 0;
-	rc = batch_commit();
-	batch_begin();
-	return rc;
-}
 
 void admission_path(const char *node, char *buf, size_t len)
 {
@@ -172,19 +200,20 @@ void fail_node_hold(const char *node, enum node_state from, struct node_rec *r, 
 	r->last_error = xstrdup(why);
 	r->cooldown_until = now() + A.cfg->reject_cooldown;
 	r->want_resume = false;
-	/* in a batch, the transition is committed before Slurm hears of it */
-	if (transition(node, from, r, to, why) != 1 || batch_sync() < 0)
+	if (transition(node, from, r, to, why) != 1)
 		return;
 	snprintf(reason, sizeof(reason), "burst: %.480s", why);
-	slurm_node(node, NULL, NODE_STATE_DOWN, reason);
-	if (r->job > 0 && hold_note)
-		slurm_job_hold((uint32_t)r->job, hold_note);
-	else if (r->job > 0 && from != NS_ADMITTED) {
-		/*
-		 * Slurm requeues the job now but holds it back for two minutes
-		 * (its BeginTime), in case the job still runs on the node. It
-		 * never ran here (the node never started slurmd): let it go on.
-		 */
-		slurm_job_begin_now((uint32_t)r->job, node);
+	if (state_in_batch(A.db)) {
+		/* Slurm hears of it once the batch is durable (batch_commit):
+		 * one sync for a batch's failed nodes, not one each */
+		fa = xrealloc(fa, (nfa + 1) * sizeof(*fa));
+		fa[nfa].node = xstrdup(node);
+		fa[nfa].reason = xstrdup(reason);
+		fa[nfa].hold_note = hold_note ? xstrdup(hold_note) : NULL;
+		fa[nfa].job = r->job;
+		fa[nfa].from = from;
+		nfa++;
+		return;
 	}
+	fail_slurm(node, from, r->job, reason, hold_note);
 }
