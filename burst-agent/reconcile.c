@@ -220,7 +220,10 @@ size_t reconcile_decide(const struct rc_node *nodes, size_t nn, const struct rc_
 			continue;
 		since = nd->missing_since > 0 ? nd->missing_since : now;
 		gone = now - since;
-		if (gone >= s->vanish_grace && now - nd->since >= s->vanish_grace) {
+		/* not listed at all: lost only when an earlier round missed it too,
+		 * whatever VanishGrace (a listing made page by page may skip an
+		 * instance that moved between its pages); listed stopped: at once */
+		if (gone >= s->vanish_grace && now - nd->since >= s->vanish_grace && (found || nd->missing_since > 0)) {
 			a = push(&v, &n, RC_LOST, nd->name, nd->instance, nd->provider);
 			if (found)
 				snprintf(a->why, sizeof(a->why), "instance %s vanished (spot reclaim?): it is %s",

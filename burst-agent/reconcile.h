@@ -18,7 +18,9 @@
  *   for VanishGrace and was launched more than VanishGrace ago: EC2's
  *   listings are eventually consistent (an instance just launched may be
  *   missing, InvalidInstanceID.NotFound right after a launch), so one miss
- *   is only noted (RC_MISSING).
+ *   is only noted (RC_MISSING). One not listed at all is lost only when an
+ *   earlier round missed it too, even with VanishGrace=0: a listing made
+ *   page by page (NextToken) may skip an instance that moved between pages.
  * - nothing is decided for a provider whose listing failed this round.
  */
 #ifndef BURST_RECONCILE_H
