@@ -92,13 +92,13 @@ static void take_early(const char *node, struct node_rec *r, json_object *req, c
 static void take_request(const char *file)
 {
 	char path[PATH_MAX * 2];
-	json_object *req, *jop, *jnodes;
-	struct hostlist hl = { NULL, 0, 0 };
+	struct spool_request rq;
+	json_object *req;
 	struct resume_jobs *jobix = NULL;
 	burst_err_t err;
 	const char *op;
 	char *text;
-	size_t i;
+	size_t i, len = 0;
 	double t0;
 
 	snprintf(path, sizeof(path), "%s/%s", A.spool, file);
@@ -106,7 +106,7 @@ static void take_request(const char *file)
 		unlink(path);
 		return;
 	}
-	text = spool_read(A.spool, file, A.slurm_uid, SPOOL_MAX_REQUEST, NULL, &err);
+	text = spool_read(A.spool, file, A.slurm_uid, SPOOL_MAX_REQUEST, &len, &err);
 	if (!text) {
 		char bad[PATH_MAX * 2 + 8];
 		/* renamed, not followed: a link or a FIFO moves aside as it is */
@@ -116,20 +116,17 @@ static void take_request(const char *file)
 			ERR("spool: cannot move %s aside: %s", path, strerror(errno));
 		return;
 	}
-	req = json_tokener_parse(text);
-	free(text);
-	if (!req || !json_object_object_get_ex(req, "op", &jop) ||
-	    !json_object_object_get_ex(req, "nodes", &jnodes) ||
-	    hostlist_expand(json_object_get_string(jnodes), &hl, 1 << 20, &err) < 0) {
+	if (spool_request_parse(text, len, SPOOL_MAX_NODES, &rq, &err) < 0) {
 		char bad[PATH_MAX * 2 + 8];
-		ERR("spool: %s is not a request; moved to %s.bad", path, file);
+		ERR("spool: %s is not a request: %s; moved to %s.bad", path, err.msg, file);
 		snprintf(bad, sizeof(bad), "%s.bad", path);
 		rename(path, bad);
-		json_object_put(req);
-		hostlist_free(&hl);
+		free(text);
 		return;
 	}
-	op = json_object_get_string(jop);
+	free(text);
+	req = rq.req;
+	op = rq.op;
 	log_diagnostics(file, op, req);
 	if (!strcmp(op, "resume")) {
 		json_object *jobs = NULL;
@@ -141,8 +138,8 @@ static void take_request(const char *file)
 	crash_point(CP_SPOOL_READ);
 	/* the request's transitions and its being taken, in one commit */
 	batch_begin();
-	for (i = 0; i < hl.n; i++) {
-		const char *node = hl.names[i];
+	for (i = 0; i < rq.nodes.n; i++) {
+		const char *node = rq.nodes.names[i];
 		struct node_rec r;
 
 		struct bnode *bn = node_find(node);
@@ -201,13 +198,13 @@ static void take_request(const char *file)
 	}
 	state_request_add(A.db, file, &err);
 	if (batch_commit() == 0) {
-		INFO("spool: %s: %s of %zu node%s taken in %.3f s", file, op, hl.n, hl.n == 1 ? "" : "s", mono() - t0);
+		INFO("spool: %s: %s of %zu node%s taken in %.3f s", file, op, rq.nodes.n, rq.nodes.n == 1 ? "" : "s",
+		     mono() - t0);
 		crash_point(CP_SPOOL_TAKEN);
 		unlink(path);
 		crash_point(CP_SPOOL_REMOVED);
 	}   /* else the request stays in the spool, taken again later */
-	json_object_put(req);
-	hostlist_free(&hl);
+	spool_request_free(&rq);
 	resume_jobs_free(jobix);
 }
 

@@ -2,7 +2,11 @@
  * test_spool_read.c - the agent reads a spool request only if it is a
  * regular file of root or SlurmUser within the size cap: a FIFO is refused
  * without waiting for a writer, a symbolic link (to /dev/zero) is not
- * followed, another user's file and an oversized one are refused.
+ * followed, another user's file and an oversized one are refused. And what
+ * it read is a request only if spool_request_parse says so: one JSON object
+ * with a known "op" and a host list in "nodes"; anything else is refused
+ * with a message naming what is wrong (an "op" of null once crashed the
+ * agent).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +17,56 @@
 
 #include "spool.h"
 #include "tap.h"
+
+/* spool_request_parse on text: 0 and the op and node count, or -1 and a
+ * message holding want */
+static void parse_len(const char *text, size_t len, const char *want, const char *what)
+{
+	struct spool_request r;
+	burst_err_t err;
+	int rc = spool_request_parse(text, len, 100, &r, &err);
+
+	if (!want) {
+		ok(rc == 0 && r.op && r.nodes.n > 0, "%s: a request (%s of %zu nodes)", what, rc == 0 ? r.op : err.msg,
+		   rc == 0 ? r.nodes.n : 0);
+		spool_request_free(&r);
+	} else
+		ok(rc < 0 && strstr(err.msg, want) && !r.req && !r.op && !r.nodes.n, "%s: refused (%s)", what,
+		   rc < 0 ? err.msg : "taken");
+}
+
+static void parse_case(const char *text, const char *want, const char *what)
+{
+	parse_len(text, strlen(text), want, what);
+}
+
+static void parse_cases(void)
+{
+	static const char nul[] = "{\"op\":\"resume\",\"nodes\":\"n1\"}\0{}";
+	struct spool_request r;
+	burst_err_t err;
+	const char *t = "{\"op\":\"resume\",\"nodes\":\"n[1-3]\",\"jobs\":[]}\n";
+
+	ok(spool_request_parse(t, strlen(t), 100, &r, &err) == 0 && !strcmp(r.op, "resume") && r.nodes.n == 3 &&
+	   !strcmp(r.nodes.names[2], "n3"), "a resume of n[1-3], line end after it: op resume, nodes n1 n2 n3");
+	spool_request_free(&r);
+	parse_case("{\"op\":\"suspend\",\"nodes\":\"n1\"}", NULL, "suspend");
+	parse_case("{\"op\":\"resume-fail\",\"nodes\":\"n1,n2\"}", NULL, "resume-fail");
+	parse_case("{\"op\":\"early\",\"nodes\":\"n1\",\"slurm_job_id\":\"7\"}", NULL, "early");
+	parse_case("{\"op\":null,\"nodes\":\"n1\"}", "\"op\" is not a string", "op null");
+	parse_case("{\"nodes\":\"n1\"}", "\"op\" is missing", "no op");
+	parse_case("{\"op\":\"reboot\",\"nodes\":\"n1\"}", "\"op\" is \"reboot\": not resume", "op reboot");
+	parse_case("{\"op\":\"resume\",\"nodes\":[\"n1\"]}", "\"nodes\" is not a string", "nodes an array");
+	parse_case("{\"op\":\"resume\"}", "\"nodes\" is missing", "no nodes");
+	parse_case("{\"op\":\"resume\",\"nodes\":\"n[1-101]\"}", "\"nodes\": ", "101 nodes, 100 allowed");
+	parse_case("{\"op\":\"resume\",\"nodes\":\"n[1-\"}", "\"nodes\": ", "nodes n[1-");
+	parse_case("[{\"op\":\"resume\",\"nodes\":\"n1\"}]", "not a JSON object but array", "an array");
+	parse_case("{\"op\":\"resume\",\"nodes\":\"n1\"} x", "text after the JSON value, at byte 29",
+		   "text after it");
+	parse_case("{\"op\":\"resume\",", "not JSON: it ends early", "cut short");
+	parse_len(nul, sizeof(nul) - 1, "a NUL byte at byte 28", "a NUL byte after it");
+	parse_case("", "not JSON", "empty");
+}
 
 static void put(const char *path, const char *text)
 {
@@ -31,6 +85,7 @@ int main(void)
 	size_t len = 0;
 	uid_t me = geteuid(), owner = me;
 
+	parse_cases();
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(path, sizeof(path), "%s/a.json", dir);
