@@ -28,7 +28,7 @@
  * Write data to the file NAME (mode 0600) in this process's private
  * temporary directory (made under $TMPDIR or /tmp on first use, removed
  * with its files at exit) and return its path (static storage, one per
- * name; at most 4 names). Aborts when it cannot.
+ * name; at most 8 names). Aborts when it cannot.
  */
 const char *fuzz_file(const char *name, const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 
 #include "fuzz.h"
 
-#define FUZZ_MAX_FILES 4
+#define FUZZ_MAX_FILES 8
 
 static char dir[4096];
 static char paths[FUZZ_MAX_FILES][4200];

@@ -27,7 +27,8 @@
 #define TARGET(name) int fuzz_##name(const uint8_t *data, size_t size);
 #define TARGETS \
 	TARGET(contract) TARGET(config) TARGET(acceptance) TARGET(join) TARGET(ec2) \
-	TARGET(resume) TARGET(imds) TARGET(aws_creds) TARGET(openstack) TARGET(openstack_auth)
+	TARGET(resume) TARGET(imds) TARGET(aws_creds) TARGET(openstack) TARGET(openstack_auth) \
+	TARGET(attest) TARGET(elf_notes) TARGET(driver_version) TARGET(blessed) TARGET(spool)
 TARGETS
 #undef TARGET
 
