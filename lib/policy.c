@@ -381,6 +381,7 @@ static int load_list(const char *path, bool (*valid)(const char *), const char *
 	char *line = NULL, **v = NULL;
 	size_t cap = 0, nv = 0, i;
 	int lineno = 0, rc = -1;
+	ssize_t got;
 
 	if (!f) {
 		if (errno == ENOENT)
@@ -388,9 +389,18 @@ static int load_list(const char *path, bool (*valid)(const char *), const char *
 		burst_err_set(err, "%s: cannot read the blessed %s: %s", path, what, strerror(errno));
 		return -1;
 	}
-	while (getline(&line, &cap, f) >= 0) {
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		const char *nul = memchr(line, '\0', (size_t)got);
 		char *s;
 		lineno++;
+		/* the string functions below would stop at it and take what is
+		 * before it: "nvidia=550.54.15\0..." would bless nvidia=550.54.15 */
+		if (nul) {
+			burst_err_set(err, "%s:%d: a NUL byte at column %zu: the blessed %s file is text, one "
+				      "entry a line; fix or remove the line, or use burstctl bless", path, lineno,
+				      (size_t)(nul - line) + 1, what);
+			goto out;
+		}
 		s = strchr(line, '#');
 		if (s)
 			*s = '\0';
@@ -398,8 +408,10 @@ static int load_list(const char *path, bool (*valid)(const char *), const char *
 		if (!*s)
 			continue;
 		if (!valid(s)) {
+			char *e = str_escape_ctl(s);
 			burst_err_set(err, "%s:%d: '%s' is not %s; fix or remove the line, or use burstctl bless)",
-				      path, lineno, s, form);
+				      path, lineno, e, form);
+			free(e);
 			goto out;
 		}
 		v = xrealloc(v, (nv + 1) * sizeof(*v));

@@ -3,11 +3,13 @@
  * keeps in StateDir and the agent and burst-node read: the input, written to
  * a private temporary file, loaded as blessed-kernels
  * (policy_load_blessed_file) and as blessed-drivers
- * (policy_load_blessed_drivers); what they take is then matched against a
- * node's kernel and drivers as admission and the health check do.
+ * (policy_load_blessed_drivers); each entry taken must be well-formed, and
+ * a file with a NUL byte taken not at all; what they take is then matched
+ * against a node's kernel and drivers as admission and the health check do.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
@@ -26,6 +28,8 @@ FUZZ_TARGET(blessed)
 
 	policy_init(&p);
 	if (policy_load_blessed_file(path, &p.blessed_extra, &p.nblessed_extra, &err) == 0) {
+		if (memchr(data, '\0', size))
+			abort();   /* a NUL byte would hide the rest of its line */
 		for (i = 0; i < p.nblessed_extra; i++) {
 			if (!policy_valid_kernel(p.blessed_extra[i]))
 				abort();

@@ -349,6 +349,28 @@ static void test_blessed_file(void)
 	is_num(n, 2, "and adds nothing");
 	unlink(path);
 	free(path);
+	{
+		static const char nul[] = "6.1.0-21-amd64\n6.1.0-18-amd64\0 is not this\n";
+		FILE *f;
+
+		path = write_tmp("");
+		f = fopen(path, "w");
+		if (!f || fwrite(nul, 1, sizeof(nul) - 1, f) != sizeof(nul) - 1 || fclose(f)) {
+			printf("Bail out! cannot write %s\n", path);
+			exit(1);
+		}
+		is_num(policy_load_blessed_file(path, &list, &n, &err), -1, "a line with a NUL byte fails");
+		has_str(err.msg, ":2: a NUL byte at column 15: the blessed kernels file is text",
+			"naming file:line:column (not taking what is before the NUL)");
+		is_num(n, 2, "and adds nothing");
+		unlink(path);
+		free(path);
+		path = write_tmp("nvidia=550.54.15\n\033[2Jnvidia=1\n");
+		is_num(policy_load_blessed_drivers(path, &list, &n, &err), -1, "a line with an escape sequence fails");
+		has_str(err.msg, ":2: '\\x1b[2Jnvidia=1' is not NAME=VERSION", "the entry quoted escaped, not raw");
+		unlink(path);
+		free(path);
+	}
 	policy_free_list(list, n);
 }
 
