@@ -48,11 +48,20 @@ struct aprov *prov_by_name(const char *name)
 	return NULL;
 }
 
-/* The configured provider that launches candidate c of node set ns. */
+/* The configured provider that launches candidate c of node set ns: the
+ * one whose Regions made it (config_candidates), else the first of its
+ * catalog provider the node set allows. */
 struct aprov *prov_of(const struct candidate *c, const struct cfg_nodeset *ns)
 {
 	size_t i, k;
 
+	if (c->provider >= 0 && (size_t)c->provider < A.cfg->nproviders) {
+		const char *name = A.cfg->providers[c->provider].name;
+		for (i = 0; i < A.nprovs; i++)
+			if (!strcmp(A.provs[i].cfg->name, name))
+				return &A.provs[i];
+		return NULL;
+	}
 	for (i = 0; i < A.nprovs; i++) {
 		bool allowed = !ns->nproviders;
 		for (k = 0; k < ns->nproviders && !allowed; k++)

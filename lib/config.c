@@ -1574,7 +1574,7 @@ static bool same_cands(const struct candidate *a, const struct candidate *b, siz
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (a[i].type != b[i].type || a[i].region != b[i].region ||
+		if (a[i].type != b[i].type || a[i].region != b[i].region || a[i].provider != b[i].provider ||
 		    memcmp(&a[i].ondemand, &b[i].ondemand, sizeof(double)) ||
 		    memcmp(&a[i].spot, &b[i].spot, sizeof(double)))
 			return false;
@@ -1615,11 +1615,15 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 			if (ns->ntypes && !in_list(ns->types, ns->ntypes, catalog_str(cat, ty->name)))
 				continue;
 			if (nregs == 0) {
-				if (ty->nprices == 0)
+				if (ty->nprices == 0) {
 					candset_add(&tmp, ty, CATALOG_UNKNOWN, NAN, NAN, (int)nsi);
-				for (r = 0; r < ty->nprices; r++)
+					tmp.c[tmp.n - 1].provider = (int)p;
+				}
+				for (r = 0; r < ty->nprices; r++) {
 					candset_add(&tmp, ty, ty->prices[r].region, ty->prices[r].ondemand,
 						    ty->prices[r].spot, (int)nsi);
+					tmp.c[tmp.n - 1].provider = (int)p;
+				}
 				continue;
 			}
 			for (r = 0; r < nregs; r++) {
@@ -1636,6 +1640,7 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 						sp = ty->prices[k].spot;
 					}
 				candset_add(&tmp, ty, rids[r], od, sp, (int)nsi);
+				tmp.c[tmp.n - 1].provider = (int)p;
 			}
 		}
 		free(rids);
@@ -1665,12 +1670,15 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 		for (t = 0; t < res.n; t++) {
 			const struct candidate *cd = &sorted->c[res.m[t].cand];
 			candset_add(cs, cd->type, cd->region, cd->ondemand, cd->spot, cd->nodeset);
+			cs->c[cs->n - 1].provider = cd->provider;
 		}
 		resolution_free(&res);
 	} else {
-		for (t = 0; t < sorted->n; t++)
+		for (t = 0; t < sorted->n; t++) {
 			candset_add(cs, sorted->c[t].type, sorted->c[t].region, sorted->c[t].ondemand,
 				    sorted->c[t].spot, sorted->c[t].nodeset);
+			cs->c[cs->n - 1].provider = sorted->c[t].provider;
+		}
 	}
 	return cs->n - before;
 }

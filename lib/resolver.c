@@ -31,6 +31,7 @@ void candset_add(struct candset *cs, const struct cat_type *t, int region,
 	cd->ondemand = ondemand;
 	cd->spot = spot;
 	cd->nodeset = nodeset;
+	cd->provider = -1;
 	cs->sorted = false;
 	drop_index(cs);
 }
@@ -482,7 +483,9 @@ static int cmp_cand_name(const struct catalog *cat, const struct candidate *a,
 		if ((r = strcmp(catalog_str(cat, a->region), catalog_str(cat, b->region))))
 			return r;
 	}
-	return (a->nodeset > b->nodeset) - (a->nodeset < b->nodeset);
+	if (a->nodeset != b->nodeset)
+		return (a->nodeset > b->nodeset) - (a->nodeset < b->nodeset);
+	return (a->provider > b->provider) - (a->provider < b->provider);
 }
 
 static int cmp_cand_qsort(const void *pa, const void *pb, void *arg)

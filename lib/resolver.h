@@ -22,6 +22,9 @@ struct candidate {
 	int region;              /* interned id, or CATALOG_UNKNOWN */
 	double ondemand, spot;   /* USD/h in that region, NAN if unknown */
 	int nodeset;             /* index into the config's node sets, or -1 */
+	int provider;            /* index into the config's providers (the one that
+				  * launches it: two of one catalog provider, as two
+				  * AWS accounts, each have their own), or -1 */
 };
 
 struct candset {

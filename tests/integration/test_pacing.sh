@@ -16,6 +16,9 @@
 #   spill: 8 nodes of a node set of two regions (us-west-1 ranked first,
 #          cheaper): 4 go to us-west-1 at once, and the 4 its bucket would
 #          delay go to us-west-2 at once instead of waiting.
+#   duo:   4 nodes of a node set of two providers of one cloud (awsp:
+#          us-east-1, awsh: us-east-2): each node is launched by the
+#          provider whose region it goes to, never by the other.
 #   reload: 8 nodes of a slower region (2 then 1 every 2 s: 12 s), burst.conf
 #           read again (SIGHUP) while 6 wait for tokens: no node is queued
 #           twice (the agent's burst_launches_waiting never exceeds the
@@ -77,6 +80,7 @@ Provider=awsh Type=aws Regions=us-east-2 Endpoint=$fep CredentialsFile=$aux/cred
 Price=t3.micro Provider=awsh Region=us-east-2 OnDemand=0.0100
 NodeSet=spill Nodes=burst-[13-20] Partition=burst Providers=awss InstanceTypes=t3.micro
 NodeSet=hup Nodes=burst-[21-28] Partition=burst Providers=awsh InstanceTypes=t3.micro
+NodeSet=duo Nodes=burst-[29-32] Partition=burst Providers=awsp,awsh InstanceTypes=t3.micro
 CONF
 	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
 	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
@@ -212,5 +216,18 @@ ok $? "reload: all 8 nodes launched ($(booting $nodes) of 8)" "$LAB/log/agent.lo
 twice=$(for x in $nodes; do grep -c " $x: launching -> booting: i-" "$LAB/log/agent.log"; done | grep -vcx 1)
 [ "$(check us-east-2 'sum(n for g, t, n, th in r if not th)')" = 8 ] && [ "$twice" -eq 0 ]
 ok $? "reload: 8 instances requested in all, none twice ($(check us-east-2 '[(round(t, 2), n) for g, t, n, th in r]'))" "$aux/reqs.json"
+
+# --- duo: a node set of two providers of one cloud ---
+nodes=$(for i in $(seq 29 32); do echo burst-$i; done)
+scontrol update nodename="burst-[29-32]" state=power_up
+# shellcheck disable=SC2086
+wait_booting 60 $nodes
+ok $? "duo: all 4 nodes launched ($(booting $nodes) of 4)" "$LAB/log/agent.log"
+grep -o 'burst-\(29\|3[0-2]\): requested -> launching: attempt 1 as [a-z]*/t3.micro@[a-z0-9-]*' "$LAB/log/agent.log" |
+	sed 's/^/# /'
+right=$(grep -c 'burst-\(29\|3[0-2]\): requested -> launching: attempt 1 as \(awsp/t3.micro@us-east-1\|awsh/t3.micro@us-east-2\)' "$LAB/log/agent.log")
+wrong=$(grep -c 'burst-\(29\|3[0-2]\): requested -> launching: attempt 1 as \(awsp/t3.micro@us-east-2\|awsh/t3.micro@us-east-1\)' "$LAB/log/agent.log")
+[ "$right" -eq 4 ] && [ "$wrong" -eq 0 ]
+ok $? "duo: each node launched by the provider of its region ($right so, $wrong by the other)" "$LAB/log/agent.log"
 
 done_testing

@@ -153,6 +153,38 @@ int main(void)
 		config_free(cfg);
 	}
 	candset_free(cs);
+
+	/* two providers of one catalog (two accounts of one cloud): each
+	 * candidate is its own provider's, by the Regions that made it */
+	cfg = load("two.conf",
+		   "ClusterName=t\n"
+		   "Provider=east Type=local Catalog=alpha Regions=r1\n"
+		   "Provider=west Type=local Catalog=alpha Regions=r2,r1\n"
+		   "NodeSet=cpu Nodes=c-[1-4] InstanceTypes=cpu.small Providers=east,west\n");
+	ok(cfg != NULL, "a burst.conf with two providers of one catalog loads");
+	cs = cfg ? config_candidates(cfg, cat, &err) : NULL;
+	ok(cs != NULL, "... its candidates");
+	if (cs) {
+		size_t i, east_r1 = 0, west_r1 = 0, west_r2 = 0, other = 0;
+		for (i = 0; i < cs->n; i++) {
+			const struct candidate *c = &cs->c[i];
+			const char *reg = c->region >= 0 ? catalog_str(cat, c->region) : "?";
+			const char *pv = c->provider >= 0 ? cfg->providers[c->provider].name : "none";
+			if (!strcmp(pv, "east") && !strcmp(reg, "r1"))
+				east_r1++;
+			else if (!strcmp(pv, "west") && !strcmp(reg, "r1"))
+				west_r1++;
+			else if (!strcmp(pv, "west") && !strcmp(reg, "r2"))
+				west_r2++;
+			else
+				other++;
+		}
+		ok(cs->n == 3 && east_r1 == 1 && west_r1 == 1 && west_r2 == 1 && other == 0,
+		   "r1 is a candidate of each, r2 only west's (%zu candidates: east@r1 %zu, west@r1 %zu, west@r2 %zu, "
+		   "other %zu)", cs->n, east_r1, west_r1, west_r2, other);
+		candset_free(cs);
+	}
+	config_free(cfg);
 	catalog_free(cat);
 	rmdir(dir);
 	return done_testing();
