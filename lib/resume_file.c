@@ -10,7 +10,7 @@
 #include "strutil.h"
 #include "resume_file.h"
 
-/* the most node names a job entry's host list may expand to */
+/* the most node names the host lists of all jobs may expand to, together */
 #define RESUME_MAX_NODES (1 << 20)
 
 json_object *resume_file_jobs(const char *text, burst_err_t *err)
@@ -65,10 +65,10 @@ struct resume_jobs {
 	struct htab by_node;     /* node -> job id (as a pointer-sized integer) */
 };
 
-struct resume_jobs *resume_jobs_index(json_object *jobs)
+struct resume_jobs *resume_jobs_index_max(json_object *jobs, size_t max_names)
 {
 	struct resume_jobs *ix = xcalloc(1, sizeof(*ix));
-	size_t i, k, n;
+	size_t i, k, n, total = 0;
 
 	if (!jobs || !json_object_is_type(jobs, json_type_array))
 		return ix;
@@ -85,10 +85,14 @@ struct resume_jobs *resume_jobs_index(json_object *jobs)
 		job = json_object_get_int64(id);
 		if (job <= 0 || job > (int64_t)UINT32_MAX)
 			continue;
-		if (hostlist_expand(json_object_get_string(nodes), hl, RESUME_MAX_NODES, &err) < 0) {
+		/* every job's names count against one budget: a list of many
+		 * jobs of a million names each would take gigabytes; a job past
+		 * it is left out (its nodes have no job) */
+		if (hostlist_expand(json_object_get_string(nodes), hl, max_names - total, &err) < 0) {
 			hostlist_free(hl);
 			continue;
 		}
+		total += hl->n;
 		ix->nhl++;
 		/* the first job naming a node is its job */
 		for (k = 0; k < hl->n; k++)
@@ -96,6 +100,11 @@ struct resume_jobs *resume_jobs_index(json_object *jobs)
 				htab_put(&ix->by_node, hl->names[k], (void *)(uintptr_t)job);
 	}
 	return ix;
+}
+
+struct resume_jobs *resume_jobs_index(json_object *jobs)
+{
+	return resume_jobs_index_max(jobs, RESUME_MAX_NODES);
 }
 
 uint32_t resume_jobs_of(const struct resume_jobs *ix, const char *node)

@@ -16,6 +16,7 @@
 #ifndef BURST_RESUME_FILE_H
 #define BURST_RESUME_FILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
@@ -45,6 +46,11 @@ uint32_t resume_job_of(json_object *jobs, const char *node);
  */
 struct resume_jobs;
 struct resume_jobs *resume_jobs_index(json_object *jobs);
+/* The same, the host lists of all jobs together expanding to at most
+ * max_names names (resume_jobs_index: 1 << 20): a job whose list would
+ * pass that, and every one after it that would, is left out (its nodes
+ * have no job), so that a list of many huge jobs costs no more than one. */
+struct resume_jobs *resume_jobs_index_max(json_object *jobs, size_t max_names);
 uint32_t resume_jobs_of(const struct resume_jobs *ix, const char *node);
 void resume_jobs_free(struct resume_jobs *ix);
 

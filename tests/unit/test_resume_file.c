@@ -106,5 +106,24 @@ int main(void)
 		resume_jobs_free(ix);
 		json_object_put(a);
 	}
+	/* one budget of names for all jobs: with 13, jobs of 4, 5 and 3 nodes
+	 * take 12; a fourth of 2 would pass it and is left out, a fifth of 1
+	 * still fits */
+	{
+		json_object *a = json_tokener_parse("[{\"job_id\":1,\"nodes\":\"a-[1-4]\"},"
+						    "{\"job_id\":2,\"nodes\":\"b-[1-5]\"},"
+						    "{\"job_id\":3,\"nodes\":\"a-[4-6]\"},"
+						    "{\"job_id\":4,\"nodes\":\"c-[1-2]\"},"
+						    "{\"job_id\":5,\"nodes\":\"d-1\"}]");
+		struct resume_jobs *ix = resume_jobs_index_max(a, 13);
+
+		ok(resume_jobs_of(ix, "a-4") == 1 && resume_jobs_of(ix, "b-5") == 2 && resume_jobs_of(ix, "a-6") == 3,
+		   "within the budget: a-4 job 1, b-5 job 2, a-6 job 3");
+		ok(resume_jobs_of(ix, "c-1") == 0 && resume_jobs_of(ix, "c-2") == 0,
+		   "the job that would pass it is left out: c-1, c-2 no job");
+		ok(resume_jobs_of(ix, "d-1") == 5, "a later job that fits is kept: d-1 job 5");
+		resume_jobs_free(ix);
+		json_object_put(a);
+	}
 	return done_testing();
 }
