@@ -455,9 +455,11 @@ static int check_statement(const char *payload, size_t len, burst_err_t *err)
 	}
 	s = get_str(st, "_type", &present);
 	if (!s || strcmp(s, ATTEST_STATEMENT_TYPE)) {
+		char *e = str_escape_ctl(s);
 		burst_err_set(err, "malformed statement: _type is %s%s%s, not \"%s\"",
-			      s ? "\"" : present ? "not a string" : "missing", s ? s : "", s ? "\"" : "",
+			      s ? "\"" : present ? "not a string" : "missing", e, s ? "\"" : "",
 			      ATTEST_STATEMENT_TYPE);
+		free(e);
 		goto out;
 	}
 	if (!json_object_object_get_ex(st, "subject", &subj) ||
@@ -477,8 +479,10 @@ static int check_statement(const char *payload, size_t len, burst_err_t *err)
 		}
 		json_object_object_foreach(dg, alg, hex) {
 			if (!json_object_is_type(hex, json_type_string)) {
+				char *esc = str_escape_ctl(alg);
 				burst_err_set(err, "malformed statement: subject[%zu].digest.%s is not a "
-					      "string", i, alg);
+					      "string", i, esc);
+				free(esc);
 				goto out;
 			}
 		}
@@ -605,8 +609,11 @@ int attest_envelope_verify(const char *envelope_json, EVP_PKEY *pub, char **payl
 			any_keyid = true;
 			if (!strcmp(kid, keyid))
 				keyid_matched = true;
-			else
-				sb_addf(&others, "%s%s", others.len ? ", " : "", kid);
+			else {
+				char *e = str_escape_ctl(kid);
+				sb_addf(&others, "%s%s", others.len ? ", " : "", e);
+				free(e);
+			}
 		}
 		if (sig_len != ED25519_SIG_LEN)
 			bad_len = true;
@@ -628,8 +635,10 @@ int attest_envelope_verify(const char *envelope_json, EVP_PKEY *pub, char **payl
 	}
 	/* DSSE: reject an unsupported type after the signature, then parse */
 	if (strcmp(ptype, ATTEST_PAYLOAD_TYPE)) {
-		burst_err_set(err, "malformed envelope: payloadType is \"%s\", not \"%s\"", ptype,
+		char *e = str_escape_ctl(ptype);
+		burst_err_set(err, "malformed envelope: payloadType is \"%s\", not \"%s\"", e,
 			      ATTEST_PAYLOAD_TYPE);
+		free(e);
 		goto out;
 	}
 	if (check_statement((const char *)payload, payload_len, err) < 0)

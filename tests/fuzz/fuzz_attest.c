@@ -5,7 +5,8 @@
  * fixed Ed25519 key (attest_envelope_verify: its JSON, the base64 of the
  * payload and signatures, the signatures), and it is signed with that key
  * as an envelope's payload and verified again, so that the statement
- * checks, which only a good signature reaches, see every input too.
+ * checks, which only a good signature reaches, see every input too. A
+ * refusal must say why, with the document's strings escaped.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,6 +28,14 @@ static EVP_PKEY *fixed_key(void)
 	return key;
 }
 
+/* a message for a log or a terminal: the document's strings escaped */
+static void plain(const char *msg)
+{
+	for (; *msg; msg++)
+		if ((unsigned char)*msg < 0x20 || *msg == 0x7f)
+			abort();
+}
+
 FUZZ_TARGET(attest)
 {
 	EVP_PKEY *key = fixed_key();
@@ -40,8 +49,11 @@ FUZZ_TARGET(attest)
 	if (attest_envelope_verify(text, key, &payload, keyid, &err) == 0) {
 		if (!payload || strlen(keyid) != ATTEST_KEYID_LEN)
 			abort();
-	} else if (!err.msg[0] || payload)
-		abort();   /* a refusal says why, and hands nothing out */
+	} else {
+		if (!err.msg[0] || payload)
+			abort();   /* a refusal says why, and hands nothing out */
+		plain(err.msg);
+	}
 	free(payload);
 	payload = NULL;
 
@@ -52,8 +64,11 @@ FUZZ_TARGET(attest)
 	if (attest_envelope_verify(env, key, &payload, NULL, &err) == 0) {
 		if (!payload || memcmp(payload, data, size))
 			abort();
-	} else if (strncmp(err.msg, "malformed statement: ", 21))
-		abort();
+	} else {
+		if (strncmp(err.msg, "malformed statement: ", 21))
+			abort();
+		plain(err.msg);
+	}
 	free(payload);
 	free(env);
 
