@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,34 @@ struct list {
 	char **v;
 	size_t n;
 };
+
+/*
+ * A message on stderr. What it quotes comes from the CI run's artifacts
+ * (test case names, a record's node, kernel and driver strings, file
+ * names): its control characters are written out (str_escape_ctl), so that
+ * an artifact cannot drive the terminal; the format's line end is kept.
+ */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	char *msg, *e;
+	int n;
+	size_t len;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	len = (size_t)n;
+	if (len && msg[len - 1] == '\n')
+		msg[--len] = '\0';
+	e = str_escape_ctl(msg);
+	fprintf(stderr, "%s\n", e);
+	free(e);
+	free(msg);
+}
 
 static void list_add(struct list *l, const char *s)
 {
@@ -136,7 +165,7 @@ static int read_junit(const char *prog, const char *path, const char *file, stru
 
 	*is_junit = false;
 	if (!doc) {
-		fprintf(stderr, "%s: %s is not well-formed XML (a JUnit report cut short? download the job's "
+		say("%s: %s is not well-formed XML (a JUnit report cut short? download the job's "
 			"artifacts again)\n", prog, path);
 		return BAD;
 	}
@@ -175,12 +204,12 @@ static int read_record(const char *prog, const char *path, const char *file, con
 	size_t i, n;
 
 	if (!rec && stat(path, &st) == 0 && st.st_size == 0) {
-		fprintf(stderr, "%s: %s is empty: burst-node provenance failed on that node in the job "
+		say("%s: %s is empty: burst-node provenance failed on that node in the job "
 			"(see the job's log); nothing blessed\n", prog, path);
 		goto out;
 	}
 	if (!rec || !json_object_is_type(rec, json_type_object)) {
-		fprintf(stderr, "%s: %s is not a JSON object (%s): not a provenance record of burst-node "
+		say("%s: %s is not a JSON object (%s): not a provenance record of burst-node "
 			"provenance\n", prog, path, rec ? "another JSON value" : json_util_get_last_err());
 		goto out;
 	}
@@ -195,7 +224,7 @@ static int read_record(const char *prog, const char *path, const char *file, con
 		node = fnode;
 	}
 	if (!release) {
-		fprintf(stderr, "%s: %s names no kernel release (kernel.release): not a provenance record of "
+		say("%s: %s names no kernel release (kernel.release): not a provenance record of "
 			"burst-node provenance, or one that failed\n", prog, path);
 		goto out;
 	}
@@ -206,7 +235,7 @@ static int read_record(const char *prog, const char *path, const char *file, con
 			n++;
 	sb_free(&sb);
 	if (!n) {
-		fprintf(stderr, "%s: %s is the record of node %s, but no test case of the report ran there "
+		say("%s: %s is the record of node %s, but no test case of the report ran there "
 			"(none is named TEST@%s): its kernel was not tested; nothing blessed\n",
 			prog, path, node, node);
 		goto out;
@@ -215,11 +244,11 @@ static int read_record(const char *prog, const char *path, const char *file, con
 	sb_addf(&sb, "%s%s%s", release, build_id ? ":" : "", build_id ? build_id : "");
 	k = sb_take(&sb);
 	if (!policy_valid_kernel(k)) {
-		fprintf(stderr, "%s: %s names a kernel that is not RELEASE[:BUILDID]: %s\n", prog, path, k);
+		say("%s: %s names a kernel that is not RELEASE[:BUILDID]: %s\n", prog, path, k);
 		goto out;
 	}
 	if (!build_id)
-		fprintf(stderr, "%s: warning: %s has no kernel build-id; blessing release %s alone\n",
+		say("%s: warning: %s has no kernel build-id; blessing release %s alone\n",
 			prog, path, release);
 	list_add_once(kernels, k);
 	if (json_object_object_get_ex(rec, "drivers", &d) && json_object_is_type(d, json_type_object)) {
@@ -228,7 +257,7 @@ static int read_record(const char *prog, const char *path, const char *file, con
 			char *entry;
 
 			if (!v) {
-				fprintf(stderr, "%s: note: %s: driver %s has no recorded version; not blessed\n",
+				say("%s: note: %s: driver %s has no recorded version; not blessed\n",
 					prog, path, name);
 				continue;
 			}
@@ -236,7 +265,7 @@ static int read_record(const char *prog, const char *path, const char *file, con
 			sb_addf(&sb, "%s=%s", name, v);
 			entry = sb_take(&sb);
 			if (!policy_valid_driver(entry)) {
-				fprintf(stderr, "%s: %s names a driver version that is not NAME=VERSION: %s\n",
+				say("%s: %s names a driver version that is not NAME=VERSION: %s\n",
 					prog, path, entry);
 				free(entry);
 				goto out;
@@ -265,7 +294,7 @@ int bless_report_read(const char *prog, const char *dir, struct bless_report *ou
 	memset(out, 0, sizeof(*out));
 	memset(&j, 0, sizeof(j));
 	if (!dh) {
-		fprintf(stderr, "%s: cannot read the report directory %s: %s (give the directory of the CI "
+		say("%s: cannot read the report directory %s: %s (give the directory of the CI "
 			"job's artifacts: the JUnit reports and provenance-NODE.json)\n", prog, dir, strerror(errno));
 		return BAD;
 	}
@@ -295,7 +324,7 @@ int bless_report_read(const char *prog, const char *dir, struct bless_report *ou
 		njunit += is_junit;
 	}
 	if (!njunit || !j.ncases) {
-		fprintf(stderr, "%s: %s has %s: not the artifacts of a node acceptance run (the job keeps "
+		say("%s: %s has %s: not the artifacts of a node acceptance run (the job keeps "
 			"report.xml and node-report-NODE.xml; see doc/gitlab-ci.md); nothing blessed\n", prog, dir,
 			njunit ? "JUnit reports without any test case" : "no JUnit report (*.xml with <testsuites>)");
 		goto out;
@@ -311,11 +340,11 @@ int bless_report_read(const char *prog, const char *dir, struct bless_report *ou
 		if (j.failed.n > shown)
 			sb_addf(&sb, " and %zu more", j.failed.n - shown);
 		if (j.failed.n)
-			fprintf(stderr, "%s: the report in %s is red: %zu of %zu test cases failed (%s); a kernel "
+			say("%s: the report in %s is red: %zu of %zu test cases failed (%s); a kernel "
 				"or driver is blessed only from a green run: nothing blessed\n",
 				prog, dir, j.failed.n, j.ncases, sb.s);
 		else
-			fprintf(stderr, "%s: the report in %s is red: a test suite counts failures or errors; "
+			say("%s: the report in %s is red: a test suite counts failures or errors; "
 				"a kernel or driver is blessed only from a green run: nothing blessed\n", prog, dir);
 		sb_free(&sb);
 		rc = RED;
@@ -336,7 +365,7 @@ int bless_report_read(const char *prog, const char *dir, struct bless_report *ou
 		nrecords++;
 	}
 	if (!nrecords) {
-		fprintf(stderr, "%s: %s has no provenance record (provenance-NODE.json, written by burst-node "
+		say("%s: %s has no provenance record (provenance-NODE.json, written by burst-node "
 			"provenance in the job): which kernel the run tested is unknown; nothing blessed\n", prog, dir);
 		goto out;
 	}

@@ -5,7 +5,9 @@
 # distinct kernel and every driver with a recorded version; a red report
 # (a <failure> or <error>, or a failures= count), a report without JUnit or
 # test cases, a record without a kernel, a record of a node no test ran on,
-# broken XML or JSON: refused with a message naming what, nothing blessed.
+# broken XML or JSON: refused with a message naming what, nothing blessed;
+# what a message quotes from the artifacts has its control characters
+# written out.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -95,6 +97,11 @@ record a10gx4 g-9 >"$tmp/stranger/provenance-g-9.json"
 "$B" bless --from-report "$tmp/stranger" >"$tmp/out" 2>"$tmp/err"
 [ $? = 2 ] && grep -q "provenance-g-9.json is the record of node g-9, but no test case of the report ran there" "$tmp/err" && unchanged
 ok $? "a record of a node no test ran on is refused, naming it" "$tmp/err"
+# the record's strings are the artifact's: written out, never sent to the terminal raw
+record a10gx4 "$(printf 'g-9\033]0;pwned\007')" >"$tmp/stranger/provenance-g-9.json"
+"$B" bless --from-report "$tmp/stranger" >"$tmp/out" 2>"$tmp/err"
+[ $? = 2 ] && grep -qF 'is the record of node g-9\x1b]0;pwned\x07, but' "$tmp/err" && ! grep -q "$(printf '\033')" "$tmp/err"
+ok $? "... its node's control characters written out (\\x1b), not raw" "$tmp/err"
 
 green "$tmp/nokernel"
 python3 -c 'import json, sys
