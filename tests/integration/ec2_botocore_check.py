@@ -62,6 +62,23 @@ st, body = fk.do_describe({"InstanceId.1": "i-nope"})
 r = parse("DescribeInstances", body, st)
 check("fake NotFound error", st == 400 and r["Error"]["Code"] == "InvalidInstanceID.NotFound"
       and r["ResponseMetadata"]["RequestId"].startswith("req-"))
+# an instance is its region's, as in EC2: another region lists none of
+# them, does not know their ids, and its ClientToken is its own
+st, body = fk.do_describe({}, "us-west-2")
+check("fake regions: another region lists none of the instances",
+      st == 200 and instances(parse("DescribeInstances", body)) == [])
+st, body = fk.do_describe({"InstanceId.1": "i-00000000000000001"}, "us-west-2")
+r = parse("DescribeInstances", body, st)
+check("fake regions: another region does not know an instance's id",
+      st == 400 and r["Error"]["Code"] == "InvalidInstanceID.NotFound")
+st, body = fk.do_run({"ImageId": "ami-1", "InstanceType": "t3.micro", "MinCount": "1", "MaxCount": "1",
+                      "ClientToken": "tok-1"}, None, False, "us-west-2")
+r = parse("RunInstances", body)
+check("fake regions: a ClientToken is one region's",
+      st == 200 and len(r["Instances"]) == 1 and r["Instances"][0]["InstanceId"] == "i-00000000000000003")
+st, body = fk.do_describe({}, "us-west-2")
+check("fake regions: the region lists its own",
+      [i["InstanceId"] for i in instances(parse("DescribeInstances", body))] == ["i-00000000000000003"])
 r = parse("TerminateInstances", fk.terminate_xml(["i-1"], "req-x"))
 check("fake TerminateInstances", r["TerminatingInstances"][0]["InstanceId"] == "i-1")
 r = parse("CreateTags", fk.simple_xml("CreateTags", "req-y", "<return>true</return>"))

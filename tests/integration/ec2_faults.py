@@ -16,7 +16,10 @@ other parameters IdempotentParameterMismatch), DescribeInstances (with
 instance ids, filters tag:K, instance-state-name, client-token, and
 MaxResults/NextToken paging by instance, its token a place in the launch
 order that terminations between pages do not move), TerminateInstances, CreateTags,
-DescribeInstanceTypes. It does not check signatures, only that an
+DescribeInstanceTypes. As in EC2, an instance belongs to one region (its
+RunInstances' SigV4 credential scope): DescribeInstances, TerminateInstances
+and CreateTags see only the instances of the request's region, and a
+ClientToken is one region's. It does not check signatures, only that an
 Authorization header is there.
 
 Control (JSON):
@@ -285,11 +288,11 @@ def indexed(params, prefix):
     return out
 
 
-def do_run(p, limit, reverse=False):
+def do_run(p, limit, reverse=False, region="-"):
     token = p.get("ClientToken", "")
     key = {k: v for k, v in p.items() if k not in ("Action", "Version")}
-    if token and token in state["tokens"]:
-        old_key, res = state["tokens"][token]
+    if token and (region, token) in state["tokens"]:
+        old_key, res = state["tokens"][(region, token)]
         if old_key != key:
             return 400, error_xml("IdempotentParameterMismatch",
                                   "Arguments on this idempotent request are inconsistent "
@@ -313,30 +316,33 @@ def do_run(p, limit, reverse=False):
                 "type": p.get("InstanceType", ""), "state": "pending",
                 "launch": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
                 "ip": "10.9.%d.%d" % (num // 250, num % 250 + 1), "token": token,
-                "tags": list(tags), "reservation": res["id"], "index": index}
+                "tags": list(tags), "reservation": res["id"], "index": index, "region": region}
         state["instances"].append(inst)
         res["instances"].append(inst)
     state["reservations"][res["id"]] = res
     if token:
-        state["tokens"][token] = (key, res)
+        state["tokens"][(region, token)] = (key, res)
     return 200, run_xml(res, rid(), reverse)
 
 
-def by_id(ids):
-    """The instances of these ids that exist (an id is i-<its number>: found
-    without a scan, as a burst tags thousands one call each)."""
+def by_id(ids, region="-"):
+    """The instances of these ids that exist in region (an id is i-<its
+    number>: found without a scan, as a burst tags thousands one call each)."""
     out = []
     for x in ids:
         try:
             num = int(x[2:], 16) if x.startswith("i-") else 0
         except ValueError:
             num = 0
-        if 0 < num <= len(state["instances"]) and state["instances"][num - 1]["id"] == x:
+        if 0 < num <= len(state["instances"]) and state["instances"][num - 1]["id"] == x \
+                and state["instances"][num - 1]["region"] == region:
             out.append(state["instances"][num - 1])
     return out
 
 
-def matches(inst, filters, ids):
+def matches(inst, filters, ids, region="-"):
+    if inst["region"] != region:
+        return False
     if ids and inst["id"] not in ids:
         return False
     for name, values in filters:
@@ -352,14 +358,14 @@ def matches(inst, filters, ids):
     return True
 
 
-def do_describe(p):
+def do_describe(p, region="-"):
     ids = indexed(p, "InstanceId")
     filters, n = [], 1
     while "Filter.%d.Name" % n in p:
         filters.append((p["Filter.%d.Name" % n], indexed(p, "Filter.%d.Value" % n)))
         n += 1
     insts = state["instances"]
-    if ids and not any(matches(i, filters, ids) for i in insts):
+    if ids and not any(matches(i, filters, ids, region) for i in insts):
         return 400, error_xml("InvalidInstanceID.NotFound",
                               "The instance ID '%s' does not exist" % ids[0], rid())
     # NextToken is where the scan stops in the launch order of every
@@ -372,29 +378,29 @@ def do_describe(p):
         size = min(size, int(state["page_cap"]))
     page, at = [], start
     while at < len(insts) and len(page) < size:
-        if matches(insts[at], filters, ids):
+        if matches(insts[at], filters, ids, region):
             page.append(insts[at])
         at += 1
-    more = any(matches(i, filters, ids) for i in insts[at:])
+    more = any(matches(i, filters, ids, region) for i in insts[at:])
     return 200, describe_xml(page, str(at) if more else None, rid())
 
 
-def ec2(p, step):
+def ec2(p, step, region="-"):
     action = p.get("Action", "")
     if action == "RunInstances":
-        return do_run(p, step.get("limit"), step.get("reverse", False))
+        return do_run(p, step.get("limit"), step.get("reverse", False), region)
     if action == "DescribeInstances":
-        return do_describe(p)
+        return do_describe(p, region)
     if action == "TerminateInstances":
         ids = indexed(p, "InstanceId")
-        for i in by_id(ids):
+        for i in by_id(ids, region):
             i["state"] = "terminated"
         return 200, terminate_xml(ids, rid())
     if action == "CreateTags":
         ids = indexed(p, "ResourceId")
         n = 1
         while "Tag.%d.Key" % n in p:
-            for i in by_id(ids):
+            for i in by_id(ids, region):
                 i["tags"] = [t for t in i["tags"] if t[0] != p["Tag.%d.Key" % n]]
                 i["tags"].append((p["Tag.%d.Key" % n], p.get("Tag.%d.Value" % n, "")))
             n += 1
@@ -562,14 +568,14 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             if rule:
                 if rule.get("commit"):
-                    ec2(p, {})
+                    ec2(p, {}, region)
                 return self.answer(rule.get("status", 400), error_xml(
                     rule["error"], rule.get("message", rule["error"]), rid()))
             if "body" in step:
                 return self.answer(step.get("status", 500), step["body"], "text/plain")
             if "error" in step:
                 if step.get("commit"):
-                    ec2(p, {})
+                    ec2(p, {}, region)
                 msg = step.get("message", step["error"])
                 if step.get("echo_token"):
                     msg += " token=%s" % self.headers.get("X-Amz-Security-Token")
@@ -582,7 +588,7 @@ class Handler(BaseHTTPRequestHandler):
                 state["throttled"].append({"region": region, "action": p.get("Action"),
                                            "bucket": bucket, "t": time.time()})
                 return self.answer(503, error_xml("RequestLimitExceeded", "Request limit exceeded.", rid()))
-            status, body = ec2(p, step)
+            status, body = ec2(p, step, region)
         return self.answer(status, body)
 
 

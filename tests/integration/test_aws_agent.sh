@@ -248,7 +248,7 @@ n3=$(python3 -c 'import json,sys; print(len([r for r in json.load(open(sys.argv[
 cnt=$(curl -s -X POST -d '{}' "$fep/_script" >/dev/null; python3 - "$fep" <<'PY'
 import sys, urllib.request, urllib.parse
 body = urllib.parse.urlencode({"Action": "DescribeInstances", "Filter.1.Name": "tag:burst:nodeset", "Filter.1.Value.1": "fake"}).encode()
-req = urllib.request.Request(sys.argv[1] + "/", data=body, headers={"Authorization": "AWS4-HMAC-SHA256 Credential=x"})
+req = urllib.request.Request(sys.argv[1] + "/", data=body, headers={"Authorization": "AWS4-HMAC-SHA256 Credential=AKID/20261128/us-east-1/ec2/aws4_request, SignedHeaders=host, Signature=x"})
 print(urllib.request.urlopen(req).read().decode().count("<instanceId>"))
 PY
 )
