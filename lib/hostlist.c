@@ -63,6 +63,11 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 		return -1;
 	}
 	r = open + 1;
+	if (r == close) {   /* "burst-[]": no number, so no name at all */
+		burst_err_set(err, "empty range '[]' in host list '%s' at character %zu", full,
+			      (size_t)(open - full) + 1);
+		return -1;
+	}
 	while (r < close) {
 		unsigned long lo, hi, v;
 		int width = 0;

@@ -57,6 +57,8 @@ static const struct {
 	{ "a,,b", "empty host name" },
 	{ "n[1-100]", "more than 10 names" },
 	{ "n[1-2;3]", "unexpected ';' in host range of 'n[1-2;3]' at character 6" },
+	{ "burst-[]", "empty range '[]' in host list 'burst-[]' at character 7" },
+	{ "a,r[1-2]n[]", "empty range '[]' in host list 'a,r[1-2]n[]' at character 10" },
 };
 
 int main(void)
