@@ -416,7 +416,12 @@ static void serve_clients(void)
 	}
 	/* the connections first; each found by its descriptor (an earlier one's
 	 * drop moved another in the table; no descriptor of a dropped one is
-	 * reused by a connection before the accepts below) */
+	 * reused by a connection before the accepts below). An agent frozen
+	 * and deposed meanwhile reads no client's request, not even to log it:
+	 * the lease is checked first (a mutex and a clock read while it is
+	 * valid) */
+	if (n > 0)
+		lease_check();
 	for (int k = 0; k < n; k++)
 		if (!(ev[k].data.u64 & EV_TAG)) {
 			size_t ci = conn_find(&A.conns, (int)ev[k].data.u64);
