@@ -347,6 +347,9 @@ void handle_join(int fd, const char *buf, size_t got)
 		reply_json(fd, false, why, NULL);
 		goto out;
 	}
+	/* munge_open waited on munged: an agent frozen meanwhile and deposed
+	 * decides (and logs) nothing of the report */
+	lease_check();
 	join_claims(payload, &rep, &pay);
 	rep.record = text;
 	node = rep.node;
@@ -419,6 +422,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		free(e);
 		bad = why;
 	}
+	lease_check();   /* the checks above took a while: still ours? */
 	{
 		json_object *tm, *v;
 		if (json_object_object_get_ex(req, "timing", &tm)) {
