@@ -85,13 +85,11 @@ struct scall {
 	uint32_t *states;
 	size_t n;
 	struct sjob *jobs;                /* lost jobs: what each is now */
-	uint32_t *ids;                    /* jobs on node */
 	int rc, err;
 	job_info_msg_t *msg;
 	char out[600];
 	double secs;
 	void (*cb)(void *arg, bool ran, bool ok);
-	void (*jobs_cb)(void *arg, bool ran, const uint32_t *ids, size_t n);
 	void *arg;
 	struct jobs_req *reqs;            /* jobs on nodes: the batch it answers */
 	size_t nreqs;
@@ -137,8 +135,6 @@ static void sc_done(struct pjob *j, bool ran)
 		c->then(c);
 	else if (!ran && c->cb)
 		c->cb(c->arg, false, false);
-	else if (!ran && c->jobs_cb)
-		c->jobs_cb(c->arg, false, NULL, 0);
 	if (c->reqs)
 		jobs_batch_end(c, ran);
 	free(c->node);
@@ -151,7 +147,6 @@ static void sc_done(struct pjob *j, bool ran)
 	free(c->names);
 	free(c->states);
 	free(c->jobs);
-	free(c->ids);
 	slurm_free_job_info_msg(c->msg);
 	free(c);
 }
@@ -727,14 +722,10 @@ static void w_jobs_on(struct scall *c)
 	slurm_free_job_info_msg(msg);
 }
 
-static void t_jobs_on(struct scall *c)
-{
-	(void)c;   /* the requests are answered by jobs_batch_end */
-}
-
 static void jobs_send(void)
 {
-	struct scall *c = sc_new("load_jobs", w_jobs_on, t_jobs_on);
+	/* answered by jobs_batch_end, from sc_done */
+	struct scall *c = sc_new("load_jobs", w_jobs_on, NULL);
 
 	c->reqs = jq;
 	c->nreqs = njq;
