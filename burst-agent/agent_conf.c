@@ -48,27 +48,18 @@ struct aprov *prov_by_name(const char *name)
 	return NULL;
 }
 
-/* The configured provider that launches candidate c of node set ns: the
- * one whose Regions made it (config_candidates), else the first of its
- * catalog provider the node set allows. */
-struct aprov *prov_of(const struct candidate *c, const struct cfg_nodeset *ns)
+/* The configured provider that launches candidate c: the one whose Regions
+ * made it (config_candidates, which keeps to each node set's Providers=);
+ * NULL if that provider has no driver running. */
+struct aprov *prov_of(const struct candidate *c)
 {
-	size_t i, k;
+	size_t i;
 
-	if (c->provider >= 0 && (size_t)c->provider < A.cfg->nproviders) {
-		const char *name = A.cfg->providers[c->provider].name;
-		for (i = 0; i < A.nprovs; i++)
-			if (!strcmp(A.provs[i].cfg->name, name))
-				return &A.provs[i];
+	if (c->provider < 0 || (size_t)c->provider >= A.cfg->nproviders)
 		return NULL;
-	}
-	for (i = 0; i < A.nprovs; i++) {
-		bool allowed = !ns->nproviders;
-		for (k = 0; k < ns->nproviders && !allowed; k++)
-			allowed = !strcmp(ns->providers[k], A.provs[i].cfg->name);
-		if (allowed && A.provs[i].catalog_id == c->type->provider)
+	for (i = 0; i < A.nprovs; i++)
+		if (!strcmp(A.provs[i].cfg->name, A.cfg->providers[c->provider].name))
 			return &A.provs[i];
-	}
 	return NULL;
 }
 
@@ -97,7 +88,7 @@ void rank_candidates(void)
 	for (i = 0; i < A.cfg->nnodesets; i++) {
 		A.ranked[i] = xcalloc(A.cs->n ? A.cs->n : 1, sizeof(size_t));
 		for (j = 0; j < A.cs->n; j++)
-			if (A.cs->c[j].nodeset == (int)i && prov_of(&A.cs->c[j], &A.cfg->nodesets[i]))
+			if (A.cs->c[j].nodeset == (int)i && prov_of(&A.cs->c[j]))
 				A.ranked[i][A.nranked[i]++] = j;
 		qsort(A.ranked[i], A.nranked[i], sizeof(size_t), cmp_rank);
 	}
@@ -216,7 +207,7 @@ bool job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node
 		size_t *own = xcalloc(cr->n ? cr->n : 1, sizeof(*own)), n = 0;
 		for (i = 0; i < cr->n; i++) {
 			const struct candidate *c = &A.cs->c[cr->cands[i]];
-			if (c->nodeset == nsi && prov_of(c, &A.cfg->nodesets[nsi]))
+			if (c->nodeset == nsi && prov_of(c))
 				own[n++] = cr->cands[i];
 		}
 		if (!n) {

@@ -159,7 +159,7 @@ struct bnode *node_find(const char *name);
 int node_index_for(const struct aprov *p, const struct bnode *bn);
 const struct cfg_nodeset *nodeset_of(const char *node);
 struct aprov *prov_by_name(const char *name);
-struct aprov *prov_of(const struct candidate *c, const struct cfg_nodeset *ns);
+struct aprov *prov_of(const struct candidate *c);
 void rank_candidates(void);
 /* A job's launch order in a node set (agent_conf.c). */
 struct job_order {

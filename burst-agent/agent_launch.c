@@ -35,7 +35,7 @@ static ssize_t next_candidate(const struct job_order *jo, char **tried)
 
 	for (k = 0; k < jo->n; k++) {
 		const struct candidate *c = &A.cs->c[jo->order[k]];
-		struct aprov *p = prov_of(c, &A.cfg->nodesets[jo->nodeset]);
+		struct aprov *p = prov_of(c);
 		char key[512];
 		double until;
 
@@ -369,9 +369,8 @@ static const char *cand_region(const struct candidate *c)
  * tie: the node set spreads over its regions and providers in rank order
  * when one region's bucket would delay it.
  */
-static ssize_t pace_pick(struct job_pick *jp, int nsi)
+static ssize_t pace_pick(struct job_pick *jp)
 {
-	const struct cfg_nodeset *ns = &A.cfg->nodesets[nsi];
 	double best = INFINITY, t = mono();
 	ssize_t bi = jp->ci;
 	int k;
@@ -383,7 +382,7 @@ static ssize_t pace_pick(struct job_pick *jp, int nsi)
 		for (o = 0; o < jp->jo.n && jp->nelig < (int)(sizeof(jp->elig) / sizeof(jp->elig[0])); o++) {
 			const struct candidate *c = &A.cs->c[jp->jo.order[o]];
 			char key[512];
-			cooldown_key(prov_of(c, ns)->cfg->name, catalog_str(A.cat, c->type->name),
+			cooldown_key(prov_of(c)->cfg->name, catalog_str(A.cat, c->type->name),
 				     c->region >= 0 ? catalog_str(A.cat, c->region) : NULL, key, sizeof(key));
 			if (state_cooldown_until(A.db, key) <= tw)
 				jp->elig[jp->nelig++] = (ssize_t)jp->jo.order[o];
@@ -391,7 +390,7 @@ static ssize_t pace_pick(struct job_pick *jp, int nsi)
 	}
 	for (k = 0; k < jp->nelig; k++) {
 		const struct candidate *c = &A.cs->c[jp->elig[k]];
-		double eta = pace_launch_eta(prov_of(c, ns)->cfg->name, cand_region(c));
+		double eta = pace_launch_eta(prov_of(c)->cfg->name, cand_region(c));
 		if (eta < best - 1e-6) {
 			best = eta;
 			bi = jp->elig[k];
@@ -549,7 +548,7 @@ void launch_requested(void)
 				 * job one by one.
 				 */
 				const struct candidate *c = &A.cs->c[jp->ci];
-				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
+				struct aprov *p = prov_of(c);
 				char note[300];
 				const char *why;
 				int b;
@@ -581,9 +580,9 @@ void launch_requested(void)
 				}
 			}
 			{
-				ssize_t ci = pace_pick(jp, (int)nsi);
+				ssize_t ci = pace_pick(jp);
 				const struct candidate *c = &A.cs->c[ci];
-				struct aprov *p = prov_of(c, &A.cfg->nodesets[nsi]);
+				struct aprov *p = prov_of(c);
 				r.attempt++;
 				random_token(token, sizeof(token));
 				free(r.token);
@@ -641,7 +640,7 @@ void launch_requested(void)
 					batch[nb++] = picks[k].name;
 				snprintf(key, sizeof(key), "%s\n%s", catalog_str(A.cat, c->type->name),
 					 A.cfg->nodesets[nsi].name);
-				pace_launch(batch, nb, prov_of(c, &A.cfg->nodesets[nsi])->cfg->name, cand_region(c), key);
+				pace_launch(batch, nb, prov_of(c)->cfg->name, cand_region(c), key);
 			}
 			free(batch);
 		}

@@ -173,7 +173,7 @@ double instance_price(const char *provider, const char *type, const char *region
 		if (strcmp(catalog_str(A.cat, c->type->name), type) || strcmp(cr, region) || c->nodeset < 0 ||
 		    (size_t)c->nodeset >= A.cfg->nnodesets)
 			continue;
-		p = prov_of(c, &A.cfg->nodesets[c->nodeset]);
+		p = prov_of(c);
 		if (p && !strcmp(p->cfg->name, provider))
 			return c->ondemand;
 	}
