@@ -525,6 +525,12 @@ static void fd_limits(void)
 /* Once this agent holds the lease: its nodes, Slurm, its sockets. */
 static int setup_active(void)
 {
+	/* what the drivers read from StateDir when this agent started, as a
+	 * standby perhaps, is read again: the agent it takes over from may
+	 * have written since (no call is in flight yet) */
+	for (size_t i = 0; i < A.nprovs; i++)
+		if (A.provs[i].ops->activate)
+			A.provs[i].ops->activate(A.provs[i].drv);
 	ensure_nodes();
 	fd_limits();
 	slurm_init(NULL);

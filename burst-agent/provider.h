@@ -162,6 +162,11 @@ struct provider_ops {
 	 * a machine that powers off)? 1 yes, 0 no, -1 cannot tell. NULL when
 	 * the driver cannot know; BootTimeout then catches such an instance. */
 	int (*ended)(struct provider *p, const char *node, const char *instance);
+	/* Optional: this agent has just taken the lease (no call in flight).
+	 * What the driver read from StateDir at init is a standby's view from
+	 * its start: the agent it takes over from may have written since (the
+	 * aws batch journal), so the driver reads it again. */
+	void (*activate)(struct provider *p);
 	void (*fini)(struct provider *p);
 };
 

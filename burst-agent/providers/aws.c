@@ -1044,6 +1044,22 @@ static void aws_fini(struct provider *p)
 	free(p);
 }
 
+/*
+ * The lease taken: the journal as the agent taken over from left it. A
+ * standby read it at its start; a batch written since then and unknown here
+ * would count as never sent: its nodes would be launched a second time (a
+ * batch made up of other nodes has another ClientToken, and moto honours
+ * none), and the next compaction would write its entries away.
+ */
+static void aws_activate(struct provider *p)
+{
+	char *path = xstrdup(p->J.path);
+
+	bj_free(&p->J);
+	bj_open(&p->J, path);
+	free(path);
+}
+
 const struct provider_ops provider_aws = {
 	.type = "aws",
 	.init = aws_init,
@@ -1053,5 +1069,6 @@ const struct provider_ops provider_aws = {
 	.list = aws_list,
 	.list_step = aws_list_step,
 	.console = aws_console,
+	.activate = aws_activate,
 	.fini = aws_fini,
 };

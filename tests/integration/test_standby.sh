@@ -6,7 +6,11 @@
 # the active agent dies: SIGKILL (STANDBY_MODE=kill, the default) or frozen
 # by SIGSTOP (STANDBY_MODE=stop: its lease is not renewed, as when its host
 # is cut off; it is let go on once the standby has taken over, and must
-# step down without doing anything). More jobs are submitted while no
+# step down without doing anything) or STANDBY_MODE=crash (it dies at the
+# crash point provider.launch.after: its first launch answered, the answer
+# not recorded; the standby read the batch journal at its own start, before
+# that batch was written, and must adopt the batch's instances, not launch
+# its nodes again). More jobs are submitted while no
 # agent is active. The standby takes over within 10 s, every job
 # completes, each of the 32 nodes got exactly one instance, and no spool
 # request is left.
@@ -20,7 +24,7 @@ build=${BURST_TOP_BUILDDIR:-$src}
 burstctl="$build/burst-agent/ctl/burstctl"
 inst="$src/burst-agent/providers/burst-local-instance"
 mode=${STANDBY_MODE:-kill}
-[ "$mode" = kill ] || [ "$mode" = stop ] || bail "STANDBY_MODE=$mode: give kill or stop"
+case $mode in kill | stop | crash) ;; *) bail "STANDBY_MODE=$mode: give kill, stop or crash" ;; esac
 [ -x "$build/burst-agent/burst-agent" ] || bail "no $build/burst-agent/burst-agent (build first)"
 
 aux=$(mktemp -d /tmp/test_standby.XXXXXX)
@@ -59,7 +63,12 @@ cd "$LAB" || bail "no lab directory"
 TAP_DIAG="$LAB/log/agent.log"
 
 # --- two agents, one StateDir ---
-lab_agent_start; ok $? "agent A is up" "$LAB/log/agent.log"
+if [ "$mode" = crash ]; then
+	BURST_CRASH_POINT=provider.launch.after:1 lab_agent_start
+else
+	lab_agent_start
+fi
+ok $? "agent A is up" "$LAB/log/agent.log"
 a=$AGENT_PID
 grep -q "lease taken (epoch 1): nobody held it" "$LAB/log/agent.log"
 ok $? "A holds the lease (epoch 1)" "$LAB/log/agent.log"
@@ -147,15 +156,24 @@ for j in 1 2 3 4; do
 done
 [ "$(echo $jobs | wc -w)" = 4 ]; ok $? "4 jobs of 4 nodes submitted:$jobs" "$LAB/err"
 admitted() { grep -c "booting -> admitted" "$1" 2>/dev/null; }
-for ((i = 0; i < 1200; i++)); do [ "$(admitted "$LAB/log/agent.log")" -ge 4 ] && break; sleep 0.1; done
-na=$(admitted "$LAB/log/agent.log")
-[ "$na" -ge 4 ] && [ "$na" -lt 16 ]
-ok $? "A launched and admitted some of the first 16 nodes ($na admitted)" "$LAB/log/agent.log" "$LAB/emu.err"
-t0=$(date +%s.%N)
+if [ "$mode" = crash ]; then
+	for ((i = 0; i < 1200; i++)); do lab_pid_alive "$a" || break; sleep 0.1; done
+	wait "$a" 2>/dev/null
+	rc=$?
+	t0=$(date +%s.%N)
+	[ "$rc" = 86 ] && grep -q "crash point provider.launch.after reached" "$LAB/log/agent.log"
+	ok $? "A died with its first launch answered and not recorded (exit status $rc)" "$LAB/log/agent.log"
+else
+	for ((i = 0; i < 1200; i++)); do [ "$(admitted "$LAB/log/agent.log")" -ge 4 ] && break; sleep 0.1; done
+	na=$(admitted "$LAB/log/agent.log")
+	[ "$na" -ge 4 ] && [ "$na" -lt 16 ]
+	ok $? "A launched and admitted some of the first 16 nodes ($na admitted)" "$LAB/log/agent.log" "$LAB/emu.err"
+	t0=$(date +%s.%N)
+fi
 if [ "$mode" = kill ]; then
 	{ kill -9 "$a"; wait "$a"; } 2>/dev/null
 	[ $? = 137 ]; ok $? "A killed (SIGKILL) in the middle of the burst"
-else
+elif [ "$mode" = stop ]; then
 	# frozen between two writes of its state: a host cut off from the
 	# storage loses its locks with it (the storage's fencing), while a
 	# process frozen on a live host inside a write keeps SQLite's lock,
@@ -230,6 +248,11 @@ ninst=$(wc -l <"$LAB/inst.txt")
 ok $? "each of the 32 nodes got one instance ($ninst instances for $nodes nodes; duplicates: $(echo ${dups:-none}); relaunched for slurmd: ${relaunched:-none})" "$LAB/inst.txt"
 live2=$(awk '$2 != "terminated" && $2 != "shutting-down" {print $3}' "$LAB/inst.txt" | sort | uniq -d)
 [ -z "$live2" ]; ok $? "no node has two live instances (${live2:-none}): a relaunch terminated the first" "$LAB/inst.txt"
+if [ "$mode" = crash ]; then
+	# the batch A launched and died before recording: B found it in the journal
+	nad=$(grep -c ": instance i-[0-9a-f]* adopted: launched earlier (batch burst-" "$LAB/log/agentB.log")
+	[ "$nad" -ge 1 ]; ok $? "B adopted the instances of A's unrecorded launch ($nad nodes)" "$LAB/log/agentB.log"
+fi
 [ -z "$(ls "$LAB/burst/spool" 2>/dev/null | grep '\.json$')" ]
 ok $? "no spool request left"
 "$burstctl" --config "$LAB/etc/burst.conf" status >"$LAB/status2" 2>&1
