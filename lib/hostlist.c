@@ -112,9 +112,14 @@ static int expand_item(const char *full, const char *prefix, size_t plen, const 
 			burst_err_set(err, "host list '%s' expands to more than %zu names", full, max);
 			return -1;
 		}
-		if (*r == ',')
+		if (*r == ',') {
 			r++;
-		else if (r != close) {
+			if (r == close) {   /* "n[1,]": Slurm refuses it too */
+				burst_err_set(err, "expected a number after ',' in host range of '%s' at character %zu",
+					      full, (size_t)(r - full) + 1);
+				return -1;
+			}
+		} else if (r != close) {
 			burst_err_set(err, "unexpected '%c' in host range of '%s' at character %zu", *r,
 				      full, (size_t)(r - full) + 1);
 			return -1;

@@ -59,6 +59,10 @@ static const struct {
 	{ "n[1-2;3]", "unexpected ';' in host range of 'n[1-2;3]' at character 6" },
 	{ "burst-[]", "empty range '[]' in host list 'burst-[]' at character 7" },
 	{ "a,r[1-2]n[]", "empty range '[]' in host list 'a,r[1-2]n[]' at character 10" },
+	/* Slurm 22.05's scontrol show hostnames: "Invalid hostlist: n[1,]" */
+	{ "n[1,]", "expected a number after ',' in host range of 'n[1,]' at character 5" },
+	{ "n[1-2,]x", "expected a number after ',' in host range of 'n[1-2,]x' at character 7" },
+	{ "n[1,,2]", "expected a number in host range of 'n[1,,2]' at character 5" },
 };
 
 int main(void)
