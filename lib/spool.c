@@ -195,16 +195,32 @@ char *spool_read(const char *dir, const char *name, uid_t owner, size_t max, siz
 			      (long long)st.st_size, max);
 		goto fail;
 	}
-	/* read to the end, but never past max (the file may grow meanwhile) */
-	buf = xmalloc(max + 1);
-	while (got <= max && (n = read(fd, buf + got, max + 1 - got)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			burst_err_set(err, "%s: cannot read: %s", path, strerror(errno));
-			goto fail;
+	/*
+	 * Read to the end, but never past max (the file may grow meanwhile).
+	 * The buffer is the file's size now and one byte (to see its end), not
+	 * max: grown, up to max + 1 bytes, only if the file grows.
+	 */
+	{
+		size_t cap = (size_t)st.st_size + 1;
+		buf = xmalloc(cap + 1);
+		for (;;) {
+			if (got == cap) {
+				if (cap > max)
+					break;
+				cap = cap > (max + 1) / 2 ? max + 1 : 2 * cap;
+				buf = xrealloc(buf, cap + 1);
+			}
+			n = read(fd, buf + got, cap - got);
+			if (n == 0)
+				break;
+			if (n < 0) {
+				if (errno == EINTR)
+					continue;
+				burst_err_set(err, "%s: cannot read: %s", path, strerror(errno));
+				goto fail;
+			}
+			got += (size_t)n;
 		}
-		got += (size_t)n;
 	}
 	if (got > max) {
 		burst_err_set(err, "%s: more than a request may have (%zu bytes)", path, max);

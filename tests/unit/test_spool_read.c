@@ -9,6 +9,7 @@
  * agent).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,22 @@ int main(void)
 	t = spool_read(dir, "a.json", owner, 1024, &len, &err);
 	ok(t && !strcmp(t, "{\"op\":\"resume\",\"nodes\":\"n1\"}") && len == 28, "a regular request is read (%zu bytes)",
 	   len);
+	/* the buffer is the request's size, not the cap's (4 MiB for the agent,
+	 * which took the whole cap for every request it read) */
+	t = spool_read(dir, "a.json", owner, 4u << 20, &len, &err);
+	ok(t && len == 28 && malloc_usable_size(t) < 4096, "a small request takes a small buffer (%zu bytes)",
+	   t ? malloc_usable_size(t) : 0);
+	free(t);
+
+	/* a file larger than stat said (it grew meanwhile): /proc/self/status
+	 * is a regular file of size 0 with a page of text */
+	t = spool_read("/proc/self", "status", me, 1 << 20, &len, &err);
+	ok(t && !strncmp(t, "Name:", 5) && strstr(t, "\nPid:") && len > 500 && strlen(t) == len,
+	   "a file that grows after its stat is read whole (%zu bytes)", len);
+	free(t);
+	t = spool_read("/proc/self", "status", me, 100, &len, &err);
+	ok(!t && strstr(err.msg, "more than a request may have (100 bytes)"),
+	   "... and refused once it grows past the cap (%s)", t ? "read" : err.msg);
 	free(t);
 
 	snprintf(path, sizeof(path), "%s/fifo.json", dir);
