@@ -1618,11 +1618,13 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 				if (ty->nprices == 0) {
 					candset_add(&tmp, ty, CATALOG_UNKNOWN, NAN, NAN, (int)nsi);
 					tmp.c[tmp.n - 1].provider = (int)p;
+					tmp.c[tmp.n - 1].provider_name = pv->name;
 				}
 				for (r = 0; r < ty->nprices; r++) {
 					candset_add(&tmp, ty, ty->prices[r].region, ty->prices[r].ondemand,
 						    ty->prices[r].spot, (int)nsi);
 					tmp.c[tmp.n - 1].provider = (int)p;
+					tmp.c[tmp.n - 1].provider_name = pv->name;
 				}
 				continue;
 			}
@@ -1641,6 +1643,7 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 					}
 				candset_add(&tmp, ty, rids[r], od, sp, (int)nsi);
 				tmp.c[tmp.n - 1].provider = (int)p;
+				tmp.c[tmp.n - 1].provider_name = pv->name;
 			}
 		}
 		free(rids);
@@ -1671,6 +1674,7 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 			const struct candidate *cd = &sorted->c[res.m[t].cand];
 			candset_add(cs, cd->type, cd->region, cd->ondemand, cd->spot, cd->nodeset);
 			cs->c[cs->n - 1].provider = cd->provider;
+			cs->c[cs->n - 1].provider_name = cd->provider_name;
 		}
 		resolution_free(&res);
 	} else {
@@ -1678,6 +1682,7 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 			candset_add(cs, sorted->c[t].type, sorted->c[t].region, sorted->c[t].ondemand,
 				    sorted->c[t].spot, sorted->c[t].nodeset);
 			cs->c[cs->n - 1].provider = sorted->c[t].provider;
+			cs->c[cs->n - 1].provider_name = sorted->c[t].provider_name;
 		}
 	}
 	return cs->n - before;

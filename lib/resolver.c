@@ -32,6 +32,7 @@ void candset_add(struct candset *cs, const struct cat_type *t, int region,
 	cd->spot = spot;
 	cd->nodeset = nodeset;
 	cd->provider = -1;
+	cd->provider_name = NULL;
 	cs->sorted = false;
 	drop_index(cs);
 }
@@ -83,12 +84,14 @@ void candset_free(struct candset *cs)
 const char *candidate_name(const struct catalog *cat, const struct candidate *cd,
 			   char *buf, size_t len)
 {
+	/* the configured provider's name: two of one catalog (two AWS
+	 * accounts) are told apart */
+	const char *pv = cd->provider_name ? cd->provider_name : catalog_str(cat, cd->type->provider);
+
 	if (cd->region >= 0)
-		snprintf(buf, len, "%s/%s@%s", catalog_str(cat, cd->type->provider),
-			 catalog_str(cat, cd->type->name), catalog_str(cat, cd->region));
+		snprintf(buf, len, "%s/%s@%s", pv, catalog_str(cat, cd->type->name), catalog_str(cat, cd->region));
 	else
-		snprintf(buf, len, "%s/%s", catalog_str(cat, cd->type->provider),
-			 catalog_str(cat, cd->type->name));
+		snprintf(buf, len, "%s/%s", pv, catalog_str(cat, cd->type->name));
 	return buf;
 }
 

@@ -25,6 +25,9 @@ struct candidate {
 	int provider;            /* index into the config's providers (the one that
 				  * launches it: two of one catalog provider, as two
 				  * AWS accounts, each have their own), or -1 */
+	const char *provider_name; /* that provider's configured name (the
+				  * config's string), or NULL: candidate_name
+				  * then names the catalog's provider */
 };
 
 struct candset {

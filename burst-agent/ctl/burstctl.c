@@ -354,9 +354,18 @@ static const char *nodeset_name(const struct burst_config *cfg, int ns)
 }
 
 /* Is candidate cd of the listing shown (--provider filters the listing only)? */
+/* The provider a candidate is shown under: the configured one (two of one
+ * catalog, as two AWS accounts, are told apart), else the catalog's. */
+static const char *cand_provider(const struct catalog *cat, const struct candidate *cd)
+{
+	return cd->provider_name ? cd->provider_name : catalog_str(cat, cd->type->provider);
+}
+
+/* --provider: the configured provider's name or its catalog's */
 static bool shown_cand(const struct opts *o, const struct catalog *cat, const struct candidate *cd)
 {
-	return !o->provider || str_ieq(catalog_str(cat, cd->type->provider), o->provider);
+	return !o->provider || str_ieq(catalog_str(cat, cd->type->provider), o->provider) ||
+		(cd->provider_name && str_ieq(cd->provider_name, o->provider));
 }
 
 /*
@@ -448,7 +457,7 @@ static int cmd_resolve(const struct opts *o, int argc, char **argv)
 					continue;
 				m = json_object_new_object();
 				json_object_object_add(m, "rank", json_object_new_int((int)++shown));
-				json_object_object_add(m, "provider", json_object_new_string(catalog_str(cat, cd->type->provider)));
+				json_object_object_add(m, "provider", json_object_new_string(cand_provider(cat, cd)));
 				json_object_object_add(m, "instance_type", json_object_new_string(catalog_str(cat, cd->type->name)));
 				json_object_object_add(m, "region", cd->region >= 0 ?
 						       json_object_new_string(catalog_str(cat, cd->region)) : NULL);
@@ -508,7 +517,7 @@ static int cmd_resolve(const struct opts *o, int argc, char **argv)
 					fmt_accel(cat, cd->type, acc, sizeof(acc));
 					fmt_price(res->m[i].price, buf, sizeof(buf));
 					printf("%4zu %-8s %-22s %-14s %-10s %9s %7.1f  %g vCPU, %s, %s\n", ++shown,
-					       catalog_str(cat, cd->type->provider), catalog_str(cat, cd->type->name),
+					       cand_provider(cat, cd), catalog_str(cat, cd->type->name),
 					       cd->region >= 0 ? catalog_str(cat, cd->region) : "-",
 					       nodeset_name(cfg, cd->nodeset), buf, res->m[i].excess,
 					       cd->type->num[KEY_VCPUS], mem, acc);

@@ -60,6 +60,21 @@ run 0 --config "$conf" --provider gcp resolve gpu-modern
 has "jobs with this contract go to node sets gpu1,gpu4 (partitions burst-gpu, features gpu1|gpu4)" out &&
 	! awk '$1 ~ /^[0-9]+$/ && $2 != "gcp"' "$tmp/out" | grep -q .
 ok $? "--provider filters the listing, not the decision (node sets gpu1,gpu4)"
+# two providers of one catalog (two AWS accounts): each candidate is shown
+# under its configured provider, which --provider takes too
+cat >"$tmp/two.conf" <<'CONF'
+Provider=acct1 Type=aws Regions=us-east-1 ImageId=ami-0123456789abcdef0 SubnetId=subnet-1 JoinAddress=10.0.0.5:6830
+Provider=acct2 Type=aws Regions=us-west-2 ImageId=ami-0123456789abcdef0 SubnetId=subnet-2 JoinAddress=10.0.0.5:6830
+Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
+NodeSet=n Nodes=b-[1-2] Partition=burst InstanceTypes=t3.micro Providers=acct1,acct2
+CONF
+run 0 --config "$tmp/two.conf" resolve small
+[ "$(awk '$1 ~ /^[0-9]+$/ { print $2 "/" $3 "@" $4 }' "$tmp/out" | tr '\n' ' ')" = "acct1/t3.micro@us-east-1 acct2/t3.micro@us-west-2 " ] &&
+	has "chosen: acct1/t3.micro@us-east-1 is the cheapest" out
+ok $? "resolve names each candidate by its configured provider (acct1, acct2), not the catalog's (aws)"
+run 0 --config "$tmp/two.conf" --provider acct2 resolve small
+[ "$(awk '$1 ~ /^[0-9]+$/ { print $2 }' "$tmp/out" | tr '\n' ' ')" = "acct2 " ]
+ok $? "--provider takes a configured provider's name"
 sed 's/^AllowInlineContracts=yes/AllowInlineContracts=no/' "$conf" >"$tmp/noinline.conf"
 run 2 --config "$tmp/noinline.conf" resolve 'accelerator_count>=1'
 has "inline contracts are not allowed on this cluster (AllowInlineContracts=no in $tmp/noinline.conf); use a named one: gpu4-ampere, gpu-modern, cpu-hpc" err

@@ -182,6 +182,15 @@ int main(void)
 		ok(cs->n == 3 && east_r1 == 1 && west_r1 == 1 && west_r2 == 1 && other == 0,
 		   "r1 is a candidate of each, r2 only west's (%zu candidates: east@r1 %zu, west@r1 %zu, west@r2 %zu, "
 		   "other %zu)", cs->n, east_r1, west_r1, west_r2, other);
+		/* what burstctl resolve and the decision's first choice show: the
+		 * configured provider, not the catalog's (both "alpha") */
+		for (i = 0; i < cs->n; i++) {
+			const struct candidate *c = &cs->c[i];
+			char name[256], want[256];
+			snprintf(want, sizeof(want), "%s/cpu.small@%s", c->provider >= 0 ? cfg->providers[c->provider].name : "?",
+				 c->region >= 0 ? catalog_str(cat, c->region) : "?");
+			is_str(candidate_name(cat, c, name, sizeof(name)), want, "candidate %zu is named by its provider", i);
+		}
 		candset_free(cs);
 	}
 	config_free(cfg);
