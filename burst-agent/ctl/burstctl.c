@@ -353,7 +353,6 @@ static const char *nodeset_name(const struct burst_config *cfg, int ns)
 	return cfg && ns >= 0 ? cfg->nodesets[ns].name : "-";
 }
 
-/* Is candidate cd of the listing shown (--provider filters the listing only)? */
 /* The provider a candidate is shown under: the configured one (two of one
  * catalog, as two AWS accounts, are told apart), else the catalog's. */
 static const char *cand_provider(const struct catalog *cat, const struct candidate *cd)
@@ -361,7 +360,8 @@ static const char *cand_provider(const struct catalog *cat, const struct candida
 	return cd->provider_name ? cd->provider_name : catalog_str(cat, cd->type->provider);
 }
 
-/* --provider: the configured provider's name or its catalog's */
+/* Is candidate cd of the listing shown (--provider, the configured
+ * provider's name or its catalog's, filters the listing only)? */
 static bool shown_cand(const struct opts *o, const struct catalog *cat, const struct candidate *cd)
 {
 	return !o->provider || str_ieq(catalog_str(cat, cd->type->provider), o->provider) ||
