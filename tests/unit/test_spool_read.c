@@ -94,6 +94,7 @@ int main(void)
 	t = spool_read(dir, "a.json", owner, 1024, &len, &err);
 	ok(t && !strcmp(t, "{\"op\":\"resume\",\"nodes\":\"n1\"}") && len == 28, "a regular request is read (%zu bytes)",
 	   len);
+	free(t);
 	/* the buffer is the request's size, not the cap's (4 MiB for the agent,
 	 * which took the whole cap for every request it read) */
 	t = spool_read(dir, "a.json", owner, 4u << 20, &len, &err);
