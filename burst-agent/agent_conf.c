@@ -50,17 +50,15 @@ struct aprov *prov_by_name(const char *name)
 
 /* The configured provider that launches candidate c: the one whose Regions
  * made it (config_candidates, which keeps to each node set's Providers=);
- * NULL if that provider has no driver running. */
+ * NULL if that provider has no driver running. load_conf starts a driver
+ * for every configured provider, in their order, or fails: the candidate's
+ * provider index is its driver's. */
 struct aprov *prov_of(const struct candidate *c)
 {
-	size_t i;
-
-	if (c->provider < 0 || (size_t)c->provider >= A.cfg->nproviders)
+	if (c->provider < 0 || (size_t)c->provider >= A.nprovs ||
+	    A.provs[c->provider].cfg != &A.cfg->providers[c->provider])
 		return NULL;
-	for (i = 0; i < A.nprovs; i++)
-		if (!strcmp(A.provs[i].cfg->name, A.cfg->providers[c->provider].name))
-			return &A.provs[i];
-	return NULL;
+	return &A.provs[c->provider];
 }
 
 static int cmp_rank(const void *a, const void *b)
