@@ -1581,6 +1581,15 @@ static bool same_cands(const struct candidate *a, const struct candidate *b, siz
 	return true;
 }
 
+/* Add a candidate to cs as configured provider p (index and name) launches it. */
+static void add_provided(struct candset *cs, const struct cat_type *ty, int region, double ondemand, double spot,
+			 int nodeset, int p, const char *pname)
+{
+	candset_add(cs, ty, region, ondemand, spot, nodeset);
+	cs->c[cs->n - 1].provider = p;
+	cs->c[cs->n - 1].provider_name = pname;
+}
+
 /* Add the candidates of node set i to cs. Returns how many were added. */
 static size_t nodeset_candidates(const struct burst_config *cfg, const struct catalog *cat,
 				 size_t nsi, struct candset *cs, struct ns_cands *prev)
@@ -1616,15 +1625,11 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 				continue;
 			if (nregs == 0) {
 				if (ty->nprices == 0) {
-					candset_add(&tmp, ty, CATALOG_UNKNOWN, NAN, NAN, (int)nsi);
-					tmp.c[tmp.n - 1].provider = (int)p;
-					tmp.c[tmp.n - 1].provider_name = pv->name;
+					add_provided(&tmp, ty, CATALOG_UNKNOWN, NAN, NAN, (int)nsi, (int)p, pv->name);
 				}
 				for (r = 0; r < ty->nprices; r++) {
-					candset_add(&tmp, ty, ty->prices[r].region, ty->prices[r].ondemand,
-						    ty->prices[r].spot, (int)nsi);
-					tmp.c[tmp.n - 1].provider = (int)p;
-					tmp.c[tmp.n - 1].provider_name = pv->name;
+					add_provided(&tmp, ty, ty->prices[r].region, ty->prices[r].ondemand,
+						     ty->prices[r].spot, (int)nsi, (int)p, pv->name);
 				}
 				continue;
 			}
@@ -1641,9 +1646,7 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 						od = ty->prices[k].ondemand;
 						sp = ty->prices[k].spot;
 					}
-				candset_add(&tmp, ty, rids[r], od, sp, (int)nsi);
-				tmp.c[tmp.n - 1].provider = (int)p;
-				tmp.c[tmp.n - 1].provider_name = pv->name;
+				add_provided(&tmp, ty, rids[r], od, sp, (int)nsi, (int)p, pv->name);
 			}
 		}
 		free(rids);
@@ -1672,17 +1675,15 @@ static size_t nodeset_candidates(const struct burst_config *cfg, const struct ca
 		resolver_run(cat, sorted, ns->constraint, 0, &res, &e);
 		for (t = 0; t < res.n; t++) {
 			const struct candidate *cd = &sorted->c[res.m[t].cand];
-			candset_add(cs, cd->type, cd->region, cd->ondemand, cd->spot, cd->nodeset);
-			cs->c[cs->n - 1].provider = cd->provider;
-			cs->c[cs->n - 1].provider_name = cd->provider_name;
+			add_provided(cs, cd->type, cd->region, cd->ondemand, cd->spot, cd->nodeset, cd->provider,
+				     cd->provider_name);
 		}
 		resolution_free(&res);
 	} else {
 		for (t = 0; t < sorted->n; t++) {
-			candset_add(cs, sorted->c[t].type, sorted->c[t].region, sorted->c[t].ondemand,
-				    sorted->c[t].spot, sorted->c[t].nodeset);
-			cs->c[cs->n - 1].provider = sorted->c[t].provider;
-			cs->c[cs->n - 1].provider_name = sorted->c[t].provider_name;
+			const struct candidate *cd = &sorted->c[t];
+			add_provided(cs, cd->type, cd->region, cd->ondemand, cd->spot, cd->nodeset, cd->provider,
+				     cd->provider_name);
 		}
 	}
 	return cs->n - before;
