@@ -527,7 +527,10 @@ static int setup_active(void)
 {
 	/* what the drivers read from StateDir when this agent started, as a
 	 * standby perhaps, is read again: the agent it takes over from may
-	 * have written since (no call is in flight yet) */
+	 * have written since (no call is in flight yet); and before a driver
+	 * replaces a file there, it checks that this agent still holds the
+	 * lease */
+	provider_fence = lease_fence;
 	for (size_t i = 0; i < A.nprovs; i++)
 		if (A.provs[i].ops->activate)
 			A.provs[i].ops->activate(A.provs[i].drv);

@@ -337,6 +337,8 @@ int lease_acquire(const volatile sig_atomic_t *stopping);
 /* Before anything external: return if the lease is still this agent's,
  * else step down (exit at once, status 3). Any thread may call it. */
 void lease_check(void);
+/* lease_check as the drivers' fence (provider_fence): returns 0, or not at all */
+int lease_fence(void);
 /* A clean stop: hand the lease over at once. */
 void lease_release(void);
 

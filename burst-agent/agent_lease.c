@@ -284,6 +284,12 @@ void lease_check(void)
 	_exit(EXIT_DEPOSED);
 }
 
+int lease_fence(void)
+{
+	lease_check();
+	return 0;
+}
+
 void lease_release(void)
 {
 	burst_err_t err;

@@ -16,6 +16,8 @@ static const struct provider_ops *const drivers[] = {
 	NULL,
 };
 
+int (*provider_fence)(void);
+
 const struct provider_ops *provider_ops_find(const char *type)
 {
 	size_t i;

@@ -170,6 +170,14 @@ struct provider_ops {
 	void (*fini)(struct provider *p);
 };
 
+/*
+ * Set by the agent once it holds the lease (before activate): a driver
+ * calls it right before it replaces a file in StateDir that another agent
+ * may share (the aws batch journal's compaction). 0: go on; anything else:
+ * leave the file as it is. NULL (burstctl, the tests' drivers): no check.
+ */
+extern int (*provider_fence)(void);
+
 /* The driver for a provider type, or NULL. */
 const struct provider_ops *provider_ops_find(const char *type);
 

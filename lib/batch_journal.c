@@ -375,6 +375,15 @@ int bj_rewrite(struct batch_journal *j, burst_err_t *err)
 	if (bj_write_new(j, err) < 0)
 		return -1;
 	new_path(j, tmp, sizeof(tmp));
+	/* last, right before the rename: the new file's writing and syncing
+	 * may have taken a while, in which another agent may have taken over
+	 * and written batches of its own to the journal */
+	if (j->fence && j->fence() != 0) {
+		burst_err_set(err, "batch journal %s: not compacting it: this agent no longer holds the lease "
+			      "(the journal is kept as it is)", j->path);
+		unlink(tmp);
+		return -1;
+	}
 	if (rename(tmp, j->path) < 0) {
 		burst_err_set(err, "cannot compact the batch journal %s: renaming %s over it: %s (the journal is "
 			      "kept as it is)", j->path, tmp, strerror(errno));

@@ -48,6 +48,12 @@ struct batch_journal {
 	struct htab by_node;     /* "NODE:ATTEMPT" -> newest entry holding it */
 	size_t file_lines;       /* lines the file holds (what a rewrite would drop included) */
 	unsigned long rewrites;  /* compactions written (for tests and the log) */
+	/* Asked right before a rewrite renames its new file over the journal
+	 * (bj_rewrite): 0 lets it, anything else leaves the journal as it is.
+	 * Another process may share the file (a standby agent that has taken
+	 * over): the agent's lease check. NULL (as bj_open leaves it): no
+	 * check. */
+	int (*fence)(void);
 };
 
 /* Reads path (a missing file is an empty journal). */
@@ -87,8 +93,9 @@ long bj_drop_finished(struct batch_journal *j, const struct htab *live, const ch
 /*
  * Write the journal as memory has it: bj_write_new writes PATH.new and
  * syncs it, bj_rewrite does that, renames it over PATH and syncs the
- * directory. 0, or -1 with err (PATH untouched). A PATH.new left by a
- * crash before its rename is never read (bj_open removes it).
+ * directory. 0, or -1 with err (PATH untouched: also when j->fence
+ * refuses the rename). A PATH.new left by a crash before its rename is
+ * never read (bj_open removes it).
  */
 int bj_write_new(struct batch_journal *j, burst_err_t *err);
 int bj_rewrite(struct batch_journal *j, burst_err_t *err);

@@ -139,6 +139,17 @@ static void wait_in_flight(struct prov_batch *b, size_t from, size_t to, const s
 }
 
 /*
+ * A compaction renames its new file over the journal, which holds what
+ * this agent knew when it wrote the new one: an agent that has lost its
+ * lease (frozen through a listing) must not write away what the agent
+ * that took over has journaled since.
+ */
+static int journal_fence(void)
+{
+	return provider_fence ? provider_fence() : 0;
+}
+
+/*
  * Record nodes [from, to) of b as batch token, on disk (synced) before its
  * RunInstances: a batch that is not journaled is launched without looking
  * for an earlier launch of it, so it must not be sent unless journaled.
@@ -203,6 +214,7 @@ static struct provider *aws_init(const struct cfg_provider *cfg, const struct bu
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/aws-%s.batches", all->state_dir ? all->state_dir : ".", cfg->name);
 		bj_open(&p->J, path);
+		p->J.fence = journal_fence;
 	}
 	return p;
 }
@@ -1057,6 +1069,7 @@ static void aws_activate(struct provider *p)
 
 	bj_free(&p->J);
 	bj_open(&p->J, path);
+	p->J.fence = journal_fence;
 	free(path);
 }
 

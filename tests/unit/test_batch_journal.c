@@ -60,6 +60,18 @@ static size_t lines_of(const char *p)
 	return n;
 }
 
+/* The fence: counts its calls, notes whether the new file was there (written
+ * before the check) and answers fence_answer. */
+static int fence_calls, fence_answer, fence_saw_new;
+static char fence_newp[300];
+
+static int fence(void)
+{
+	fence_calls++;
+	fence_saw_new = access(fence_newp, F_OK) == 0;
+	return fence_answer;
+}
+
 /* The batch of (node, attempt) as its token's number, or -1; *idx its index. */
 static int found(const struct batch_journal *j, const char *node, int attempt, size_t *idx)
 {
@@ -154,6 +166,34 @@ int main(void)
 	{
 		struct stat st;
 		ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "the new file is mode 0600");
+	}
+
+	/* a deposed agent's compaction: another agent (b) took over and
+	 * journaled a batch; this one's rewrite, asked for after that, must
+	 * not rename its view over the file */
+	{
+		struct batch_journal b;
+		snprintf(fence_newp, sizeof(fence_newp), "%s", newp);
+		ok(j.fence == NULL, "bj_open leaves no fence");
+		j.fence = fence;
+		bj_open(&b, path);
+		ok(add(&b, 20, "us-east-1", 950, 1, "burst-20", 1) == 0, "the agent that took over journals a batch");
+		fence_answer = 1;
+		fence_calls = 0;
+		ok(bj_rewrite(&j, &err) < 0 && strstr(err.msg, "no longer holds the lease"),
+		   "a fence that refuses: no rewrite, and the error says why (%s)", err.msg);
+		ok(fence_calls == 1 && fence_saw_new, "the fence was asked once, after the new file was written");
+		ok(access(newp, F_OK) < 0, "the refused compaction's new file is removed");
+		is_num(lines_of(path), 5, "the journal keeps every line: the other agent's batch is there");
+		bj_free(&b);
+		bj_open(&b, path);
+		ok(bj_get(&b, tok(20)) != NULL, "and reads back with it");
+		bj_free(&b);
+		fence_answer = 0;
+		fence_calls = 0;
+		ok(bj_rewrite(&j, &err) == 0 && fence_calls == 1 && fence_saw_new && lines_of(path) == 4,
+		   "a fence that lets it: asked once, the file rewritten as this journal has it");
+		j.fence = NULL;
 	}
 
 	/* bounded: many batches come and go, the file does not grow with them */
