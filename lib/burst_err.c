@@ -28,10 +28,13 @@ void burst_err_append(burst_err_t *err, const char *fmt, ...)
 	if (!err)
 		return;
 	len = strnlen(err->msg, sizeof(err->msg));
-	if (len > 0 && len + 1 < sizeof(err->msg))
+	/* a newline only with room after it for a character and the end of
+	 * the string: else the newline would take the end's place */
+	if (len > 0) {
+		if (len + 2 >= sizeof(err->msg))
+			return;
 		err->msg[len++] = '\n';
-	if (len >= sizeof(err->msg) - 1)
-		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(err->msg + len, sizeof(err->msg) - len, fmt, ap);
 	va_end(ap);
