@@ -231,24 +231,69 @@ void sb_free(struct strbuf *sb)
 	sb_init(sb);
 }
 
+/*
+ * The length of the valid UTF-8 sequence of two or more bytes at p, or 0:
+ * no overlong form, no surrogate, nothing above U+10FFFF (RFC 3629).
+ */
+static size_t utf8_seq(const unsigned char *p)
+{
+	size_t n, i;
+	unsigned cp;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)   /* the string's end (0) included */
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+/* How one piece of s at p is written (its bytes in *len): 'x' \xNN, 'u'
+ * \u00NN (a C1 control in UTF-8), 'c' copied. */
+static char escape_kind(const unsigned char *p, size_t *len)
+{
+	size_t n;
+
+	*len = 1;
+	if (p[0] < 0x20 || p[0] == 0x7f)
+		return 'x';
+	if (p[0] < 0x80)
+		return 'c';
+	if (!(n = utf8_seq(p)))
+		return 'x';   /* not UTF-8: a lone byte 0x80-0x9f is a C1 control to an 8-bit terminal */
+	*len = n;
+	return n == 2 && p[0] == 0xc2 && p[1] <= 0x9f ? 'u' : 'c';
+}
+
 char *str_escape_ctl(const char *s)
 {
-	size_t n = 0, i;
+	size_t n = 0, i, len;
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	char *out, *o;
 
-	for (i = 0; p[i]; i++)
-		n += p[i] < 0x20 || p[i] == 0x7f ? 4 : (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) ? 6 : 1;
+	for (i = 0; p[i]; i += len)
+		switch (escape_kind(p + i, &len)) {
+		case 'x': n += 4; break;
+		case 'u': n += 6; break;
+		default: n += len;
+		}
 	o = out = xmalloc(n + 1);
-	for (i = 0; p[i]; i++) {
-		if (p[i] < 0x20 || p[i] == 0x7f)
-			o += sprintf(o, "\\x%02x", p[i]);
-		else if (p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f) {
-			o += sprintf(o, "\\u%04x", p[i + 1]);
-			i++;
-		} else
-			*o++ = (char)p[i];
-	}
+	for (i = 0; p[i]; i += len)
+		switch (escape_kind(p + i, &len)) {
+		case 'x': o += sprintf(o, "\\x%02x", p[i]); break;
+		case 'u': o += sprintf(o, "\\u%04x", p[i + 1]); break;
+		default: memcpy(o, p + i, len); o += len;
+		}
 	*o = '\0';
 	return out;
 }

@@ -30,8 +30,10 @@ const char *str_suggest(const char *word, const char *const *cands, size_t n);
 /*
  * s with its control characters written out, for text from elsewhere (a
  * node's record, a reason) bound for a log or a terminal: C0 bytes and DEL
- * become \xNN, the C1 controls in UTF-8 (U+0080-U+009F, e.g. CSI) \u00NN;
- * everything else is kept. A new string (caller frees); "" for NULL.
+ * become \xNN, the C1 controls in UTF-8 (U+0080-U+009F, e.g. CSI) \u00NN,
+ * and every byte that is not part of valid UTF-8 \xNN (a lone 0x9b is CSI
+ * to an 8-bit terminal); other UTF-8 is kept. A new string (caller frees);
+ * "" for NULL.
  */
 char *str_escape_ctl(const char *s);
 

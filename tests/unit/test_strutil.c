@@ -27,6 +27,18 @@ int main(void)
 	esc("c1 \302\233" "2J", "c1 \\u009b2J", "a UTF-8 C1 CSI");
 	esc("caf\303\251 \342\202\254", "caf\303\251 \342\202\254", "other UTF-8 is kept");
 	esc(NULL, "", "NULL is the empty string");
+	/* bytes that are not UTF-8 (found by the bless_report fuzz target: a
+	 * provenance record's driver name quoted in burstctl's message) */
+	esc("a\2332Jb", "a\\x9b2Jb", "a lone 0x9b (CSI to an 8-bit terminal) is written out");
+	esc("x\377\376y", "x\\xff\\xfey", "bytes that are never UTF-8");
+	esc("cut \342\202", "cut \\xe2\\x82", "a sequence cut short by the string's end");
+	esc("\342\202x", "\\xe2\\x82x", "a sequence cut short by an ASCII byte");
+	esc("overlong \300\257 \340\200\257", "overlong \\xc0\\xaf \\xe0\\x80\\xaf", "overlong forms");
+	esc("surrogate \355\240\200", "surrogate \\xed\\xa0\\x80", "a UTF-16 surrogate");
+	esc("\364\220\200\200", "\\xf4\\x90\\x80\\x80", "above U+10FFFF");
+	esc("emoji \360\237\230\200 max \364\217\277\277", "emoji \360\237\230\200 max \364\217\277\277",
+	    "four-byte UTF-8 up to U+10FFFF is kept");
+	esc("\302\240nbsp", "\302\240nbsp", "U+00A0, just past the C1 controls, is kept");
 
 	/* str_decimal_fast: the same double as strtod, or no answer */
 	{
