@@ -266,32 +266,6 @@ static json_object *prov_sorted_words(char **words, size_t n)
 
 /* ---------- canonical serialization ---------- */
 
-static size_t prov_utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 static void prov_put_string(struct strbuf *sb, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -318,7 +292,7 @@ static void prov_put_string(struct strbuf *sb, const char *str, size_t len)
 			continue;
 		}
 		/* s is NUL-terminated: the decoder stops at the NUL */
-		n = prov_utf8_len(s + i);
+		n = str_utf8_len(s + i);
 		if (n > len - i)
 			n = 0;
 		if (n == 0) {

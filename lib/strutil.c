@@ -231,15 +231,13 @@ void sb_free(struct strbuf *sb)
 	sb_init(sb);
 }
 
-/*
- * The length of the valid UTF-8 sequence of two or more bytes at p, or 0:
- * no overlong form, no surrogate, nothing above U+10FFFF (RFC 3629).
- */
-static size_t utf8_seq(const unsigned char *p)
+size_t str_utf8_len(const unsigned char *p)
 {
 	size_t n, i;
 	unsigned cp;
 
+	if (p[0] < 0x80)
+		return 1;
 	if (p[0] >= 0xc2 && p[0] <= 0xdf)
 		n = 2, cp = p[0] & 0x1f;
 	else if (p[0] >= 0xe0 && p[0] <= 0xef)
@@ -269,7 +267,7 @@ static char escape_kind(const unsigned char *p, size_t *len)
 		return 'x';
 	if (p[0] < 0x80)
 		return 'c';
-	if (!(n = utf8_seq(p)))
+	if (!(n = str_utf8_len(p)))
 		return 'x';   /* not UTF-8: a lone byte 0x80-0x9f is a C1 control to an 8-bit terminal */
 	*len = n;
 	return n == 2 && p[0] == 0xc2 && p[1] <= 0x9f ? 'u' : 'c';

@@ -37,6 +37,14 @@ const char *str_suggest(const char *word, const char *const *cands, size_t n);
  */
 char *str_escape_ctl(const char *s);
 
+/*
+ * The length of the UTF-8 character at p: 1 for ASCII (NUL included), 2 to
+ * 4 for a valid sequence (RFC 3629: no overlong form, no surrogate, nothing
+ * above U+10FFFF), 0 when p does not start one (a sequence cut short by the
+ * string's end included).
+ */
+size_t str_utf8_len(const unsigned char *p);
+
 /* Trim leading and trailing white space in place; returns s. */
 char *str_trim(char *s);
 
