@@ -1039,28 +1039,24 @@ static void xml_escape(FILE *f, const char *s)
 	}
 }
 
-/* Valid UTF-8 copy of s: invalid bytes become '?', so the XML parses. */
+/* Valid UTF-8 copy of s (str_utf8_len: no overlong form, no surrogate,
+ * nothing above U+10FFFF): every other byte becomes '?', so that the XML
+ * and the JSON parse. */
 static char *utf8_clean(const char *s)
 {
 	char *out = xstrdup(s), *o = out;
 	const unsigned char *p = (const unsigned char *)s;
+	size_t len;
 
 	while (*p) {
-		int len = *p < 0x80 ? 1 : (*p >> 5) == 6 ? 2 : (*p >> 4) == 14 ? 3 : (*p >> 3) == 30 ? 4 : 0;
-		int k;
-		bool valid = len > 0;
-		for (k = 1; valid && k < len; k++)
-			if ((p[k] & 0xc0) != 0x80)
-				valid = false;
-		if (valid && len == 2 && *p < 0xc2)
-			valid = false;
-		if (!valid) {
+		if (!(len = str_utf8_len(p))) {
 			*o++ = '?';
 			p++;
 			continue;
 		}
-		for (k = 0; k < len; k++)
-			*o++ = (char)*p++;
+		memcpy(o, p, len);
+		o += len;
+		p += len;
 	}
 	*o = '\0';
 	return out;

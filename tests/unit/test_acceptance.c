@@ -357,7 +357,8 @@ static void test_writers(void)
 	acceptance_check(&c->tests[0], "all fine\n", &node, &r[0]);
 	r[0].duration = 0.25;
 	acceptance_result_init(&r[1], &c->tests[1], &node);
-	acceptance_check(&c->tests[1], "<oops> & \"quotes\" \x01 \xff\n", &node, &r[1]);
+	acceptance_check(&c->tests[1], "<oops> & \"quotes\" \x01 \xff \xed\xa0\x80 \xe0\x80\xaf \xf4\x90\x80\x80 "
+			 "caf\xc3\xa9\n", &node, &r[1]);
 	acceptance_result_init(&r[2], &c->tests[2], &node);
 	acceptance_result_fail(&r[2], ACCEPTANCE_NOT_RUN, "multi-node test");
 	acceptance_result_init(&r[3], &c->tests[3], &node);
@@ -377,8 +378,9 @@ static void test_writers(void)
 		"JUnit counts");
 	has_str(s, "<testcase name=\"ok1@node-1\" classname=\"g5.xlarge\" time=\"0.250\">", "JUnit testcase");
 	has_str(s, "<failure message=\"sanity: the output does not match /fine/\"", "JUnit failure message");
-	has_str(s, "<system-out>&lt;oops&gt; &amp; &quot;quotes&quot; \\x01 ?\n</system-out>",
-		"JUnit output escaped, control bytes and invalid UTF-8 replaced");
+	has_str(s, "<system-out>&lt;oops&gt; &amp; &quot;quotes&quot; \\x01 ? ??? ??? ???? caf\xc3\xa9\n</system-out>",
+		"JUnit output escaped, control bytes and invalid UTF-8 replaced (a surrogate, an overlong "
+		"form, a code point above U+10FFFF too; valid UTF-8 kept)");
 	has_str(s, "<skipped message=\"multi-node test\"/>", "JUnit skipped");
 	free(s);
 
