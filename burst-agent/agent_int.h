@@ -41,9 +41,11 @@
 #include "pworker.h"
 #include "state.h"
 
-/* A node launched at allocation starts slurmd at least this long before
- * the next tick of the clock its boot time is counted in (agent_join.c). */
-#define EARLY_WINDOW_MARGIN_MS 250
+/* A node launched at allocation (and, before Slurm 23.11.1, any node)
+ * starts slurmd at least this long before the next tick of the clock its
+ * boot time is counted in, unless it has another reason to be safe
+ * (agent_join.c, lib/slurmd_start.h). */
+#define SLURMD_WINDOW_MARGIN_MS 250
 
 struct bnode {
 	const char *name;

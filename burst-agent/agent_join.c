@@ -122,14 +122,17 @@ void reply_json(int fd, bool admit, const char *reason, json_object *record)
 }
 
 /*
- * Admitted: the node's record, and when its slurmd may start. A node
- * launched at its job's allocation (EarlyLaunch=) may register before or
- * after slurmctld's power-save pass asks for it, so its slurmd starts only
- * in the safe window of a second ("slurmd_window": the clock whose tick
- * decides, and the margin before the tick; doc/compat.md, "Launch at
- * allocation"). Else, on Slurm releases with the registration stall
- * (slurm_compat.h), the first whole second its slurmd may start in, the
- * one after the resume request's.
+ * Admitted: the node's record, and when its slurmd may start
+ * (lib/slurmd_start.h). A node launched at its job's allocation
+ * (EarlyLaunch=) may register before or after slurmctld's power-save pass
+ * asks for it, so its slurmd starts only in the safe window of a second
+ * ("slurmd_window": the clock whose tick decides, and the margin before the
+ * tick; doc/compat.md, "Launch at allocation"). On Slurm releases with the
+ * registration stall (slurm_compat.h) a node of a resume request gets the
+ * window too, and the first whole second in which its slurmd is safe
+ * whatever that clock says, the one after the resume request's: it starts
+ * at whichever comes first, so it waits at most the window's margin, not
+ * for the rest of the request's second.
  */
 static void reply_admit(int fd, json_object *record, double requested, bool early)
 {
@@ -137,12 +140,13 @@ static void reply_admit(int fd, json_object *record, double requested, bool earl
 
 	json_object_object_add(o, "admit", json_object_new_boolean(true));
 	json_object_object_add(o, "record", record);
-	if (early) {
+	if (early || BURST_SLURMD_SAME_SECOND_STALL) {
 		json_object *w = json_object_new_object();
 		json_object_object_add(w, "clock", json_object_new_string(BURST_SLURMD_BOOT_CLOCK_UPTIME ? "boot" : "wall"));
-		json_object_object_add(w, "margin_ms", json_object_new_int(EARLY_WINDOW_MARGIN_MS));
+		json_object_object_add(w, "margin_ms", json_object_new_int(SLURMD_WINDOW_MARGIN_MS));
 		json_object_object_add(o, "slurmd_window", w);
-	} else if (BURST_SLURMD_SAME_SECOND_STALL && requested > 0)
+	}
+	if (!early && BURST_SLURMD_SAME_SECOND_STALL && requested > 0)
 		json_object_object_add(o, "slurmd_not_before", json_object_new_int64((int64_t)requested + 1));
 	send_reply(fd, o);
 }

@@ -36,6 +36,7 @@
 #include "proc.h"
 #include "provenance.h"
 #include "sigv4.h"
+#include "slurmd_start.h"
 
 #include "accept.h"
 #include "node_provenance.h"
@@ -255,72 +256,75 @@ static json_object *send_report(const char *agent, const char *node, const char 
 }
 
 /*
- * On Slurm releases whose slurmctld can miss a registration made in the
- * same whole second as the node's resume request (the agent's reply says
- * so, with "slurmd_not_before": an epoch second), slurmd is started only
- * from that second on. A clock far ahead of the agent's does not hold the
- * node longer than SLURMD_WAIT_MAX_S.
+ * When slurmd may start (lib/slurmd_start.h). The agent's answer says
+ * "slurmd_window": {"clock": "boot"|"wall", "margin_ms": M} (a node
+ * launched at its job's allocation, which may register before or after
+ * slurmctld's power-save pass asks for it; and on Slurm before 23.11.1 any
+ * node) and, on Slurm before 23.11.1 for a node of a resume request,
+ * "slurmd_not_before": the epoch second from which the request's second is
+ * over (doc/compat.md, "Launch at allocation"). slurmd starts as soon as
+ * one of them allows: a wait of at most M ms, or of SLURMD_START_WAIT_MAX_S
+ * with the second alone (a clock far ahead of the agent's).
  */
-#define SLURMD_WAIT_MAX_S 2
-static void wait_for_second(const char *node, json_object *rep)
+static void wait_to_start(const char *node, json_object *rep)
 {
-	json_object *v;
-	struct timespec now, until;
-	int64_t nb;
+	json_object *win = NULL, *v;
+	struct slurmd_start_rule rule = { 0 };
+	clockid_t id = CLOCK_REALTIME;
+	struct timespec clk, wall, until;
+	enum slurmd_start_why why;
+	int64_t wait;
+	char nb[48] = "";
 
-	if (!json_object_object_get_ex(rep, "slurmd_not_before", &v)) {
+	if (json_object_object_get_ex(rep, "slurmd_window", &win)) {
+		const char *c = json_object_object_get_ex(win, "clock", &v) ? json_object_get_string(v) : "wall";
+		rule.window = true;
+		rule.margin_ms = json_object_object_get_ex(win, "margin_ms", &v) ? (long)json_object_get_int(v) : 250;
+		if (c && !strcmp(c, "boot"))
+			id = CLOCK_BOOTTIME;
+	}
+	if (json_object_object_get_ex(rep, "slurmd_not_before", &v)) {
+		rule.second = true;
+		rule.not_before = json_object_get_int64(v);
+		snprintf(nb, sizeof(nb), "second %lld", (long long)rule.not_before);
+	}
+	clock_gettime(id, &clk);
+	clock_gettime(CLOCK_REALTIME, &wall);
+	wait = slurmd_start_wait(&rule, clk.tv_nsec, wall, &why);
+	switch (why) {
+	case SLURMD_START_FREE:
 		fprintf(stderr, "burst-node: %s: slurmd starts now\n", node);
 		return;
-	}
-	nb = json_object_get_int64(v);
-	clock_gettime(CLOCK_REALTIME, &now);
-	fprintf(stderr, "burst-node: %s: slurmd starts at second %lld or later (now %lld.%03ld): the resume request's second is over\n",
-		node, (long long)nb, (long long)now.tv_sec, now.tv_nsec / 1000000);
-	if (nb <= now.tv_sec)
+	case SLURMD_START_SECOND_OVER:
+		fprintf(stderr, "burst-node: %s: slurmd starts now (at %lld.%03ld): %s is the resume request's next\n",
+			node, (long long)wall.tv_sec, wall.tv_nsec / 1000000, nb);
 		return;
-	if (nb - now.tv_sec > SLURMD_WAIT_MAX_S) {
-		fprintf(stderr, "burst-node: %s: the agent asks to start slurmd at %lld, %lld s from now by this clock: waiting %d s only (is the clock of this node or of the agent's host wrong?)\n",
-			node, (long long)nb, (long long)(nb - now.tv_sec), SLURMD_WAIT_MAX_S);
-		nb = now.tv_sec + SLURMD_WAIT_MAX_S;
-	}
-	until.tv_sec = (time_t)nb;
-	until.tv_nsec = 0;
-	while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, NULL) == EINTR)
-		;
-}
-
-/*
- * A node launched at its job's allocation may register with slurmctld
- * before or after slurmctld's power-save pass asks for it. The agent then
- * says "slurmd_window": {"clock": "boot"|"wall", "margin_ms": M}: slurmd
- * is started only while that clock (the node's own boot clock, whose
- * uptime seconds 22.05's `slurmd -b` counts, or the wall clock of 23.11.1
- * on) is at least M ms before its next whole second, so that slurmd's
- * registration is handled before the tick (doc/compat.md, "Launch at
- * allocation"). Waits at most M ms.
- */
-static void wait_for_window(const char *node, json_object *win)
-{
-	json_object *v;
-	const char *clk = json_object_object_get_ex(win, "clock", &v) ? json_object_get_string(v) : "wall";
-	long margin = json_object_object_get_ex(win, "margin_ms", &v) ? (long)json_object_get_int(v) : 250;
-	clockid_t id = clk && !strcmp(clk, "boot") ? CLOCK_BOOTTIME : CLOCK_REALTIME;
-	struct timespec t;
-
-	if (margin < 0 || margin > 900)
-		margin = 250;
-	clock_gettime(id, &t);
-	if (t.tv_nsec < 1000000000L - margin * 1000000L) {
-		fprintf(stderr, "burst-node: %s: slurmd starts now (%s clock at .%03ld of its second)\n",
-			node, id == CLOCK_BOOTTIME ? "boot" : "wall", t.tv_nsec / 1000000);
+	case SLURMD_START_WINDOW:
+		fprintf(stderr, "burst-node: %s: slurmd starts now (%s clock at .%03ld of its second)%s%s\n",
+			node, id == CLOCK_BOOTTIME ? "boot" : "wall", clk.tv_nsec / 1000000,
+			*nb ? ", before " : "", nb);
 		return;
+	case SLURMD_START_WAIT:
+		break;
 	}
-	fprintf(stderr, "burst-node: %s: slurmd starts after the %s clock's next second (now .%03ld, less than %ld ms left)\n",
-		node, id == CLOCK_BOOTTIME ? "boot" : "wall", t.tv_nsec / 1000000, margin);
-	/* just past the tick */
-	t.tv_sec += 1;
-	t.tv_nsec = 1000000;
-	while (clock_nanosleep(id, TIMER_ABSTIME, &t, NULL) == EINTR)
+	if (!rule.window) {
+		fprintf(stderr, "burst-node: %s: slurmd starts at %s or later (now %lld.%03ld): the resume request's second is over\n",
+			node, nb, (long long)wall.tv_sec, wall.tv_nsec / 1000000);
+		if (rule.not_before - (int64_t)wall.tv_sec > SLURMD_START_WAIT_MAX_S)
+			fprintf(stderr, "burst-node: %s: the agent asks to start slurmd %lld s from now by this clock: waiting %d s only (is the clock of this node or of the agent's host wrong?)\n",
+				node, (long long)(rule.not_before - (int64_t)wall.tv_sec), SLURMD_START_WAIT_MAX_S);
+	} else
+		fprintf(stderr, "burst-node: %s: slurmd starts after the %s clock's next second%s%s (now .%03ld, less than %ld ms left)\n",
+			node, id == CLOCK_BOOTTIME ? "boot" : "wall", *nb ? " or at " : "", nb,
+			clk.tv_nsec / 1000000, rule.margin_ms);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(wait / 1000000000LL);
+	until.tv_nsec += (long)(wait % 1000000000LL);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL) == EINTR)
 		;
 }
 
@@ -479,13 +483,7 @@ static int join(int argc, char **argv)
 		if (fclose(f) != 0)
 			return 1;
 	}
-	{
-		json_object *win;
-		if (json_object_object_get_ex(rep, "slurmd_window", &win))
-			wait_for_window(node, win);
-		else
-			wait_for_second(node, rep);
-	}
+	wait_to_start(node, rep);
 	json_object_put(rep);
 	setenv("BURST_ADMISSION", record, 1);
 	execvp(argv[optind], argv + optind);

@@ -61,17 +61,27 @@ done
 [ -z "$held" ] && [ -n "$(ip netns list 2>/dev/null | grep "^burst-lab$$-burst-")" ]
 ok $? "the instances' processes hold none of the agent's files open${held:+ (held:$held)}"
 # Slurm before 23.11.1 misses a registration from a slurmd started in the
-# second of the resume request (lib/slurm_compat.h): such a slurmd waits
-# for the next second; later releases start it at once
+# second of the resume request (lib/slurm_compat.h) unless it registers
+# before its boot clock ticks: such a slurmd starts in the safe window of
+# that clock's second or from the request's next second, whichever comes
+# first (lib/slurmd_start.h); later releases start it at once
 nlog="$LAB/burst/nodes/$node/node.log"
 # the spool file's name starts with the time burst-resume ran, in or after
 # the second of slurmctld's power-save scan
 req=$(sed -n "s/.* $node: powered_down -> requested: 0*\([0-9]*\)\.[0-9]*-.*/\1/p" "$LAB/log/agent.log" | head -1)
-nb=$(sed -n "s/^burst-node: $node: slurmd starts at second \([0-9]*\) or later.*/\1/p" "$nlog" | head -1)
+start=$(grep -m1 "^burst-node: $node: slurmd starts" "$nlog")
+nb=$(printf '%s\n' "$start" | sed -n 's/.*second \([0-9]\{9,\}\).*/\1/p')
 case "$(slurmctld -V | sed 's/^[^0-9]*//')" in
 22.*|23.0*|23.11.0)
 	[ -n "$req" ] && [ -n "$nb" ] && [ "$nb" -gt "$req" ]
-	ok $? "slurmd starts after the second of the resume request ($req < $nb)" "$nlog" "$LAB/log/agent.log" ;;
+	ok $? "slurmd is told the second after the resume request's ($req < $nb): $start" "$nlog" "$LAB/log/agent.log"
+	# one of the safe starts: inside the boot clock's window (before .750),
+	# once the request's second is over, or after a wait for either
+	phase=$(printf '%s\n' "$start" | sed -n 's/.*slurmd starts now (boot clock at \.\([0-9]\{3\}\) of its second), before second [0-9]*$/\1/p')
+	{ [ -n "$phase" ] && [ "$((10#$phase))" -lt 750 ]; } ||
+		printf '%s\n' "$start" | grep -Eq "slurmd starts now \(at [0-9]+\.[0-9]{3}\): second $nb is the resume request's next$" ||
+		printf '%s\n' "$start" | grep -Eq "slurmd starts after the boot clock's next second or at second $nb \(now \.(7[5-9][0-9]|[89][0-9][0-9]), less than 250 ms left\)$"
+	ok $? "slurmd starts in the boot clock's safe window or after the request's second: $start" "$nlog" ;;
 *)
 	grep -q "^burst-node: $node: slurmd starts now$" "$nlog"
 	ok $? "slurmd starts as soon as the node is admitted" "$nlog" ;;
