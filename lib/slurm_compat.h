@@ -64,8 +64,10 @@
  * power-save scan asked for the node (node_mgr.c waiting_for_node_boot).
  * slurmd got a success reply, so it never registers again: the node waits
  * for ResumeTimeout. A slurmd started in a later whole second than the
- * resume request cannot stall, so on these releases the agent tells a node
- * the first second its slurmd may start in.
+ * resume request cannot stall, nor can one that registers before its boot
+ * clock ticks (its uptime is then 0), so on these releases the agent tells
+ * a node both: the first second its slurmd may start in, and the safe
+ * window of its boot clock's second (lib/slurmd_start.h).
  */
 #define BURST_SLURMD_SAME_SECOND_STALL (SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 11, 1))
 
