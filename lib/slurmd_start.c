@@ -6,6 +6,11 @@
 
 #define NS 1000000000LL
 
+long slurmd_start_margin_ms(const struct slurmd_start_rule *r)
+{
+	return r->margin_ms < 0 || r->margin_ms > 900 ? 250 : r->margin_ms;
+}
+
 int64_t slurmd_start_wait(const struct slurmd_start_rule *r, long clk_nsec,
 			  struct timespec wall, enum slurmd_start_why *why)
 {
@@ -23,9 +28,7 @@ int64_t slurmd_start_wait(const struct slurmd_start_rule *r, long clk_nsec,
 		return 0;
 	}
 	if (r->window) {
-		long margin = r->margin_ms < 0 || r->margin_ms > 900 ? 250 : r->margin_ms;
-
-		if (clk_nsec < NS - margin * 1000000LL) {
+		if (clk_nsec < NS - slurmd_start_margin_ms(r) * 1000000LL) {
 			*why = SLURMD_START_WINDOW;
 			return 0;
 		}

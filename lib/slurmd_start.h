@@ -27,7 +27,8 @@
 
 struct slurmd_start_rule {
 	bool window;          /* the safe window of the deciding clock */
-	long margin_ms;       /* 0-900: what is left of its second before it closes */
+	long margin_ms;       /* 0-900: what is left of its second before it closes
+	                       * (slurmd_start_margin_ms) */
 	bool second;          /* the second not_before */
 	int64_t not_before;   /* an epoch second */
 };
@@ -38,6 +39,10 @@ enum slurmd_start_why {
 	SLURMD_START_WINDOW,      /* inside the window */
 	SLURMD_START_WAIT,        /* neither yet: wait the time returned */
 };
+
+/* The window's margin in effect: margin_ms, or 250 when it is outside
+ * 0-900 (an agent's answer without one, or with one that leaves no window). */
+long slurmd_start_margin_ms(const struct slurmd_start_rule *r);
 
 /*
  * How long to wait before slurmd starts, in nanoseconds (0: now).

@@ -279,7 +279,7 @@ static void wait_to_start(const char *node, json_object *rep)
 	if (json_object_object_get_ex(rep, "slurmd_window", &win)) {
 		const char *c = json_object_object_get_ex(win, "clock", &v) ? json_object_get_string(v) : "wall";
 		rule.window = true;
-		rule.margin_ms = json_object_object_get_ex(win, "margin_ms", &v) ? (long)json_object_get_int(v) : 250;
+		rule.margin_ms = json_object_object_get_ex(win, "margin_ms", &v) ? (long)json_object_get_int(v) : -1;
 		if (c && !strcmp(c, "boot"))
 			id = CLOCK_BOOTTIME;
 	}
@@ -316,7 +316,7 @@ static void wait_to_start(const char *node, json_object *rep)
 	} else
 		fprintf(stderr, "burst-node: %s: slurmd starts after the %s clock's next second%s%s (now .%03ld, less than %ld ms left)\n",
 			node, id == CLOCK_BOOTTIME ? "boot" : "wall", *nb ? " or at " : "", nb,
-			clk.tv_nsec / 1000000, rule.margin_ms);
+			clk.tv_nsec / 1000000, slurmd_start_margin_ms(&rule));
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += (time_t)(wait / 1000000000LL);
 	until.tv_nsec += (long)(wait % 1000000000LL);

@@ -47,6 +47,11 @@ int main(void)
 	ok(why == SLURMD_START_WAIT, "window: the clock at .990 with the wall clock at .100 waits");
 	w = slurmd_start_wait(&odd, 800 * MS, at(1000, 0), &why);
 	ok(why == SLURMD_START_WAIT && w == 201 * MS, "a margin out of 0-900 ms counts as 250 ms");
+	ok(slurmd_start_margin_ms(&odd) == 250, "  and is said as 250 ms");
+	odd.margin_ms = -1;
+	ok(slurmd_start_margin_ms(&odd) == 250, "  as is none (-1)");
+	odd.margin_ms = 100;
+	ok(slurmd_start_margin_ms(&odd) == 100, "  one inside it is kept");
 
 	/* the second alone */
 	w = slurmd_start_wait(&sec, 100 * MS, at(1000, 400), &why);
