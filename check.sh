@@ -32,8 +32,12 @@
 # tests run beside the host's test suite, one job at a time (their output
 # follows the suite's).
 # Before the last line it prints one line per Slurm release,
-# "slurm 22.05.8: N passed, N failed"; the last line, "N passed, N
-# failed", counts both.
+# "slurm 22.05.8: N passed, N failed", the skipped points and expected
+# failures, and what did not run (the second release, the host-only files);
+# the last line, "N passed, N failed", counts both releases. A make step
+# that exits non-zero, a test-suite.log that is missing, a TAP script whose
+# plan does not match its points and automake's XPASS each count as a
+# failure (tools/suite-count.sh, the counting, says which).
 set -uo pipefail
 top=$(cd "$(dirname "$0")" && pwd)
 cd "$top"
@@ -64,23 +68,8 @@ if gcl=$(burst_gitlab_ci_local); then
 else
 	echo "gitlab-ci-local: not installed (above: why); tests/integration/test_gitlab_ci_local.sh will fail"
 fi
-passed=0
-failed=0
-failures=()
-
-# Count the test points of an automake test-suite.log.
-count_suite() {
-	local log=$1 p f e
-	p=$(sed -n 's/^# PASS: *//p' "$log" | head -1)
-	f=$(sed -n 's/^# FAIL: *//p' "$log" | head -1)
-	e=$(sed -n 's/^# ERROR: *//p' "$log" | head -1)
-	passed=$((passed + ${p:-0}))
-	failed=$((failed + ${f:-0} + ${e:-0}))
-	if [ "$((${f:-0} + ${e:-0}))" -gt 0 ]; then
-		failures+=("$2: see $log")
-		grep -E '^(FAIL|ERROR):' "$log" | head -20
-	fi
-}
+# the counters, count_suite, count_tap, side_counts, side_add, suite_summary
+. tools/suite-count.sh
 
 # A check that is one test: a name and a command.
 step() {
@@ -90,8 +79,7 @@ step() {
 		passed=$((passed + 1))
 		echo "ok: $name"
 	else
-		failed=$((failed + 1))
-		failures+=("$name: see $out/$name.log")
+		suite_fail 1 "$name: see $out/$name.log"
 		echo "FAILED: $name (last lines of $out/$name.log:)"
 		tail -30 "$out/$name.log"
 	fi
@@ -121,10 +109,11 @@ step build configure_build "$out/main"
 
 # 2. unit tests under AddressSanitizer and UBSan
 asan_units() {
+	rm -f "$out/asan/test-suite.log"
 	(cd "$out/asan" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 make -j"$jobs" check-unit) \
 		>"$out/check-asan.log" 2>&1
-	count_suite "$out/asan/test-suite.log" "make check (ASan/UBSan)"
+	count_suite "$out/asan/test-suite.log" "make check-unit (ASan/UBSan)" $?
 }
 
 # 3. unit tests under valgrind
@@ -197,11 +186,12 @@ root_setup() {
 # needs is not in the root, e.g. Nova's packages for the OpenStack tests);
 # each is named with its reason.
 root_tests() {
-	local t log rc why t0
+	local t log rc why t0 hostonly=0
 	for t in "$top"/tests/integration/test_*.sh; do
 		why=$(sed -n 's/^# burst-matrix: host-only *//p' "$t" | head -1)
 		if grep -q '^# burst-matrix: host-only' "$t"; then
 			echo "$(basename "$t"): host-only, not run on Slurm ${root_slurm:-?} ${why:-}"
+			hostonly=$((hostonly + 1))
 			continue
 		fi
 		log="$root_build/$(basename "$t" .sh).log"
@@ -209,29 +199,34 @@ root_tests() {
 		root_run env BURST_TOP_SRCDIR="$top" BURST_TOP_BUILDDIR="$root_build" ${gcl_dir:+BURST_NPM_DIR="$gcl_dir"} \
 			BURST_CATALOG_DIR="$top/share/catalog" bash "$t" >"$log" 2>&1
 		rc=$?
-		p=$(grep -c '^ok ' "$log") f=$(grep -c '^not ok ' "$log")
-		echo "$(basename "$t"): $p ok, $f not ok, $(($(date +%s) - t0)) s"
-		passed=$((passed + p)) failed=$((failed + f))
-		if [ "$rc" -ne 0 ] || [ "$f" -gt 0 ]; then
-			[ "$f" -eq 0 ] && failed=$((failed + 1))   # a bail-out or a bad exit
-			failures+=("$(basename "$t") on Slurm ${root_slurm:-?}: see $log")
-			grep -E '^(not ok|Bail out)' "$log" | head -10
-		fi
+		# each point counted, the plan checked against them (count_tap)
+		count_tap "$log" "$(basename "$t") on Slurm ${root_slurm:-?}" "$rc" ", $(($(date +%s) - t0)) s"
 	done
+	suite_notrun "$hostonly host-only files not run on Slurm ${root_slurm:-?} (named above)"
 }
 root_side_tests() {
-	[ -f "$(tools/debroot.sh path)/.slurm-burst-root" ] && [ -x "$root_build/burst-agent/burst-agent" ] || return 0
+	if ! [ -f "$(tools/debroot.sh path)/.slurm-burst-root" ] || ! [ -x "$root_build/burst-agent/burst-agent" ]; then
+		suite_notrun "the integration tests on Slurm ${root_slurm:-unknown}: the Debian 13 root or the build in it failed (above)"
+		[ "$failed" -gt 0 ] || suite_fail 1 "the integration tests on Slurm ${root_slurm:-unknown} did not run: no root or no build in it"
+		return 0
+	fi
 	echo "== integration tests on Slurm ${root_slurm:-unknown}"
 	root_tests
 }
-# the side work's counts: "PASSED FAILED" then one failure per line
-side_counts() { { echo "$passed $failed"; printf '%s\n' "${failures[@]}"; } >"$1"; }
 side_work() {
 	local jobs=1
-	passed=0 failed=0 failures=()
+	suite_reset
 	step build-asan configure_build "$out/asan" --enable-sanitizers
-	[ -f "$out/asan/Makefile" ] && asan_units
-	[ -f "$out/main/Makefile" ] && step valgrind valgrind_units
+	if [ -f "$out/asan/Makefile" ]; then
+		asan_units
+	else
+		suite_notrun "the unit tests under ASan/UBSan (no build: see build-asan above)"
+	fi
+	if [ -f "$out/main/Makefile" ]; then
+		step valgrind valgrind_units
+	else
+		suite_notrun "the unit tests under valgrind (no build: see build above)"
+	fi
 	# 4. the shipped catalog is exactly what the script makes from the source data
 	#    (share/catalog-src, part of the tree and of the release tarball)
 	step catalog-regenerates python3 tools/build-catalog.py --check
@@ -246,9 +241,11 @@ side_work() {
 		#    Debian 12 root, and the admin guide's steps followed as written there
 		#    until a job bursts (tests/packaging; about 5 minutes)
 		step packages make -C "$out/asan" check-packages
+	else
+		suite_notrun "distcheck, dist-files and the packages (no ASan build: see build-asan above)"
 	fi
 	side_counts "$out/side-host.counts"
-	passed=0 failed=0 failures=()
+	suite_reset
 	if [ "${BURST_SECOND_SLURM:-yes}" != no ]; then
 		local t0
 		t0=$(date +%s)
@@ -258,19 +255,6 @@ side_work() {
 	fi
 	side_counts "$out/side-root.counts"
 }
-# add a side_counts file's figures to this run's
-side_add() {
-	local p f line
-	if ! { read -r p f && [ -n "$p" ] && [ -n "$f" ]; } <"$1" 2>/dev/null; then
-		failed=$((failed + 1))
-		failures+=("the side work ($2) did not finish: see $out/side.log")
-		return
-	fi
-	passed=$((passed + p)) failed=$((failed + f))
-	while IFS= read -r line; do
-		[ -n "$line" ] && failures+=("$line")
-	done < <(tail -n +2 "$1")
-}
 rm -f "$out/side-host.counts" "$out/side-root.counts" "$out/side-root.slurm"
 side_work >"$out/side.log" 2>&1 &
 side_pid=$!
@@ -278,31 +262,31 @@ side_pid=$!
 # 1. (continued) the host's test suite: unit, CLI and integration tests
 if [ -f "$out/main/Makefile" ]; then
 	echo "== make check (the side work, steps 2 to 6, runs beside it: $out/side.log)"
+	rm -f "$out/main/test-suite.log"
 	(cd "$out/main" && make -j"$jobs" check) >"$out/check.log" 2>&1
-	count_suite "$out/main/test-suite.log" "make check"
+	count_suite "$out/main/test-suite.log" "make check" $?
+else
+	suite_notrun "make check: the unit, CLI and integration tests (no build: see build above)"
 fi
 wait "$side_pid"
 cat "$out/side.log"
-side_add "$out/side-host.counts" "steps 2 to 6"
+side_add "$out/side-host.counts" "steps 2 to 6" "$out/side.log"
 
 # the host's Slurm: everything above
 host_slurm=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')
 host_passed=$passed host_failed=$failed
 
 root_slurm=
+releases=("slurm ${host_slurm:-unknown}: $host_passed passed, $host_failed failed")
 if [ "${BURST_SECOND_SLURM:-yes}" = no ]; then
 	echo "== the second Slurm release: not run (BURST_SECOND_SLURM=no)"
+	suite_notrun "the second Slurm release (BURST_SECOND_SLURM=no)"
 else
-	side_add "$out/side-root.counts" "the second Slurm's root, build and tests"
+	side_add "$out/side-root.counts" "the second Slurm's root, build and tests" "$out/side.log"
 	root_slurm=$(cat "$out/side-root.slurm" 2>/dev/null)
+	releases+=("slurm ${root_slurm:-unknown}: $((passed - host_passed)) passed, $((failed - host_failed)) failed")
 fi
 
-echo
-for f in "${failures[@]}"; do
-	echo "failed: $f"
-done
-echo "slurm ${host_slurm:-unknown}: $host_passed passed, $host_failed failed"
-[ "${BURST_SECOND_SLURM:-yes}" = no ] ||
-	echo "slurm ${root_slurm:-unknown}: $((passed - host_passed)) passed, $((failed - host_failed)) failed"
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+# the failures and skips by name, one line per release, what did not run,
+# and last "N passed, N failed"
+suite_summary "${releases[@]}"
