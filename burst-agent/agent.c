@@ -39,6 +39,7 @@
 #include "agent_int.h"
 #include "crash.h"
 #include "strutil.h"
+#include "units.h"
 
 #define TICK_MS 250
 #define MAX_REPORT (1 << 20)    /* a join report: record and credential */
@@ -366,8 +367,15 @@ static void serve_conn(size_t i, uint32_t events)
 		return;
 	}
 	st = conn_pump(c, join ? MAX_REPORT : CTL_MAX_REQ);
-	if (st == CONN_MORE)
+	if (st == CONN_MORE) {
+		/* the partial reports of all join connections within their
+		 * budget: a thousand connections that each stall with most of a
+		 * report held a gigabyte; the biggest of the source holding the
+		 * most go (this one, perhaps: c is not used after) */
+		if (join && A.conns.held > A.cfg->join_report_memory)
+			A.dropped_budget += conn_shed(&A.conns, CONN_JOIN, A.cfg->join_report_memory);
 		return;
+	}
 	lease_check();   /* before answering anyone */
 	if (st == CONN_LINE && join) {
 		handle_join(c->fd, c->buf, c->len);
@@ -449,10 +457,14 @@ static void serve_clients(void)
 			conn_drop(&A.conns, i);
 		}
 	/* what a flood of join connections did, once in a while rather than a line each */
-	if ((A.dropped_slow || A.dropped_full) && now - A.dropped_said >= 10) {
-		ERR("join: closed %lu connection%s with no whole report within %.0f s, %lu beyond %zu open at once",
-		    A.dropped_slow, A.dropped_slow == 1 ? "" : "s", JOIN_DEADLINE_S, A.dropped_full, join_max);
-		A.dropped_slow = A.dropped_full = 0;
+	if ((A.dropped_slow || A.dropped_full || A.dropped_budget) && now - A.dropped_said >= 10) {
+		char mem[32];
+		units_format((double)A.cfg->join_report_memory, UNIT_SIZE, mem, sizeof(mem));
+		ERR("join: closed %lu connection%s with no whole report within %.0f s, %lu beyond %zu open at once, "
+		    "%lu holding the most of the partial reports beyond JoinReportMemory=%s",
+		    A.dropped_slow, A.dropped_slow == 1 ? "" : "s", JOIN_DEADLINE_S, A.dropped_full, join_max,
+		    A.dropped_budget, mem);
+		A.dropped_slow = A.dropped_full = A.dropped_budget = 0;
 		A.dropped_said = now;
 	}
 }

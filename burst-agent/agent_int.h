@@ -113,7 +113,7 @@ struct agent {
 	size_t njsocks;
 	int msock;               /* MetricsListen=, -1 when off */
 	struct conn_table conns; /* join and control connections being read */
-	unsigned long dropped_slow, dropped_full; /* join connections, logged now and then */
+	unsigned long dropped_slow, dropped_full, dropped_budget; /* join connections, logged now and then */
 	double dropped_said;
 	uid_t slurm_uid;
 	char munge_socket[PATH_MAX]; /* empty: munge's default */

@@ -36,6 +36,8 @@ enum conn_status conn_pump_until(struct conn *c, size_t max, const char *end)
 			if (want > max + 1)
 				want = max + 1;
 			c->buf = xrealloc(c->buf, want);
+			if (c->held)
+				*c->held += want - c->cap;
 			c->cap = want;
 		}
 		n = recv(c->fd, c->buf + c->len, c->cap - 1 - c->len, MSG_DONTWAIT);
@@ -100,6 +102,67 @@ size_t conn_victim(const struct conn_table *t, int kind)
 	out = best == SIZE_MAX ? t->n : h[best].oldest;
 	free(h);
 	return out;
+}
+
+size_t conn_victim_bytes(const struct conn_table *t, int kind)
+{
+	/* per source: its bytes and its biggest, in a small open-addressed table */
+	struct slot {
+		uint64_t src;
+		size_t bytes, biggest;
+		bool used;
+	} *h;
+	size_t cap = 16, i, best = SIZE_MAX, out;
+
+	while (cap < 2 * t->n)
+		cap <<= 1;
+	h = xcalloc(cap, sizeof(*h));
+	for (i = 0; i < t->n; i++) {
+		const struct conn *c = &t->c[i];
+		size_t k;
+		if (c->kind != kind || !c->cap)
+			continue;
+		k = (size_t)((c->src * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+		while (h[k].used && h[k].src != c->src)
+			k = (k + 1) & (cap - 1);
+		if (!h[k].used) {
+			h[k].used = true;
+			h[k].src = c->src;
+			h[k].biggest = i;
+		} else {
+			const struct conn *b = &t->c[h[k].biggest];
+			if (c->cap > b->cap || (c->cap == b->cap && c->born < b->born))
+				h[k].biggest = i;
+		}
+		h[k].bytes += c->cap;
+	}
+	for (i = 0; i < cap; i++) {
+		const struct conn *a, *b;
+		if (!h[i].used)
+			continue;
+		if (best == SIZE_MAX || h[i].bytes > h[best].bytes) {
+			best = i;
+			continue;
+		}
+		a = &t->c[h[i].biggest];
+		b = &t->c[h[best].biggest];
+		if (h[i].bytes == h[best].bytes && (a->cap > b->cap || (a->cap == b->cap && a->born < b->born)))
+			best = i;
+	}
+	out = best == SIZE_MAX ? t->n : h[best].biggest;
+	free(h);
+	return out;
+}
+
+size_t conn_shed(struct conn_table *t, int kind, size_t budget)
+{
+	size_t n = 0, v;
+
+	while (t->held > budget && (v = conn_victim_bytes(t, kind)) < t->n) {
+		conn_drop(t, v);
+		n++;
+	}
+	return n;
 }
 
 uint64_t conn_source(const struct sockaddr *sa)
@@ -194,6 +257,7 @@ struct conn *conn_add(struct conn_table *t, int fd, int kind, uint64_t src, doub
 	c->src = src;
 	c->born = now;
 	c->deadline = now + timeout;
+	c->held = &t->held;
 	index_fd(t, t->n - 1);
 	if (conn_watch(t, c) < 0) {
 		int e = errno;
@@ -242,6 +306,8 @@ void conn_drop(struct conn_table *t, size_t i)
 			t->byfd[t->c[i].fd] = -1;
 		close(t->c[i].fd);
 	}
+	if (t->c[i].held)
+		*t->c[i].held -= t->c[i].cap;
 	free(t->c[i].buf);
 	free(t->c[i].out);
 	t->c[i] = t->c[--t->n];

@@ -11,6 +11,12 @@
  * every client comes from one address (nodes behind NAT) it is the oldest
  * of all that goes: a genuine request is complete within milliseconds of
  * its accept, so only clients that hold a connection open lose it.
+ *
+ * The bytes that the connections' buffers hold (their capacity, whatever
+ * kind) are counted in the table; conn_shed keeps them under a budget by
+ * closing, of the source that holds the most bytes, its biggest partial
+ * request. A genuine report is small and whole within milliseconds, so it
+ * is the connections that stall with most of a report that go.
  */
 #ifndef BURST_CONN_H
 #define BURST_CONN_H
@@ -39,6 +45,7 @@ struct conn {
 	char *out;       /* an answer being sent (conn_flush), NULL if none */
 	size_t outlen, outoff;
 	uint32_t events; /* what the table's epoll waits for on it (conn_watch) */
+	size_t *held;    /* its table's count of buffered bytes (conn_add), or NULL */
 };
 
 /*
@@ -56,6 +63,7 @@ struct conn_table {
 	size_t nbyfd;
 	bool watched;
 	int ep;          /* the epoll descriptor when watched */
+	size_t held;     /* bytes of the connections' request buffers (their capacity) */
 };
 
 /*
@@ -90,6 +98,15 @@ struct conn *conn_add(struct conn_table *t, int fd, int kind, uint64_t src, doub
  * that holds the most of kind (of two as many, the one with the older
  * oldest). t->n if there is none of kind. */
 size_t conn_victim(const struct conn_table *t, int kind);
+
+/* Which connection of kind goes when the table holds too many bytes: the
+ * biggest buffer of the source whose buffers hold the most (of two as big,
+ * the older). t->n if no connection of kind holds a byte. */
+size_t conn_victim_bytes(const struct conn_table *t, int kind);
+
+/* Close connections of kind (conn_victim_bytes) until the table holds at
+ * most budget bytes, or none of kind is left holding any; how many. */
+size_t conn_shed(struct conn_table *t, int kind, size_t budget);
 
 /* A source key for a peer address (IPv4, IPv6; 0 for any other). */
 struct sockaddr;

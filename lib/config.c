@@ -972,7 +972,8 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		"ReconcileInterval", "OrphanGrace", "VanishGrace", "LeaseTimeout",
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
-		"BlessedDrivers", "MetricsListen", "CostNoteInterval", "InterruptionCooldown", "EarlyLaunch", NULL };
+		"BlessedDrivers", "MetricsListen", "CostNoteInterval", "InterruptionCooldown", "EarlyLaunch",
+		"JoinReportMemory", NULL };
 	struct conf_word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
 	size_t bad = 0;
@@ -1057,7 +1058,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
 		 str_ieq(w[0].key, "BlessedDrivers") || str_ieq(w[0].key, "MetricsListen") ||
 		 str_ieq(w[0].key, "CostNoteInterval") || str_ieq(w[0].key, "InterruptionCooldown") ||
-		 str_ieq(w[0].key, "EarlyLaunch") ||
+		 str_ieq(w[0].key, "EarlyLaunch") || str_ieq(w[0].key, "JoinReportMemory") ||
 		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint") ||
 		 str_ieq(w[0].key, "AllowInsecureEndpoint")) {
 		int k;
@@ -1144,6 +1145,17 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 					cfg->reject_cooldown = (int)v;
 			} else if (str_ieq(w[k].key, "MetricsListen")) {
 				parse_metrics_listen(ld, file, line, w[k].val);
+			} else if (str_ieq(w[k].key, "JoinReportMemory")) {
+				/* the bytes of reports not yet whole, all join connections together */
+				double v;
+				char msg[256];
+				if (units_parse(w[k].val, strlen(w[k].val), UNIT_SIZE, &v, msg, sizeof(msg), NULL) < 0)
+					lerr(ld, file, line, "JoinReportMemory=%s: %s", w[k].val, msg);
+				else if (v < (double)CONFIG_JOIN_REPORT_MEMORY_MIN || v > (double)CONFIG_JOIN_REPORT_MEMORY_MAX)
+					lerr(ld, file, line, "JoinReportMemory=%s: give a size from 1M (one whole report) to 64G",
+					     w[k].val);
+				else
+					cfg->join_report_memory = (size_t)v;
 			} else if (str_ieq(w[k].key, "LogFile") && str_ieq(w[k].val, "syslog")) {
 				free(cfg->log_file);
 				cfg->log_file = xstrdup("syslog");
@@ -1243,6 +1255,7 @@ struct burst_config *config_load(const char *path, burst_err_t *err)
 	cfg->path = xstrdup(path);
 	cfg->allow_inline = true;
 	cfg->join_port = 6830;
+	cfg->join_report_memory = CONFIG_JOIN_REPORT_MEMORY;
 	cfg->boot_timeout = 300;
 	cfg->reject_cooldown = 60;
 	cfg->interruption_cooldown = 600;

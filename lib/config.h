@@ -128,6 +128,11 @@ struct cfg_budget {
 	struct cfg_where where;
 };
 
+/* JoinReportMemory='s default and least: a report is at most 1 MiB */
+#define CONFIG_JOIN_REPORT_MEMORY ((size_t)64 << 20)
+#define CONFIG_JOIN_REPORT_MEMORY_MIN ((size_t)1 << 20)
+#define CONFIG_JOIN_REPORT_MEMORY_MAX ((size_t)64 << 30)
+
 struct burst_config {
 	char *path;
 	char *cluster_name;      /* ClusterName= (default "slurm") */
@@ -142,6 +147,8 @@ struct burst_config {
 	size_t njoin_listen;
 	bool join_listen_set;    /* JoinListen= was given (else the default above) */
 	char *join_address;      /* JoinAddress=ADDR:PORT what instances are told (NULL: not set) */
+	size_t join_report_memory; /* JoinReportMemory= bytes all join connections' partial reports
+				    * may hold together (default CONFIG_JOIN_REPORT_MEMORY) */
 	int boot_timeout;        /* BootTimeout= seconds from launch to join (default 300) */
 	int reject_cooldown;     /* RejectCooldown= seconds a failed node stays DOWN (default 60) */
 	int interruption_cooldown; /* InterruptionCooldown= seconds a type/region is not launched into

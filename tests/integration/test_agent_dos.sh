@@ -9,7 +9,9 @@
 # one line. A FIFO or a link to /dev/zero in
 # the spool is moved aside, not opened or read without end. A SIGHUP with
 # another ClusterName is refused, and so is a SocketPath in a directory
-# others may write. Before the fix the agent read
+# others may write. 1000 connections that each stall with most of a report
+# cost the agent at most its budget of partial reports (64 MB), and a node
+# joins meanwhile (before the budget: a gigabyte). Before the fix the agent read
 # each connection on the loop's time (5 s, then 2 s per read), so the
 # answers came only once the attackers gave up.
 # burst-matrix: host-only (the agent's join port under a flood: nothing of Slurm's in it differs between releases)
@@ -182,5 +184,77 @@ ok $? "the log has $logged of them and a line counting $held more" "$LAB/flood.l
 [ $((logged + held)) = 300 ]; ok $? "... which add up to the 300 ($logged + $held)" "$LAB/flood.log"
 poke
 grep -q '"ok":true' "$LAB/answer"; ok $? "root's request is answered after the flood ($(cat "$LAB/answer"))" "$LAB/answer"
+
+# partial reports, within their byte budget (JoinReportMemory, 64M by
+# default): nobody opens 1000 join connections, sends 1,000,000 bytes (most
+# of a report) on each and stalls, again whenever one is cut off; meanwhile a
+# job's node boots and joins. Before the budget the agent grew by a gigabyte
+# (a megabyte's buffer per connection, until the deadline).
+cat >"$LAB/fill.py" <<'PY'
+import os, resource, selectors, socket, sys, time
+addr, out, nconn, size = (sys.argv[1], int(sys.argv[2])), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+want = nconn + 64 if hard == resource.RLIM_INFINITY else min(hard, nconn + 64)
+resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
+chunk = b"x" * size
+sel = selectors.DefaultSelector()
+live, sent, cut, started, opened = {}, 0, 0, 0, 0
+end = time.monotonic() + 90
+while time.monotonic() < end and not os.path.exists(out + ".stop"):
+    # all at once first; then 100 a second (1,000 a second cost a core for nothing)
+    while len(live) < nconn and time.monotonic() < end and \
+            (not started or opened < 100 * (time.monotonic() - started)):
+        opened += started > 0
+        s = socket.socket()
+        s.settimeout(5)
+        try:
+            s.connect(addr)
+            s.sendall(chunk)
+        except OSError:
+            s.close()
+            cut += 1
+            continue
+        sent += size
+        live[s.fileno()] = s
+        sel.register(s, selectors.EVENT_READ)
+    if not started:
+        open(out + ".started", "w").close()
+        started = time.monotonic()
+    # a connection the agent closed reads as ended: open another
+    for key, _ in sel.select(timeout=0.1):
+        sel.unregister(key.fileobj)
+        del live[key.fileobj.fileno()]
+        key.fileobj.close()
+        cut += 1
+open(out + ".done", "w").write("%d bytes sent, cut off %d times\n" % (sent, cut))
+PY
+chmod 644 "$LAB/fill.py"
+rss_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+rss0=$(rss_kb "$AGENT_PID" VmRSS)
+from=$(($(wc -l <"$LAB/log/agent.log") + 1))
+setpriv --reuid=nobody --regid=nogroup --clear-groups nice -n 10 /usr/bin/python3 "$LAB/fill.py" \
+	"$jaddr" "$jport" "$LAB/att/fill" 1000 1000000 &
+lab_record attacker $!
+lab_wait_file "$LAB/att/fill.started" 60
+ok $? "nobody holds 1000 join connections with 1,000,000 bytes sent on each" "$LAB/log/agent.log"
+id=$(sbatch --parsable --cloud-contract=here -w burst-1 -o /dev/null --wrap true 2>"$LAB/err")
+ok $? "a job for burst-1 meanwhile ($id)" "$LAB/err"
+lab_wait_job "$id" COMPLETED 120
+ok $? "burst-1's instance joined, was admitted and ran the job" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+[ ! -e "$LAB/att/fill.done" ]; ok $? "... while the partial reports still came"
+hwm=$(rss_kb "$AGENT_PID" VmHWM)
+touch "$LAB/att/fill.stop"
+lab_wait_file "$LAB/att/fill.done" 30
+ok $? "the attacker stopped ($(cat "$LAB/att/fill.done" 2>/dev/null))"
+[ $((hwm - rss0)) -lt $((160 * 1024)) ]
+ok $? "the agent grew by $(((hwm - rss0) / 1024)) MB at most (from $((rss0 / 1024)) MB; under 160: the 64 MB budget and malloc's slack)"
+for ((i = 0; i < 150; i++)); do
+	tail -n +"$from" "$LAB/log/agent.log" | grep -q 'join: closed .* [1-9][0-9]* holding the most of the partial reports beyond JoinReportMemory=64M' && break
+	sleep 0.1
+done
+tail -n +"$from" "$LAB/log/agent.log" | grep -q 'join: closed .* [1-9][0-9]* holding the most of the partial reports beyond JoinReportMemory=64M'
+ok $? "the agent closed the connections holding the most beyond the budget, and said so" "$LAB/log/agent.log"
+poke
+grep -q '"ok":true' "$LAB/answer"; ok $? "root's request is answered after the partial reports ($(cat "$LAB/answer"))" "$LAB/answer"
 lab_pid_alive "$AGENT_PID"; ok $? "the agent still runs"
 done_testing

@@ -298,6 +298,17 @@ int main(void)
 	}
 	refused("badintcool.conf", "InterruptionCooldown=0\n", "intcool.conf:1: InterruptionCooldown=0: give seconds (1-86400)");
 	refused("typointcool.conf", "InteruptionCooldown=60\n", "did you mean 'InterruptionCooldown'?");
+	{
+		struct burst_config *c = load("joinmem.conf", "ClusterName=x\n", &err);
+		ok(c && c->join_report_memory == (size_t)64 << 20, "JoinReportMemory defaults to 64M");
+		config_free(c);
+		c = load("joinmem.conf", "JoinReportMemory=16M\n", &err);
+		ok(c && c->join_report_memory == (size_t)16 << 20, "JoinReportMemory=16M");
+		config_free(c);
+	}
+	refused("joinmemsmall.conf", "JoinReportMemory=512K\n",
+		"joinmemsmall.conf:1: JoinReportMemory=512K: give a size from 1M (one whole report) to 64G");
+	refused("joinmemunit.conf", "JoinReportMemory=64\n", "joinmemunit.conf:1: JoinReportMemory=64: ");
 	refused("typoglobal.conf", "RejectColdown=5\n", "did you mean 'RejectCooldown'?");
 	refused("badbool.conf", "AllowInlineContracts=maybe\n", "AllowInlineContracts is yes or no, not 'maybe'");
 	{

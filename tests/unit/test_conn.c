@@ -5,7 +5,9 @@
  * table is full, the source with the most connections gives one up. A
  * table watched by epoll reports just the connection that sent something,
  * found by its descriptor whatever moved in the table, and nothing of one
- * it closed (even while a duplicate of its descriptor lives).
+ * it closed (even while a duplicate of its descriptor lives). The bytes
+ * the buffers hold are counted, and kept within a budget by closing the
+ * biggest partial of the source holding the most.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -153,6 +155,100 @@ static void source_policy(void)
 	ok(conn_source((struct sockaddr *)&a6) != 0 && conn_source((struct sockaddr *)&a6) != conn_source((struct sockaddr *)&a4),
 	   "IPv6: a source of its own");
 	ok(conn_source((struct sockaddr *)&un) == 0, "a UNIX socket: source 0");
+}
+
+/* A connection of kind 1 from src, born at t, that has sent n bytes (read). */
+static struct conn *sent_from(struct conn_table *t, uint64_t src, double born, size_t n)
+{
+	int s[2];
+	char *b = malloc(n);
+	struct conn *c;
+	ssize_t w;
+
+	if (!b || pair(s) < 0)
+		return NULL;
+	memset(b, 'r', n);
+	w = write(s[1], b, n);
+	free(b);
+	close(s[1]);
+	c = conn_add(t, s[0], 1, src, born, 5.0, 0, &(int){ 0 });
+	if (!c || w != (ssize_t)n || conn_pump(c, 1 << 20) != CONN_LINE || c->len != n)
+		return NULL;
+	return c;
+}
+
+static size_t caps(const struct conn_table *t)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < t->n; i++)
+		k += t->c[i].cap;
+	return k;
+}
+
+static size_t bytes_from(const struct conn_table *t, uint64_t src)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < t->n; i++)
+		k += t->c[i].src == src ? t->c[i].cap : 0;
+	return k;
+}
+
+/*
+ * The byte budget of partial requests: what the buffers hold is counted as
+ * they grow and given back as they close; over the budget, the source that
+ * holds the most bytes loses its biggest partial, so a small report (a
+ * node's) stays while those that stall with most of a megabyte go, whether
+ * they come from another address or from the node's own (NAT).
+ */
+static void byte_budget(void)
+{
+	struct conn_table t = { .c = NULL };
+	const uint64_t flood = 1, node = 2;
+	bool all = true;
+	size_t k, before;
+	int i;
+
+	all = sent_from(&t, node, 1.0, 5000) != NULL;
+	ok(all && t.held == caps(&t) && t.held >= 5000, "a report's 5000 bytes are counted (%zu held)", t.held);
+	for (i = 0; i < 4; i++)
+		all &= sent_from(&t, flood, 10.0 + i, 100000) != NULL;
+	ok(all && t.held == caps(&t) && t.held >= 405000, "four partials of 100000 bytes more: %zu held", t.held);
+	before = t.held;
+	k = conn_victim_bytes(&t, 1);
+	ok(k < t.n && t.c[k].src == flood && t.c[k].born == 10.0, "the victim is the flood's biggest (of as big: its oldest)");
+	ok(conn_shed(&t, 1, before) == 0 && t.n == 5, "within the budget: none closed");
+	k = conn_shed(&t, 1, 300000);
+	ok(k == 2 && t.held <= 300000 && t.held == caps(&t), "over a budget of 300000: %zu closed, %zu held", k, t.held);
+	ok(count_from(&t, node) == 1 && count_from(&t, flood) == 2 && !has_born(&t, 10.0) && !has_born(&t, 11.0),
+	   "... the flood's two oldest; the node's report stays");
+	conn_table_free(&t);
+	ok(t.held == 0, "an emptied table holds nothing");
+
+	/* behind NAT: one source; the biggest go, the small report stays */
+	all = sent_from(&t, flood, 1.0, 100000) && sent_from(&t, flood, 2.0, 5000) &&
+	      sent_from(&t, flood, 3.0, 100000) && sent_from(&t, flood, 4.0, 100000);
+	k = all ? conn_shed(&t, 1, 150000) : 0;
+	ok(k == 2 && t.held <= 150000, "NAT: over 150000, %zu closed (%zu held)", k, t.held);
+	ok(has_born(&t, 2.0) && t.n == 2, "... the small report is not one of them");
+	conn_table_free(&t);
+
+	/* the source that holds the most gives, not the biggest connection */
+	all = sent_from(&t, node, 1.0, 100000) != NULL;
+	for (i = 0; i < 10; i++)
+		all &= sent_from(&t, flood, 10.0 + i, 20000) != NULL;
+	before = bytes_from(&t, node);
+	ok(all && bytes_from(&t, flood) > before, "ten partials of 20000 hold more than one of 100000");
+	ok(conn_shed(&t, 1, t.held - 1) == 1 && bytes_from(&t, node) == before && !has_born(&t, 10.0),
+	   "one over the budget: the many's oldest goes, the one big partial stays");
+	/* a connection of another kind is never the victim */
+	for (k = 0; k < t.n; k++)
+		t.c[k].kind = 2;
+	ok(conn_victim_bytes(&t, 1) == t.n && conn_shed(&t, 1, 0) == 0, "none of the kind: nothing closed");
+	conn_drop(&t, 0);
+	ok(t.held == caps(&t), "a drop gives its bytes back (%zu held)", t.held);
+	conn_table_free(&t);
 }
 
 /* Events on ep within ms: how many, the first's descriptor in *fd. */
@@ -354,6 +450,7 @@ int main(void)
 	close(sc[1]);
 
 	source_policy();
+	byte_budget();
 	watched();
 	return done_testing();
 }
