@@ -29,7 +29,7 @@ if [ ! -f "$dir/Makefile" ]; then
 	(cd "$dir" && "$(realpath --relative-to=. "$top")/configure" >/dev/null)
 fi
 make -C "$dir" -s -j"$(nproc)" >/dev/null 2>&1 || make -C "$dir" -j"$(nproc)"
-burstctl="$dir/burst-agent/ctl/burstctl"
+burstctl="$dir/burstctl/burstctl"
 src=$top build=$dir
 
 set +e

@@ -4,7 +4,7 @@
  * transitions; the jobs that held burst nodes and when, from Slurm's job
  * readings (agent_slurm.c); a job's cost written to its admin comment once
  * it ended; and the budgets (Budget= lines), held against each launch.
- * The arithmetic is lib/cost.c's; burstctl cost reads the same records.
+ * The arithmetic is lib/core/cost.c's; burstctl cost reads the same records.
  */
 #include <math.h>
 #include <stdint.h>

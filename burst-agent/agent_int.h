@@ -44,7 +44,7 @@
 /* A node launched at allocation (and, before Slurm 23.11.1, any node)
  * starts slurmd at least this long before the next tick of the clock its
  * boot time is counted in, unless it has another reason to be safe
- * (agent_join.c, lib/slurmd_start.h). */
+ * (agent_join.c, lib/admit/slurmd_start.h). */
 #define SLURMD_WINDOW_MARGIN_MS 250
 
 struct bnode {

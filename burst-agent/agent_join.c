@@ -25,7 +25,7 @@
 #include "strutil.h"
 
 /*
- * The admission policy (lib/policy.h) on the node's recorded facts: blessed
+ * The admission policy (lib/core/policy.h) on the node's recorded facts: blessed
  * kernels and driver versions (burst.conf, StateDir/blessed-kernels and
  * blessed-drivers), taint, modules, and
  * the hardware the catalog promises for the type it was launched as. NULL
@@ -123,7 +123,7 @@ void reply_json(int fd, bool admit, const char *reason, json_object *record)
 
 /*
  * Admitted: the node's record, and when its slurmd may start
- * (lib/slurmd_start.h). A node launched at its job's allocation
+ * (lib/admit/slurmd_start.h). A node launched at its job's allocation
  * (EarlyLaunch=) may register before or after slurmctld's power-save pass
  * asks for it, so its slurmd starts only in the safe window of a second
  * ("slurmd_window": the clock whose tick decides, and the margin before the

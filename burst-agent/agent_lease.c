@@ -1,7 +1,7 @@
 /*
  * burst-agent: the active agent's lease. Two agents (one beside slurmctld's
  * primary, one beside its backup) may share a StateDir; the one holding
- * the lease (a row in the state database, lib/state.h) acts, the other
+ * the lease (a row in the state database, lib/state/state.h) acts, the other
  * waits as a standby and takes the lease over when it is not renewed.
  *
  * - The active agent renews it every LeaseTimeout/5 s from a thread of its

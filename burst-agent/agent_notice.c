@@ -1,6 +1,6 @@
 /*
  * burst-agent: spot interruption notices. burst-node's interruption watch
- * (burst-agent/node/interrupt.c) reports on the join port that its
+ * (burst-node/interrupt.c) reports on the join port that its
  * instance's metadata announced a termination, stop or hibernation, about
  * two minutes ahead: {"op":"notice","cred":MUNGE}, the credential root's
  * (the cluster's munge key, as for a join report) and its payload

@@ -1,6 +1,6 @@
 /*
  * burst-agent: launches and terminations paced to each provider region's
- * rate limits (lib/ratelimit.h, doc/design.md "Rate limits").
+ * rate limits (lib/core/ratelimit.h, doc/design.md "Rate limits").
  *
  * Each provider's region has the agent's model of its buckets (instances
  * and requests, launch and terminate; the provider's rates from burst.conf).

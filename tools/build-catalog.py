@@ -47,7 +47,7 @@ OUTPUT_FILES = ("aws.csv", "gcp.csv", "aws-prices.csv", "gcp-prices.csv", "SOURC
 
 GIB = 1024  # MiB
 
-# Values the C loader accepts (lib/arch.c orders the architectures per vendor).
+# Values the C loader accepts (lib/core/arch.c orders the architectures per vendor).
 ARCHS = {
     "NVIDIA": "kepler maxwell pascal volta turing ampere ada hopper blackwell",
     "AMD": "gcn rdna rdna2 rdna3 cdna cdna2 cdna3",

@@ -1,6 +1,6 @@
 #!/bin/sh
 # capture-sysroot.sh - copy exactly the files `burst-node provenance` reads
-# (lib/provenance.c) from a root file system into DEST, so that the record
+# (lib/admit/provenance.c) from a root file system into DEST, so that the record
 # can be made again later with --sysroot DEST (tests/fixtures/sysroots/host).
 #
 #   tools/capture-sysroot.sh DEST [ROOT]      (ROOT defaults to /)
@@ -35,7 +35,7 @@ for f in /usr/lib/charliecloud/version.txt /usr/lib64/charliecloud/version.txt \
 	copy "$f"
 done
 # the driver modules of the record's "drivers" section: keep this list the
-# same as prov_driver_modules in lib/provenance.c. initstate marks a module
+# same as prov_driver_modules in lib/admit/provenance.c. initstate marks a module
 # present even when it declares no version.
 for m in nvidia nvidia_uvm nvidia_peermem nvidia_fs gdrdrv amdgpu habanalabs neuron \
 	ib_core ib_uverbs rdma_ucm mlx5_core mlx5_ib mlx4_core efa hfi1 irdma bnxt_re \

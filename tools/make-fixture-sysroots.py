@@ -4,7 +4,7 @@ tests/unit/test_provenance.c (burst-node provenance on captured trees).
 
     tools/make-fixture-sysroots.py [OUTDIR]   (default tests/fixtures/sysroots)
 
-Each tree holds exactly the files lib/provenance.c reads (see
+Each tree holds exactly the files lib/admit/provenance.c reads (see
 tools/capture-sysroot.sh for the list), made up to look like:
   a100x8           8 x A100 SXM4 40GB (p4d.24xlarge-like), Ubuntu 22.04,
                    kernel 5.15, nvidia driver 550.54.15 (proprietary), MLNX_OFED

@@ -6,7 +6,7 @@
  * SLURM_RESUME_FILE) in an otherwise empty environment, file descriptors
  * 0-2 closed and most signals blocked, and waits on their output pipe. So
  * each one: reopens 0-2 on /dev/null, reads its input, writes the request
- * durably into the agent's spool (lib/spool.h), pokes the agent's socket if
+ * durably into the agent's spool (lib/state/spool.h), pokes the agent's socket if
  * the agent is up, and exits: nothing blocks slurmctld, nothing is lost
  * when the agent is down. Nothing is left running: since 23.02 slurmscriptd
  * kills the program's process group once it exits.
@@ -69,7 +69,7 @@ static void __attribute__((format(printf, 2, 3))) diag(int prio, const char *fmt
 }
 
 /*
- * The jobs of SLURM_RESUME_FILE, normalized (lib/resume_file.h: 22.05's
+ * The jobs of SLURM_RESUME_FILE, normalized (lib/state/resume_file.h: 22.05's
  * format and that of 23.02 on): [{"job_id":N,"nodes":"..."}]. It is a
  * memfd that vanishes when we exit: read it first. An unusable file gives
  * no jobs, with a warning (the nodes are still resumed).

@@ -11,7 +11,7 @@
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
-B="$build/burst-agent/ctl/burstctl"
+B="$build/burstctl/burstctl"
 S="$src/tests/fixtures/sysroots"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

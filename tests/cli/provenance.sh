@@ -5,7 +5,7 @@
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
-N="$build/burst-agent/node/burst-node"
+N="$build/burst-node/burst-node"
 S="$src/tests/fixtures/sysroots"
 export BURST_PCI_TABLE="$src/share/pci/accelerators.csv"
 tmp=$(mktemp -d)

@@ -4,7 +4,7 @@
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
-B="$build/burst-agent/ctl/burstctl"
+B="$build/burstctl/burstctl"
 export BURST_CATALOG_DIR="$src/share/catalog"
 unset BURST_CONF
 conf="$src/etc/burst.conf.example"
@@ -52,7 +52,7 @@ first=$(awk '$1 == "1" { print $3 }' "$tmp/out")
 [ "$first" = "g5.12xlarge" ]
 ok $? "gpu4-ampere ranks g5.12xlarge first (cheapest; got $first)"
 
-# resolve takes the submission's decision path (lib/decide.c): it says where
+# resolve takes the submission's decision path (lib/core/decide.c): it says where
 # jobs with the contract go, as the SPANK plugin would route them
 has "jobs with this contract go to node sets gpu4 (partitions burst-gpu, features gpu4)" out
 ok $? "resolve gpu4-ampere gives the submission's decision: node set gpu4, partition burst-gpu"

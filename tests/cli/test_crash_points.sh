@@ -23,10 +23,10 @@ cut -f1 "$tmp/out" >"$tmp/names"
 [ "$(sort -u "$tmp/names" | wc -l)" = "$(wc -l <"$tmp/names")" ]
 ok $? "... no name twice" "$tmp/names"
 
-# the node states, from their one table (lib/node_state.c)
-states=$(sed -n 's/^\t\[NS_[A-Z_]*\] = "\([a-z_]*\)",$/\1/p' "$src/lib/node_state.c")
-[ "$(echo "$states" | wc -w)" = "$(sed -n 's/^\t\(NS_[A-Z_]*\),.*/\1/p' "$src/lib/node_state.h" | grep -vc NS_COUNT)" ]
-ok $? "the node states read from lib/node_state.c: $(echo $states)"
+# the node states, from their one table (lib/core/node_state.c)
+states=$(sed -n 's/^\t\[NS_[A-Z_]*\] = "\([a-z_]*\)",$/\1/p' "$src/lib/core/node_state.c")
+[ "$(echo "$states" | wc -w)" = "$(sed -n 's/^\t\(NS_[A-Z_]*\),.*/\1/p' "$src/lib/core/node_state.h" | grep -vc NS_COUNT)" ]
+ok $? "the node states read from lib/core/node_state.c: $(echo $states)"
 miss=
 for s in $states; do
 	for w in before after; do grep -qx "state.$s.$w" "$tmp/names" || miss="$miss state.$s.$w"; done

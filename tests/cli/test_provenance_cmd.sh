@@ -9,7 +9,7 @@
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
-B="$build/burst-agent/ctl/burstctl"
+B="$build/burstctl/burstctl"
 F="$build/tests/unit/record_fixture"
 PY=/usr/bin/python3
 export TZ=UTC

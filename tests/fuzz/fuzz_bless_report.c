@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../burst-agent/ctl/bless_report.h"
+#include "../../burstctl/bless_report.h"
 #include "fuzz.h"
 #include "policy.h"
 #include "strutil.h"

@@ -9,7 +9,7 @@
 
 #include "ec2.h"
 #include "fuzz.h"
-#include "openstack.h"
+#include "openstack_api.h"
 #include "strutil.h"
 
 FUZZ_TARGET(openstack)

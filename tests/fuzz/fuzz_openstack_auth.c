@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "fuzz.h"
-#include "openstack.h"
+#include "openstack_api.h"
 
 FUZZ_TARGET(openstack_auth)
 {

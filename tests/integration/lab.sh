@@ -427,7 +427,7 @@ lab_burst_conf() {
 		echo "Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24${LAB_PROVIDER_EXTRA:+ $LAB_PROVIDER_EXTRA}"
 		cat
 	} >"$LAB/etc/burst.conf"
-	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
+	"$build/burstctl/burstctl" --config "$LAB/etc/burst.conf" slurm-conf --nodes-only \
 		| sed '0,/^PartitionName=/s/^\(PartitionName=.*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
 	lab_plugstack
 }
@@ -474,7 +474,7 @@ lab_plugstack() {
 # cloud-init in namespaces: like a local instance, such an instance has a
 # private /tmp, which hides a tree under /tmp.
 lab_node_image() {
-	local bin="$build/burst-agent/node/burst-node" dst="$LAB/image/burst-node"
+	local bin="$build/burst-node/burst-node" dst="$LAB/image/burst-node"
 	if [ ! -e "$dst" ]; then
 		mkdir -p "$LAB/image" && cp "$src/share/pci/accelerators.csv" "$LAB/image/accelerators.csv" &&
 			cp "$bin" "$dst.new" && mv -f "$dst.new" "$dst" ||
@@ -490,8 +490,8 @@ lab_agent_start() {
 	# this start's own "started:" line (after its sockets are open), not the
 	# socket file a killed agent left behind
 	n0=$(grep -c 'burst-agent: info: started: ' "$LAB/log/agent.log" 2>/dev/null)
-	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-		BURST_NODE="${1:-$build/burst-agent/node/burst-node}" \
+	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/drivers" \
+		BURST_NODE="${1:-$build/burst-node/burst-node}" \
 		"$build/burst-agent/burst-agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
 	AGENT_PID=$!
 	lab_record burst-agent "$AGENT_PID"

@@ -11,7 +11,7 @@ set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
-node_bin="$build/burst-agent/node/burst-node"
+node_bin="$build/burst-node/burst-node"
 [ -x "$node_bin" ] || bail "no $node_bin (build first)"
 [ "$(id -u)" -eq 0 ] || bail "must run as root (ch-run as root, like the agent on a node)"
 command -v ch-run >/dev/null || bail "no ch-run: apt-get install charliecloud-runtime"

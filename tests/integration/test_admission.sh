@@ -78,7 +78,7 @@ grep 'report of instance' "$LAB/log/agent.log" | sed 's/^/# /'
 [ -s "$LAB/burst/nodes/burst-2/provenance.json" ]; ok $? "the node keeps the record it was admitted with (for burst-node health)"
 
 # what the job ran on, from burstctl (the agent's records, Slurm's job)
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 "$burstctl" --config "$LAB/etc/burst.conf" provenance --job "$id" >"$LAB/prov.out" 2>&1
 ok $? "burstctl provenance --job $id" "$LAB/prov.out"
 sed 's/^/# /' "$LAB/prov.out" | head -40

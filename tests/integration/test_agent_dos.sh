@@ -151,7 +151,7 @@ cp "$LAB/etc/burst.conf.orig" "$LAB/etc/burst.conf"
 mkdir -m 0777 "$LAB/open"
 sed -e "s|^StateDir=.*|StateDir=$LAB/burst2\nSocketPath=$LAB/open/agent.sock|" \
 	-e "s|^JoinPort=.*|JoinPort=$((jport + 1))|" "$LAB/etc/burst.conf" >"$LAB/etc/burst2.conf"
-SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/drivers" \
 	timeout 20 "$agent" -c "$LAB/etc/burst2.conf" -L "$LAB/log/agent2.log"
 rc=$?
 [ $rc = 1 ] && grep -q "cannot listen on SocketPath=$LAB/open/agent.sock: its directory $LAB/open (mode 0777) is writable by others and not sticky" \

@@ -19,8 +19,8 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/lab.sh"
 ps="$build/plugins/power_save"
 agent="$build/burst-agent/burst-agent"
-burstctl="$build/burst-agent/ctl/burstctl"
-inst="$src/burst-agent/providers/burst-local-instance"
+burstctl="$build/burstctl/burstctl"
+inst="$src/burst-agent/drivers/burst-local-instance"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 aux=$(mktemp -d /tmp/test_aws_agent.XXXXXX)
@@ -93,8 +93,8 @@ cd "$LAB" || bail "no lab directory"
 TAP_DIAG="$LAB/log/agent.log"
 ok 0 "burstctl check-config accepts the aws providers"
 
-SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-	BURST_NODE="$build/burst-agent/node/burst-node" \
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/drivers" \
+	BURST_NODE="$build/burst-node/burst-node" \
 	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
 lab_record burst-agent $!
 for i in $(seq 50); do [ -S "$LAB/burst/agent.sock" ] && break; sleep 0.1; done

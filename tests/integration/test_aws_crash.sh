@@ -19,8 +19,8 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/ec2_peers.sh"
 . "$src/tests/integration/lab.sh"
-burstctl="$build/burst-agent/ctl/burstctl"
-inst="$src/burst-agent/providers/burst-local-instance"
+burstctl="$build/burstctl/burstctl"
+inst="$src/burst-agent/drivers/burst-local-instance"
 [ -x "$build/burst-agent/burst-agent" ] || bail "no $build/burst-agent/burst-agent (build first)"
 
 aux=$(mktemp -d /tmp/test_aws_crash.XXXXXX)

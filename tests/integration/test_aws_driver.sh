@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_aws_driver.sh - the agent's aws provider driver (providers/aws.c),
+# test_aws_driver.sh - the agent's aws provider driver (burst-agent/drivers/driver_aws.c),
 # without Slurm: against moto_server (signatures checked) a batch is one
 # RunInstances whose repetition (a restart) adopts the same instances, a
 # new attempt launches new ones, the user data starts burst-node join with

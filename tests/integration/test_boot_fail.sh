@@ -12,7 +12,7 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
 agent="$build/burst-agent/burst-agent"
-ctl="$build/burst-agent/ctl/burstctl"
+ctl="$build/burstctl/burstctl"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 SLURM_CONF_NODES="# nodes: below"
@@ -29,7 +29,7 @@ TAP_DIAG="$LAB/log/agent.log $LAB_NODE_LOGS"
 
 # The image's burst-node: for burst-1 it fails at once; for burst-2 it is
 # the real one (a copy outside /tmp), whose slurmd cannot start.
-cp "$build/burst-agent/node/burst-node" "$LAB/real-burst-node" || bail "cannot copy burst-node"
+cp "$build/burst-node/burst-node" "$LAB/real-burst-node" || bail "cannot copy burst-node"
 cat >"$LAB/broken-node" <<WRAP
 #!/bin/bash
 node=

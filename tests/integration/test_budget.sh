@@ -15,7 +15,7 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
 agent="$build/burst-agent/burst-agent"
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 # 3.60 USD an hour; a job of --time=1 is 0.06 USD ahead; the first is

@@ -61,10 +61,10 @@ done
 [ -z "$held" ] && [ -n "$(ip netns list 2>/dev/null | grep "^burst-lab$$-burst-")" ]
 ok $? "the instances' processes hold none of the agent's files open${held:+ (held:$held)}"
 # Slurm before 23.11.1 misses a registration from a slurmd started in the
-# second of the resume request (lib/slurm_compat.h) unless it registers
+# second of the resume request (lib/core/slurm_compat.h) unless it registers
 # before its boot clock ticks: such a slurmd starts in the safe window of
 # that clock's second or from the request's next second, whichever comes
-# first (lib/slurmd_start.h); later releases start it at once
+# first (lib/admit/slurmd_start.h); later releases start it at once
 nlog="$LAB/burst/nodes/$node/node.log"
 # the spool file's name starts with the time burst-resume ran, in or after
 # the second of slurmctld's power-save scan

@@ -12,7 +12,7 @@ src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/ec2_peers.sh"
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 [ -x "$burstctl" ] || bail "no $burstctl (build first)"
 
 aux=$(mktemp -d /tmp/test_catalog_refresh.XXXXXX)

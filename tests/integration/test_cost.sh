@@ -18,7 +18,7 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
 agent="$build/burst-agent/burst-agent"
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 PRICE=3.60   # USD an hour: a thousandth of a dollar a second

@@ -54,7 +54,7 @@ TAP_DIAG="$LAB/log/agent.log $LAB_NODE_LOGS $N/*/node.log.1"
 
 # The image's burst-node: burst-3's fails at once (a boot failure, its
 # console read); the others' is the real one (a copy outside /tmp).
-cp "$build/burst-agent/node/burst-node" "$LAB/real-burst-node" || bail "cannot copy burst-node"
+cp "$build/burst-node/burst-node" "$LAB/real-burst-node" || bail "cannot copy burst-node"
 cat >"$LAB/node-wrap" <<WRAP
 #!/bin/bash
 prev= node=
@@ -138,13 +138,13 @@ for point in $points; do
 		# points, burst-1's goes while the agent is down (then lost at
 		# once: DOWN, resumed below)
 		case $point in provider.exists.*)
-			"$src/burst-agent/providers/burst-local-instance" stop "burst-lab$$-burst-1" >>"$LAB/err" 2>&1 ;;
+			"$src/burst-agent/drivers/burst-local-instance" stop "burst-lab$$-burst-1" >>"$LAB/err" 2>&1 ;;
 		esac
 		start_agent "$point" || died="$died not restarted;"
 	fi
 	wait_for 30 eval 'in_state burst-3 powered_down && in_state burst-4 powered_down'
 	# burst-1's instance vanishes; burst-2 is powered down
-	"$src/burst-agent/providers/burst-local-instance" stop "burst-lab$$-burst-1" >>"$LAB/err" 2>&1
+	"$src/burst-agent/drivers/burst-local-instance" stop "burst-lab$$-burst-1" >>"$LAB/err" 2>&1
 	scontrol update nodename=burst-2 state=power_down_force 2>>"$LAB/err"
 	case $point in provider.exists.*)
 		wait_for 30 node_is burst-1 'down.*'

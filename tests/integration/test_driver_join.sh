@@ -58,7 +58,7 @@ ok $? "burst-node on $rejected said why it did not start slurmd" "$LAB/burst/nod
 squeue -h -j "$id" -o %T | grep -qv COMPLETED
 ok $? "the job has not run ($(squeue -h -j "$id" -o '%T %r'))"
 
-"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" bless --driver nvidia=550.54.15 >"$LAB/out" 2>"$LAB/err"
+"$build/burstctl/burstctl" --config "$LAB/etc/burst.conf" bless --driver nvidia=550.54.15 >"$LAB/out" 2>"$LAB/err"
 ok $? "burstctl bless --driver nvidia=550.54.15" "$LAB/err"
 grep -qx 'nvidia=550.54.15' "$LAB/burst/blessed-drivers"
 ok $? "... in StateDir/blessed-drivers" "$LAB/out"

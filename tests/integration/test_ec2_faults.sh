@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_ec2_faults.sh - lib/ec2.c and lib/aws_creds.c against a fake EC2
+# test_ec2_faults.sh - lib/cloud/ec2.c and lib/cloud/aws_creds.c against a fake EC2
 # endpoint that answers in EC2's wire format from a script
 # (ec2_faults.py): error classes, backoff of throttling, retry of a 500
 # with the SAME ClientToken (launched once), partial launches,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_ec2_moto.sh - lib/ec2.c against moto_server with signature checking
+# test_ec2_moto.sh - lib/cloud/ec2.c against moto_server with signature checking
 # on: RunInstances with tags and user data, DescribeInstances by tag filter
 # and with pagination, ClientToken, TerminateInstances, CreateTags, and a
 # wrong secret key (EC2_AUTH, no secret in the message). No root needed.

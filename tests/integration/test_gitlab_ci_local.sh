@@ -28,7 +28,7 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
 agent="$build/burst-agent/burst-agent"
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 S="$src/tests/fixtures/sysroots"
 Y="$src/contrib/gitlab-ci/node-acceptance.gitlab-ci.yml"
 [ -x "$agent" ] || bail "no $agent (build first)"

@@ -9,7 +9,7 @@ src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
-N="$build/burst-agent/node/burst-node"
+N="$build/burst-node/burst-node"
 S="$src/tests/fixtures/sysroots"
 [ -x "$N" ] || bail "no burst-node at $N (build first)"
 export BURST_PCI_TABLE="$src/share/pci/accelerators.csv"

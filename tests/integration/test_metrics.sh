@@ -37,7 +37,7 @@ lab_up || bail "the lab did not start"
 trap 'prom_stop; lab_down' EXIT
 trap 'prom_stop; lab_down; exit 130' INT TERM
 cd "$LAB" || bail "no lab directory"
-"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1
+"$build/burstctl/burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1
 ok $? "check-config accepts MetricsListen=" "$LAB/check.out"
 lab_agent_start; ok $? "the agent is up" "$LAB/log/agent.log"
 grep -q "metrics http://127.0.0.1:$MPORT" "$LAB/log/agent.log"; ok $? "it says where its metrics are" "$LAB/log/agent.log"

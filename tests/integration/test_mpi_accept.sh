@@ -12,7 +12,7 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/lab.sh"
 agent="$build/burst-agent/burst-agent"
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 [ -x "$agent" ] || bail "no $agent (build first)"
 command -v mpicc >/dev/null || bail "no mpicc: apt-get install openmpi-bin libopenmpi-dev"
 command -v xmllint >/dev/null || bail "no xmllint: apt-get install libxml2-utils"

@@ -30,8 +30,8 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/lab.sh"
 ps="$build/plugins/power_save"
 agent="$build/burst-agent/burst-agent"
-burstctl="$build/burst-agent/ctl/burstctl"
-inst="$src/burst-agent/providers/burst-local-instance"
+burstctl="$build/burstctl/burstctl"
+inst="$src/burst-agent/drivers/burst-local-instance"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 aux=$(mktemp -d /tmp/test_openstack_agent.XXXXXX)
@@ -154,8 +154,8 @@ env -i PATH="$PATH" HOME="$aux" OS_CLIENT_CONFIG_FILE="$aux/clouds.yaml" \
 ok $? "the openstack CLI authenticates with the same clouds.yaml (Cloud=lab: an application credential)" "$aux/cli-flavors"
 
 agent_start() {
-	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-		BURST_NODE="$build/burst-agent/node/burst-node" \
+	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/drivers" \
+		BURST_NODE="$build/burst-node/burst-node" \
 		"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
 	agent_pid=$!
 	lab_record burst-agent $agent_pid

@@ -183,7 +183,7 @@ drv os list
 [ "$(wc -l <"$work/out")" = 2 ]; ok $? "list: what is left (n1's two attempts)" "$work/out"
 
 # --- burstctl catalog refresh from Nova's flavors ---
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 gpu4=$(os_api admin POST /flavors '{"flavor": {"name": "burst.gpu4", "vcpus": 8, "ram": 65536, "disk": 40,
 	"OS-FLV-EXT-DATA:ephemeral": 100}}' 2>"$work/err" | os_ok | os_jq 'print(d["flavor"]["id"])') &&
 	os_api admin POST "/flavors/$gpu4/os-extra_specs" '{"extra_specs": {"pci_passthrough:alias": "a100:4"}}' |

@@ -31,7 +31,7 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/lab.sh"
 ps="$build/plugins/power_save"
 agent="$build/burst-agent/burst-agent"
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 aux=$(mktemp -d /tmp/test_pacing.XXXXXX)
@@ -92,7 +92,7 @@ trap 'lab_down; aux_down; exit 130' INT TERM
 cd "$LAB" || bail "no lab directory"
 TAP_DIAG="$LAB/log/agent.log"
 
-SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/drivers" \
 	"$agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agent.log" &
 agent_pid=$!
 lab_record burst-agent $agent_pid

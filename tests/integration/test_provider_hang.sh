@@ -14,7 +14,7 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/ec2_peers.sh"
 . "$src/tests/integration/lab.sh"
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 [ -x "$build/burst-agent/burst-agent" ] || bail "no $build/burst-agent/burst-agent (build first)"
 
 aux=$(mktemp -d /tmp/test_provider_hang.XXXXXX)

@@ -54,7 +54,7 @@ read -r OP RT CL <<<"$BURST_SITE_NS"
 . "$src/tests/integration/ec2_peers.sh"
 . "$src/tests/integration/lab.sh"
 agent="$build/burst-agent/burst-agent"
-burstctl="$build/burst-agent/ctl/burstctl"
+burstctl="$build/burstctl/burstctl"
 [ -x "$agent" ] || bail "no $agent (build first)"
 ip -4 addr show | grep -q "inet $OP_ADDR/" || bail "not in the on-premises namespace"
 
@@ -112,8 +112,8 @@ ip -n "$RT" route add "$LAB_NET.0/24" via "$OP_ADDR" || bail "no route from the 
 "$burstctl" --config "$LAB/etc/burst-aws.conf" check-config >"$LAB/check.out" 2>&1
 ok $? "burstctl check-config: a burst.conf with only Provider=aws is fine" "$LAB/check.out"
 lab_agent_start_conf() {   # CONF
-	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-		BURST_NODE="$build/burst-agent/node/burst-node" \
+	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/drivers" \
+		BURST_NODE="$build/burst-node/burst-node" \
 		"$agent" -c "$1" -L "$LAB/log/agent.log" &
 	AGENT_PID=$!
 	lab_record burst-agent "$AGENT_PID"

@@ -20,8 +20,8 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/ec2_peers.sh"
 . "$src/tests/integration/lab.sh"
 agent="$build/burst-agent/burst-agent"
-burstctl="$build/burst-agent/ctl/burstctl"
-inst="$src/burst-agent/providers/burst-local-instance"
+burstctl="$build/burstctl/burstctl"
+inst="$src/burst-agent/drivers/burst-local-instance"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
 aux=$(mktemp -d /tmp/test_spot_notice.XXXXXX)

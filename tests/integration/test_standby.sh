@@ -21,8 +21,8 @@ build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/ec2_peers.sh"
 . "$src/tests/integration/lab.sh"
-burstctl="$build/burst-agent/ctl/burstctl"
-inst="$src/burst-agent/providers/burst-local-instance"
+burstctl="$build/burstctl/burstctl"
+inst="$src/burst-agent/drivers/burst-local-instance"
 mode=${STANDBY_MODE:-kill}
 case $mode in kill | stop | crash) ;; *) bail "STANDBY_MODE=$mode: give kill, stop or crash" ;; esac
 [ -x "$build/burst-agent/burst-agent" ] || bail "no $build/burst-agent/burst-agent (build first)"
@@ -72,8 +72,8 @@ ok $? "agent A is up" "$LAB/log/agent.log"
 a=$AGENT_PID
 grep -q "lease taken (epoch 1): nobody held it" "$LAB/log/agent.log"
 ok $? "A holds the lease (epoch 1)" "$LAB/log/agent.log"
-SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/providers" \
-	BURST_NODE="$build/burst-agent/node/burst-node" \
+SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/drivers" \
+	BURST_NODE="$build/burst-node/burst-node" \
 	"$build/burst-agent/burst-agent" -c "$LAB/etc/burst.conf" -L "$LAB/log/agentB.log" &
 b=$!
 lab_record burst-agent "$b"

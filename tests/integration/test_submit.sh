@@ -30,7 +30,7 @@ NodeSet=gpu4 Nodes=burst-gpu4-[1-2] Partition=burst-gpu Constraint="accelerator_
 NodeSet=gpu1 Nodes=burst-gpu1-[1-2] Partition=burst-gpu Constraint="accelerator_count=1"
 NodeSet=cpu  Nodes=burst-cpu-[1-2]  Partition=burst-cpu Constraint="accelerator_count=0" Features=fast
 CONF
-	"$build/burst-agent/ctl/burstctl" --config "$LAB/etc/burst.conf" \
+	"$build/burstctl/burstctl" --config "$LAB/etc/burst.conf" \
 		--catalog-dir "$src/tests/fixtures/catalog-small" slurm-conf --nodes-only \
 		| sed 's/^\(PartitionName=burst-cpu .*\)$/\1 Default=YES/' >>"$LAB/etc/slurm.conf" || return 1
 	echo "required $plugin conf=$LAB/etc/burst.conf catalog_dir=$LAB/catalog-small" \

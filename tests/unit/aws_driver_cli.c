@@ -1,6 +1,6 @@
 /*
  * aws_driver_cli.c - drives one of the agent's cloud provider drivers
- * (burst-agent/providers/aws.c, openstack.c: the Type= of PROVIDER) from
+ * (burst-agent/drivers/driver_aws.c, openstack.c: the Type= of PROVIDER) from
  * the shell, for tests/integration/test_aws_driver.sh and
  * test_openstack_driver.sh.
  *

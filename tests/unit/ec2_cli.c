@@ -1,5 +1,5 @@
 /*
- * ec2_cli.c - drives lib/ec2.c and lib/aws_creds.c from the shell, for
+ * ec2_cli.c - drives lib/cloud/ec2.c and lib/cloud/aws_creds.c from the shell, for
  * tests/integration/test_ec2_moto.sh and test_ec2_faults.sh. Prints one
  * JSON object; exits with the error class (0 = OK), 100 on bad usage.
  *

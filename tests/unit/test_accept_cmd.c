@@ -4,7 +4,7 @@
  * ranks check, finding the verb, and the usage errors. The real runs across
  * nodes are in tests/integration/test_mpi_accept.sh.
  */
-#include "../../burst-agent/ctl/accept_cmd.c"
+#include "../../burstctl/accept_cmd.c"
 
 #include "tap.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_aws_creds.c - lib/aws_creds.c: file parsing, profiles, permissions,
+ * test_aws_creds.c - lib/cloud/aws_creds.c: file parsing, profiles, permissions,
  * the resolution order, expiry. (IMDSv2 is exercised by
  * tests/integration/test_ec2_faults.sh against a fake metadata service.)
  */

@@ -1,5 +1,5 @@
 /*
- * test_catalog_refresh.c - lib/catalog_refresh.c: EC2's DescribeInstanceTypes
+ * test_catalog_refresh.c - lib/cloud/catalog_refresh.c: EC2's DescribeInstanceTypes
  * (recorded from moto_server, tests/fixtures/ec2/describe_instance_types_moto_*.xml)
  * mapped to the catalog's canonical cells, the merge rules, the atomic write.
  */

@@ -1,5 +1,5 @@
 /*
- * test_cost.c - the cost arithmetic (lib/cost.c): an instance's life split
+ * test_cost.c - the cost arithmetic (lib/core/cost.c): an instance's life split
  * into boot, idle and the shares of the jobs that held its node; the
  * periods of budgets; and Budget= lines of burst.conf, accepted and refused
  * with file:line errors.

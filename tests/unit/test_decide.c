@@ -1,6 +1,6 @@
 /*
  * test_decide.c - the one decision path of a --cloud-contract value
- * (lib/decide.c), shared by the SPANK plugin, burstctl resolve and the
+ * (lib/core/decide.c), shared by the SPANK plugin, burstctl resolve and the
  * agent's per-job ranking: names and inline expressions, the refusals, the
  * routing, and the ranking kept for the agent (over candidates it passes).
  */

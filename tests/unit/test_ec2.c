@@ -1,5 +1,5 @@
 /*
- * test_ec2.c - lib/ec2.c: the wire format (canned EC2 answers under
+ * test_ec2.c - lib/cloud/ec2.c: the wire format (canned EC2 answers under
  * tests/fixtures/ec2), the error classes, backoff bounds, and that no
  * secret reaches an error message.
  */

@@ -1,5 +1,5 @@
 /*
- * test_imds.c - reading the spot interruption notice (lib/imds.c,
+ * test_imds.c - reading the spot interruption notice (lib/cloud/imds.c,
  * imds_notice_parse): EC2's answers understood, anything else refused
  * with a reason that says what was wrong.
  */

@@ -1,6 +1,6 @@
 /*
  * test_loglimit.c - lines a peer can provoke, limited per call site
- * (lib/loglimit.c): the first LOGLIMIT_BURST at once, then one every
+ * (lib/core/loglimit.c): the first LOGLIMIT_BURST at once, then one every
  * LOGLIMIT_EVERY seconds; every line held back is counted and said once.
  */
 #include <stdio.h>

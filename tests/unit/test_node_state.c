@@ -1,6 +1,6 @@
 /*
  * test_node_state.c - the node states as one enum with one names table
- * (lib/node_state.h), and the state database's CHECK on them: a name
+ * (lib/core/node_state.h), and the state database's CHECK on them: a name
  * round-trips, an unknown state is refused by the schema itself (a new
  * database and one upgraded from an agent before the CHECK), an old
  * database holding a state that is no node state is refused, named, and a

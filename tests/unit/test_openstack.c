@@ -1,5 +1,5 @@
 /*
- * test_openstack.c - lib/openstack.c on answers recorded from the real
+ * test_openstack.c - lib/cloud/openstack_api.c on answers recorded from the real
  * Keystone 22 and Nova 26 of tests/integration/os_peers.sh (under
  * tests/fixtures/openstack): the token's expiry and catalog, when a token
  * is refreshed, Nova's error messages and their classes, the credentials
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "ec2.h"
-#include "openstack.h"
+#include "openstack_api.h"
 #include "strutil.h"
 #include "tap.h"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "../../burst-agent/node/plugstack_check.h"
+#include "../../burst-node/plugstack_check.h"
 
 static char dir[256];
 

@@ -1,5 +1,5 @@
 /*
- * test_policy.c - the admission policy (lib/policy.h) on the fixture records
+ * test_policy.c - the admission policy (lib/core/policy.h) on the fixture records
  * of tests/fixtures/sysroots against the AWS catalog, and its burst.conf keys.
  */
 #include <math.h>

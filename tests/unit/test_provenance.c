@@ -1,5 +1,5 @@
 /*
- * test_provenance.c - the node provenance record (lib/provenance.h) on the
+ * test_provenance.c - the node provenance record (lib/admit/provenance.h) on the
  * sysroots of tests/fixtures/sysroots (made by tools/make-fixture-sysroots.py
  * and tools/capture-sysroot.sh) and on this machine.
  */

@@ -1,5 +1,5 @@
 /*
- * test_ratelimit.c - the token bucket model (lib/ratelimit.c): parsing,
+ * test_ratelimit.c - the token bucket model (lib/core/ratelimit.c): parsing,
  * EC2's documented defaults, refill and taking, when the n-th token comes,
  * pacing of launches (instances and requests), and the bound over regions.
  */

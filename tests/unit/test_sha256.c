@@ -1,5 +1,5 @@
 /*
- * test_sha256.c - lib/sha256.c, the catalog's checksum without OpenSSL:
+ * test_sha256.c - lib/core/sha256.c, the catalog's checksum without OpenSSL:
  * FIPS 180-4's examples, and the same digest as OpenSSL's for every length
  * around the block and padding boundaries, however the input is split.
  */

@@ -1,7 +1,7 @@
 /*
  * test_sigv4.c - AWS Signature Version 4 against the AWS SigV4 test suite
  * (tests/fixtures/sigv4/aws4_testsuite, see its SOURCES.md), plus the
- * helpers and the errors of lib/sigv4.c.
+ * helpers and the errors of lib/cloud/sigv4.c.
  *
  * Every case is a directory NAME holding NAME.req (the request to sign),
  * NAME.creq (canonical request), NAME.sts (string to sign), NAME.authz

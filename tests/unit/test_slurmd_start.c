@@ -1,6 +1,6 @@
 /*
  * test_slurmd_start.c - when an admitted node may start slurmd
- * (lib/slurmd_start.h): at once with no rule; inside the safe window of
+ * (lib/admit/slurmd_start.h): at once with no rule; inside the safe window of
  * its clock's second; from the second after the resume request's; at
  * whichever of the two comes first when it has both (a node of a resume
  * request on Slurm before 23.11.1); and never longer than

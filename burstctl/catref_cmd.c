@@ -1,6 +1,6 @@
 /*
  * catref_cmd.c - burstctl catalog refresh: rewrite a provider's catalog CSV
- * from EC2's DescribeInstanceTypes (lib/catalog_refresh.h has the rules).
+ * from EC2's DescribeInstanceTypes (lib/cloud/catalog_refresh.h has the rules).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,7 +19,7 @@
 #include "catref_cmd.h"
 #include "config.h"
 #include "ec2.h"
-#include "openstack.h"
+#include "openstack_api.h"
 #include "strutil.h"
 #include "verb.h"
 

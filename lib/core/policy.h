@@ -1,6 +1,6 @@
 /*
  * policy.h - the admission policy (doc/design.md §8): is a node, as its provenance
- * record (lib/provenance.h) describes it, one we admit into the cluster?
+ * record (lib/admit/provenance.h) describes it, one we admit into the cluster?
  *
  * The policy comes from burst.conf (global keys, overridden per NodeSet; see
  * config_policy in config.h) plus StateDir/blessed-kernels, the kernels that

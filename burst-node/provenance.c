@@ -1,6 +1,6 @@
 /*
  * provenance.c - `burst-node provenance`: print this node's provenance
- * record (lib/provenance.h) as canonical JSON, or only its id.
+ * record (lib/admit/provenance.h) as canonical JSON, or only its id.
  *
  *   burst-node provenance [--sysroot DIR] [--node NAME] [--instance ID]
  *       [--instance-type T] [--provider P] [--region R] [--image I]

@@ -74,7 +74,7 @@ struct cfg_provider {
 	char **accelerators;     /* Accelerators=ALIAS:MODEL,... (catalog refresh: extra specs' aliases) */
 	size_t naccelerators;
 	int build_wait;          /* BuildWait= seconds a launch waits for servers to leave BUILD (default 30) */
-	/* rate limits, per region (lib/ratelimit.h): the type's documented
+	/* rate limits, per region (lib/core/ratelimit.h): the type's documented
 	 * ones (rate_limits_default), each overridden by LaunchRate=,
 	 * TerminateRate= and RequestRate=launch:..,terminate:.. */
 	struct rate_limits rates;
@@ -122,7 +122,7 @@ struct cfg_nodeset {
 struct cfg_budget {
 	char *name;
 	double amount;           /* US dollars per period */
-	int period;              /* enum cost_period (lib/cost.h) */
+	int period;              /* enum cost_period (lib/core/cost.h) */
 	char *nodeset;           /* NodeSet= (NULL: every node set) */
 	char *account;           /* Account= a Slurm account (NULL: every account) */
 	struct cfg_where where;

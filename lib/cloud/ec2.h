@@ -92,7 +92,7 @@ struct ec2_client *ec2_client_new(const struct ec2_client_opts *opts, burst_err_
 void ec2_client_free(struct ec2_client *c);
 /*
  * The caller paces RunInstances and TerminateInstances to its own model of
- * EC2's buckets (lib/ratelimit.h): a throttling answer to them is returned
+ * EC2's buckets (lib/core/ratelimit.h): a throttling answer to them is returned
  * at once, not retried (each retry would be throttled too). Others are
  * retried as before.
  */

@@ -800,7 +800,7 @@ static int cmd_slurm_conf(const struct opts *o, int argc, char **argv)
 		printf("PrologSlurmctld=%s%s/burst-prolog-slurmctld%s\n", q, libexec, q);
 		printf("ResumeTimeout=600\nSuspendTimeout=120\nSuspendTime=300\n");
 		printf("ResumeRate=0\nSuspendRate=0\n");
-		/* only what this build's Slurm release accepts (lib/slurm_compat.h) */
+		/* only what this build's Slurm release accepts (lib/core/slurm_compat.h) */
 		printf("# for Slurm %s, the release this burstctl was built for\n", BURST_SLURM_VERSION);
 #if BURST_SLURM_HAS_CLOUD_REG_ADDRS
 		printf("CommunicationParameters=NoAddrCache\n");

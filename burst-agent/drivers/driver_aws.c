@@ -1,7 +1,7 @@
 /*
  * aws.c - the aws provider: EC2 instances through the EC2 Query API
- * (lib/ec2.h), credentials from CredentialsFile=/Profile=/the environment/
- * the instance role (lib/aws_creds.h).
+ * (lib/cloud/ec2.h), credentials from CredentialsFile=/Profile=/the environment/
+ * the instance role (lib/cloud/aws_creds.h).
  *
  * A launch batch (n nodes of one node set as one type in one region) is one
  * RunInstances with MinCount=1 (MinCount=all: n), MaxCount=n (split only when the user data
@@ -63,7 +63,7 @@ struct region_client {
 };
 
 struct provider {
-	struct batch_journal J;  /* StateDir/aws-PROVIDER.batches (lib/batch_journal.h) */
+	struct batch_journal J;  /* StateDir/aws-PROVIDER.batches (lib/state/batch_journal.h) */
 	char *name;
 	char *cluster;
 	char *endpoint, *ca_file;

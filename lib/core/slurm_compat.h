@@ -67,7 +67,7 @@
  * resume request cannot stall, nor can one that registers before its boot
  * clock ticks (its uptime is then 0), so on these releases the agent tells
  * a node both: the first second its slurmd may start in, and the safe
- * window of its boot clock's second (lib/slurmd_start.h).
+ * window of its boot clock's second (lib/admit/slurmd_start.h).
  */
 #define BURST_SLURMD_SAME_SECOND_STALL (SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(23, 11, 1))
 

@@ -1,6 +1,6 @@
 /*
  * openstack.c - the openstack provider: Nova servers through the compute
- * API, authenticated by Keystone v3 (lib/openstack.h).
+ * API, authenticated by Keystone v3 (lib/cloud/openstack_api.h).
  *
  * A launch batch (n nodes of one node set as one flavor in one region) is
  * one POST /servers per node: name CLUSTER-NODE, the flavor and image (by
@@ -34,7 +34,7 @@
 #include <openssl/evp.h>
 
 #include "../provider.h"
-#include "openstack.h"
+#include "openstack_api.h"
 #include "sha256.h"
 #include "strutil.h"
 

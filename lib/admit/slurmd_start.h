@@ -1,6 +1,6 @@
 /*
  * slurmd_start.h - when a newly admitted node may start slurmd, so that
- * slurmctld cannot miss its registration (lib/slurm_compat.h, the
+ * slurmctld cannot miss its registration (lib/core/slurm_compat.h, the
  * registration stall; doc/compat.md, "Launch at allocation").
  *
  * The agent's admission answer may give a node two rules, either of which

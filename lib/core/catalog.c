@@ -431,7 +431,7 @@ static int load_types(struct catalog *cat, const char *path, const char *provide
 						continue;
 					ai = arch_lookup(cell);
 					if (!ai) {
-						burst_err_set(err, "%s:%zu: unknown accelerator_architecture '%s' for %s (add it to lib/arch.c or fix the row)",
+						burst_err_set(err, "%s:%zu: unknown accelerator_architecture '%s' for %s (add it to lib/core/arch.c or fix the row)",
 							      path, lineno, cell, cols[name_col]);
 						goto out;
 					}

@@ -13,7 +13,7 @@
  *       signed in-toto statements (DSSE) of the acceptance results and the
  *       admission decision, as one JSON array of envelopes
  *
- * The records are read from StateDir/agent.db read-only (lib/state.h).
+ * The records are read from StateDir/agent.db read-only (lib/state/state.h).
  */
 #include <errno.h>
 #include <getopt.h>

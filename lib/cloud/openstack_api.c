@@ -1,7 +1,7 @@
 /*
  * openstack.c - Keystone v3 and Nova's compute API (openstack.h).
  */
-#include "openstack.h"
+#include "openstack_api.h"
 
 #include <ctype.h>
 #include <errno.h>

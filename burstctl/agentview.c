@@ -2,7 +2,7 @@
  * agentview.c - burstctl status, nodes, events (see agentview.h).
  *
  * Everything here reads the agent's database through the read-only views of
- * lib/state.h; nothing is written, and the join token is never shown.
+ * lib/state/state.h; nothing is written, and the join token is never shown.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -877,7 +877,7 @@ static void fmt_utc(double t, char *buf, size_t len)
 }
 
 /* cost --budgets: each Budget= line's spending in its period so far, as the
- * agent counts it before a launch (lib/cost.c's cost_spent). */
+ * agent counts it before a launch (lib/core/cost.c's cost_spent). */
 static int cost_budgets(const struct agentview_opts *o)
 {
 	struct view v;

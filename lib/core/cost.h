@@ -1,7 +1,7 @@
 /*
  * cost.h - what burst instances cost, and to whom (doc/admin-guide.md,
  * "Cost and budgets"). Pure arithmetic on the records the agent keeps
- * (lib/state.h: instances and the jobs that held their nodes): no I/O.
+ * (lib/state/state.h: instances and the jobs that held their nodes): no I/O.
  *
  * An instance costs its price per hour for its whole life, launch to
  * termination. That time is split three ways:

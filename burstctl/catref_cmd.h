@@ -1,6 +1,6 @@
 /*
  * catref_cmd.h - burstctl's "catalog refresh": rewrite a provider's catalog
- * CSV from EC2's DescribeInstanceTypes (lib/catalog_refresh.h).
+ * CSV from EC2's DescribeInstanceTypes (lib/cloud/catalog_refresh.h).
  */
 #ifndef BURST_CTL_CATREF_CMD_H
 #define BURST_CTL_CATREF_CMD_H

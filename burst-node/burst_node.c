@@ -17,7 +17,7 @@
  *
  *   burst-node provenance [--sysroot DIR] [...] [--pretty | --id]
  *
- * Prints the node's provenance record (burst-agent/node/provenance.c).
+ * Prints the node's provenance record (burst-node/provenance.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -139,7 +139,7 @@ static json_object *run_acceptance(const char *conf, const char *node, const cha
 }
 
 /*
- * What the node says of itself: its provenance record (lib/provenance.h)
+ * What the node says of itself: its provenance record (lib/admit/provenance.h)
  * and, when an acceptance suite is given, the results of its node-local
  * tests under "acceptance". The agent checks both against its policy.
  */
@@ -256,7 +256,7 @@ static json_object *send_report(const char *agent, const char *node, const char 
 }
 
 /*
- * When slurmd may start (lib/slurmd_start.h). The agent's answer says
+ * When slurmd may start (lib/admit/slurmd_start.h). The agent's answer says
  * "slurmd_window": {"clock": "boot"|"wall", "margin_ms": M} (a node
  * launched at its job's allocation, which may register before or after
  * slurmctld's power-save pass asks for it; and on Slurm before 23.11.1 any

@@ -271,7 +271,7 @@ int state_lease_renew(struct state_db *db, long long epoch, double ttl, burst_er
  */
 void state_on_fenced(struct state_db *db, void (*cb)(void));
 
-/* ---- cost records (lib/cost.h; doc/admin-guide.md "Cost and budgets") ---- */
+/* ---- cost records (lib/core/cost.h; doc/admin-guide.md "Cost and budgets") ---- */
 
 /* An instance launched (or adopted): its row, once (a second call for the
  * same provider and instance leaves the first). 0, or -1 with err. */

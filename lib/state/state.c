@@ -109,7 +109,7 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS lease ("
 	" id INTEGER PRIMARY KEY CHECK (id = 1), epoch INTEGER NOT NULL, seq INTEGER NOT NULL,"
 	" holder TEXT NOT NULL, ident TEXT NOT NULL, renewed REAL NOT NULL, expires REAL NOT NULL);"
-	/* cost (lib/cost.h): every instance's life and price, the jobs that
+	/* cost (lib/core/cost.h): every instance's life and price, the jobs that
 	 * held burst nodes and when, the jobs whose cost was written to Slurm */
 	"CREATE TABLE IF NOT EXISTS instances ("
 	" provider TEXT NOT NULL, instance TEXT NOT NULL, node TEXT NOT NULL, nodeset TEXT,"

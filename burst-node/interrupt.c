@@ -5,7 +5,7 @@
  * EC2 tells an instance about two minutes ahead that it will be
  * terminated, stopped or hibernated: its metadata's spot/instance-action
  * answers 404 until then, afterwards {"action": ..., "time": ...}
- * (lib/imds.h reads it). The watch asks every few seconds; on a notice it
+ * (lib/cloud/imds.h reads it). The watch asks every few seconds; on a notice it
  * sends the agent, on the join port, {"op":"notice","cred":MUNGE} whose
  * credential (root's, the cluster's key) carries {"node","instance",
  * "action","time"}, and the agent drains the node and requeues its job
