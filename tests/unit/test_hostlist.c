@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hostlist.h"
+#include "slurm_compat.h"
 #include "strutil.h"
 #include "tap.h"
 
@@ -35,8 +36,20 @@ static const struct {
 	{ "r[1-2]n[1-2]", "r1n1 r1n2 r2n1 r2n2" },
 	{ "head,burst-[1-2],gpu-3", "head burst-1 burst-2 gpu-3" },
 	{ "n[5]", "n5" },
-	{ "n[3-3]x", "n3x" },
 	{ "plain", "plain" },
+	/* as Slurm's scontrol show hostnames has them (22.05 and 24.11) */
+	{ "a,,b", "a b" },
+	{ ",a,", "a" },
+	{ "a b\tc", "a b c" },
+	{ "[1-2]", "1 2" },
+	{ "n[1,1]", "n1 n1" },
+	{ "n[9-10]", "n9 n10" },
+	{ "n[0001-2]", "n0001 n0002" },
+	{ "n[1-2],n03", "n1 n2 n03" },
+	{ "x[1-2]y[3]", "x1y3 x2y3" },
+	{ "n[1,2]m[3,4] o", "n1m3 n1m4 n2m3 n2m4 o" },
+	/* three brackets: the middle one varies slowest, the last fastest */
+	{ "a[1-2]b[3-4]c[5-6]", "a1b3c5 a1b3c6 a2b3c5 a2b3c6 a1b4c5 a1b4c6 a2b4c5 a2b4c6" },
 };
 
 static const struct {
@@ -54,7 +67,10 @@ static const struct {
 	{ "n[1],m[2", "missing ']' in host list 'n[1],m[2' at character 7" },
 	{ "burst-1]", "unbalanced ']'" },
 	{ "", "empty host list" },
-	{ "a,,b", "empty host name" },
+	{ ",", "host list ',' names no host" },
+	{ "a[1[2]]", "'[' inside brackets in host list 'a[1[2]]' at character 4" },
+	{ "a]b[1-2]", "unbalanced ']' in host list 'a]b[1-2]' at character 2" },
+	{ "n[1-70000]", "range 1-70000 in host list 'n[1-70000]' names more than 65536 hosts, which Slurm refuses" },
 	{ "n[1-100]", "more than 10 names" },
 	{ "n[1-2;3]", "unexpected ';' in host range of 'n[1-2;3]' at character 6" },
 	{ "burst-[]", "empty range '[]' in host list 'burst-[]' at character 7" },
@@ -122,7 +138,7 @@ int main(void)
 		has_str(err.msg, "expands to more than 64 MiB of names", "... saying so");
 		hostlist_free(&hl);
 	}
-	ok(hostlist_expand("node[000001-100000]", &hl, 1 << 20, &err) == 0 && hl.n == 100000,
+	ok(hostlist_expand("node[000001-050000,050001-100000]", &hl, 1 << 20, &err) == 0 && hl.n == 100000,
 	   "a hundred thousand short names are fine");
 	hostlist_free(&hl);
 	/* the same fuzz target: a number past ULONG_MAX saturated strtoul, and
@@ -141,5 +157,20 @@ int main(void)
 	hostlist_free(&hl);
 	ok(hostlist_expand("x,a[1-3]b[1,2]", &hl, 6, &err) == -1 && hl.n == 0, "1 + 3 x 2 names over a limit of 6");
 	hostlist_free(&hl);
+	/* a suffix after the last bracket: Slurm 23.11 takes it, 22.05 does not */
+	{
+		char *got = expand("n[1-2]-y", 10, &err);
+#if BURST_SLURM_AT_LEAST(23, 11)
+		is_str(got, "n1-y n2-y", "a suffix after a bracket is taken, as Slurm %s does", BURST_SLURM_VERSION);
+#else
+		ok(got == NULL, "a suffix after a bracket is refused, as Slurm %s does", BURST_SLURM_VERSION);
+		has_str(err.msg, "host list 'n[1-2]-y': text after the last ']' ('-y' at character 7), which Slurm",
+			"... saying where");
+#endif
+		free(got);
+		got = expand("n[1-2]-y[3]", 10, &err);
+		is_str(got, "n1-y3 n2-y3", "text after a bracket that is not the last is taken on every release");
+		free(got);
+	}
 	return done_testing();
 }
