@@ -290,7 +290,14 @@ static void accept_clients(int lsock, int kind)
 		}
 		src = conn_source((struct sockaddr *)&ss);
 		if (kind == CONN_METRICS) {
-			if (!conn_add(&A.conns, fd, kind, src, mono(), METRICS_DEADLINE_S, METRICS_MAX_CONNS, &evicted))
+			/* a scraper on this host is told apart by its user too: one
+			 * user opening connection after connection on loopback loses
+			 * its own, never root's Prometheus' */
+			uint32_t uid;
+			if (conn_local_peer_uid(fd, &uid) == 0)
+				src = conn_source_uid(src, uid);
+			if (!conn_add_capped(&A.conns, fd, kind, src, mono(), METRICS_DEADLINE_S, METRICS_MAX_CONNS,
+					     METRICS_MAX_PER_SOURCE, &evicted))
 				ERR("metrics: cannot wait for a connection (epoll): %s; closed", strerror(errno));
 			if (evicted)
 				metric_dropped("too_many");

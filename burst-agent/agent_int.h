@@ -348,6 +348,8 @@ void lease_release(void);
 #define METRICS_MAX_REQ 8192      /* a scraper's request line and header */
 #define METRICS_DEADLINE_S 10.0   /* a whole scrape, from its accept */
 #define METRICS_MAX_CONNS 8
+#define METRICS_MAX_PER_SOURCE 4  /* of them from one address (and user, on this host) */
+#define METRICS_GAUGES_CACHE_S 1.0 /* gauges read at most this often; scrapes between reuse them */
 void metrics_init(void);
 void metrics_fini(void);
 int metrics_listen(void);

@@ -2,10 +2,12 @@
  * burst-agent: Prometheus metrics (MetricsListen=ADDR:PORT; off when not
  * set). Counters are counted on the loop where the agent handles each
  * event; gauges (nodes by state, cooldowns, the spool) are read from the
- * state database when a scraper asks. The server answers GET /metrics only,
+ * state database when a scraper asks, at most once a second (the scrapes
+ * in between answer with that read). The server answers GET /metrics only,
  * on connections of the loop's own kind (conn.h): a request of at most
  * METRICS_MAX_REQ bytes, the whole exchange within METRICS_DEADLINE_S, at
- * most METRICS_MAX_CONNS at once, the answer sent as the scraper reads it,
+ * most METRICS_MAX_CONNS at once and METRICS_MAX_PER_SOURCE of one source
+ * (an address, and a user for a client on this host), the answer sent as the scraper reads it,
  * so a slow or hostile scraper costs the loop nothing.
  */
 #include <arpa/inet.h>
@@ -25,6 +27,10 @@
 
 static struct metrics *M;
 static double started;
+/* mono() when the gauges were last read from the state (< 0: never): a
+ * read is every node's record, 30 ms of the loop at 20,000 nodes, and a
+ * client may scrape as often as it likes */
+static double gauges_at = -1;
 
 static const double call_buckets[] = { 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120 };
 static const double join_buckets[] = { 1, 5, 10, 20, 30, 60, 120, 300, 600, 1200 };
@@ -92,10 +98,14 @@ void metrics_init(void)
 		       "override); instances of unknown price are not counted.", NULL, 0);
 	metrics_family(M, "burst_metrics_connections_dropped_total", METRIC_COUNTER,
 		       "Metrics connections closed unanswered, by reason (deadline, too_many, too_big).", NULL, 0);
+	metrics_family(M, "burst_metrics_gauge_reads_total", METRIC_COUNTER,
+		       "Reads of the gauges from the state database: at most one a second, the scrapes in "
+		       "between answer with the last.", NULL, 0);
 	metrics_family(M, "burst_agent_start_time_seconds", METRIC_GAUGE,
 		       "When this agent process started (Unix time).", NULL, 0);
 	metrics_set(M, "burst_agent_start_time_seconds", started, NULL);
 	metrics_touch(M, "burst_reconciler_rounds_total", NULL);
+	metrics_touch(M, "burst_metrics_gauge_reads_total", NULL);
 	metrics_touch(M, "burst_joins_total", "outcome", "admitted", NULL);
 	metrics_touch(M, "burst_joins_total", "outcome", "rejected", NULL);
 }
@@ -116,6 +126,7 @@ void metrics_fini(void)
 	htab_free(&live_index);
 	metrics_free(M);
 	M = NULL;
+	gauges_at = -1;
 }
 
 void metric_launch(const char *provider, const char *type, const char *region, enum prov_class cls)
@@ -229,7 +240,7 @@ void metric_dropped(const char *reason)
 	metrics_add(M, "burst_metrics_connections_dropped_total", 1, "reason", reason, NULL);
 }
 
-/* The gauges, read now. */
+/* The gauges read from the state (the nodes, the cooldowns) and the spool, read now. */
 static void refresh_gauges(void)
 {
 	struct node_rec *recs = NULL;
@@ -299,7 +310,6 @@ static void refresh_gauges(void)
 		spool_list_free(names);
 		metrics_set(M, "burst_spool_depth", (double)depth, NULL);
 	}
-	metrics_set(M, "burst_launches_waiting", (double)pace_waiting(), NULL);
 }
 
 /* The whole text: the counters with the live instances' time so far. */
@@ -309,7 +319,14 @@ static char *scrape(size_t *len)
 	size_t i;
 	char *text;
 
-	refresh_gauges();
+	/* the gauges of a read less than a second old are answered again */
+	if (gauges_at < 0 || t - gauges_at >= METRICS_GAUGES_CACHE_S) {
+		refresh_gauges();
+		gauges_at = t;
+		metrics_add(M, "burst_metrics_gauge_reads_total", 1, NULL);
+	}
+	/* counted in memory: always now */
+	metrics_set(M, "burst_launches_waiting", (double)pace_waiting(), NULL);
 	/* live instances count into the totals for this answer only: the
 	 * totals are put back exactly after (adding and taking back a double
 	 * could leave one a rounding lower: a counter reset to Prometheus) */

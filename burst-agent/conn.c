@@ -3,6 +3,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -180,6 +183,76 @@ uint64_t conn_source(const struct sockaddr *sa)
 	return 0;
 }
 
+uint64_t conn_source_uid(uint64_t src, uint32_t uid)
+{
+	/* the address's key, mixed with the uid (splitmix64's finaliser) */
+	uint64_t k = src ^ ((uint64_t)uid + 1) * 0x9e3779b97f4a7c15ULL;
+
+	k = (k ^ (k >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	k = (k ^ (k >> 27)) * 0x94d049bb133111ebULL;
+	return (k ^ (k >> 31)) | 1;   /* never 0, the key of "not known" */
+}
+
+int conn_local_peer_uid(int fd, uint32_t *uid)
+{
+	struct sockaddr_storage me, peer;
+	socklen_t ml = sizeof(me), pl = sizeof(peer);
+	struct {
+		struct nlmsghdr h;
+		struct inet_diag_req_v2 r;
+	} req;
+	union {
+		struct nlmsghdr h;
+		char b[1024];
+	} ans;
+	struct sockaddr_nl kernel;
+	ssize_t n;
+	int nl, rc = -1;
+
+	if (getsockname(fd, (struct sockaddr *)&me, &ml) < 0 || getpeername(fd, (struct sockaddr *)&peer, &pl) < 0 ||
+	    me.ss_family != peer.ss_family || (me.ss_family != AF_INET && me.ss_family != AF_INET6))
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.h.nlmsg_len = sizeof(req);
+	req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.h.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = (uint8_t)me.ss_family;
+	req.r.sdiag_protocol = IPPROTO_TCP;
+	req.r.idiag_states = ~0U;
+	/* the peer's socket: its own address and port are the source, ours
+	 * the destination (an exact lookup, not a dump) */
+	if (me.ss_family == AF_INET) {
+		const struct sockaddr_in *m = (const struct sockaddr_in *)&me, *p = (const struct sockaddr_in *)&peer;
+		req.r.id.idiag_sport = p->sin_port;
+		req.r.id.idiag_dport = m->sin_port;
+		memcpy(req.r.id.idiag_src, &p->sin_addr, 4);
+		memcpy(req.r.id.idiag_dst, &m->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *m = (const struct sockaddr_in6 *)&me, *p = (const struct sockaddr_in6 *)&peer;
+		req.r.id.idiag_sport = p->sin6_port;
+		req.r.id.idiag_dport = m->sin6_port;
+		memcpy(req.r.id.idiag_src, &p->sin6_addr, 16);
+		memcpy(req.r.id.idiag_dst, &m->sin6_addr, 16);
+	}
+	req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (nl < 0)
+		return -1;
+	memset(&kernel, 0, sizeof(kernel));
+	kernel.nl_family = AF_NETLINK;
+	/* the kernel answers within the send: the answer is there to take */
+	if (sendto(nl, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) == (ssize_t)sizeof(req) &&
+	    (n = recv(nl, &ans, sizeof(ans), MSG_DONTWAIT)) > 0 && NLMSG_OK(&ans.h, (size_t)n) &&
+	    ans.h.nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+	    ans.h.nlmsg_len >= NLMSG_LENGTH(sizeof(struct inet_diag_msg))) {
+		const struct inet_diag_msg *m = NLMSG_DATA(&ans.h);
+		*uid = m->idiag_uid;
+		rc = 0;
+	}
+	close(nl);
+	return rc;
+}
+
 /* Record that connection i is on its descriptor. */
 static void index_fd(struct conn_table *t, size_t i)
 {
@@ -239,9 +312,37 @@ int conn_table_watch(struct conn_table *t, int ep)
 struct conn *conn_add(struct conn_table *t, int fd, int kind, uint64_t src, double now, double timeout,
 		      size_t max, int *evicted)
 {
+	return conn_add_capped(t, fd, kind, src, now, timeout, max, 0, evicted);
+}
+
+/* The oldest connection of kind from src and how many there are (t->n: none). */
+static size_t oldest_of(const struct conn_table *t, int kind, uint64_t src, size_t *count)
+{
+	size_t i, o = t->n;
+
+	*count = 0;
+	for (i = 0; i < t->n; i++)
+		if (t->c[i].kind == kind && t->c[i].src == src) {
+			++*count;
+			if (o == t->n || t->c[i].born < t->c[o].born)
+				o = i;
+		}
+	return o;
+}
+
+struct conn *conn_add_capped(struct conn_table *t, int fd, int kind, uint64_t src, double now, double timeout,
+			     size_t max, size_t max_src, int *evicted)
+{
 	struct conn *c;
 
 	*evicted = 0;
+	if (max_src) {
+		size_t k, o = oldest_of(t, kind, src, &k);
+		if (k >= max_src) {
+			*evicted = 1;
+			conn_drop(t, o);
+		}
+	}
 	if (max && conn_count(t, kind) >= max) {
 		*evicted = 1;
 		conn_drop(t, conn_victim(t, kind));

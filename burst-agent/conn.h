@@ -94,6 +94,13 @@ enum conn_status conn_flush(struct conn *c);
 struct conn *conn_add(struct conn_table *t, int fd, int kind, uint64_t src, double now, double timeout,
 		      size_t max, int *evicted);
 
+/* The same, and at most max_src of kind from source src (0: no such cap):
+ * beyond it, src's own oldest of kind is closed first (*evicted is 1), so
+ * that one client opening connection after connection cannot push out
+ * another's, whatever the table's cap. */
+struct conn *conn_add_capped(struct conn_table *t, int fd, int kind, uint64_t src, double now, double timeout,
+			     size_t max, size_t max_src, int *evicted);
+
 /* Which connection of kind goes when kind is full: the oldest of the source
  * that holds the most of kind (of two as many, the one with the older
  * oldest). t->n if there is none of kind. */
@@ -111,6 +118,19 @@ size_t conn_shed(struct conn_table *t, int kind, size_t budget);
 /* A source key for a peer address (IPv4, IPv6; 0 for any other). */
 struct sockaddr;
 uint64_t conn_source(const struct sockaddr *sa);
+
+/*
+ * The owner of the other end of an accepted TCP connection fd, when that end
+ * is a socket of this host (in this network namespace: a client on
+ * loopback, or on one of this host's addresses): 0 with *uid, else -1 (a
+ * remote peer, or the kernel's socket diagnostics unavailable). One
+ * netlink query (sock_diag), answered at once.
+ */
+int conn_local_peer_uid(int fd, uint32_t *uid);
+
+/* A source key for the peer address key src and the uid of a local peer:
+ * two users of one host are two sources. */
+uint64_t conn_source_uid(uint64_t src, uint32_t uid);
 
 /* Watch the table's connections (those already in it and all added later)
  * with epoll instance ep: 0, or -1 with errno. */

@@ -4,7 +4,9 @@
 # HTTP API returns the launch; the exposition is parsed by Prometheus itself
 # (the target is up, no scrape error); only GET /metrics is answered; a
 # scraper trickling its request a byte at a time neither delays the burst
-# nor stays connected past the agent's deadline.
+# nor stays connected past the agent's deadline; one user opening idle
+# connections again and again keeps no other user's scrapes out; the gauges
+# are read from the state at most once a second.
 # burst-matrix: host-only (the agent's Prometheus metrics: its Slurm calls are those of test_burst, run on both)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -59,13 +61,13 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -d x "$M/metrics")
 [ "$code" = 405 ]; ok $? "another method: 405 ($code)"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $(head -c 9000 /dev/zero | tr '\0' a)" "$M/metrics")
 [ "$code" = 431 ]; ok $? "a request header beyond 8 KiB: 431 ($code)"
-# nine silent connections: the ninth closes the oldest (at most 8 at once),
-# and a scraper still gets its answer
+# five silent connections of one client: the fifth closes the oldest (at
+# most 4 of one source at once), and a scraper still gets its answer
 python3 - "$MPORT" >"$LAB/flood.out" 2>&1 <<'PY'
 import select, socket, sys, time
 port = int(sys.argv[1])
 conns = []
-for i in range(9):
+for i in range(5):
     conns.append(socket.create_connection(("127.0.0.1", port)))
     time.sleep(0.05)
 r, _, _ = select.select([conns[0]], [], [], 3)
@@ -73,10 +75,76 @@ first = bool(r) and conns[0].recv(1) == b""
 r, _, _ = select.select(conns[1:], [], [], 0.5)
 print("oldest closed" if first else "oldest open", "/", "others open" if not r else "another closed")
 PY
-grep -qx 'oldest closed / others open' "$LAB/flood.out"; ok $? "beyond 8 connections the oldest is closed: $(cat "$LAB/flood.out")" "$LAB/flood.out"
+grep -qx 'oldest closed / others open' "$LAB/flood.out"; ok $? "beyond 4 connections of one client its oldest is closed: $(cat "$LAB/flood.out")" "$LAB/flood.out"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$M/metrics")
 [ "$code" = 200 ] && curl -s "$M/metrics" | grep -q '^burst_metrics_connections_dropped_total{reason="too_many"} [1-9]'
 ok $? "a scraper is answered after the flood, which is counted ($code)"
+
+# one user (nobody) opening idle connections again and again on loopback,
+# 50 at a time, keeps no other user's scraper out: root scrapes 20 times
+# meanwhile and each scrape is answered. Before the fix every client on
+# loopback was one source, and the flood's new connections closed the
+# scraper's before its request was read (8 of 20 failed in the review).
+mkdir -m 777 "$LAB/att"
+cat >"$LAB/idle.py" <<'PY'
+import os, selectors, socket, sys, time
+port, out = int(sys.argv[1]), sys.argv[2]
+sel = selectors.DefaultSelector()
+opened = 0
+def another():
+    global opened
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex(("127.0.0.1", port))
+    sel.register(s, selectors.EVENT_READ)
+    opened += 1
+for _ in range(50):
+    another()
+open(out + ".started", "w").close()
+end = time.monotonic() + 60
+while time.monotonic() < end and not os.path.exists(out + ".stop"):
+    # a connection the agent closed (or refused) reads as ended: another at once
+    for key, _ in sel.select(timeout=0.1):
+        sel.unregister(key.fileobj)
+        key.fileobj.close()
+        another()
+open(out + ".done", "w").write("%d connections opened\n" % opened)
+PY
+chmod 644 "$LAB/idle.py"
+setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 "$LAB/idle.py" "$MPORT" "$LAB/att/idle" &
+lab_record attacker $!
+lab_wait_file "$LAB/att/idle.started" 10; ok $? "nobody opens idle connections to the metrics port, again whenever one is closed"
+good=0
+for i in $(seq 20); do
+	code=$(curl -s -m 10 -o "$LAB/scrape.$i" -w '%{http_code}' "$M/metrics")
+	[ "$code" = 200 ] && grep -q '^burst_nodes{' "$LAB/scrape.$i" && good=$((good + 1))
+done
+[ ! -e "$LAB/att/idle.done" ]; ok $? "... still at it after root's scrapes"
+touch "$LAB/att/idle.stop"
+lab_wait_file "$LAB/att/idle.done" 10
+[ "$good" = 20 ]; ok $? "root's 20 scrapes meanwhile are all answered ($good of 20; the flood: $(cat "$LAB/att/idle.done" 2>/dev/null))" "$LAB/log/agent.log"
+
+# the gauges are read from the state at most once a second: 20 scrapes in a
+# row read them at most once more than there were whole seconds between the
+# first and the last (burst_metrics_gauge_reads_total), not 20 times
+python3 - "$MPORT" >"$LAB/cache.out" 2>&1 <<'PY'
+import sys, time, urllib.request
+url = "http://127.0.0.1:%s/metrics" % sys.argv[1]
+def reads():
+    for line in urllib.request.urlopen(url, timeout=10).read().decode().splitlines():
+        if line.startswith("burst_metrics_gauge_reads_total "):
+            return int(float(line.split()[1]))
+    return None
+t0 = time.monotonic()
+first = reads()
+for _ in range(18):
+    reads()
+last = reads()
+took = time.monotonic() - t0
+ok = first is not None and last is not None and last - first <= int(took) + 1
+print("%s: %s reads more in 20 scrapes over %.2f s (first %s)" % ("ok" if ok else "bad", None if first is None or last is None else last - first, took, first))
+PY
+grep -q '^ok: ' "$LAB/cache.out"; ok $? "20 scrapes in a row, the gauges read at most once a second: $(cat "$LAB/cache.out")" "$LAB/cache.out"
 
 # ---- Prometheus scrapes the agent (loopback only, its storage in the lab) ----
 cat >"$LAB/etc/prometheus.yml" <<YML
@@ -110,10 +178,11 @@ v=$(promval 'burst_nodes{nodeset="local",state="powered_down"}')
 [ "$v" = 2 ]; ok $? "PromQL: two nodes powered down ($v)"
 
 # ---- hostile scrapers trickle their requests while a job bursts ----
-# four connections (the agent takes 8 at once), each sending a byte every
-# 0.3 s (a minute for the whole request), reopened whenever the agent closes
-# one, until the job is done
-python3 - "$MPORT" "$LAB/trickle.stop" >"$LAB/trickle.out" 2>&1 <<'PY' &
+# four connections of nobody (the agent takes 8 at once, 4 of one user on
+# loopback, so Prometheus, root's, keeps its way in), each sending a byte
+# every 0.3 s (a minute for the whole request), reopened whenever the agent
+# closes one, until the job is done
+setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 - "$MPORT" "$LAB/trickle.stop" >"$LAB/trickle.out" 2>&1 <<'PY' &
 import os, select, socket, sys, time
 port, stop = int(sys.argv[1]), sys.argv[2]
 req = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200 + b"\r\n\r\n"

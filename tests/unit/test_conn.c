@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../burst-agent/conn.h"
@@ -251,6 +252,97 @@ static void byte_budget(void)
 	conn_table_free(&t);
 }
 
+/*
+ * Per-source caps: one source's connections beyond its cap close its own
+ * oldest, whatever the table holds, and never another source's. A client
+ * on this host is told apart by its user: the owner of a loopback peer's
+ * socket is found (sock_diag), and two users are two sources.
+ */
+static void per_source(void)
+{
+	struct conn_table t = { .c = NULL };
+	const uint64_t flood = 7, scraper = 8;
+	int ev, i, s[2], all_ev = 1;
+
+	for (i = 0; i < 4; i++) {
+		if (pair(s) < 0)
+			return;
+		close(s[1]);
+		conn_add_capped(&t, s[0], 1, flood, 1.0 + i, 5.0, 8, 4, &ev);
+		all_ev &= !ev;
+	}
+	ok(all_ev && count_from(&t, flood) == 4, "4 of one source (its cap) fit: none closed");
+	if (pair(s) < 0)
+		return;
+	close(s[1]);
+	conn_add_capped(&t, s[0], 1, scraper, 10.0, 5.0, 8, 4, &ev);
+	ok(!ev && count_from(&t, scraper) == 1, "another source's connection is added");
+	all_ev = 1;
+	for (i = 0; i < 50; i++) {
+		if (pair(s) < 0)
+			return;
+		close(s[1]);
+		conn_add_capped(&t, s[0], 1, flood, 20.0 + i, 5.0, 8, 4, &ev);
+		all_ev &= ev;
+	}
+	ok(all_ev && count_from(&t, flood) == 4 && has_born(&t, 69.0) && !has_born(&t, 65.0),
+	   "50 more of the first: each closes its own oldest (it keeps its 4 newest)");
+	ok(count_from(&t, scraper) == 1 && has_born(&t, 10.0), "... and the other's connection (older than them) stays");
+	conn_table_free(&t);
+
+	{
+		struct sockaddr_in a;
+		socklen_t al = sizeof(a);
+		int l = socket(AF_INET, SOCK_STREAM, 0), c = socket(AF_INET, SOCK_STREAM, 0), fd;
+		uint32_t uid = 12345;
+
+		memset(&a, 0, sizeof(a));
+		a.sin_family = AF_INET;
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (l < 0 || c < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 4) < 0 ||
+		    getsockname(l, (struct sockaddr *)&a, &al) < 0 || connect(c, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+		    (fd = accept(l, NULL, NULL)) < 0) {
+			ok(0, "a loopback connection to look up");
+			return;
+		}
+		i = conn_local_peer_uid(fd, &uid);
+		ok(i == 0 && uid == (uint32_t)geteuid(), "a loopback peer's user is found: uid %u (this process: %u)", uid,
+		   (unsigned)geteuid());
+		close(fd);
+		close(c);
+		if (geteuid() == 0) {
+			/* another user's client: uid 65534 connects from a child */
+			pid_t pid = fork();
+			int st = 0;
+			if (pid == 0) {
+				/* a socket is its maker's: made after the setuid */
+				int k;
+				char b;
+				if (setgid(65534) < 0 || setuid(65534) < 0 || (k = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+				    connect(k, (struct sockaddr *)&a, sizeof(a)) < 0)
+					_exit(1);
+				_exit(read(k, &b, 1) == 0 ? 0 : 2);   /* held until the parent closes */
+			}
+			fd = accept(l, NULL, NULL);
+			uid = 12345;
+			i = fd >= 0 ? conn_local_peer_uid(fd, &uid) : -1;
+			ok(pid > 0 && i == 0 && uid == 65534, "another user's loopback client: uid %u (not ours)", uid);
+			close(fd);
+			waitpid(pid, &st, 0);
+		}
+		close(l);
+	}
+	if (pair(s) == 0) {
+		uint32_t uid;
+		ok(conn_local_peer_uid(s[0], &uid) < 0, "a UNIX socket: no TCP peer to look up");
+		close(s[0]);
+		close(s[1]);
+	}
+	ok(conn_source_uid(5, 0) != conn_source_uid(5, 65534) && conn_source_uid(5, 0) == conn_source_uid(5, 0) &&
+	   conn_source_uid(5, 0) != 5 && conn_source_uid(0, 0) != 0,
+	   "one address, two users: two sources (never the key 0)");
+}
+
 /* Events on ep within ms: how many, the first's descriptor in *fd. */
 static int ready(int ep, int ms, int *fd, uint32_t *events)
 {
@@ -451,6 +543,7 @@ int main(void)
 
 	source_policy();
 	byte_budget();
+	per_source();
 	watched();
 	return done_testing();
 }
