@@ -11,10 +11,15 @@
  *   burstctl bless --from NODE
  *       add the kernel (release and build-id) of NODE's latest admitted
  *       record in the agent's database, StateDir/agent.db (read-only)
- *   burstctl bless --from-report DIR
+ *   burstctl bless --from-report DIR [--require-suites LIST] [--unverified]
+ *                  [--max-file-mib N] [--max-files N] [--max-cases N]
  *       add the kernels and driver versions of a green CI run: DIR holds
  *       the job's artifacts (contrib/gitlab-ci's node acceptance job: JUnit
- *       reports and provenance-NODE.json); refused when a test failed
+ *       reports and provenance-NODE.json); refused when a test failed or
+ *       errored, when a record's node did not pass a case of each required
+ *       suite (a skipped case is no pass), and when a record is not one the
+ *       agent admitted its node with (its provenance id is not in agent.db),
+ *       unless --unverified
  *   burstctl bless --list
  *       every blessed kernel and driver: burst.conf's BlessedKernels= and
  *       BlessedDrivers= (global and per node set) and the files
@@ -40,6 +45,7 @@
 
 #include "bless_cmd.h"
 #include "bless_report.h"
+#include "state.h"
 #include "verb.h"
 #include "config.h"
 #include "policy.h"
@@ -73,17 +79,20 @@ static const struct kind DRIVERS = {
 
 const char bless_cmd_usage[] =
 "  bless --kernel RELEASE[:BUILDID] | --driver NAME=VERSION | --from NODE\n"
-"        | --from-report DIR | --list\n"
+"        | --from-report DIR [--require-suites LIST] [--unverified] | --list\n"
 "                           bless a kernel (StateDir/blessed-kernels) or a driver\n"
 "                           version (StateDir/blessed-drivers) for admission: as\n"
 "                           given, the kernel NODE's admitted record names, or the\n"
-"                           kernels and drivers of a green CI run's artifacts in DIR\n";
+"                           kernels and drivers of a green CI run's artifacts in DIR\n"
+"                           (each record's node passed every required suite, and the\n"
+"                           record is one the agent admitted, or --unverified)\n";
 
 static const char *prog = "burstctl bless";
 
 /* burstctl's global options that take a value, and ours */
 static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
-	"libexecdir", "node", "since", "state-dir", "kernel", "from", "driver", "from-report", NULL };
+	"libexecdir", "node", "since", "state-dir", "kernel", "from", "driver", "from-report",
+	"require-suites", "max-file-mib", "max-files", "max-cases", NULL };
 
 /* The state directory: --state-dir, else burst.conf's StateDir. Returns an
  * allocated string, or NULL after a message. *cfg_out gets the config (or
@@ -387,21 +396,85 @@ static int bless_kernel(const struct burst_config *cfg, const char *dir, const c
 	return bless_entry(&KERNELS, dir, kernel, note, configured);
 }
 
+/*
+ * Does agent.db in dir hold an admission of each record's node with the
+ * record's provenance id (the record the node was admitted with, as the CI
+ * job saves it: burst-node provenance --admitted)? Returns how many are
+ * not, after a line on stderr for each (warning: when unverified is
+ * allowed); -1 when the database cannot be read at all (said).
+ */
+static int unverified_records(const char *dir, const struct bless_report *r, bool allow)
+{
+	char path[PATH_MAX];
+	struct state_db *db;
+	burst_err_t err;
+	bool missing = false;
+	size_t i, k;
+	int bad = 0;
+
+	snprintf(path, sizeof(path), "%s/agent.db", dir);
+	db = state_open_readonly(path, &missing, &err);
+	if (!db) {
+		fprintf(stderr, "%s: %s: cannot verify the records against the agent's admissions: %s%s\n", prog,
+			allow ? "warning" : "refused", err.msg,
+			allow ? "" : " (run bless on the agent's host, with its StateDir; or give --unverified to "
+			"bless the run all the same, unverified); nothing blessed");
+		return allow ? (int)r->nrecords : -1;
+	}
+	for (i = 0; i < r->nrecords; i++) {
+		const struct bless_record *b = &r->records[i];
+		struct record_query q = { b->node, 0, true, false };
+		struct record_rec *rows = NULL;
+		size_t n = 0;
+		bool found = false;
+
+		if (state_records(db, &q, &rows, &n, &err) < 0) {
+			fprintf(stderr, "%s: %s: %s\n", prog, path, err.msg);
+			state_close(db);
+			return -1;
+		}
+		for (k = 0; k < n && !found; k++)
+			found = rows[k].provenance_id && !strcmp(rows[k].provenance_id, b->provenance_id);
+		state_records_free(rows, n);
+		if (found)
+			continue;
+		bad++;
+		{
+			char *node = str_escape_ctl(b->node), *file = str_escape_ctl(b->file);
+			fprintf(stderr, "%s: %s: cannot verify %s: no admission of node %s in %s has its provenance id %.16s... "
+				"(the CI job saves the record the node was admitted with: burst-node provenance "
+				"--admitted)%s\n", prog, allow ? "warning" : "refused", file, node, path, b->provenance_id,
+				allow ? "" : "; --unverified blesses the run all the same, unverified; nothing blessed");
+			free(node);
+			free(file);
+		}
+	}
+	state_close(db);
+	return bad;
+}
+
 /* Bless the kernels and drivers of a green CI run's artifacts in report. */
-static int bless_from_report(const struct burst_config *cfg, const char *dir, const char *report)
+static int bless_from_report(const struct burst_config *cfg, const char *dir, const char *report,
+			     const char *suites, const struct bless_limits *lim, bool allow_unverified)
 {
 	struct bless_report r;
 	char note[300];
 	size_t i;
-	int rc;
+	int rc, unverified;
 
-	rc = bless_report_read(prog, report, &r);
+	rc = bless_report_read(prog, report, suites, lim, &r);
 	if (rc)
 		return rc == 1 ? EXIT_NONE : EXIT_USAGE;
-	printf("report %s: green, %zu test cases in %zu JUnit files; %zu provenance records: "
-	       "%zu kernels, %zu driver versions\n", report, r.ncases, r.njunit, r.nrecords,
-	       r.nkernels, r.ndrivers);
-	snprintf(note, sizeof(note), "from report %.200s", report);
+	unverified = unverified_records(dir, &r, allow_unverified);
+	if (unverified < 0 || (unverified && !allow_unverified)) {
+		bless_report_free(&r);
+		return EXIT_USAGE;
+	}
+	printf("report %s: green, %zu test cases (%zu passed, %zu skipped) in %zu JUnit files; %zu provenance "
+	       "records, %s: %zu kernels, %zu driver versions\n", report, r.ncases, r.npassed, r.nskipped,
+	       r.njunit, r.nrecords, unverified ? "UNVERIFIED (not all are the agent's admissions; --unverified)" :
+	       "each the record of an admission in agent.db", r.nkernels, r.ndrivers);
+	snprintf(note, sizeof(note), "from report %.200s%s", report, unverified ? " (unverified)" : "");
 	for (i = 0; note[i]; i++)   /* one line: the note ends the entry's line */
 		if ((unsigned char)note[i] < 0x20 || note[i] == 0x7f)
 			note[i] = '?';
@@ -409,14 +482,34 @@ static int bless_from_report(const struct burst_config *cfg, const char *dir, co
 		rc = bless_kernel(cfg, dir, r.kernels[i], note);
 	for (i = 0; i < r.ndrivers && rc == EXIT_OK; i++)
 		rc = bless_driver(cfg, dir, r.drivers[i], note);
+	if (unverified && rc == EXIT_OK)
+		fprintf(stderr, "%s: warning: the blessing from %s is UNVERIFIED: %d of %zu records are not the "
+			"record of an admission the agent made (--unverified)\n", prog, report, unverified, r.nrecords);
 	bless_report_free(&r);
 	return rc;
+}
+
+/* A positive count from a command line option, or 0 after a message. */
+static size_t count_arg(const char *opt, const char *v, size_t max)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (!*v || *end || errno || n < 1 || n > max || v[0] == '-') {
+		fprintf(stderr, "%s: %s %s: give a whole number from 1 to %zu\n", prog, opt, v, max);
+		return 0;
+	}
+	return (size_t)n;
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: burstctl [-c burst.conf] bless [--state-dir DIR] --kernel RELEASE[:BUILDID] | --driver NAME=VERSION\n"
-		   "         | --from NODE | --from-report DIR | --list\n");
+		   "         | --from NODE | --list\n"
+		   "         | --from-report DIR [--require-suites LIST] [--unverified]\n"
+		   "                [--max-file-mib N] [--max-files N] [--max-cases N]\n");
 }
 
 int bless_cmd_main(int argc, char **argv)
@@ -429,11 +522,18 @@ int bless_cmd_main(int argc, char **argv)
 		{ "driver", required_argument, NULL, 'D' },
 		{ "from-report", required_argument, NULL, 'R' },
 		{ "list", no_argument, NULL, 'l' },
+		{ "require-suites", required_argument, NULL, 'Q' },
+		{ "unverified", no_argument, NULL, 'U' },
+		{ "max-file-mib", required_argument, NULL, 'M' },
+		{ "max-files", required_argument, NULL, 'F' },
+		{ "max-cases", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *sdir = NULL, *kernel = NULL, *from = NULL, *driver = NULL,
-		   *report = NULL;
+		   *report = NULL, *suites = BLESS_DEFAULT_SUITES;
+	struct bless_limits lim;
+	bool unverified = false, report_opts = false;
 	struct burst_config *cfg = NULL;
 	char *dir = NULL, *entry = NULL, note[300];
 	int v = ctl_find_verb(argc, argv, "cpn", valued), ch, actions, rc = EXIT_USAGE;
@@ -445,6 +545,7 @@ int bless_cmd_main(int argc, char **argv)
 	memmove(argv + v, argv + v + 1, (size_t)(argc - v - 1) * sizeof(*argv));
 	argc--;
 	argv[argc] = NULL;
+	bless_limits_default(&lim);
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -455,6 +556,24 @@ int bless_cmd_main(int argc, char **argv)
 		case 'D': driver = optarg; break;
 		case 'R': report = optarg; break;
 		case 'l': do_list = true; break;
+		case 'Q': suites = optarg; report_opts = true; break;
+		case 'U': unverified = true; report_opts = true; break;
+		case 'M':
+			if (!(lim.max_file_bytes = count_arg("--max-file-mib", optarg, 4096)))
+				return EXIT_USAGE;
+			lim.max_file_bytes <<= 20;
+			report_opts = true;
+			break;
+		case 'F':
+			if (!(lim.max_files = count_arg("--max-files", optarg, 1000000)))
+				return EXIT_USAGE;
+			report_opts = true;
+			break;
+		case 'C':
+			if (!(lim.max_cases = count_arg("--max-cases", optarg, 100000000)))
+				return EXIT_USAGE;
+			report_opts = true;
+			break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -465,6 +584,11 @@ int bless_cmd_main(int argc, char **argv)
 			fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
 		else
 			fprintf(stderr, "%s: give one of --kernel, --driver, --from, --from-report, --list\n", prog);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (report_opts && !report) {
+		fprintf(stderr, "%s: --require-suites, --unverified and the --max-* limits go with --from-report\n", prog);
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -494,7 +618,7 @@ int bless_cmd_main(int argc, char **argv)
 		snprintf(note, sizeof(note), "from %.200s", from);
 	}
 	if (report) {
-		rc = bless_from_report(cfg, dir, report);
+		rc = bless_from_report(cfg, dir, report, suites, &lim, unverified);
 		goto out;
 	}
 	if (driver) {

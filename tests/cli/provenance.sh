@@ -86,6 +86,29 @@ ok $? "the record of a capture of this machine equals the live record (programs 
 cmp -s "$tmp/out" "$S/a10gx4.expected.json"
 ok $? "from the build tree burst-node finds the source tree's accelerator table"
 
+# --admitted: the record the node joined with (StateDir/nodes/NODE/provenance.json),
+# not collected anew; its id is the admission's
+mkdir -p "$tmp/sd/nodes/g-1"
+cp "$S/a10gx4.expected.json" "$tmp/sd/nodes/g-1/provenance.json"
+"$N" provenance --admitted --state-dir "$tmp/sd" --node g-1 --pretty --sysroot "$S/a100x8" >"$tmp/out" 2>"$tmp/err" &&
+	cmp -s "$tmp/out" "$S/a10gx4.expected.json"
+ok $? "provenance --admitted prints the record the node was admitted with (not the sysroot's)" "$tmp/err"
+want=$("$N" provenance --sysroot "$S/a10gx4" --id)
+got=$("$N" provenance --admitted --record "$tmp/sd/nodes/g-1/provenance.json" --id 2>"$tmp/err")
+[ -n "$want" ] && [ "$got" = "$want" ]
+ok $? "... and its id is the id the node reported at join ($got)"
+CLOUD_PROVENANCE_ID=$want "$N" provenance --admitted --state-dir "$tmp/sd" --node g-1 --id >"$tmp/out" 2>"$tmp/err"
+ok $? "... which the admission in a job's task (CLOUD_PROVENANCE_ID) confirms" "$tmp/err"
+CLOUD_PROVENANCE_ID=$(printf '%064d' 0) "$N" provenance --admitted --state-dir "$tmp/sd" --node g-1 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "g-1: $tmp/sd/nodes/g-1/provenance.json is not the record of this node's admission: its id is $want" "$tmp/err" && [ ! -s "$tmp/out" ]
+ok $? "a record that is not the admission's (CLOUD_PROVENANCE_ID) is refused, exit 1" "$tmp/err"
+"$N" provenance --admitted --state-dir "$tmp/sd" --node g-2 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "g-2: cannot read the record the node was admitted with, $tmp/sd/nodes/g-2/provenance.json" "$tmp/err"
+ok $? "no admitted record: exit 1, naming where it was looked for" "$tmp/err"
+"$N" provenance --state-dir "$tmp/sd" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q usage "$tmp/err"
+ok $? "--state-dir without --admitted is a usage error" "$tmp/err"
+
 # errors
 "$N" provenance --sysroot "$S/host" --pci-table "$tmp/none.csv" >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "cannot read the accelerator table $tmp/none.csv" "$tmp/err"

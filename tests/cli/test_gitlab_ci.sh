@@ -83,6 +83,7 @@ cat >"$tmp/bin/burst-node" <<'STUB'
 # burst-node stub: records its arguments, writes --junit, exits FAKE_RC_<node>;
 # provenance prints a record naming the node
 if [ "$1" = provenance ]; then
+	echo "$*" >>"$FAKE_LOG.prov"
 	while [ $# -gt 0 ]; do [ "$1" = --node ] && echo "{\"node\": \"$2\"}"; shift; done
 	exit 0
 fi
@@ -146,6 +147,8 @@ grep -qx '{"node": "burst-1"}' "$tmp/job/provenance-burst-1.json" &&
 	grep -qx '{"node": "burst-2"}' "$tmp/job/provenance-burst-2.json" &&
 	[[ "|$(fact paths)|" == *"|provenance-*.json|"* ]]
 ok $? "each node's provenance record is saved beside the reports" "$tmp/out"
+[ "$(grep -c -- '^provenance --admitted --pretty --node burst-[12]$' "$tmp/job/log.prov")" = 2 ]
+ok $? "... the record each was admitted with (provenance --admitted), which bless --from-report verifies" "$tmp/job/log.prov"
 
 runjob 0 1 0
 [ $rc -eq 1 ]; ok $? "a node-local test failed on one node: the job fails (exit $rc)"

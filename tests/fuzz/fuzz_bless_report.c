@@ -4,8 +4,10 @@
  * node's provenance record, written to a private temporary directory as
  * report.xml and provenance-burst-1.json. The input is the report, a NUL
  * byte, and the record; without a NUL byte it is the record, beside a green
- * report of one test case run on burst-1. What a green run blesses must be
- * well-formed blessed-kernels and blessed-drivers entries.
+ * report of one test case of suite "acceptance" run on burst-1 (the suite
+ * required here). What a green run blesses must be well-formed
+ * blessed-kernels and blessed-drivers entries, from records of a node that
+ * passed a case, each with a provenance id.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -21,7 +23,7 @@ FUZZ_TARGET(bless_report)
 	static const char green[] =
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<testsuites tests=\"1\" failures=\"0\" errors=\"0\">\n"
-		"  <testsuite name=\"node-acceptance\" tests=\"1\" failures=\"0\" errors=\"0\">\n"
+		"  <testsuite name=\"acceptance\" tests=\"1\" failures=\"0\" errors=\"0\">\n"
 		"    <testcase classname=\"acceptance\" name=\"mpi-pingpong@burst-1\" time=\"2.5\"/>\n"
 		"  </testsuite>\n</testsuites>\n";
 	const uint8_t *nul = memchr(data, '\0', size);
@@ -37,10 +39,14 @@ FUZZ_TARGET(bless_report)
 		fuzz_file("report.xml", (const uint8_t *)green, sizeof(green) - 1);
 	dir = xstrdup(fuzz_file("provenance-burst-1.json", rec, rlen));
 	*strrchr(dir, '/') = '\0';
-	rc = bless_report_read("fuzz_bless_report", dir, &r);
+	rc = bless_report_read("fuzz_bless_report", dir, "acceptance", NULL, &r);
 	if (rc == 0) {
-		if (!r.nkernels || !r.nrecords || !r.ncases)
-			abort();   /* green: at least one tested kernel */
+		if (!r.nkernels || !r.nrecords || !r.ncases || !r.npassed || r.npassed + r.nskipped > r.ncases)
+			abort();   /* green: at least one tested kernel, a case passed */
+		for (i = 0; i < r.nrecords; i++)
+			if (!r.records[i].node || !r.records[i].kernel || !r.records[i].provenance_id ||
+			    strlen(r.records[i].provenance_id) != 64)
+				abort();
 		for (i = 0; i < r.nkernels; i++)
 			if (!policy_valid_kernel(r.kernels[i]))
 				abort();

@@ -15,7 +15,8 @@
 # failing hardware test on every node: the job fails and the JUnit records the
 # failures, the artifacts kept all the same); then `burstctl bless
 # --from-report` refuses the red run's artifacts and blesses the kernel and
-# drivers of the green run's, after which the agent admits a fresh node of
+# drivers of the green run's (the records the nodes were admitted with,
+# found among the agent's admissions), after which the agent admits a fresh node of
 # the tested image and rejects one of another image, naming its kernel.
 #
 # burst-matrix: host-only (gitlab-ci-local is the same on every release; its Slurm calls are sbatch and burstctl accept's srun steps, which test_burst and test_mpi_accept run on both; left out of the second release to keep ./check.sh within CI's time)
@@ -272,8 +273,9 @@ rc=$?
 [ $rc = 1 ] && grep -q "the report in $R is red: 2 of [0-9]* test cases failed (gpu-count@burst-" "$LAB/ci/bless-red.out" &&
 	[ ! -e "$K" ] && [ ! -e "$D" ]
 ok $? "bless --from-report refuses the red run (exit $rc), naming the failures; nothing blessed" "$LAB/ci/bless-red.out"
-"$burstctl" -c "$LAB/etc/burst.conf" bless --from-report "$G" >"$LAB/ci/bless-green.out" 2>&1
-ok $? "bless --from-report blesses the green run" "$LAB/ci/bless-green.out"
+"$burstctl" -c "$LAB/etc/burst.conf" bless --from-report "$G" >"$LAB/ci/bless-green.out" 2>&1 &&
+	grep -q "2 provenance records, each the record of an admission in agent.db" "$LAB/ci/bless-green.out"
+ok $? "bless --from-report blesses the green run, each record verified against the agent's admissions" "$LAB/ci/bless-green.out"
 "$burstctl" -c "$LAB/etc/burst.conf" bless --list >"$LAB/ci/list" 2>&1
 [ "$(cut -f1 "$LAB/ci/list" | sort | tr '\n' ' ')" = "5.15.0-91-generic:b0bf2a764c76a427b48c6edad500ecbaf2387c6c mlx5_core=23.10-1.1.9 mlx5_ib=23.10-1.1.9 nvidia=550.54.15 nvidia_uvm=550.54.15 " ]
 ok $? "the policy now blesses exactly the green run's kernel (release:build-id) and driver versions" "$LAB/ci/list" "$LAB/ci/bless-green.out"
