@@ -57,8 +57,9 @@ lab_wait_node burst-1 'idle~' 30; ok $? "after its cooldown the rejected node is
 ! ip netns list | grep -q "^burst-lab$$-burst-1 "; ok $? "... and its instance is gone"
 
 # --- an inline contract routes the same way; srun -N2 across two burst nodes ---
-out=$(timeout 90 srun --cloud-contract='node_vcpus_count>=1,accelerator_count=0' -N2 -w burst-[3-4] hostname 2>"$LAB/err" | sort | tr '\n' ' ')
+timeout 90 srun --cloud-contract='node_vcpus_count>=1,accelerator_count=0' -N2 -w burst-[3-4] hostname >"$LAB/srun.out" 2>"$LAB/err"
 ok $? "srun -N2 with an inline contract" "$LAB/err" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
+out=$(sort "$LAB/srun.out" | tr '\n' ' ')
 [ "$out" = "burst-3 burst-4 " ]; ok $? "... runs on two burst nodes woken together ($out)" "$LAB/err"
 out=$(srun -N2 -w burst-[3-4] printenv CLOUD_INSTANCE_ID CLOUD_PROVENANCE_ID 2>>"$LAB/err" | sort | tr '\n' ' ')
 [[ "$out" =~ ^[0-9a-f]{64}\ [0-9a-f]{64}\ local-lab$$-burst-3-1\ local-lab$$-burst-4-1\ $ ]] ||

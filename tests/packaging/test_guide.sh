@@ -62,17 +62,19 @@ TAP_DIAG="$tmp/none"
 debs=$tmp/debs
 mkdir -p "$debs"
 if [ -n "${BURST_DEBS:-}" ]; then
-	for p in common agent node spank; do cp "$BURST_DEBS"/slurm-burst-${p}_*.deb "$debs/" || break; done
-	ok $? "the .debs from $BURST_DEBS"
+	n=0
+	for p in common agent node spank; do cp "$BURST_DEBS"/slurm-burst-${p}_*.deb "$debs/" && n=$((n + 1)); done
+	[ "$n" = 4 ]; ok $? "the .debs from $BURST_DEBS ($n of 4 copied)"
 else
 	command -v dpkg-buildpackage >/dev/null || bail "no dpkg-buildpackage: apt-get install dpkg-dev debhelper dh-autoreconf"
 	make -C "$build" dist >"$tmp/dist.log" 2>&1
 	ok $? "make dist" "$tmp/dist.log"
 	version=$(sed -n 's/^PACKAGE_VERSION = //p' "$build/Makefile")
+	n=0
 	mkdir -p "$tmp/deb" && tar -C "$tmp/deb" -xzf "$build/slurm-burst-$version.tar.gz" &&
 		(cd "$tmp/deb/slurm-burst-$version" && dpkg-buildpackage -b -us -uc) >"$tmp/deb.log" 2>&1 &&
-		for p in common agent node spank; do cp "$tmp"/deb/slurm-burst-${p}_*.deb "$debs/" || exit 1; done
-	ok $? "dpkg-buildpackage -b -us -uc from the tarball" "$tmp/deb.log"
+		for p in common agent node spank; do cp "$tmp"/deb/slurm-burst-${p}_*.deb "$debs/" && n=$((n + 1)); done
+	[ "$n" = 4 ]; ok $? "dpkg-buildpackage -b -us -uc from the tarball ($n of 4 .debs)" "$tmp/deb.log"
 fi
 [ "$(ls "$debs"/slurm-burst-*.deb 2>/dev/null | wc -l)" -eq 4 ] || bail "not four .debs in $debs"
 
