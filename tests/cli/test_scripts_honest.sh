@@ -12,6 +12,8 @@
 #   - local/export of a $( ): always 0;
 # and names each by file:line. It is first checked on crafted scripts (each
 # of those found, the honest forms not), then run on tests/ and bench/.
+# Also: no integration test accepts a relaunch of a node whose slurmd did
+# not register (tests/integration/lab.sh's lab_relaunched, only negated).
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$src/tests/integration/tap.sh"
@@ -536,4 +538,17 @@ ok $? "the shell tests and benches read: ${files:-none}"
 grep -v '^files: ' "$tmp/out" >"$tmp/found"
 [ ! -s "$tmp/found" ]
 ok $? "no test point or bench reads a status that cannot fail ($(wc -l <"$tmp/found") found)" "$tmp/found"
+
+# ---- no integration test accepts a relaunch (a node launched again for a
+# slurmd that did not register): lab_relaunched only negated, and each test
+# that bursts nodes through the lab's agent has a lab_no_relaunch point
+(cd "$src" && grep -n 'lab_relaunched' tests/integration/test_*.sh) | grep -v '! lab_relaunched ' >"$tmp/found"
+[ ! -s "$tmp/found" ]
+ok $? "no integration test accepts a relaunch (lab_relaunched only as '! lab_relaunched'; $(wc -l <"$tmp/found") found)" "$tmp/found"
+: >"$tmp/found"
+for t in join early_launch admission aws_agent openstack_agent burst reconcile lifecycle; do
+	grep -q '^lab_no_relaunch; ok \$? ' "$src/tests/integration/test_$t.sh" || echo "test_$t.sh" >>"$tmp/found"
+done
+[ ! -s "$tmp/found" ]
+ok $? "the tests that counted instances fail on a relaunch (a lab_no_relaunch point; without: $(tr '\n' ' ' <"$tmp/found"))" "$tmp/found"
 done_testing

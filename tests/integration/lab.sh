@@ -528,8 +528,17 @@ CONF
 }
 
 # lab_relaunched NODE: the agent launched NODE again because slurmctld did
-# not take its slurmd in (burst-agent's registration check); a test that
-# counts instances accepts one more then.
+# not take its slurmd in within RegisterTimeout (burst-agent's registration
+# check). Its root cause in the lab is fixed: a relaunch fails a test
+# (lab_no_relaunch) unless the test injects the fault itself and asserts it.
 lab_relaunched() {
 	grep -q "$1: admitted -> terminating: slurmd of .* did not register within" "$LAB/log/agent.log"
+}
+# lab_no_relaunch [LOG...]: no node was launched again for a slurmd that
+# did not register; the agent's lines of any that was are in $LAB/relaunched
+# (for the test point's diagnostics)
+lab_no_relaunch() {
+	[ $# -gt 0 ] || set -- "$LAB/log/agent.log"
+	grep -h ": admitted -> terminating: slurmd of .* did not register within" "$@" >"$LAB/relaunched" 2>/dev/null
+	[ ! -s "$LAB/relaunched" ]
 }

@@ -183,6 +183,7 @@ for n in burst-1 burst-2 burst-3 burst-4; do
 done
 [ -z "$bad" ]
 ok $? "no node is DOWN or drained:$states"
+lab_no_relaunch; ok $? "no node was launched again for a slurmd that did not register (RegisterTimeout)" "$LAB/relaunched"
 
 lab_down
 done_testing

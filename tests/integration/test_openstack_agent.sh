@@ -277,7 +277,7 @@ for ((k = 0; k < 900; k++)); do
 	fi
 	sleep 0.1
 done
-[ "$(squeue -h -t all -j "$id" -o %T 2>/dev/null)" = COMPLETED ] && { [ "$n" -eq 1 ] || lab_relaunched burst-1; }
+[ "$(squeue -h -t all -j "$id" -o %T 2>/dev/null)" = COMPLETED ] && [ "$n" -eq 1 ]
 ok $? "burst-node joined, slurmd started, the job completed (on server $n of burst-1)" "$LAB/emu/burst-1/node.log" "$LAB/log/agent.log" "$LAB/log/slurmctld.log"
 grep -qx "P=os T=burst.small I=$sid" "$LAB/job.out"
 ok $? "the job saw CLOUD_PROVIDER=os CLOUD_INSTANCE_TYPE=burst.small and its server ($(tail -1 "$LAB/job.out" 2>/dev/null))" "$LAB/job.out"
@@ -348,6 +348,7 @@ ok $? "... saying why" "$LAB/log/agent.log"
 tail -n +"$from" "$LAB/log/agent.log" | grep -q "reconcile: cannot list the instances of provider os (auth)" &&
 	[ "$(server_status "$stray")" = GONE ]
 ok $? "... by the provider os, whose token had been revoked: it went on with a new one" "$LAB/log/agent.log"
+lab_no_relaunch; ok $? "no node was launched again for a slurmd that did not register (RegisterTimeout)" "$LAB/relaunched"
 
 lab_down
 ! ip netns list | grep -q "^burst-lab$$-"; ok $? "nothing is left after teardown"

@@ -244,8 +244,8 @@ for n in $dups; do
 done
 nodes=$(awk '{print $3}' "$LAB/inst.txt" | sort -u | wc -l)
 ninst=$(wc -l <"$LAB/inst.txt")
-[ "$nodes" = 32 ] && [ "$(echo $dups | wc -w)" = "$(echo $relaunched | wc -w)" ]
-ok $? "each of the 32 nodes got one instance ($ninst instances for $nodes nodes; duplicates: $(echo ${dups:-none}); relaunched for slurmd: ${relaunched:-none})" "$LAB/inst.txt"
+[ "$nodes" = 32 ] && [ "$ninst" = 32 ] && [ -z "$dups" ]
+ok $? "each of the 32 nodes got one instance ($ninst instances for $nodes nodes; duplicates: $(echo ${dups:-none}); of them relaunched for slurmd: ${relaunched:-none})" "$LAB/inst.txt"
 live2=$(awk '$2 != "terminated" && $2 != "shutting-down" {print $3}' "$LAB/inst.txt" | sort | uniq -d)
 [ -z "$live2" ]; ok $? "no node has two live instances (${live2:-none}): a relaunch terminated the first" "$LAB/inst.txt"
 if [ "$mode" = crash ]; then
