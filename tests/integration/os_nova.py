@@ -20,9 +20,18 @@ prefix such as "10.1.2", each new port's fixed IP is PREFIX.200, .201, ...
 and the port keeps the server's project (the fixture's template port would
 give it the functional tests' own, hiding it from the server's addresses).
 
-The images of Nova's Glance fixture are also served read-only (Glance v2's
-GET /v2/images, /v2/images/ID) on --glance-port, so that clients (the
-openstack CLI, the driver) can find images by name as in a cloud.
+The images of Nova's Glance fixture are also served read-only on
+--glance-port by a shim of Glance v2's image reads (GET /v2/images,
+/v2/images/ID; Glance itself is not run), so that clients (the openstack
+CLI, the driver) can find images by name as in a cloud. As Glance does,
+it answers version discovery to anyone and everything else only with a
+token that Keystone validates: keystonemiddleware, configured as Nova's is
+(the service user "nova"), refuses any other with 401. The list honours
+the filters name=, status= and visibility= (and marker=, which ends the
+one page); any other query parameter is refused with 400 rather than
+ignored. Beside "burst-broken" (active) there is a second image of that
+name that is "queued" (an upload not finished), so that a lookup by name
+finds one image only when it asks for status=active, as the driver does.
 
     os_nova.py --port P --glance-port G --keystone URL --service-password PW --info FILE --stop FILE
                [--address-file FILE]
@@ -45,6 +54,7 @@ import eventlet
 import fixtures
 import eventlet.wsgi
 from keystoneauth1 import loading as ks_loading
+from keystonemiddleware import auth_token
 from oslo_config import cfg
 
 from nova.api import wsgi as nova_api_wsgi
@@ -56,6 +66,7 @@ from nova.virt import fake as fake_virt
 
 ARGS = None
 BROKEN_IMAGE = "b0b0b0b0-0000-4000-8000-00000000dead"
+QUEUED_IMAGE = "b0b0b0b0-0000-4000-8000-00000000cafe"
 
 
 def spawn_or_refuse(orig):
@@ -128,12 +139,24 @@ class Serve(integrated_helpers._IntegratedTestBase):
         self.glance.create(None, {"id": BROKEN_IMAGE, "name": "burst-broken", "status": "active",
                                   "container_format": "raw", "disk_format": "raw",
                                   "visibility": "public", "properties": {}})
+        self.glance.create(None, {"id": QUEUED_IMAGE, "name": "burst-broken", "status": "queued",
+                                  "container_format": "raw", "disk_format": "raw",
+                                  "visibility": "public", "properties": {}})
+        # the image reads check tokens as Nova's API does (keystone_authtoken above)
+        self.image_authed = auth_token.AuthProtocol(self.image_app, {})
         self.conductor = self._setup_conductor_service()
         self.scheduler = self._setup_scheduler_service()
         self.compute = self._setup_compute_service()
         app = nova_api_wsgi.Loader().load_app("osapi_compute")
         wsgi_app._setup_service(conf.host, "osapi_compute")
         self.app = app
+
+    def glance_app(self, environ, start_response):
+        """Version discovery to anyone, as Glance; the rest through
+        keystonemiddleware (401 without a token Keystone validates)."""
+        if environ.get("PATH_INFO", "").rstrip("/") in ("", "/v2", "/versions"):
+            return self.image_app(environ, start_response)
+        return self.image_authed(environ, start_response)
 
     def image_app(self, environ, start_response):
         """Glance's v2 image reads, from the Glance fixture Nova uses."""
@@ -159,9 +182,17 @@ class Serve(integrated_helpers._IntegratedTestBase):
         if path in ("", "/v2", "/versions"):
             return answer("200 OK", {"versions": [{"id": "v2.9", "status": "CURRENT", "links": [
                 {"rel": "self", "href": "http://127.0.0.1:%d/v2/" % ARGS.glance_port}]}]})
+        # keystonemiddleware set this (and dropped any the client sent)
+        if environ.get("HTTP_X_IDENTITY_STATUS") != "Confirmed":
+            return answer("401 Unauthorized", {"message": "a token Keystone validates is required", "code": 401})
         if path == "/v2/images":
-            if "name" in qs:
-                images = [im for im in images if im.get("name") in qs["name"]]
+            unknown = sorted(set(qs) - {"name", "status", "visibility", "marker", "limit"})
+            if unknown:
+                return answer("400 Bad Request", {"message": "os_nova.py's Glance shim does not filter by %s"
+                                                  % ", ".join(unknown), "code": 400})
+            for key in ("name", "status", "visibility"):
+                if key in qs:
+                    images = [im for im in images if im.get(key) in qs[key]]
             if "marker" in qs:
                 images = []
             return answer("200 OK", {"images": [image_doc(im) for im in images],
@@ -176,7 +207,7 @@ class Serve(integrated_helpers._IntegratedTestBase):
         sock = eventlet.listen(("127.0.0.1", ARGS.port))
         eventlet.spawn(eventlet.wsgi.server, sock, self.app, log=sys.stderr, debug=False)
         gsock = eventlet.listen(("127.0.0.1", ARGS.glance_port))
-        eventlet.spawn(eventlet.wsgi.server, gsock, self.image_app, log=sys.stderr, debug=False)
+        eventlet.spawn(eventlet.wsgi.server, gsock, self.glance_app, log=sys.stderr, debug=False)
         info = {"image": self.glance.image1["id"], "broken_image": BROKEN_IMAGE,
                 "network": nova_fixtures.NeutronFixture.network_1["id"]}
         tmp = ARGS.info + ".tmp"

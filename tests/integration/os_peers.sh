@@ -8,8 +8,9 @@
 # user, the compute service and its endpoints (RegionOne), then start Nova
 # (os_nova.py: API, conductor, scheduler and the fake virt driver in one
 # process; its log in DIR/nova.log) with keystonemiddleware checking every
-# token against that Keystone. Sets OS_AUTH_EP (http://127.0.0.1:KPORT/v3),
-# OS_NOVA_EP, OS_PW (the burst user's password), OS_AC_ID/OS_AC_SECRET (the
+# token against that Keystone, and os_nova.py's shim of Glance's image reads
+# (the same token check; name=, status= and visibility= honoured). Sets
+# OS_AUTH_EP (http://127.0.0.1:KPORT/v3), OS_NOVA_EP, OS_GLANCE_EP, OS_PW (the burst user's password), OS_AC_ID/OS_AC_SECRET (the
 # application credential), OS_PROJECT_ID and OS_USER_ID (of burst), OS_IMAGE (an image id Nova's fake Glance knows),
 # OS_NET (a network id), and OS_ENV (a file to source for the openstack CLI
 # as the burst user). OS_TOKEN_EXPIRATION (seconds, default 3600) is the
@@ -65,6 +66,12 @@ os_api() {
 	tok=$(os_token "$1") || return 1
 	curl -s -X "$2" -H "X-Auth-Token: $tok" -H "OpenStack-API-Version: compute ${OS_MV:-2.52}" \
 		-H 'Content-Type: application/json' ${4:+-d "$4"} -w '\n%{http_code}\n' "$OS_NOVA_EP$3"
+}
+# os_image PATH: an image-service GET as the burst user (body, then status)
+os_image() {
+	local tok
+	tok=$(os_token burst) || return 1
+	curl -s -H "X-Auth-Token: $tok" -w '\n%{http_code}\n' "$OS_GLANCE_EP$1"
 }
 # os_ks METHOD PATH [JSON]: an identity request as admin (body, then status);
 # the kept tokens are dropped (a user's change may revoke them)
