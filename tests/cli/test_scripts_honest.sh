@@ -539,6 +539,14 @@ grep -v '^files: ' "$tmp/out" >"$tmp/found"
 [ ! -s "$tmp/found" ]
 ok $? "no test point or bench reads a status that cannot fail ($(wc -l <"$tmp/found") found)" "$tmp/found"
 
+# ---- tap.sh's diagnostics: a file without a final newline does not hide
+# the next point in its comment line
+printf 'no newline at the end' >"$tmp/nonl"
+(. "$src/tests/integration/tap.sh"; ok 1 "first" "$tmp/nonl"; ok 1 "second"; done_testing) >"$tmp/out"
+grep -qx 'not ok 1 - first' "$tmp/out" && grep -qx '# nonl: no newline at the end' "$tmp/out" &&
+	grep -qx 'not ok 2 - second' "$tmp/out"
+ok $? "tap.sh: a diagnostic file without a final newline leaves the next point on a line of its own"
+
 # ---- no integration test accepts a relaunch (a node launched again for a
 # slurmd that did not register): lab_relaunched only negated, and each test
 # that bursts nodes through the lab's agent has a lab_no_relaunch point

@@ -15,7 +15,9 @@ ok() {   # ok STATUS NAME [DIAG-FILE...]  (default files: $TAP_DIAG)
 			# named from the lab's top (burst/nodes/N/node.log), else by basename
 			label=${f#"${LAB:-/nonexistent}/"}
 			[ "$label" = "$f" ] && label=$(basename "$f")
-			[ -s "$f" ] && sed "s|^|# $label: |" "$f" | tail -15
+			# each line ends in a newline, the file's last too (else the
+			# next "not ok" would be on this comment's line, lost)
+			[ -s "$f" ] && awk -v l="$label" '{ print "# " l ": " $0 }' "$f" | tail -15
 		done
 	fi
 }
