@@ -38,6 +38,7 @@
 
 #include "agent_int.h"
 #include "crash.h"
+#include "statedir.h"
 #include "strutil.h"
 #include "units.h"
 
@@ -489,7 +490,15 @@ static int setup(void)
 	snprintf(A.spool, sizeof(A.spool), "%s/spool", A.cfg->state_dir);
 	snprintf(A.nodes_dir, sizeof(A.nodes_dir), "%s/nodes", A.cfg->state_dir);
 	snprintf(dbpath, sizeof(dbpath), "%s/agent.db", A.cfg->state_dir);
-	mkdir(A.cfg->state_dir, 0755);
+	/* a state others can change is not used (statedir.h): checked before
+	 * StateDir is made (the directories above it), and again once made;
+	 * the spool's owner once SlurmUser is known (setup_active) */
+	if (statedir_check(A.cfg->state_dir, geteuid(), STATEDIR_ANY_OWNER, STATEDIR_AGENT, &err) < 0 ||
+	    (mkdir(A.cfg->state_dir, 0755) == 0 &&
+	     statedir_check(A.cfg->state_dir, geteuid(), STATEDIR_ANY_OWNER, STATEDIR_AGENT, &err) < 0)) {
+		ERR("%s (the agent does not start on a state others could change)", err.msg);
+		return -1;
+	}
 	mkdir(A.spool, 0700);
 	mkdir(A.nodes_dir, 0755);
 	A.db = state_open(dbpath, &err);
@@ -560,7 +569,16 @@ static int setup_active(void)
 	/* every later call to slurmctld: off the loop */
 	if (slurm_worker_start() < 0)
 		return -1;
-	/* the power-save programs run as SlurmUser and write the spool */
+	/* the power-save programs run as SlurmUser and write the spool: it is
+	 * root's, ours or SlurmUser's (when slurmctld could not tell who that
+	 * is, its owner is left unchecked, and only root's requests are read) */
+	if (A.slurm_uid) {
+		burst_err_t err;
+		if (statedir_check_spool(A.spool, geteuid(), A.slurm_uid, &err) < 0) {
+			ERR("%s (the agent does not start on a state others could change)", err.msg);
+			return -1;
+		}
+	}
 	if (A.slurm_uid && chown(A.spool, A.slurm_uid, (gid_t)-1) < 0)
 		ERR("cannot give the spool %s to SlurmUser (uid %u): %s; burst-resume will fail to record requests",
 		    A.spool, (unsigned)A.slurm_uid, strerror(errno));

@@ -25,6 +25,7 @@
 #include "hostlist.h"
 #include "spool.h"
 #include "state.h"
+#include "statedir.h"
 #include "strutil.h"
 
 #define EXIT_OK 0
@@ -76,6 +77,12 @@ static int view_open(const struct agentview_opts *o, struct view *v)
 	sb_init(&sb);
 	sb_addf(&sb, "%s/agent.db", v->state_dir);
 	v->db_path = sb_take(&sb);
+	/* a state others could have written is not shown as the agent's */
+	if (statedir_check(v->state_dir, geteuid(), STATEDIR_ANY_OWNER, 0, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		view_close(v);
+		return EXIT_USAGE;
+	}
 	v->db = state_open_readonly(v->db_path, NULL, &err);
 	if (!v->db) {
 		fprintf(stderr, "%s: %s\n", prog, err.msg);

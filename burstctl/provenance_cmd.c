@@ -38,6 +38,7 @@
 #include "slurm_compat.h"
 #include "verb.h"
 #include "state.h"
+#include "statedir.h"
 #include "strutil.h"
 
 #define EXIT_OK 0
@@ -820,6 +821,12 @@ static int ctx_open(struct ctx *c, const struct popts *o)
 	sb_init(&sb);
 	sb_addf(&sb, "%s/agent.db", c->state_dir);
 	path = sb_take(&sb);
+	/* records others could have written are not the agent's */
+	if (statedir_check(c->state_dir, geteuid(), STATEDIR_ANY_OWNER, 0, &err) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		free(path);
+		return -1;
+	}
 	c->db = state_open_readonly(path, NULL, &err);
 	free(path);
 	if (!c->db) {

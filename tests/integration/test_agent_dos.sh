@@ -9,7 +9,9 @@
 # one line. A FIFO or a link to /dev/zero in
 # the spool is moved aside, not opened or read without end. A SIGHUP with
 # another ClusterName is refused, and so is a SocketPath in a directory
-# others may write. 1000 connections that each stall with most of a report
+# others may write, and a StateDir others could change (a directory anyone
+# may write, an agent.db or its -wal of another user, a link for the spool,
+# a directory above it anyone may write). 1000 connections that each stall with most of a report
 # cost the agent at most its budget of partial reports (64 MB), and a node
 # joins meanwhile (before the budget: a gigabyte). Before the fix the agent read
 # each connection on the loop's time (5 s, then 2 s per read), so the
@@ -158,6 +160,54 @@ rc=$?
 	"$LAB/log/agent2.log" && [ ! -e "$LAB/open/agent.sock" ]
 ok $? "a SocketPath in a directory writable by others is refused (exit $rc)" "$LAB/log/agent2.log"
 [ "$(stat -c %a "$sock")" = 666 ]; ok $? "the agent's own socket is mode 0666 ($(stat -c %a "$sock"))"
+
+# a StateDir others could change is not used: an agent started on one exits
+# at once, naming the path, what it found and the fix (before the fix each of
+# these started and ran on it); burstctl refuses to show it
+state_agent() {   # DIR: an agent on StateDir=DIR (its exit status; its log $LAB/log/state.log)
+	: >"$LAB/log/state.log"
+	sed -e "s|^StateDir=.*|StateDir=$1|" -e "s|^JoinPort=.*|JoinPort=$((jport + 1))|" \
+		"$LAB/etc/burst.conf" >"$LAB/etc/state.conf"
+	SLURM_CONF="$SLURM_CONF" BURST_LIBEXECDIR="$src/burst-agent/drivers" \
+		timeout 20 "$agent" -c "$LAB/etc/state.conf" -L "$LAB/log/state.log"
+}
+refused() {   # DIR PART...: the agent on DIR exits 1 and logs one line with each PART
+	local d=$1 rc line part
+	shift
+	state_agent "$d"
+	rc=$?
+	line=$(grep -F "(the agent does not start on a state others could change)" "$LAB/log/state.log")
+	for part in "$@"; do
+		[[ "$line" == *"$part"* ]] || line=
+	done
+	[ $rc = 1 ] && [ -n "$line" ]
+	ok $? "refused (exit $rc): $*" "$LAB/log/state.log"
+}
+mkdir -m 0777 "$LAB/sd-open"
+refused "$LAB/sd-open" "$LAB/sd-open (StateDir) can be written by anyone (mode 0777, owner uid 0 (root)):" \
+	"whoever can write it can change the agent's state; chmod go-w $LAB/sd-open"
+mkdir -m 0755 "$LAB/sd-db"
+install -m 0644 -o nobody /dev/null "$LAB/sd-db/agent.db"
+refused "$LAB/sd-db" "$LAB/sd-db/agent.db (the agent's state database) is owned by uid 65534 (nobody), not root:" \
+	"its owner can change what the agent trusts there; if you did not make it, remove it, else: chown root $LAB/sd-db/agent.db"
+[ "$(stat -c %s "$LAB/sd-db/agent.db")" = 0 ]; ok $? "... and it is left as it was, unopened"
+"$build/burstctl/burstctl" -c "$LAB/etc/state.conf" status >"$LAB/status.out" 2>&1
+rc=$?
+[ $rc != 0 ] && grep -qF "$LAB/sd-db/agent.db (the agent's state database) is owned by uid 65534 (nobody), not root:" "$LAB/status.out"
+ok $? "burstctl status refuses to show it (exit $rc)" "$LAB/status.out"
+mkdir -m 0755 "$LAB/sd-wal"
+install -m 0600 /dev/null "$LAB/sd-wal/agent.db"
+install -m 0600 -o nobody /dev/null "$LAB/sd-wal/agent.db-wal"
+refused "$LAB/sd-wal" "$LAB/sd-wal/agent.db-wal (the agent's state database) is owned by uid 65534 (nobody), not root:"
+mkdir -m 0755 "$LAB/sd-spool"
+ln -s "$LAB/open" "$LAB/sd-spool/spool"
+refused "$LAB/sd-spool" "$LAB/sd-spool/spool (the request spool, where SlurmUser's power-save programs write) is a symbolic link (to $LAB/open), not the directory the agent keeps there:" \
+	"remove it (rm $LAB/sd-spool/spool) and let the agent make the directory"
+refused "$LAB/open/state" "$LAB/open (a directory above StateDir) can be written by anyone (mode 0777, owner uid 0 (root)):" \
+	"whoever can write there can replace StateDir; chmod go-w $LAB/open (or chmod +t, as /tmp is)"
+[ ! -e "$LAB/open/state" ]; ok $? "... and StateDir is not made there"
+"$build/burstctl/burstctl" -c "$LAB/etc/burst.conf" status >"$LAB/status.out" 2>&1
+ok $? "burstctl status shows the agent's own state" "$LAB/status.out"
 # a flood of malformed reports (nobody, one connection each): every one is
 # answered; the log keeps a few and counts the rest in one line, so that a
 # client cannot fill the disk or bury what matters
