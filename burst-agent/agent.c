@@ -38,6 +38,7 @@
 
 #include "agent_int.h"
 #include "crash.h"
+#include "port_holder.h"
 #include "statedir.h"
 #include "strutil.h"
 #include "units.h"
@@ -352,7 +353,7 @@ static int loop_watch(void)
 		return -1;
 	}
 	for (i = 0; i < A.njsocks; i++)
-		if (watch_fd(A.jsocks[i], EV_JOIN + i) < 0) {
+		if (A.jsocks[i] >= 0 && watch_fd(A.jsocks[i], EV_JOIN + i) < 0) {
 			ERR("cannot wait for node reports (epoll): %s", strerror(errno));
 			return -1;
 		}
@@ -509,22 +510,99 @@ static int setup(void)
 	return 0;
 }
 
-/* A join socket; an address in use is waited for a while (a deposed agent
- * on this same host that has not noticed yet still holds it). */
-static int listen_join(const struct cfg_listen *l)
-{
-	int fd, i;
+/*
+ * A listening socket whose port another process holds (EADDRINUSE): the
+ * agent runs without it and tries again every tick; the log names the
+ * holder (port_holder.h) at once and every LISTEN_SAY_S while it lasts. A
+ * deposed agent on this host that has not noticed yet holds the join port
+ * for a moment; any user can bind a port above 1023 while the agent is
+ * stopped (doc/admin-guide.md, "The join port").
+ */
+#define LISTEN_SAY_S 5.0
 
-	for (i = 0; i < 120; i++) {
+struct listen_wait {
+	bool waiting;
+	double since, said;
+	struct port_holder holder;
+};
+
+static struct listen_wait *join_wait, metrics_wait;
+
+static void port_taken(struct listen_wait *w, const char *what, const char *addr, int port, const char *without)
+{
+	char who[600];
+	double t = mono();
+	int k = port_holder_find(addr, port, &w->holder);
+
+	if (k > 0)
+		port_holder_describe(&w->holder, who, sizeof(who));
+	else
+		snprintf(who, sizeof(who), "a socket not in this host's table of listeners (a connection closing?)");
+	if (!w->waiting) {
+		w->waiting = true;
+		w->since = t;
+		ERR("%s: %s port %d is in use by %s: not listening there yet; %s; trying again every %.2f s",
+		    what, addr, port, who, without, TICK_MS / 1000.0);
+	} else
+		ERR("%s: %s port %d is still in use by %s (for %.0f s); trying again", what, addr, port, who, t - w->since);
+	w->said = t;
+}
+
+static void port_free(struct listen_wait *w, const char *what, const char *addr, int port)
+{
+	INFO("%s: listening on %s port %d now (it was in use for %.0f s)", what, addr, port, mono() - w->since);
+	memset(w, 0, sizeof(*w));
+}
+
+#define NO_JOIN_PORT "the agent goes on without it (resume requests, launches, the control socket and metrics are served; " \
+	"nodes cannot report until it is free, and ask again for their join timeout)"
+#define NO_METRICS_PORT "the agent goes on without metrics"
+
+/* The listening sockets whose port was taken: tried again, said now and then. */
+static void listen_retry(void)
+{
+	double t = mono();
+
+	for (size_t i = 0; join_wait && i < A.njsocks; i++) {
+		const struct cfg_listen *l = &A.cfg->join_listen[i];
+		int fd;
+		if (A.jsocks[i] >= 0 || !join_wait[i].waiting)
+			continue;
 		fd = listen_tcp(l->addr, l->port);
-		if (fd >= 0 || errno != EADDRINUSE || stopping)
-			return fd;
-		if (!i)
-			ERR("node reports: %s port %d is in use; waiting for it (up to 30 s)", l->addr, l->port);
-		lease_check();
-		usleep(250000);
+		if (fd < 0) {
+			if (errno != EADDRINUSE)
+				ERR_LIMITED("join: listening sockets", "node reports: cannot listen on %s port %d: %s; trying again",
+					    l->addr, l->port, strerror(errno));
+			else if (t - join_wait[i].said >= LISTEN_SAY_S)
+				port_taken(&join_wait[i], "node reports", l->addr, l->port, NO_JOIN_PORT);
+			continue;
+		}
+		if (watch_fd(fd, EV_JOIN + i) < 0) {
+			ERR("node reports: cannot wait on %s port %d (epoll): %s; trying again", l->addr, l->port, strerror(errno));
+			close(fd);
+			continue;
+		}
+		A.jsocks[i] = fd;
+		port_free(&join_wait[i], "node reports", l->addr, l->port);
 	}
-	return -1;
+	if (metrics_wait.waiting) {
+		int fd = metrics_listen();
+		if (fd == -3) {
+			if (t - metrics_wait.said >= LISTEN_SAY_S)
+				port_taken(&metrics_wait, "metrics", A.cfg->metrics_addr, A.cfg->metrics_port, NO_METRICS_PORT);
+		} else if (fd < 0) {
+			/* said by metrics_listen */
+			ERR("metrics: not served (MetricsListen=%s, above)", A.cfg->metrics_listen ? A.cfg->metrics_listen : "");
+			memset(&metrics_wait, 0, sizeof(metrics_wait));
+		} else if (watch_fd(fd, EV_METRICS) < 0) {
+			ERR("metrics: cannot wait on MetricsListen=%s (epoll): %s; trying again", A.cfg->metrics_listen,
+			    strerror(errno));
+			close(fd);
+		} else if (fd >= 0) {
+			A.msock = fd;
+			port_free(&metrics_wait, "metrics", A.cfg->metrics_addr, A.cfg->metrics_port);
+		}
+	}
 }
 
 /* As many descriptors as the system allows this process (the soft limit
@@ -591,19 +669,28 @@ static int setup_active(void)
 		}
 	}
 	/* node reports: on each JoinListen= address (the local provider's
-	 * bridge address, or every address, when none is given) */
-	A.jsocks = xcalloc(A.cfg->njoin_listen, sizeof(*A.jsocks));
-	for (size_t i = 0; i < A.cfg->njoin_listen; i++) {
+	 * bridge address, or every address, when none is given); one whose
+	 * port another process holds is opened once it is free */
+	A.njsocks = A.cfg->njoin_listen;
+	A.jsocks = xcalloc(A.njsocks, sizeof(*A.jsocks));
+	join_wait = xcalloc(A.njsocks, sizeof(*join_wait));
+	for (size_t i = 0; i < A.njsocks; i++) {
 		const struct cfg_listen *l = &A.cfg->join_listen[i];
-		int fd = listen_join(l);
-		if (fd < 0) {
+		A.jsocks[i] = listen_tcp(l->addr, l->port);
+		if (A.jsocks[i] < 0 && errno == EADDRINUSE)
+			port_taken(&join_wait[i], "node reports", l->addr, l->port, NO_JOIN_PORT);
+		else if (A.jsocks[i] < 0) {
 			ERR("cannot listen for node reports on %s port %d: %s (JoinListen=; is that address this host's?)",
 			    l->addr, l->port, strerror(errno));
 			return -1;
 		}
-		A.jsocks[A.njsocks++] = fd;
 	}
+	/* metrics are optional: the agent serves without them while their port is taken */
 	A.msock = metrics_listen();
+	if (A.msock == -3) {
+		A.msock = -1;
+		port_taken(&metrics_wait, "metrics", A.cfg->metrics_addr, A.cfg->metrics_port, NO_METRICS_PORT);
+	}
 	if (A.msock == -2)
 		return -1;
 	return loop_watch();
@@ -730,6 +817,7 @@ static void tick(void)
 
 	loglimit_flush_all(false);
 	lease_check();
+	listen_retry();
 	take_spool();
 	launch_requested();
 	launch_retry();
@@ -889,12 +977,13 @@ int main(int argc, char **argv)
 		char lis[512] = "";
 		for (size_t i = 0; i < A.cfg->njoin_listen; i++) {
 			size_t l = strlen(lis);
-			snprintf(lis + l, sizeof(lis) - l, "%s%s:%d", i ? ", " : "", A.cfg->join_listen[i].addr,
-				 A.cfg->join_listen[i].port);
+			snprintf(lis + l, sizeof(lis) - l, "%s%s:%d%s", i ? ", " : "", A.cfg->join_listen[i].addr,
+				 A.cfg->join_listen[i].port, A.jsocks[i] < 0 ? " (once free)" : "");
 		}
-		INFO("started: %zu nodes in %zu node sets, state %s, socket %s, node reports on %s%s%s",
+		INFO("started: %zu nodes in %zu node sets, state %s, socket %s, node reports on %s%s%s%s",
 		     A.nnodes, A.cfg->nnodesets, A.cfg->state_dir, A.cfg->socket_path, lis,
-		     A.msock >= 0 ? ", metrics http://" : "", A.msock >= 0 ? A.cfg->metrics_listen : "");
+		     A.cfg->metrics_listen ? ", metrics http://" : "", A.cfg->metrics_listen ? A.cfg->metrics_listen : "",
+		     metrics_wait.waiting ? " (once free)" : "");
 	}
 	recover();
 	while (!stopping) {
@@ -929,8 +1018,10 @@ int main(int argc, char **argv)
 		close(loop_ep);
 	close(A.usock);
 	for (size_t i = 0; i < A.njsocks; i++)
-		close(A.jsocks[i]);
+		if (A.jsocks[i] >= 0)
+			close(A.jsocks[i]);
 	free(A.jsocks);
+	free(join_wait);
 	if (A.msock >= 0)
 		close(A.msock);
 	metrics_fini();

@@ -439,7 +439,8 @@ bool metrics_conn(struct conn *c, short revents)
 	return true;
 }
 
-/* The listening socket of MetricsListen=, or -1 when it is not set (or with an error logged: -2). */
+/* The listening socket of MetricsListen=, or -1 when it is not set, -3 when
+ * its port is in use (said by the caller), -2 on another error (logged). */
 int metrics_listen(void)
 {
 	struct sockaddr_in sa;
@@ -461,9 +462,12 @@ int metrics_listen(void)
 	}
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 64) < 0) {
-		ERR("cannot serve metrics on MetricsListen=%s: %s (is the address this host's and the port free?)",
-		    A.cfg->metrics_listen, strerror(errno));
+		int e = errno;
 		close(fd);
+		if (e == EADDRINUSE)
+			return -3;   /* the caller says who holds it, and tries again */
+		ERR("cannot serve metrics on MetricsListen=%s: %s (is the address this host's?)",
+		    A.cfg->metrics_listen, strerror(e));
 		return -2;
 	}
 	return fd;
