@@ -375,6 +375,12 @@ static void serve_conn(size_t i, uint32_t events)
 			conn_drop(&A.conns, i);
 		return;
 	}
+	if (join && c->out && c->outoff < c->outlen) {
+		/* the answer to its hello, not all sent at once */
+		if (conn_flush(c) == CONN_ERROR || conn_watch(&A.conns, c) < 0)
+			conn_drop(&A.conns, i);
+		return;
+	}
 	st = conn_pump(c, join ? MAX_REPORT : CTL_MAX_REQ);
 	if (st == CONN_MORE) {
 		/* the partial reports of all join connections within their
@@ -387,14 +393,16 @@ static void serve_conn(size_t i, uint32_t events)
 	}
 	lease_check();   /* before answering anyone */
 	if (st == CONN_LINE && join) {
-		handle_join(c->fd, c->buf, c->len);
 		kicked = true;
+		/* a hello: the connection waits for its answer, then for the report */
+		if (join_line(c))
+			return;
 	}
 	else if (st == CONN_LINE)
 		handle_control(c->fd, c->buf);
 	else if (st == CONN_TOO_BIG && join) {
 		ERR_LIMITED("join: reports too large", "join: report of more than %d bytes refused", MAX_REPORT);
-		reply_json(c->fd, false, "report too large", NULL);
+		join_too_big(c);
 	} else if (st == CONN_TOO_BIG)
 		ERR_LIMITED("control: requests too large", "control: request of more than %d bytes refused", CTL_MAX_REQ);
 	conn_drop(&A.conns, i);
@@ -668,6 +676,9 @@ static int setup_active(void)
 			return -1;
 		}
 	}
+	/* every answer the agent signs: made off the loop */
+	if (join_signer_start() < 0)
+		return -1;
 	/* node reports: on each JoinListen= address (the local provider's
 	 * bridge address, or every address, when none is given); one whose
 	 * port another process holds is opened once it is free */
@@ -1022,6 +1033,7 @@ int main(int argc, char **argv)
 			close(A.jsocks[i]);
 	free(A.jsocks);
 	free(join_wait);
+	join_signer_stop();
 	if (A.msock >= 0)
 		close(A.msock);
 	metrics_fini();

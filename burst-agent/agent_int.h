@@ -36,6 +36,7 @@
 #include "config.h"
 #include "conn.h"
 #include "htab.h"
+#include "join_auth.h"
 #include "loglimit.h"
 #include "provider.h"
 #include "pworker.h"
@@ -224,16 +225,37 @@ void pace_free(void);
 void terminate(const char *node);
 void cooldowns(void);
 
-/* agent_join.c */
-void handle_join(int fd, const char *buf, size_t got);
-void reply_json(int fd, bool admit, const char *reason, json_object *record);
+/*
+ * agent_join.c: join reports and admission. A node on a join connection,
+ * and how it is answered: a node that began with a hello (lib/admit/join_auth.h)
+ * gets every answer signed by the agent (a munge credential of root's,
+ * made on the signer's worker thread, off the loop) and bound to its hello
+ * and its report; one that did not (a burst-node older than the agent)
+ * gets the answer unsigned, as before.
+ */
+struct join_peer {
+	int fd;
+	bool authed;              /* it began with a hello */
+	struct join_hello hello;
+	char digest[65];          /* its report's record digest ("" until read) */
+	char token[128];          /* its report's token claim ("" until read, or longer) */
+};
+/* A whole line on join connection c (c->data: its hello's state): true
+ * while the connection stays open (its hello is being answered). */
+bool join_line(struct conn *c);
+/* Connection c sent more than a report may be: refused. */
+void join_too_big(struct conn *c);
+/* Answer p with o (put here); once it is written, admitted (a node name,
+ * or NULL) is marked answered. */
+void join_answer(const struct join_peer *p, json_object *o, const char *admitted);
+/* The signer's worker: 0, or -1 (logged). Stopped at exit. */
+int join_signer_start(void);
+void join_signer_stop(void);
 /* Decode a munge credential: the payload (caller frees) and *uid, or NULL with why. */
 char *munge_open(const char *cred, uid_t *uid, char *why, size_t len);
-/* Write o as one line to fd, and put it. */
-void send_reply(int fd, json_object *o);
 
 /* agent_notice.c: a node's spot interruption notice (req: op "notice") */
-void handle_notice(int fd, json_object *req, size_t got);
+void handle_notice(struct join_peer *p, json_object *req, size_t got);
 
 /*
  * agent_slurm.c: every call to slurmctld (but slurm_settings, at start-up)

@@ -22,6 +22,7 @@
 #include "join_verify.h"
 #include "policy.h"
 #include "slurm_compat.h"
+#include "sigv4.h"
 #include "strutil.h"
 
 /*
@@ -99,8 +100,191 @@ char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
 	return out;
 }
 
-/* Write a reply object (one line) and free it. */
-void send_reply(int fd, json_object *o)
+/*
+ * The signer: the agent's credentials (a hello's proof, an answer's
+ * signature) are made on a worker thread of their own, off the loop (a
+ * munged that is slow or stopped holds that thread, not the joins of
+ * others), at most SIGN_MAX_PENDING at once and SIGN_MAX_PER_SOURCE
+ * hellos of one address: beyond that a hello is closed unanswered and the
+ * node asks again.
+ */
+#define SIGN_MAX_PENDING 256
+#define SIGN_MAX_PER_SOURCE 16
+#define REPORT_AFTER_HELLO_S 5.0   /* the report, whole, once the hello is answered */
+
+static struct pworker *signer;
+static uint64_t hello_serial;
+
+/* A join connection's hello (its conn's data). */
+struct join_conn {
+	uint64_t serial;         /* this hello's, so that its answer finds it (the
+				  * descriptor may be another connection's by then) */
+	bool signing;            /* its proof is being made */
+	struct join_hello hello;
+};
+
+enum sign_for { SIGN_HELLO, SIGN_ANSWER };
+
+struct sign_job {
+	struct pjob j;
+	enum sign_for what;
+	char *payload;           /* what is signed */
+	char *cred;              /* the credential made, NULL if none */
+	char err[300];
+	char munge_socket[PATH_MAX];
+	int fd;                  /* hello: its connection's; answer: a duplicate, closed here */
+	uint64_t serial;         /* hello: its connection's */
+	char *answer;            /* answer: its text */
+	char admitted[128];      /* answer: an admitted node's name, else "" */
+	char node[128];          /* for the log */
+};
+
+static void sign_run(struct pjob *pj, const struct provider_ops *ops, struct provider *drv)
+{
+	struct sign_job *j = (struct sign_job *)pj;
+	munge_ctx_t ctx = munge_ctx_create();
+	munge_err_t e;
+
+	(void)ops;
+	(void)drv;
+	if (!ctx) {
+		snprintf(j->err, sizeof(j->err), "cannot create a munge context");
+		return;
+	}
+	if (j->munge_socket[0])
+		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, j->munge_socket);
+	e = munge_encode(&j->cred, ctx, j->payload, (int)strlen(j->payload));
+	if (e != EMUNGE_SUCCESS) {
+		snprintf(j->err, sizeof(j->err), "%s", munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
+		free(j->cred);
+		j->cred = NULL;
+	}
+	munge_ctx_destroy(ctx);
+}
+
+static void sign_free(struct sign_job *j)
+{
+	free(j->payload);
+	free(j->cred);
+	free(j->answer);
+	free(j);
+}
+
+/* The node is told it is admitted: its slurmd's registration is waited for from now. */
+static void answered(const char *node)
+{
+	struct bnode *ni = node_find(node);
+
+	if (ni) {
+		ni->answer_pending = false;
+		ni->answered_at = now();
+	}
+}
+
+static void send_line(int fd, const char *s)
+{
+	size_t n = strlen(s);
+	char *line = xmalloc(n + 2);
+
+	memcpy(line, s, n);
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	if (send(fd, line, n + 1, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)(n + 1))
+		ERR_LIMITED("join: answers not written", "join: cannot answer: %s", errno ? strerror(errno) : "short write");
+	free(line);
+}
+
+static void hello_signed(struct sign_job *j)
+{
+	size_t ci = conn_find(&A.conns, j->fd);
+	struct conn *c = ci < A.conns.n ? &A.conns.c[ci] : NULL;
+	struct join_conn *jc = c ? c->data : NULL;
+	char *line;
+	size_t n;
+
+	if (!jc || jc->serial != j->serial)
+		return;   /* closed meanwhile (its deadline, an eviction) */
+	if (!j->cred) {
+		ERR_LIMITED("join: credentials not made", "join: cannot prove the agent to %s: munge: %s (is munged running? socket %s); the node asks again",
+			    j->node, j->err, j->munge_socket[0] ? j->munge_socket : "default");
+		metric_join("unanswered");
+		conn_drop(&A.conns, ci);
+		return;
+	}
+	line = join_hello_answer(j->cred);
+	n = strlen(line);
+	line = xrealloc(line, n + 2);
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	jc->signing = false;
+	c->deadline = mono() + REPORT_AFTER_HELLO_S;
+	if (conn_send(c, line, n + 1) == CONN_ERROR || conn_watch(&A.conns, c) < 0)
+		conn_drop(&A.conns, ci);
+}
+
+static void sign_done(struct pjob *pj, bool ran)
+{
+	struct sign_job *j = (struct sign_job *)pj;
+
+	if (j->what == SIGN_HELLO) {
+		if (ran)
+			hello_signed(j);
+		sign_free(j);
+		return;
+	}
+	if (ran && j->cred) {
+		char *line = join_answer_line(j->answer, j->cred);
+		send_line(j->fd, line);
+		free(line);
+	} else if (ran) {
+		ERR_LIMITED("join: credentials not made", "join: cannot sign the answer to %s: munge: %s (is munged running? socket %s); not answered: the node asks again",
+			    j->node, j->err, j->munge_socket[0] ? j->munge_socket : "default");
+		metric_join("unanswered");
+	}
+	close(j->fd);
+	if (ran && j->admitted[0]) {
+		answered(j->admitted);
+		if (j->cred)
+			crash_point(CP_JOIN_ANSWERED);
+	}
+	sign_free(j);
+}
+
+int join_signer_start(void)
+{
+	burst_err_t err;
+
+	signer = pworker_start("munge", NULL, NULL, &err);
+	if (!signer) {
+		ERR("join: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+void join_signer_stop(void)
+{
+	/* one in a munge call is left to the exit */
+	if (signer && pworker_stop(signer, false) == 0)
+		signer = NULL;
+}
+
+static struct sign_job *sign_job(enum sign_for what, char *payload, const char *node)
+{
+	struct sign_job *j = xcalloc(1, sizeof(*j));
+
+	j->j.run = sign_run;
+	j->j.done = sign_done;
+	j->what = what;
+	j->payload = payload;
+	j->fd = -1;
+	snprintf(j->munge_socket, sizeof(j->munge_socket), "%s", A.munge_socket);
+	snprintf(j->node, sizeof(j->node), "%s", node ? node : "?");
+	return j;
+}
+
+/* Write a reply object (one line) unsigned, and put it: to a node that sent no hello. */
+static void send_plain(int fd, json_object *o)
 {
 	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 
@@ -109,7 +293,148 @@ void send_reply(int fd, json_object *o)
 	json_object_put(o);
 }
 
-void reply_json(int fd, bool admit, const char *reason, json_object *record)
+void join_answer(const struct join_peer *p, json_object *o, const char *admitted)
+{
+	struct join_binding b;
+	struct sign_job *j;
+	char *text, *payload;
+	int fd;
+
+	if (!p->authed) {
+		send_plain(p->fd, o);
+		if (admitted) {
+			answered(admitted);
+			crash_point(CP_JOIN_ANSWERED);
+		}
+		return;
+	}
+	text = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	b.node = p->hello.node;
+	b.instance = p->hello.instance;
+	b.nonce = p->hello.nonce;
+	b.digest = p->digest;
+	b.token = p->token;
+	payload = join_answer_payload(&b, text);
+	fd = payload && pworker_pending(signer) < SIGN_MAX_PENDING ? fcntl(p->fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (fd < 0) {
+		/* not answered: the node asks again (an admitted one is answered
+		 * again then, on the same report) */
+		if (!payload)
+			ERR("join: %s: an answer without a verdict (a bug): %s", p->hello.node, text);
+		else {
+			ERR_LIMITED("join: answers not signed", "join: %s: its answer not sent: %s; the node asks again", p->hello.node,
+				    pworker_pending(signer) >= SIGN_MAX_PENDING ? "the signer is busy" : strerror(errno));
+			metric_join("unanswered");
+		}
+		free(text);
+		free(payload);
+		if (admitted)
+			answered(admitted);
+		return;
+	}
+	j = sign_job(SIGN_ANSWER, payload, p->hello.node);
+	j->fd = fd;
+	j->answer = text;
+	if (admitted) {
+		struct bnode *ni = node_find(admitted);
+		snprintf(j->admitted, sizeof(j->admitted), "%s", admitted);
+		if (ni)
+			ni->answer_pending = true;
+	}
+	pworker_submit(signer, &j->j);
+}
+
+/* A hello: its proof is made on the signer; the connection waits for it. */
+static bool hello_start(struct conn *c, const struct join_hello *h)
+{
+	struct join_conn *jc;
+	struct sign_job *j;
+	size_t mine = 0, pending = pworker_pending(signer);
+
+	for (size_t i = 0; i < A.conns.n; i++) {
+		const struct join_conn *o = A.conns.c[i].data;
+		mine += o && o->signing && A.conns.c[i].src == c->src;
+	}
+	if (pending >= SIGN_MAX_PENDING || mine >= SIGN_MAX_PER_SOURCE) {
+		char *en = str_escape_ctl(h->node);
+		ERR_LIMITED("join: hellos not answered", "join: hello of %s closed unanswered: %zu credentials being made, %zu for its address (at most %d, %d): the node asks again",
+			    en, pending, mine, SIGN_MAX_PENDING, SIGN_MAX_PER_SOURCE);
+		free(en);
+		metric_join("unanswered");
+		return false;
+	}
+	jc = xcalloc(1, sizeof(*jc));
+	jc->serial = ++hello_serial;
+	jc->signing = true;
+	jc->hello = *h;
+	c->data = jc;
+	c->len = 0;
+	j = sign_job(SIGN_HELLO, join_hello_payload(h), h->node);
+	j->fd = c->fd;
+	j->serial = jc->serial;
+	pworker_submit(signer, &j->j);
+	return true;
+}
+
+static void handle_join(struct join_peer *p, const char *buf, size_t got);
+
+bool join_line(struct conn *c)
+{
+	struct join_conn *jc = c->data;
+	struct join_peer p;
+
+	memset(&p, 0, sizeof(p));
+	p.fd = c->fd;
+	if (jc && jc->signing) {
+		/* the node waits for the proof before it says more */
+		ERR_LIMITED("join: lines before the hello's answer", "join: %zu bytes before the answer to the hello of %s: closed",
+			    c->len, jc->hello.node);
+		metric_join("malformed");
+		return false;
+	}
+	if (!jc) {
+		struct join_hello h;
+		char why[200];
+		int k = join_hello_parse(c->buf, c->len, &h, why, sizeof(why));
+		if (k < 0) {
+			json_object *o = json_object_new_object();
+			ERR_LIMITED("join: malformed hellos", "join: malformed hello (%zu bytes): %s; refused", c->len, why);
+			metric_join("malformed");
+			json_object_object_add(o, "hello", json_object_new_string("refused"));
+			json_object_object_add(o, "reason", json_object_new_string(why));
+			send_plain(c->fd, o);
+			return false;
+		}
+		if (k > 0)
+			return hello_start(c, &h);
+		/* no hello: a burst-node older than this agent */
+	} else {
+		p.authed = true;
+		p.hello = jc->hello;
+	}
+	handle_join(&p, c->buf, c->len);
+	return false;
+}
+
+void join_too_big(struct conn *c)
+{
+	struct join_conn *jc = c->data;
+	struct join_peer p;
+	json_object *o = json_object_new_object();
+
+	memset(&p, 0, sizeof(p));
+	p.fd = c->fd;
+	if (jc && !jc->signing) {
+		p.authed = true;
+		p.hello = jc->hello;
+	}
+	json_object_object_add(o, "admit", json_object_new_boolean(false));
+	json_object_object_add(o, "reason", json_object_new_string("report too large"));
+	join_answer(&p, o, NULL);
+}
+
+static void reply_json(const struct join_peer *p, bool admit, const char *reason, json_object *record)
 {
 	json_object *o = json_object_new_object();
 
@@ -118,7 +443,7 @@ void reply_json(int fd, bool admit, const char *reason, json_object *record)
 		json_object_object_add(o, "reason", json_object_new_string(reason));
 	if (record)
 		json_object_object_add(o, "record", record);
-	send_reply(fd, o);
+	join_answer(p, o, NULL);
 }
 
 /*
@@ -132,9 +457,10 @@ void reply_json(int fd, bool admit, const char *reason, json_object *record)
  * window too, and the first whole second in which its slurmd is safe
  * whatever that clock says, the one after the resume request's: it starts
  * at whichever comes first, so it waits at most the window's margin, not
- * for the rest of the request's second.
+ * for the rest of the request's second. Marked answered once written.
  */
-static void reply_admit(int fd, json_object *record, double requested, bool early)
+static void reply_admit(const struct join_peer *p, const char *node, json_object *record, double requested,
+			bool early)
 {
 	json_object *o = json_object_new_object();
 
@@ -148,28 +474,17 @@ static void reply_admit(int fd, json_object *record, double requested, bool earl
 	}
 	if (!early && BURST_SLURMD_SAME_SECOND_STALL && requested > 0)
 		json_object_object_add(o, "slurmd_not_before", json_object_new_int64((int64_t)requested + 1));
-	send_reply(fd, o);
+	join_answer(p, o, node);
 }
 
 /* An admitted node's answer, held until Slurm has its address. */
 struct admit_wait {
-	int fd;
+	struct join_peer peer;   /* its descriptor a duplicate of the connection's */
 	json_object *rec;
 	double requested;
 	bool early;
 	char node[128];
 };
-
-/* The node is told it is admitted: its slurmd's registration is waited for from now. */
-static void answered(const char *node)
-{
-	struct bnode *ni = node_find(node);
-
-	if (ni) {
-		ni->answer_pending = false;
-		ni->answered_at = now();
-	}
-}
 
 static void admit_after_address(void *arg, bool ran, bool ok)
 {
@@ -182,20 +497,20 @@ static void admit_after_address(void *arg, bool ran, bool ok)
 	} else {
 		if (!ok)
 			ERR("%s: admitted, though slurmctld did not take its address (above)", w->node);
-		reply_admit(w->fd, w->rec, w->requested, w->early);
-		answered(w->node);
-		crash_point(CP_JOIN_ANSWERED);
+		reply_admit(&w->peer, w->node, w->rec, w->requested, w->early);
 	}
-	close(w->fd);
+	close(w->peer.fd);
 	free(w);
 }
 
-static void reply_retry(int fd)
+static void reply_retry(const struct join_peer *p)
 {
-	static const char msg[] = "{\"admit\":false,\"retry\":true,\"reason\":\"not ready for this instance yet\"}\n";
+	json_object *o = json_object_new_object();
 
-	if (write(fd, msg, sizeof(msg) - 1) < 0)
-		ERR_LIMITED("join: answers not written", "join: cannot answer: %s", strerror(errno));
+	json_object_object_add(o, "admit", json_object_new_boolean(false));
+	json_object_object_add(o, "retry", json_object_new_boolean(true));
+	json_object_object_add(o, "reason", json_object_new_string("not ready for this instance yet"));
+	join_answer(p, o, NULL);
 }
 
 uint64_t addr_key(const char *instance, const char *address)
@@ -256,12 +571,13 @@ void address_at_launch(const char *node, const char *instance, const char *addre
  * worker tells it, and the loop going on meanwhile, however long
  * slurmctld takes.
  */
-static void answer_admitted(int fd, const char *node, const struct node_rec *rp, const char *digest,
-			    double requested)
+static void answer_admitted(const struct join_peer *p, const char *node, const struct node_rec *rp,
+			    const char *digest, double requested)
 {
 	const struct node_rec r = *rp;
 	json_object *rec = json_object_new_object();
-	struct admit_wait *w = xcalloc(1, sizeof(*w));
+	struct bnode *ni = node_find(node);
+	struct admit_wait *w;
 
 	json_object_object_add(rec, "CLOUD_PROVIDER", json_object_new_string(r.provider ? r.provider : ""));
 	json_object_object_add(rec, "CLOUD_INSTANCE_TYPE", json_object_new_string(r.instance_type ? r.instance_type : ""));
@@ -269,35 +585,27 @@ static void answer_admitted(int fd, const char *node, const struct node_rec *rp,
 	json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
 	json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
 	json_object_object_add(rec, "CLOUD_PROVENANCE_ID", json_object_new_string(digest));
-	w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);   /* not inherited by what the agent starts */
+	if (ni && r.address && ni->addr_in_slurm == addr_key(r.instance, r.address)) {
+		/* slurmctld has had it since the launch */
+		reply_admit(p, node, rec, requested, r.early);
+		return;
+	}
+	w = xcalloc(1, sizeof(*w));
+	w->peer = *p;
+	w->peer.fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);   /* not inherited by what the agent starts */
 	w->rec = rec;
 	w->requested = requested;
 	w->early = r.early;
 	snprintf(w->node, sizeof(w->node), "%s", node);
-	{
-		struct bnode *ni = node_find(node);
-		if (w->fd >= 0 && ni && r.address && ni->addr_in_slurm == addr_key(r.instance, r.address)) {
-			/* slurmctld has had it since the launch */
-			reply_admit(fd, rec, requested, r.early);
-			answered(node);
-			crash_point(CP_JOIN_ANSWERED);
-			close(w->fd);
-			free(w);
-			return;
-		}
-	}
-	if (w->fd < 0) {
+	if (w->peer.fd < 0) {
 		ERR("%s: cannot keep its join connection (%s): answered before Slurm has its address",
 		    node, strerror(errno));
-		reply_admit(fd, rec, requested, r.early);
-		answered(node);
-		crash_point(CP_JOIN_ANSWERED);
+		reply_admit(p, node, rec, requested, r.early);
 		free(w);
 		slurm_node(node, r.address, NO_VAL, NULL);
 	} else {
 		/* not yet: the answer waits behind whatever the Slurm worker does
 		 * first (a slurmctld that takes 10 s over another node) */
-		struct bnode *ni = node_find(node);
 		if (ni)
 			ni->answer_pending = true;
 		slurm_node_then(node, r.address, NO_VAL, NULL, admit_after_address, w);
@@ -311,7 +619,7 @@ static void answer_admitted(int fd, const char *node, const struct node_rec *rp,
  * database; only a verified report from the instance the token was issued
  * for is stored and decided on.
  */
-void handle_join(int fd, const char *buf, size_t got)
+static void handle_join(struct join_peer *p, const char *buf, size_t got)
 {
 	char why[1200], *payload = NULL;
 	json_object *req = NULL, *pay = NULL, *jrec = NULL;
@@ -332,23 +640,25 @@ void handle_join(int fd, const char *buf, size_t got)
 	req = json_tokener_parse(buf);
 	if (jstr(req, "op") && !strcmp(jstr(req, "op"), "notice")) {
 		/* burst-node's interruption watch (agent_notice.c) */
-		handle_notice(fd, req, got);
+		handle_notice(p, req, got);
 		goto out;
 	}
 	crash_point(CP_JOIN_RECEIVED);
 	cred = jstr(req, "cred");
 	text = jstr(req, "record");
+	if (text)
+		sigv4_sha256_hex(text, strlen(text), p->digest);
 	if (!cred || !text) {
 		ERR_LIMITED("join: malformed reports", "join: malformed report (%zu bytes: no cred or record), refused", got);
 		metric_join("malformed");
-		reply_json(fd, false, "malformed report", NULL);
+		reply_json(p, false, "malformed report", NULL);
 		goto out;
 	}
 	payload = munge_open(cred, &rep.uid, why, sizeof(why));
 	if (!payload) {
 		ERR_LIMITED("join: reports without a valid credential", "join: %s; report refused", why);
 		metric_join("refused");
-		reply_json(fd, false, why, NULL);
+		reply_json(p, false, why, NULL);
 		goto out;
 	}
 	/* munge_open waited on munged: an agent frozen meanwhile and deposed
@@ -358,6 +668,26 @@ void handle_join(int fd, const char *buf, size_t got)
 	rep.record = text;
 	node = rep.node;
 	instance = rep.instance;
+	if (rep.token && strlen(rep.token) < sizeof(p->token))
+		snprintf(p->token, sizeof(p->token), "%s", rep.token);
+	if (p->authed && (!node || !instance || strcmp(node, p->hello.node) || strcmp(instance, p->hello.instance))) {
+		char *en = str_escape_ctl(node ? node : "?"), *ei = str_escape_ctl(instance ? instance : "?");
+		ERR("join: %s (instance %s, uid %d): refused: the report is not of the node and instance its hello named (%s, %s)",
+		    en, ei, (int)rep.uid, p->hello.node, p->hello.instance);
+		free(en);
+		free(ei);
+		metric_join("refused");
+		reply_json(p, false, "the report is not of the node and instance its hello named", NULL);
+		goto out;
+	}
+	if (!p->authed) {
+		char *en = str_escape_ctl(node ? node : "?"), *ei = str_escape_ctl(instance ? instance : "?");
+		ERR_LIMITED("join: reports without a hello",
+			    "join: %s (instance %s): its burst-node sent no hello (older than this agent): answered unsigned, as it expects; "
+			    "a process on the join port could answer it too: update the image's slurm-burst-node", en, ei);
+		free(en);
+		free(ei);
+	}
 	if (node && state_node_get(A.db, node, &r, &err) == 1) {
 		held.node = r.name;
 		held.state = r.state;
@@ -373,7 +703,7 @@ void handle_join(int fd, const char *buf, size_t got)
 	if (res.verdict == JOIN_RETRY) {
 		INFO("join: %s (instance %s): the launch is not recorded yet: asked to retry", node, instance);
 		metric_join("retry");
-		reply_retry(fd);
+		reply_retry(p);
 		goto out;
 	}
 	if (res.verdict == JOIN_READMIT) {
@@ -384,11 +714,11 @@ void handle_join(int fd, const char *buf, size_t got)
 		     node, instance);
 		/* its slurmd's registration is waited for from now */
 		if (transition(node, NS_ADMITTED, &r, NS_ADMITTED, "its report answered again") != 1) {
-			reply_json(fd, false, "state changed", NULL);
+			reply_json(p, false, "state changed", NULL);
 			goto out;
 		}
 		metric_join("admitted");
-		answer_admitted(fd, node, &r, digest, r.since);
+		answer_admitted(p, node, &r, digest, r.since);
 		goto out;
 	}
 	if (res.verdict != JOIN_VERIFIED) {
@@ -398,7 +728,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		free(en);
 		free(ei);
 		metric_join("refused");
-		reply_json(fd, false, res.reason, NULL);
+		reply_json(p, false, res.reason, NULL);
 		goto out;
 	}
 	crash_point(CP_JOIN_VERIFIED);
@@ -456,7 +786,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		metric_join("rejected");
 		fail_node(node, NS_BOOTING, &r, NS_REJECTED, full);
 		crash_point(CP_JOIN_REJECTED);
-		reply_json(fd, false, bad, NULL);
+		reply_json(p, false, bad, NULL);
 		goto out;
 	}
 	{
@@ -466,7 +796,7 @@ void handle_join(int fd, const char *buf, size_t got)
 		requested = bn && bn->requested_at > 0 && bn->requested_at <= launched ? bn->requested_at : launched;
 	}
 	if (transition(node, NS_BOOTING, &r, NS_ADMITTED, digest) != 1) {
-		reply_json(fd, false, "state changed", NULL);
+		reply_json(p, false, "state changed", NULL);
 		goto out;
 	}
 	crash_point(CP_JOIN_ADMITTED);
@@ -483,14 +813,14 @@ void handle_join(int fd, const char *buf, size_t got)
 		struct sockaddr_in sa;
 		socklen_t sl = sizeof(sa);
 		char peer[INET_ADDRSTRLEN];
-		if (getpeername(fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET &&
+		if (getpeername(p->fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET &&
 		    inet_ntop(AF_INET, &sa.sin_addr, peer, sizeof(peer))) {
 			r.address = xstrdup(peer);
 			INFO("%s: provider %s gave no address for instance %s: using %s, where its report came from (wrong behind NAT)",
 			     node, r.provider ? r.provider : "?", r.instance ? r.instance : "?", peer);
 		}
 	}
-	answer_admitted(fd, node, &r, digest, requested);
+	answer_admitted(p, node, &r, digest, requested);
 out:
 	free(payload);
 	json_object_put(req);

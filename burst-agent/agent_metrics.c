@@ -75,7 +75,8 @@ void metrics_init(void)
 		       "(terminate, stop, hibernate).", NULL, 0);
 	metrics_family(M, "burst_joins_total", METRIC_COUNTER,
 		       "Join reports by outcome: admitted, rejected (admission or acceptance), refused "
-		       "(not verified), retry, malformed.", NULL, 0);
+		       "(not verified), retry, malformed, unanswered (the agent's credential could not be made: "
+		       "munged, or too many at once).", NULL, 0);
 	metrics_family(M, "burst_admission_duration_seconds", METRIC_HISTOGRAM,
 		       "From the instance's launch to its admission, by node set.", join_buckets,
 		       sizeof(join_buckets) / sizeof(join_buckets[0]));

@@ -20,7 +20,9 @@
  *    boot failure: DOWN with that reason, its job let go on, its instance
  *    terminated, powered down after RejectCooldown.
  *
- * The answer is {"ok":true}, or {"ok":false,"reason":...}.
+ * The answer is {"ok":true}, or {"ok":false,"reason":...}: signed, to a
+ * watch that began with a hello (agent_join.c, join_answer), as its node
+ * believes nothing else.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,14 +35,14 @@
 #include "join_verify.h"
 #include "strutil.h"
 
-static void reply_notice(int fd, bool ok, const char *reason)
+static void reply_notice(const struct join_peer *p, bool ok, const char *reason)
 {
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "ok", json_object_new_boolean(ok));
 	if (reason)
 		json_object_object_add(o, "reason", json_object_new_string(reason));
-	send_reply(fd, o);
+	join_answer(p, o, NULL);
 }
 
 /* The jobs running on a node under a notice: each requeued. */
@@ -98,7 +100,7 @@ static void act(const char *node, struct node_rec *r, const struct notice_report
 	jobs_on(node, notice_jobs, xstrdup(node));
 }
 
-void handle_notice(int fd, json_object *req, size_t got)
+void handle_notice(struct join_peer *p, json_object *req, size_t got)
 {
 	char why[1200], *payload = NULL;
 	const char *cred = NULL, *bad;
@@ -117,16 +119,21 @@ void handle_notice(int fd, json_object *req, size_t got)
 		cred = json_object_get_string(v);
 	if (!cred) {
 		ERR_LIMITED("notice: malformed notices", "notice: malformed (%zu bytes: no cred), refused", got);
-		reply_notice(fd, false, "malformed notice");
+		reply_notice(p, false, "malformed notice");
 		return;
 	}
 	payload = munge_open(cred, &rep.uid, why, sizeof(why));
 	if (!payload) {
 		ERR_LIMITED("notice: notices without a valid credential", "notice: %s; refused", why);
-		reply_notice(fd, false, why);
+		reply_notice(p, false, why);
 		return;
 	}
 	notice_claims(payload, &rep, &pay);
+	if (p->authed && (!rep.node || !rep.instance || strcmp(rep.node, p->hello.node) ||
+			  strcmp(rep.instance, p->hello.instance))) {
+		bad = "the notice is not of the node and instance its hello named";
+		goto refused;
+	}
 	if (rep.node && state_node_get(A.db, rep.node, &r, &err) == 1) {
 		memset(&held, 0, sizeof(held));
 		held.node = r.name;
@@ -135,13 +142,14 @@ void handle_notice(int fd, json_object *req, size_t got)
 		known = true;
 	}
 	bad = notice_verify(&rep, 0, known ? &held : NULL);
+refused:
 	if (bad) {
 		/* the claims are the report's word: escaped before the log */
 		char *en = str_escape_ctl(rep.node ? rep.node : "?"), *ei = str_escape_ctl(rep.instance ? rep.instance : "?");
 		ERR("notice: %s (instance %s, uid %d): refused: %s", en, ei, (int)rep.uid, bad);
 		free(en);
 		free(ei);
-		reply_notice(fd, false, bad);
+		reply_notice(p, false, bad);
 		goto out;
 	}
 	bn = node_find(rep.node);
@@ -152,7 +160,7 @@ void handle_notice(int fd, json_object *req, size_t got)
 		 * meanwhile: the node's record has it): acted on already, and
 		 * the cooldown is not doubled for it */
 		INFO("%s: interruption notice of instance %s again: acted on already", rep.node, rep.instance);
-		reply_notice(fd, true, NULL);
+		reply_notice(p, true, NULL);
 		goto out;
 	}
 	if (bn) {
@@ -160,7 +168,7 @@ void handle_notice(int fd, json_object *req, size_t got)
 		bn->noticed = xstrdup(rep.instance);
 	}
 	act(rep.node, &r, &rep);
-	reply_notice(fd, true, NULL);
+	reply_notice(p, true, NULL);
 out:
 	free(payload);
 	json_object_put(pay);

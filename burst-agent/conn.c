@@ -411,6 +411,7 @@ void conn_drop(struct conn_table *t, size_t i)
 		*t->c[i].held -= t->c[i].cap;
 	free(t->c[i].buf);
 	free(t->c[i].out);
+	free(t->c[i].data);
 	t->c[i] = t->c[--t->n];
 	if (i < t->n)
 		index_fd(t, i);

@@ -46,6 +46,7 @@ struct conn {
 	size_t outlen, outoff;
 	uint32_t events; /* what the table's epoll waits for on it (conn_watch) */
 	size_t *held;    /* its table's count of buffered bytes (conn_add), or NULL */
+	void *data;      /* the caller's (NULL), freed (free()) with the connection */
 };
 
 /*
@@ -144,7 +145,7 @@ int conn_watch(struct conn_table *t, struct conn *c);
 /* The index of the connection on descriptor fd, t->n if none. */
 size_t conn_find(const struct conn_table *t, int fd);
 
-/* Close connection i and free its buffer (the last one moves into i). */
+/* Close connection i and free its buffer and data (the last one moves into i). */
 void conn_drop(struct conn_table *t, size_t i);
 
 /* How many connections of kind. */

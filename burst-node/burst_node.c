@@ -3,13 +3,16 @@
  *
  *   burst-node join --agent ADDR:PORT --node NAME --instance ID [--token TOKEN]
  *                   --record FILE [--imds URL [--imds-interval S]] [--sysroot DIR]
- *                   -- SLURMD [ARG...]
+ *                   [--join-timeout S] -- SLURMD [ARG...]
  *   (the token otherwise from BURST_JOIN_TOKEN in the environment: off ps)
  *
  * Reports to the agent over the node's network, waits for its verdict, and
  * only when the node is admitted writes the admission record to FILE and
- * becomes SLURMD (so a rejected node never registers with Slurm).
- * Exit 1 when rejected, 2 on usage errors, 3 when the agent cannot be reached.
+ * becomes SLURMD (so a rejected node never registers with Slurm). Only the
+ * agent is told anything, and only its word counts: it proves who it is
+ * before the report goes, and signs its verdict (agent_talk.h).
+ * Exit 1 when rejected, 2 on usage errors, 3 when the agent cannot be
+ * reached or gives no verdict of its own within --join-timeout.
  * With --imds (the aws provider's user data gives it) a child process
  * watches that instance metadata service for a spot interruption notice
  * from the start and reports it to the agent (interrupt.c), beside the join
@@ -39,16 +42,27 @@
 #include "slurmd_start.h"
 
 #include "accept.h"
+#include "agent_talk.h"
 #include "node_provenance.h"
 #include "node_health.h"
 #include "node_interrupt.h"
 #include "plugstack_check.h"
 
-#define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
-#define REPLY_TIMEOUT_S 120
-#define JOIN_RETRY_S 300           /* how long an agent may say "not ready yet" */
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
-static int connect_agent(const char *spec)
+#define CONNECT_TRIES 60          /* one every 0.5 s: the agent may be restarting */
+#define HELLO_TIMEOUT_S 10         /* for the agent's proof of who it is */
+#define REPLY_TIMEOUT_S 120
+#define JOIN_RETRY_S 300           /* how long an agent may say "not ready yet", or not answer as the agent */
+
+/* A connection to the agent: tried every 0.5 s for 30 s (not past
+ * deadline); -1 with errno, -2 when spec is not ADDR:PORT. */
+static int connect_agent(const char *spec, double deadline)
 {
 	struct sockaddr_in sa;
 	int i, fd;
@@ -62,23 +76,11 @@ static int connect_agent(const char *spec)
 		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 			return fd;
 		close(fd);
+		if (mono() + 0.5 > deadline)
+			break;
 		usleep(500000);
 	}
 	return -1;
-}
-
-static int write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /* The record the node was admitted with, for burst-node health. */
@@ -94,13 +96,6 @@ static void save_record(const char *dir, json_object *rec)
 	if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) < 0)
 		fprintf(stderr, "burst-node: cannot write %s: %s\n", path, strerror(errno));
 	free(text);
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /*
@@ -177,37 +172,43 @@ static json_object *node_record(const char *sysroot, const struct prov_opts *po,
 }
 
 /*
- * Send one report over a new connection and read the verdict. Returns the
- * parsed reply (caller puts it), or NULL with *rc the exit code after
- * saying why; *lost is set when the connection closed with no byte of an
- * answer (the agent stopped, or a standby took over from it): worth
- * sending again.
+ * One attempt at the join: over a new connection, the agent's proof of who
+ * it is (agent_talk.h), then the report, whose credential is made now (a
+ * credential lives minutes; the report may be sent again for longer), then
+ * the verdict, believed only under the agent's credential. The verified
+ * verdict (caller puts it), or NULL: *give_up when the agent cannot be
+ * reached at all, or on a local failure (both said); else why, and *lost
+ * when the connection closed without a byte of an answer (the agent
+ * stopped, a standby took over) or *sent whether the report was sent.
  */
 static json_object *send_report(const char *agent, const char *node, const char *instance,
 				const char *token, const char *munge_socket, const char *text,
-				const char *digest, json_object *timing, int *rc, bool *lost)
+				const char *digest, json_object *timing, double deadline, bool *give_up,
+				bool *lost, bool *sent, char *why, size_t wlen)
 {
-	json_object *pay = json_object_new_object(), *req, *rep;
-	char *cred = NULL, buf[65536];
-	const char *p, *s;
+	json_object *pay = json_object_new_object(), *req, *rep = NULL;
+	char *cred = NULL;
+	const char *p;
 	munge_ctx_t ctx = munge_ctx_create();
-	struct timeval tv = { REPLY_TIMEOUT_S, 0 };
-	size_t n = 0;
+	struct agent_talk t = { 0 };
+	enum talk_status st;
 	int fd;
 
-	*rc = 3;
-	*lost = false;
+	*give_up = *lost = *sent = false;
 	json_object_object_add(pay, "digest", json_object_new_string(digest));
 	json_object_object_add(pay, "token", json_object_new_string(token));
 	json_object_object_add(pay, "instance", json_object_new_string(instance));
 	json_object_object_add(pay, "node", json_object_new_string(node));
 	p = json_object_to_json_string_ext(pay, JSON_C_TO_STRING_PLAIN);
+	/* only root (the agent) may decode it: it carries the join token */
 	if (!ctx || (munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket) != EMUNGE_SUCCESS) ||
+	    munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)0) != EMUNGE_SUCCESS ||
 	    munge_encode(&cred, ctx, p, (int)strlen(p)) != EMUNGE_SUCCESS) {
 		fprintf(stderr, "burst-node: %s: cannot make a munge credential for the report (socket %s): %s; is munged running?\n",
 			node, munge_socket ? munge_socket : "default", ctx ? munge_ctx_strerror(ctx) : "out of memory");
 		munge_ctx_destroy(ctx);
 		json_object_put(pay);
+		*give_up = true;
 		return NULL;
 	}
 	munge_ctx_destroy(ctx);
@@ -218,41 +219,65 @@ static json_object *send_report(const char *agent, const char *node, const char 
 	json_object_object_add(req, "record", json_object_new_string(text));
 	json_object_object_add(req, "timing", json_object_get(timing));
 	free(cred);
-	fd = connect_agent(agent);
+	fd = connect_agent(agent, deadline);
 	if (fd < 0) {
 		fprintf(stderr, "burst-node: %s: cannot reach the agent at %s: %s\n", node, agent,
 			fd == -2 ? "not ADDR:PORT" : strerror(errno));
 		json_object_put(req);
+		*give_up = true;
 		return NULL;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	if (write_all(fd, s, strlen(s)) < 0 || write_all(fd, "\n", 1) < 0) {
-		fprintf(stderr, "burst-node: %s: cannot send the report: %s\n", node, strerror(errno));
-		json_object_put(req);
-		close(fd);
-		return NULL;
-	}
-	json_object_put(req);
-	while (n < sizeof(buf) - 1) {
-		ssize_t r = read(fd, buf + n, sizeof(buf) - 1 - n);
-		if (r <= 0) {
-			*lost = n == 0 && (r == 0 || errno == ECONNRESET);
-			break;
-		}
-		n += (size_t)r;
-		if (memchr(buf, '\n', n))
-			break;
-	}
+	t.agent = agent;
+	t.node = node;
+	t.instance = instance;
+	t.munge_socket = munge_socket;
+	t.digest = digest;
+	t.token = token;
+	t.hello_timeout_s = HELLO_TIMEOUT_S;
+	t.answer_timeout_s = REPLY_TIMEOUT_S;
+	st = agent_talk(fd, &t, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN), &rep, sent, why, wlen);
 	close(fd);
-	buf[n] = '\0';
-	rep = json_tokener_parse(buf);
-	if (!rep || !json_object_is_type(rep, json_type_object)) {
-		fprintf(stderr, "burst-node: %s: no verdict from the agent (got %zu bytes)\n", node, n);
-		json_object_put(rep);
-		return NULL;
+	json_object_put(req);
+	*lost = st == TALK_LOST;
+	return st == TALK_OK ? rep : NULL;
+}
+
+/*
+ * What does not come from the agent is said loudly, but a line a second for
+ * minutes would bury the rest: each new reason at once, the same again
+ * every 30 s with how often it came meanwhile.
+ */
+enum unheard { NO_PROOF, NOT_AGENTS, NO_HELLO_ANSWER };
+
+static void not_believed(const char *node, const char *agent, enum unheard what, const char *why, double left)
+{
+	static char last[1400];
+	static double said;
+	static unsigned times;
+	char msg[1400];
+
+	snprintf(msg, sizeof(msg), "%s", why);
+	if (!strcmp(last, msg) && mono() - said < 30) {
+		times++;
+		return;
 	}
-	return rep;
+	if (what == NOT_AGENTS)
+		fprintf(stderr, "burst-node: %s: NOT BELIEVED: the answer on %s is not the agent's: %s; "
+			"no admission record is written and slurmd is not started on it (asking the agent again, %.0f s left)",
+			node, agent, why, left);
+	else if (what == NO_PROOF)
+		fprintf(stderr, "burst-node: %s: NOT BELIEVED: the peer on %s did not prove it is the agent: %s; "
+			"the report (credential and provenance record) is not sent to it (asking again, %.0f s left)",
+			node, agent, why, left);
+	else
+		fprintf(stderr, "burst-node: %s: %s: %s (the agent stopping, or too busy to answer?); asking again, %.0f s left",
+			node, agent, why, left);
+	if (times)
+		fprintf(stderr, " [%u more time%s in %.0f s]", times, times == 1 ? "" : "s", mono() - said);
+	fputc('\n', stderr);
+	snprintf(last, sizeof(last), "%s", msg);
+	said = mono();
+	times = 0;
 }
 
 /*
@@ -344,6 +369,7 @@ static int join(int argc, char **argv)
 		{ "sysroot", required_argument, NULL, 's' },
 		{ "imds", required_argument, NULL, 'I' },
 		{ "imds-interval", required_argument, NULL, 'W' },
+		{ "join-timeout", required_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sysroot = "/";
@@ -351,12 +377,12 @@ static int join(int argc, char **argv)
 	static char envtoken[256];
 	const char *munge_socket = NULL, *acceptance = NULL, *imds = NULL;
 	static struct watch_opts wo;
-	long interval = WATCH_INTERVAL_DEFAULT_S;
+	long interval = WATCH_INTERVAL_DEFAULT_S, join_timeout = JOIN_RETRY_S;
 	char *end;
 	struct prov_opts po;
 	char dir[4096];
 	json_object *rep, *v;
-	int ch, rc;
+	int ch;
 
 	memset(&po, 0, sizeof(po));
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -381,6 +407,14 @@ static int join(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'J':
+			join_timeout = strtol(optarg, &end, 10);
+			if (!*optarg || *end || join_timeout < 1 || join_timeout > 86400) {
+				fprintf(stderr, "burst-node: --join-timeout %s: give the seconds join keeps asking the agent (1-86400)\n",
+					optarg);
+				return 2;
+			}
+			break;
 		default: return 2;
 		}
 	}
@@ -395,7 +429,7 @@ static int join(int argc, char **argv)
 		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID [--token T] --record FILE [--munge-socket PATH]\n"
 			"                       (the token: --token or BURST_JOIN_TOKEN in the environment)\n"
 			"                       [--instance-type T] [--provider P] [--region R] [--acceptance CONF]\n"
-			"                       [--imds URL [--imds-interval SECONDS]]\n"
+			"                       [--imds URL [--imds-interval SECONDS]] [--join-timeout SECONDS]\n"
 			"                       [--sysroot DIR] -- SLURMD [ARG...]\n");
 		return 2;
 	}
@@ -425,31 +459,43 @@ static int join(int argc, char **argv)
 	 * digest, the one-time join token and the instance id. The record is
 	 * made once; an agent that is not ready for this instance yet (it has
 	 * not recorded the launch: a restart, a slow cloud API) says "retry",
-	 * and the report is sent again with a fresh credential.
+	 * and the report is sent again with a fresh credential. The report goes
+	 * only to a peer that proved it is the agent, and only its signed
+	 * verdict is believed (agent_talk.h): anything else on the port (a
+	 * process that took it while the agent was stopped) is said, and the
+	 * agent asked again, until --join-timeout.
 	 */
 	{
 		json_object *timing = json_object_new_object();
 		json_object *rec = node_record(sysroot, &po, acceptance, dir, timing);
-		char digest[65], *text = provenance_serialize(rec, false);
-		double give_up = mono() + JOIN_RETRY_S;
+		char digest[65], *text = provenance_serialize(rec, false), why[1200];
+		double give_up = mono() + (double)join_timeout;
 
 		save_record(dir, rec);
 		json_object_put(rec);
 		sigv4_sha256_hex(text, strlen(text), digest);
 		for (;;) {
-			bool lost;
-			rep = send_report(agent, node, instance, token, munge_socket, text, digest, timing, &rc, &lost);
-			if (!rep && lost && mono() < give_up) {
-				/* the agent went away mid-report (a restart, a standby taking over) */
-				fprintf(stderr, "burst-node: %s: the agent closed the connection without a verdict: sending the report again\n",
-					node);
+			bool lost, sent, stop;
+			rep = send_report(agent, node, instance, token, munge_socket, text, digest, timing, give_up,
+					  &stop, &lost, &sent, why, sizeof(why));
+			if (!rep && !stop && mono() < give_up) {
+				if (lost && sent)
+					/* the agent went away mid-report (a restart, a standby taking over) */
+					fprintf(stderr, "burst-node: %s: the agent closed the connection without a verdict: sending the report again\n",
+						node);
+				else
+					not_believed(node, agent, sent ? NOT_AGENTS : lost ? NO_HELLO_ANSWER : NO_PROOF, why,
+						     give_up - mono());
 				sleep(1);
 				continue;
 			}
 			if (!rep) {
+				if (!stop)
+					fprintf(stderr, "burst-node: %s: no verdict of the agent at %s within --join-timeout %ld s (the last answer: %s); slurmd is not started\n",
+						node, agent, join_timeout, why);
 				free(text);
 				json_object_put(timing);
-				return rc;
+				return 3;
 			}
 			if (!json_object_object_get_ex(rep, "retry", &v) || !json_object_get_boolean(v) ||
 			    mono() > give_up)

@@ -9,9 +9,11 @@
  * sends the agent, on the join port, {"op":"notice","cred":MUNGE} whose
  * credential (root's, the cluster's key) carries {"node","instance",
  * "action","time"}, and the agent drains the node and requeues its job
- * before the instance goes. The agent answers {"ok":true} or {"ok":false,
- * "reason":...}; without an answer the report is sent again at the next
- * poll, until the instance is gone.
+ * before the instance goes. As for the join report, the agent first proves
+ * who it is and signs its answer (agent_talk.h), {"ok":true} or
+ * {"ok":false,"reason":...}; without an answer of the agent's (none, or one
+ * that is not signed: a process on its port while it was stopped) the
+ * notice is sent again at the next poll, until the instance is gone.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +33,7 @@
 #include <json-c/json.h>
 #include <munge.h>
 
+#include "agent_talk.h"
 #include "imds.h"
 #include "node_interrupt.h"
 
@@ -134,10 +137,12 @@ static int report(const struct imds_notice *n)
 {
 	json_object *pay = json_object_new_object(), *req = NULL, *rep = NULL, *v;
 	munge_ctx_t ctx = munge_ctx_create();
-	char *cred = NULL, buf[4096], msg[1200];
+	char *cred = NULL, msg[2400], why[2000];
 	struct timeval tv = { AGENT_REPLY_S, 0 };
+	struct agent_talk t = { 0 };
+	enum talk_status st;
 	const char *s;
-	size_t got = 0;
+	bool sent;
 	int fd = -1, rc = -1;
 
 	json_object_object_add(pay, "node", json_object_new_string(W->node));
@@ -145,7 +150,9 @@ static int report(const struct imds_notice *n)
 	json_object_object_add(pay, "action", json_object_new_string(n->action_name));
 	json_object_object_add(pay, "time", json_object_new_string(n->time));
 	s = json_object_to_json_string_ext(pay, JSON_C_TO_STRING_PLAIN);
+	/* only root (the agent) may decode it */
 	if (!ctx || (W->munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, W->munge_socket) != EMUNGE_SUCCESS) ||
+	    munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)0) != EMUNGE_SUCCESS ||
 	    munge_encode(&cred, ctx, s, (int)strlen(s)) != EMUNGE_SUCCESS) {
 		snprintf(msg, sizeof(msg), "cannot make a munge credential for the notice (socket %s): %s; is munged running?",
 			 W->munge_socket ? W->munge_socket : "default", ctx ? munge_ctx_strerror(ctx) : "out of memory");
@@ -161,36 +168,32 @@ static int report(const struct imds_notice *n)
 		problem(msg);
 		goto out;
 	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	if (send(fd, s, strlen(s), MSG_NOSIGNAL) != (ssize_t)strlen(s) || send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
-		snprintf(msg, sizeof(msg), "cannot send the notice to the agent at %s: %s", W->agent, strerror(errno));
+	t.agent = W->agent;
+	t.node = W->node;
+	t.instance = W->instance;
+	t.munge_socket = W->munge_socket;
+	t.digest = t.token = "";
+	t.notice = true;
+	t.hello_timeout_s = t.answer_timeout_s = AGENT_REPLY_S;
+	st = agent_talk(fd, &t, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN), &rep, &sent, why,
+			sizeof(why));
+	if (st != TALK_OK) {
+		/* not the agent's word (a process on its port while it was
+		 * stopped; anyone on the path): the notice stands, sent again */
+		snprintf(msg, sizeof(msg), "%s %s: %s", st == TALK_LOST ? "no answer from the agent at" : "NOT BELIEVED: the peer on",
+			 W->agent, why);
 		problem(msg);
 		goto out;
 	}
-	while (got < sizeof(buf) - 1) {
-		ssize_t r = read(fd, buf + got, sizeof(buf) - 1 - got);
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-		if (memchr(buf, '\n', got))
-			break;
-	}
-	buf[got] = '\0';
-	rep = json_tokener_parse(buf);
-	if (!rep || !json_object_object_get_ex(rep, "ok", &v)) {
-		snprintf(msg, sizeof(msg), "no answer from the agent at %s to the notice (%zu bytes)", W->agent, got);
-		problem(msg);
-		goto out;
-	}
+	json_object_object_get_ex(rep, "ok", &v);
 	if (json_object_get_boolean(v)) {
 		say("the agent took the notice: it drains the node and requeues its job");
 		rc = 1;
 	} else {
-		json_object *why = NULL;
-		json_object_object_get_ex(rep, "reason", &why);
-		say("the agent refused the notice: %.800s", why ? json_object_get_string(why) : "no reason given");
+		json_object *reason = NULL;
+		json_object_object_get_ex(rep, "reason", &reason);
+		say("the agent refused the notice: %.800s", reason ? json_object_get_string(reason) : "no reason given");
 		rc = 0;
 	}
 out:

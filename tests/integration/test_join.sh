@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # test_join.sh - the join protocol's security on a real cluster: a node's
 # report is a munge credential (the cluster's key) over the record's digest,
-# the one-time join token and the instance id. A forged credential (another
-# munge key), a token for another instance, a wrong token, an oversized
-# report and a replay are each refused and logged, and change nothing in
-# the agent's database; the genuine report is admitted and its record kept.
+# the one-time join token and the instance id, sent once the agent proved
+# who it is (a node of another munge key cannot tell, and sends nothing). A
+# forged credential (another munge key), a token for another instance, a
+# wrong token, an oversized report and a replay are each refused and
+# logged, and change nothing in the agent's database; the genuine report is
+# admitted and its record kept. A report without a hello (an older
+# burst-node) is answered unsigned, as it expects.
 # The token reaches the instance in its environment, never on a command
 # line; once used it is dropped. A node removed from burst.conf while it
 # boots is refused when it reports, the agent unharmed.
@@ -91,11 +94,49 @@ print(sqlite3.connect(sys.argv[1]).execute("select token from nodes where name=?
 ok $? "the join token reaches the instance in its environment, on no command line (ps)"
 [[ "$before" == "('booting', 1, 'local-lab$$-burst-1-1', 0, None) 0" ]]; ok $? "the agent waits for burst-1's report ($before)"
 
-join_with --munge-socket="$LAB/munge2/munge.sock" --record="$LAB/forged.env" >"$LAB/o" 2>&1
+# a node of another cluster (another munge key) cannot tell the agent is
+# this cluster's: it sends no report, and gives up at its join timeout
+join_with --munge-socket="$LAB/munge2/munge.sock" --record="$LAB/forged.env" --join-timeout=3 >"$LAB/o" 2>&1
 rc=$?
-[ $rc = 1 ] && grep -q 'rejected by the agent: munge credential refused' "$LAB/o"
-ok $? "a credential made with another munge key is refused (exit $rc)" "$LAB/o"
-grep -q 'join: .*refused: \|join: munge credential refused' "$LAB/log/agent.log"; ok $? "... and logged"
+[ $rc = 3 ] && grep -q 'NOT BELIEVED: the peer on .* did not prove it is the agent: its answer to the hello is not the agent.s: its munge credential does not decode here' "$LAB/o" &&
+	grep -q 'no verdict of the agent at .* within --join-timeout 3 s' "$LAB/o" && [ ! -e "$LAB/forged.env" ]
+ok $? "a node with another munge key does not believe the agent, and sends it nothing (exit $rc)" "$LAB/o"
+
+agentaddr=$(arg --agent)
+# raw_join CRED RECORD [hello]: what the agent answers a report (of
+# burst-1's instance), after a hello when asked (the proof not checked)
+raw_join() {
+	ip netns exec "burst-lab$$-burst-1" python3 - "$agentaddr" "$1" "$2" "$(arg --instance)" "${3:-}" <<'PY'
+import json, socket, sys
+h, p = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((h, int(p)), timeout=20)
+f = s.makefile("rb")
+if sys.argv[5]:
+    s.sendall((json.dumps({"op": "hello", "v": 1, "node": "burst-1", "instance": sys.argv[4],
+                           "nonce": "00112233445566778899aabbccddeeff"}) + "\n").encode())
+    print("hello: " + f.readline().decode().strip())
+s.sendall((json.dumps({"op": "join", "cred": sys.argv[2], "record": sys.argv[3]}) + "\n").encode())
+print("answer: " + f.readline().decode().strip())
+PY
+}
+claims() {   # TOKEN RECORD: a report's claims for burst-1's instance
+	python3 -c 'import hashlib, json, sys
+print(json.dumps({"digest": hashlib.sha256(sys.argv[3].encode()).hexdigest(), "token": sys.argv[1], "instance": sys.argv[2], "node": "burst-1"}))' \
+		"$1" "$(arg --instance)" "$2"
+}
+cred2=$(munge -S "$LAB/munge2/munge.sock" -s "$(claims "$(cat "$LAB/join-token")" '{}')")
+raw_join "$cred2" '{}' hello >"$LAB/o" 2>&1
+grep -q '^hello: {"hello":"burst-agent","v":1,"cred":"MUNGE:' "$LAB/o" &&
+	grep -q '^answer: {"answer":"{\\"admit\\":false,\\"reason\\":\\"munge credential refused: .*","cred":"MUNGE:' "$LAB/o"
+ok $? "a report under another munge key is refused, in a signed answer" "$LAB/o"
+grep -q 'join: munge credential refused: .*; report refused' "$LAB/log/agent.log"; ok $? "... and logged"
+[ "$(db)" = "$before" ]; ok $? "... and the database is unchanged"
+
+# an older burst-node (no hello) is answered the way it expects, unsigned
+raw_join "$(munge -S "$LAB/munge/munge.sock" -s "$(claims 0123456789abcdef0123456789abcdef '{}')")" '{}' >"$LAB/o" 2>&1
+grep -qx 'answer: {"admit":false,"reason":"invalid or used join token"}' "$LAB/o" &&
+	grep -q "join: burst-1 (instance $(arg --instance)): its burst-node sent no hello (older than this agent): answered unsigned" "$LAB/log/agent.log"
+ok $? "a report without a hello (an older burst-node) is answered unsigned, and the log says so" "$LAB/o"
 [ "$(db)" = "$before" ]; ok $? "... and the database is unchanged"
 
 join_with --instance="local-lab$$-burst-2-1" --record="$LAB/other.env" >"$LAB/o" 2>&1
@@ -110,7 +151,6 @@ rc=$?
 ok $? "a wrong token is refused (exit $rc)" "$LAB/o"
 [ "$(db)" = "$before" ]; ok $? "... and the database is unchanged"
 
-agentaddr=$(arg --agent)
 out=$(ip netns exec "burst-lab$$-burst-1" python3 -c '
 import socket, sys
 h, p = sys.argv[1].rsplit(":", 1)
