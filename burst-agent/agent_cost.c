@@ -16,6 +16,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "wire.h"
 #include "cost.h"
 #include "hostlist.h"
 #include "strutil.h"
@@ -148,20 +149,22 @@ static void final_noted(void *arg, bool ran, bool ok)
 	free(f);
 }
 
-/* The note in the job's admin comment (see with_note, agent_slurm.c). */
+/* The note in the job's admin comment (its cost note, lib/core/wire.h). */
 static void job_note(uint32_t job, double dollars, double secs, bool unknown, bool final)
 {
-	char note[300];
+	char text[300], *note;
 	struct final_note *f = NULL;
 
-	snprintf(note, sizeof(note), "burst: cost=%.4f USD (%.1f instance-seconds%s%s)", dollars, secs,
-		 unknown ? "; some at an unknown price, not counted" : "", final ? "" : " so far");
+	snprintf(text, sizeof(text), "%.4f USD (%.1f instance-seconds%s%s)", dollars, secs,
+		 unknown ? ", some at an unknown price, not counted" : "", final ? "" : " so far");
+	note = wire_note_encode(WIRE_NOTE_COST, NULL, text);
 	if (final) {
 		f = xcalloc(1, sizeof(*f));
 		f->job = job;
 		f->dollars = dollars;
 	}
 	slurm_job_admin_note(job, note, final, f ? final_noted : NULL, f);
+	free(note);
 }
 
 /* The job's cost, once it ended: into its admin comment, then the database. */

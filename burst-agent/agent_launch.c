@@ -12,6 +12,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "wire.h"
 #include "crash.h"
 #include "strutil.h"
 
@@ -569,8 +570,12 @@ void launch_requested(void)
 				b = jp->budget < 0 ? -jp->budget : 0;
 				if (b) {
 					burst_err_t e2;
-					snprintf(note, sizeof(note), "burst: budget=%s would be crossed: held until it "
-						 "allows the launch", A.cfg->budgets[b - 1].name);
+					char text[300], *n;
+					snprintf(text, sizeof(text), "%s would be crossed: held until it allows the launch",
+						 A.cfg->budgets[b - 1].name);
+					n = wire_note_encode(WIRE_NOTE_BUDGET, NULL, text);
+					snprintf(note, sizeof(note), "%s", n);
+					free(n);
 					if (state_event(A.db, names[i], "budget", why, &e2) < 0)
 						ERR("%s: %s", names[i], e2.msg);
 					ERR("%s: not launched: %s%s", names[i], why, r.job ? "; its job is held" : "");

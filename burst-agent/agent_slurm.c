@@ -28,6 +28,7 @@
 #include "proc.h"
 #include "slurm_compat.h"
 #include "strutil.h"
+#include "wire.h"
 
 #define REGISTER_TIMEOUT_S 5      /* admitted to registered in Slurm (it takes ~0.1 s) */
 #define SLOW_CALL_S 3.0
@@ -590,44 +591,53 @@ static void t_refused_jobs(struct scall *c)
 	cost_jobs(msg);
 	for (i = 0; i < msg->record_count; i++) {
 		slurm_job_info_t *j = &msg->job_array[i];
-		const char *cm = j->admin_comment, *p = "burst: refused on ";
-		char node[256];
+		const char *cm = j->admin_comment;
+		const struct wire_note *n;
+		struct wire_notes notes;
 		struct node_rec r;
 		burst_err_t err;
-		size_t l;
 
-		if (cm && !strncmp(cm, "burst: job refused on ", 22) && (j->job_state & JOB_STATE_BASE) == JOB_PENDING &&
-		    j->priority == 0) {
+		if (!cm || (j->job_state & JOB_STATE_BASE) != JOB_PENDING || j->priority != 0)
+			continue;
+		wire_notes_decode(cm, &notes);
+		if ((n = wire_notes_find(&notes, WIRE_NOTE_JOB_REFUSED))) {
 			/* the job's own doing (its contract does not allow the node's
 			 * node set): it stays held; the node, drained by Slurm for the
 			 * failed prolog, is healthy and goes back to work */
-			char note[1200];
-			l = strcspn(cm + 22, ":");
-			snprintf(node, sizeof(node), "%.*s", (int)l, cm + 22);
-			INFO("job %u refused by %s for itself (%s): left held; %s is resumed, not failed", j->job_id, node, cm, node);
-			snprintf(note, sizeof(note), "burst: held: %.1100s", cm + 7);
+			char held[1600], *note;
+			INFO("job %u refused by %s for itself (%s): left held; %s is resumed, not failed", j->job_id, n->node,
+			     cm, n->node);
+			snprintf(held, sizeof(held), "job refused on %s: %.1000s", n->node, n->text);
+			note = wire_note_encode(WIRE_NOTE_HELD, NULL, held);
 			update_job(j->job_id, note, false, NULL);
-			if (node_find(node))
-				slurm_node(node, NULL, NODE_RESUME, NULL);
+			free(note);
+			if (node_find(n->node))
+				slurm_node(n->node, NULL, NODE_RESUME, NULL);
+			wire_notes_free(&notes);
 			continue;
 		}
-		if (!cm || strncmp(cm, p, strlen(p)) || (j->job_state & JOB_STATE_BASE) != JOB_PENDING ||
-		    j->priority != 0)
+		if (!(n = wire_notes_find(&notes, WIRE_NOTE_REFUSED))) {
+			wire_notes_free(&notes);
 			continue;
-		l = strcspn(cm + strlen(p), ":");
-		snprintf(node, sizeof(node), "%.*s", (int)l, cm + strlen(p));
-		INFO("job %u was held because %s refused it (%s): releasing it", j->job_id, node, cm);
+		}
+		INFO("job %u was held because %s refused it (%s): releasing it", j->job_id, n->node, cm);
 		/* the comment first (the worker keeps the order): the next reading
 		 * does not take it for a refusal again */
-		update_job(j->job_id, "burst: released after a refusal on a node that was not admitted", false, NULL);
+		{
+			char *note = wire_note_encode(WIRE_NOTE_RELEASED, NULL,
+						      "after a refusal on a node that was not admitted");
+			update_job(j->job_id, note, false, NULL);
+			free(note);
+		}
 		release_job(j->job_id, NULL);
 		memset(&r, 0, sizeof(r));
-		if (node_find(node) && state_node_get(A.db, node, &r, &err) == 1 &&
+		if (node_find(n->node) && state_node_get(A.db, n->node, &r, &err) == 1 &&
 		    r.state != NS_POWERED_DOWN && r.state != NS_TERMINATING) {
 			char why[700];
 			snprintf(why, sizeof(why), "job prolog refused job %u: %.600s", j->job_id, cm);
-			fail_node(node, r.state, &r, NS_TERMINATING, why);
+			fail_node(n->node, r.state, &r, NS_TERMINATING, why);
 		}
+		wire_notes_free(&notes);
 		state_node_clear(&r);
 	}
 }
@@ -913,8 +923,9 @@ static size_t ncontracts;
 
 static void w_contract(struct scall *c)
 {
-	static const char tag[] = "burst: contract=";
 	job_info_msg_t *msg = NULL;
+	const struct wire_note *n;
+	struct wire_notes notes;
 	const char *cm;
 
 	if (slurm_load_job(&msg, c->job, SHOW_ALL) != SLURM_SUCCESS) {
@@ -932,17 +943,20 @@ static void w_contract(struct scall *c)
 		c->reason = xstrdup(j->account ? j->account : "");
 		c->n = j->time_limit == INFINITE || j->time_limit == NO_VAL ? 0 : j->time_limit;
 		cm = msg->job_array[0].admin_comment;
-		if (cm && !strncmp(cm, tag, sizeof(tag) - 1) && cm[sizeof(tag) - 1] && cm[sizeof(tag) - 1] != ';')
-			/* up to the notes the agent adds after it ("; burst: cost=...": a
-			 * contract has no ';'), so that a job whose contract is read again
-			 * (requeued, relaunched) gets the contract alone */
-			c->text = xstrndup(cm + sizeof(tag) - 1, strcspn(cm + sizeof(tag) - 1, ";"));
+		wire_notes_decode(cm, &notes);
+		if ((n = wire_notes_find(&notes, WIRE_NOTE_CONTRACT)) && *n->text)
+			/* the contract note alone, not the notes the agent adds
+			 * beside it ("burst: cost=..."), so that a job whose
+			 * contract is read again (requeued, relaunched) gets the
+			 * contract alone */
+			c->text = xstrdup(n->text);
 		else {
 			char *e = str_escape_ctl(cm ? cm : "none: not submitted with --cloud-contract");
 			snprintf(c->out, sizeof(c->out), "no contract in its admin comment (%s%.200s%s)", cm ? "\"" : "", e,
 				 cm ? "\"" : "");
 			free(e);
 		}
+		wire_notes_free(&notes);
 	}
 	slurm_free_job_info_msg(msg);
 }
@@ -1025,42 +1039,6 @@ bool slurm_job_meta(uint32_t job, char *account, size_t alen, uint32_t *time_lim
 }
 
 /* ---- notes on jobs: the cost when it ended, a hold for a budget ---- */
-
-/* text with note in it: a note of the same kind (the same words up to its
- * first '=': "burst: cost=") is replaced where it is, else note is
- * appended after "; "; everything else stays. A new string. */
-static char *with_note(const char *text, const char *note)
-{
-	size_t key = strcspn(note, "=") + 1;
-	struct strbuf sb;
-	const char *p = text ? text : "";
-	bool put = false;
-
-	if (key > strlen(note))
-		key = strlen(note);
-	sb_init(&sb);
-	while (*p) {
-		const char *end = strstr(p, "; ");
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (sb.len)
-			sb_add(&sb, "; ");
-		if (len >= key && !strncmp(p, note, key)) {
-			if (!put)
-				sb_add(&sb, note);
-			put = true;
-		} else
-			sb_addf(&sb, "%.*s", (int)len, p);
-		p += len;
-		if (end)
-			p += 2;
-	}
-	if (!put) {
-		if (sb.len)
-			sb_add(&sb, "; ");
-		sb_add(&sb, note);
-	}
-	return sb_take(&sb);
-}
 
 /* A list of slurmdb.h's, whose type 22.05 calls List and 24.11 list_t *. */
 typedef __typeof__(((slurmdb_job_cond_t *)0)->step_list) dblist_t;
@@ -1175,7 +1153,7 @@ static void w_admin_note(struct scall *c)
 		slurm_free_job_info_msg(msg);
 		return;
 	}
-	text = with_note(msg->job_array[0].admin_comment, c->text);
+	text = wire_notes_merge(msg->job_array[0].admin_comment, c->text);
 	slurm_free_job_info_msg(msg);
 	slurm_init_job_desc_msg(&upd);
 	upd.job_id = c->job;
@@ -1254,7 +1232,7 @@ static void w_hold(struct scall *c)
 			c->state = 3;
 		return;
 	}
-	text = with_note(msg->job_array[0].comment, c->text);
+	text = wire_notes_merge(msg->job_array[0].comment, c->text);
 	slurm_free_job_info_msg(msg);
 	slurm_init_job_desc_msg(&upd);
 	upd.job_id = c->job;
@@ -1327,29 +1305,11 @@ void slurm_holds_retry(void)
 	}
 }
 
-/* text without the notes starting with key (a new string) */
-static char *without_note(const char *text, const char *key)
-{
-	struct strbuf sb;
-	const char *p = text ? text : "";
-
-	sb_init(&sb);
-	while (*p) {
-		const char *end = strstr(p, "; ");
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		if (strncmp(p, key, strlen(key)))
-			sb_addf(&sb, "%s%.*s", sb.len ? "; " : "", (int)len, p);
-		p += len;
-		if (end)
-			p += 2;
-	}
-	return sb_take(&sb);
-}
-
 static void w_budget_release(struct scall *c)
 {
-	static const char key[] = "burst: budget=";
 	job_info_msg_t *msg = NULL;
+	struct wire_notes notes;
+	bool held;
 	const slurm_job_info_t *j;
 	job_desc_msg_t upd;
 	char *text;
@@ -1362,12 +1322,14 @@ static void w_budget_release(struct scall *c)
 		return;
 	}
 	j = &msg->job_array[0];
-	if ((j->job_state & JOB_STATE_BASE) != JOB_PENDING || j->priority != 0 || !j->comment ||
-	    !strstr(j->comment, key)) {
+	wire_notes_decode(j->comment, &notes);
+	held = wire_notes_find(&notes, WIRE_NOTE_BUDGET) != NULL;
+	wire_notes_free(&notes);
+	if ((j->job_state & JOB_STATE_BASE) != JOB_PENDING || j->priority != 0 || !held) {
 		slurm_free_job_info_msg(msg);
 		return;
 	}
-	text = without_note(j->comment, key);
+	text = wire_notes_put(j->comment, WIRE_NOTE_BUDGET, NULL, NULL);
 	slurm_free_job_info_msg(msg);
 	slurm_init_job_desc_msg(&upd);
 	upd.job_id = c->job;

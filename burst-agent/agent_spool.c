@@ -9,46 +9,28 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "agent_int.h"
 #include "crash.h"
 #include "hostlist.h"
 #include "resume_file.h"
 #include "spool.h"
 #include "strutil.h"
+#include "wire.h"
 
 /*
  * What the power-save program said while it made the request (since Slurm
  * 23.02 its own output reaches slurmctld's log only with DebugFlags=Script):
  * into the agent's log, escaped, as the program's word.
  */
-static void log_diagnostics(const char *file, const char *op, json_object *req)
+static void log_diagnostics(const char *file, const struct wire_spool *rq)
 {
-	json_object *d;
 	size_t i;
 
-	if (!json_object_object_get_ex(req, "diagnostics", &d) || !json_object_is_type(d, json_type_array))
-		return;
-	for (i = 0; i < json_object_array_length(d) && i < 16; i++) {
-		char *e = str_escape_ctl(json_object_get_string(json_object_array_get_idx(d, i)));
-		logmsg("warning", "spool: %s: burst-%s said: %s", file, op, e);
+	for (i = 0; i < rq->ndiagnostics && i < 16; i++) {
+		char *e = str_escape_ctl(rq->diagnostics[i]);
+		logmsg("warning", "spool: %s: burst-%s said: %s", file, wire_spool_op_name(rq->op), e);
 		free(e);
 	}
-}
-
-/* The job a prolog's early request is for (0: none given). */
-static long early_job_of(json_object *req)
-{
-	json_object *v;
-	const char *s;
-	char *end;
-	long job;
-
-	if (!json_object_object_get_ex(req, "slurm_job_id", &v) || !(s = json_object_get_string(v)))
-		return 0;
-	job = strtol(s, &end, 10);
-	return *s && !*end && job > 0 ? job : 0;
 }
 
 /*
@@ -57,9 +39,9 @@ static long early_job_of(json_object *req)
  * (doc/compat.md, "Launch at allocation"). The node is marked early: the
  * agent watches the job (early_check) until Slurm has taken the node over.
  */
-static void take_early(const char *node, struct node_rec *r, json_object *req, const char *file)
+static void take_early(const char *node, struct node_rec *r, const struct wire_spool *rq, const char *file)
 {
-	long job = early_job_of(req);
+	long job = (long)rq->slurm_job_id;
 	char why[300];
 
 	if (r->state == NS_POWERED_DOWN && r->cooldown_until <= 0) {
@@ -92,8 +74,7 @@ static void take_early(const char *node, struct node_rec *r, json_object *req, c
 static void take_request(const char *file)
 {
 	char path[PATH_MAX * 2];
-	struct spool_request rq;
-	json_object *req;
+	struct wire_spool rq;
 	struct resume_jobs *jobix = NULL;
 	burst_err_t err;
 	const char *op;
@@ -116,7 +97,7 @@ static void take_request(const char *file)
 			ERR("spool: cannot move %s aside: %s", path, strerror(errno));
 		return;
 	}
-	if (spool_request_parse(text, len, SPOOL_MAX_NODES, &rq, &err) < 0) {
+	if (wire_spool_decode(text, len, SPOOL_MAX_NODES, &rq, &err) < 0) {
 		char bad[PATH_MAX * 2 + 8];
 		ERR("spool: %s is not a request: %s; moved to %s.bad", path, err.msg, file);
 		snprintf(bad, sizeof(bad), "%s.bad", path);
@@ -125,21 +106,17 @@ static void take_request(const char *file)
 		return;
 	}
 	free(text);
-	req = rq.req;
-	op = rq.op;
-	log_diagnostics(file, op, req);
-	if (!strcmp(op, "resume")) {
-		json_object *jobs = NULL;
+	op = wire_spool_op_name(rq.op);
+	log_diagnostics(file, &rq);
+	if (rq.op == WIRE_OP_RESUME)
 		/* each job's nodes expanded once, not once per node */
-		json_object_object_get_ex(req, "jobs", &jobs);
-		jobix = resume_jobs_index(jobs);
-	}
+		jobix = resume_jobs_index(rq.jobs, rq.njobs);
 	t0 = mono();
 	crash_point(CP_SPOOL_READ);
 	/* the request's transitions and its being taken, in one commit */
 	batch_begin();
-	for (i = 0; i < rq.nodes.n; i++) {
-		const char *node = rq.nodes.names[i];
+	for (i = 0; i < rq.names.n; i++) {
+		const char *node = rq.names.names[i];
 		struct node_rec r;
 
 		struct bnode *bn = node_find(node);
@@ -150,9 +127,9 @@ static void take_request(const char *file)
 		}
 		if (state_node_get(A.db, node, &r, &err) != 1)
 			continue;
-		if (!strcmp(op, "early")) {
-			take_early(node, &r, req, file);
-		} else if (!strcmp(op, "resume")) {
+		if (rq.op == WIRE_OP_EARLY) {
+			take_early(node, &r, &rq, file);
+		} else if (rq.op == WIRE_OP_RESUME) {
 			/* at or after the power-save scan that asked for it */
 			bn->requested_at = now();
 			if (r.early && (r.state == NS_REQUESTED || r.state == NS_LAUNCHING ||
@@ -185,7 +162,7 @@ static void take_request(const char *file)
 				transition(node, r.state, &r, r.state, "resume requested: after termination");
 			} else
 				INFO("%s: resume while %s: nothing to do", node, node_state_name(r.state));
-		} else if (!strcmp(op, "suspend") || !strcmp(op, "resume-fail")) {
+		} else if (rq.op == WIRE_OP_SUSPEND || rq.op == WIRE_OP_RESUME_FAIL) {
 			if (r.state != NS_POWERED_DOWN && r.state != NS_TERMINATING) {
 				r.want_resume = false;
 				transition(node, r.state, &r, NS_TERMINATING, op);
@@ -198,13 +175,13 @@ static void take_request(const char *file)
 	}
 	state_request_add(A.db, file, &err);
 	if (batch_commit() == 0) {
-		INFO("spool: %s: %s of %zu node%s taken in %.3f s", file, op, rq.nodes.n, rq.nodes.n == 1 ? "" : "s",
+		INFO("spool: %s: %s of %zu node%s taken in %.3f s", file, op, rq.names.n, rq.names.n == 1 ? "" : "s",
 		     mono() - t0);
 		crash_point(CP_SPOOL_TAKEN);
 		unlink(path);
 		crash_point(CP_SPOOL_REMOVED);
 	}   /* else the request stays in the spool, taken again later */
-	spool_request_free(&rq);
+	wire_spool_free(&rq);
 	resume_jobs_free(jobix);
 }
 

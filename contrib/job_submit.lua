@@ -29,6 +29,16 @@ local function spank_env(job_desc)
 	return env
 end
 
+-- A note's text as the job's notes carry it (lib/core/wire.h): '%', ';'
+-- and control characters written %XX, so that nothing in it (a contract
+-- comes from the client's job-control environment) can end the note or
+-- make another.
+local function note_text(s)
+	return (string.gsub(s, "[%%;%c]", function(c)
+		return string.format("%%%02X", string.byte(c))
+	end))
+end
+
 local function listed(list, word)
 	for w in string.gmatch(list, "[^,]+") do
 		if w == word then
@@ -103,7 +113,7 @@ function burst_job_submit(job_desc, part_list, submit_uid)
 	-- Slurm 23.02+ resume file carries): that is the user's own --extra, its
 	-- owner may change it at any time, and with
 	-- SchedulerParameters=extra_constraints it filters nodes. Left alone.
-	job_desc.admin_comment = "burst: contract=" .. contract
+	job_desc.admin_comment = "burst: contract=" .. note_text(contract)
 	return slurm.SUCCESS
 end
 

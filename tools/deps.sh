@@ -9,6 +9,9 @@ libmunge-dev libxml2-dev libyaml-dev python3 python3-botocore valgrind openssl"
 
 # tests/cli/test_gitlab_ci.sh parses the GitLab CI template with PyYAML
 BURST_BUILD_DEPS="$BURST_BUILD_DEPS python3-yaml"
+# tests/cli/test_wire_lua.sh runs contrib/job_submit.lua in Lua 5.3 (the
+# release Debian 12's Slurm links job_submit/lua against)
+BURST_BUILD_DEPS="$BURST_BUILD_DEPS lua5.3"
 # What the integration tests' private Slurm cluster needs (prometheus:
 # tests/integration/test_metrics.sh scrapes the agent with it).
 BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2 \

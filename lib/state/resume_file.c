@@ -9,6 +9,7 @@
 #include "htab.h"
 #include "strutil.h"
 #include "resume_file.h"
+#include "wire.h"
 
 /* the most node names the host lists of all jobs may expand to, together */
 #define RESUME_MAX_NODES (1 << 20)
@@ -65,30 +66,23 @@ struct resume_jobs {
 	struct htab by_node;     /* node -> job id (as a pointer-sized integer) */
 };
 
-struct resume_jobs *resume_jobs_index_max(json_object *jobs, size_t max_names)
+struct resume_jobs *resume_jobs_index_max(const struct wire_job *jobs, size_t n, size_t max_names)
 {
 	struct resume_jobs *ix = xcalloc(1, sizeof(*ix));
-	size_t i, k, n, total = 0;
+	size_t i, k, total = 0;
 
-	if (!jobs || !json_object_is_type(jobs, json_type_array))
-		return ix;
-	n = json_object_array_length(jobs);
 	ix->hl = xcalloc(n ? n : 1, sizeof(*ix->hl));
 	for (i = 0; i < n; i++) {
-		json_object *j = json_object_array_get_idx(jobs, i), *id, *nodes;
 		struct hostlist *hl = &ix->hl[ix->nhl];
 		burst_err_t err;
-		int64_t job;
+		uint32_t job = jobs[i].job_id;
 
-		if (!json_object_object_get_ex(j, "job_id", &id) || !json_object_object_get_ex(j, "nodes", &nodes))
-			continue;
-		job = json_object_get_int64(id);
-		if (job <= 0 || job > (int64_t)UINT32_MAX)
+		if (!job || !jobs[i].nodes)
 			continue;
 		/* every job's names count against one budget: a list of many
 		 * jobs of a million names each would take gigabytes; a job past
 		 * it is left out (its nodes have no job) */
-		if (hostlist_expand(json_object_get_string(nodes), hl, max_names - total, &err) < 0) {
+		if (hostlist_expand(jobs[i].nodes, hl, max_names - total, &err) < 0) {
 			hostlist_free(hl);
 			continue;
 		}
@@ -102,9 +96,9 @@ struct resume_jobs *resume_jobs_index_max(json_object *jobs, size_t max_names)
 	return ix;
 }
 
-struct resume_jobs *resume_jobs_index(json_object *jobs)
+struct resume_jobs *resume_jobs_index(const struct wire_job *jobs, size_t n)
 {
-	return resume_jobs_index_max(jobs, RESUME_MAX_NODES);
+	return resume_jobs_index_max(jobs, n, RESUME_MAX_NODES);
 }
 
 uint32_t resume_jobs_of(const struct resume_jobs *ix, const char *node)
@@ -127,9 +121,14 @@ void resume_jobs_free(struct resume_jobs *ix)
 
 uint32_t resume_job_of(json_object *jobs, const char *node)
 {
-	struct resume_jobs *ix = resume_jobs_index(jobs);
-	uint32_t job = resume_jobs_of(ix, node);
+	struct wire_spool r = { .njobs = 0 };
+	struct resume_jobs *ix;
+	uint32_t job;
 
+	wire_spool_add_jobs_json(&r, jobs);
+	ix = resume_jobs_index(r.jobs, r.njobs);
+	job = resume_jobs_of(ix, node);
 	resume_jobs_free(ix);
+	wire_spool_free(&r);
 	return job;
 }

@@ -38,19 +38,19 @@ json_object *resume_file_jobs(const char *text, burst_err_t *err);
 uint32_t resume_job_of(json_object *jobs, const char *node);
 
 /*
- * The same answer for every node at once: normalized jobs expanded once
- * into a table node -> first job (a resume of n nodes for m jobs costs
- * their host lists' length, not n times it). resume_jobs_index never
- * fails (jobs not an array: an index of no node); free it with
- * resume_jobs_free.
+ * The same answer for every node at once: the jobs of a request (wire.h's
+ * struct wire_job, n of them) expanded once into a table node -> first job
+ * (a resume of n nodes for m jobs costs their host lists' length, not n
+ * times it). resume_jobs_index never fails; free it with resume_jobs_free.
  */
+struct wire_job;
 struct resume_jobs;
-struct resume_jobs *resume_jobs_index(json_object *jobs);
+struct resume_jobs *resume_jobs_index(const struct wire_job *jobs, size_t n);
 /* The same, the host lists of all jobs together expanding to at most
  * max_names names (resume_jobs_index: 1 << 20): a job whose list would
  * pass that, and every one after it that would, is left out (its nodes
  * have no job), so that a list of many huge jobs costs no more than one. */
-struct resume_jobs *resume_jobs_index_max(json_object *jobs, size_t max_names);
+struct resume_jobs *resume_jobs_index_max(const struct wire_job *jobs, size_t n, size_t max_names);
 uint32_t resume_jobs_of(const struct resume_jobs *ix, const char *node);
 void resume_jobs_free(struct resume_jobs *ix);
 

@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
 
 #include "spool.h"
 #include "strutil.h"
@@ -235,92 +234,6 @@ fail:
 	free(buf);
 	close(fd);
 	return NULL;
-}
-
-int spool_request_parse(const char *text, size_t len, size_t max_nodes, struct spool_request *r,
-			burst_err_t *err)
-{
-	static const char *const ops[] = { "resume", "suspend", "resume-fail", "early", NULL };
-	json_tokener *tok;
-	json_object *v = NULL;
-	enum json_tokener_error jerr;
-	const char *nul = memchr(text, '\0', len);
-	size_t end, i;
-	bool present;
-
-	memset(r, 0, sizeof(*r));
-	if (nul) {
-		burst_err_set(err, "a NUL byte at byte %zu: a request is JSON text", (size_t)(nul - text));
-		return -1;
-	}
-	if (len > INT32_MAX) {
-		burst_err_set(err, "%zu bytes: too large for a request", len);
-		return -1;
-	}
-	tok = json_tokener_new();
-	if (!tok) {
-		burst_err_set(err, "out of memory");
-		return -1;
-	}
-	r->req = json_tokener_parse_ex(tok, text, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (jerr != json_tokener_success) {
-		burst_err_set(err, "not JSON: %s at byte %zu", jerr == json_tokener_continue ?
-			      "it ends early" : json_tokener_error_desc(jerr), end);
-		goto bad;
-	}
-	while (end < len && strchr(" \t\r\n", text[end]))
-		end++;
-	if (end != len) {
-		burst_err_set(err, "text after the JSON value, at byte %zu", end);
-		goto bad;
-	}
-	if (!json_object_is_type(r->req, json_type_object)) {
-		burst_err_set(err, "not a JSON object but %s", json_type_to_name(json_object_get_type(r->req)));
-		goto bad;
-	}
-	present = json_object_object_get_ex(r->req, "op", &v);
-	if (!json_object_is_type(v, json_type_string)) {
-		burst_err_set(err, "\"op\" is %s: it must be the string %s",
-			      present ? "not a string" : "missing", SPOOL_OPS);
-		goto bad;
-	}
-	r->op = json_object_get_string(v);
-	for (i = 0; ops[i] && strcmp(ops[i], r->op); i++)
-		;
-	if (!ops[i]) {
-		char *e = str_escape_ctl(r->op);
-		burst_err_set(err, "\"op\" is \"%.64s\": not %s", e, SPOOL_OPS);
-		free(e);
-		goto bad;
-	}
-	v = NULL;
-	present = json_object_object_get_ex(r->req, "nodes", &v);
-	if (!json_object_is_type(v, json_type_string)) {
-		burst_err_set(err, "\"nodes\" is %s: it must be a string, a Slurm host list",
-			      present ? "not a string" : "missing");
-		goto bad;
-	}
-	if (hostlist_expand(json_object_get_string(v), &r->nodes, max_nodes, err) < 0) {
-		char why[512];
-		memcpy(why, err->msg, sizeof(why) - 1);
-		why[sizeof(why) - 1] = '\0';
-		burst_err_set(err, "\"nodes\": %s", why);
-		goto bad;
-	}
-	return 0;
-bad:
-	spool_request_free(r);
-	return -1;
-}
-
-void spool_request_free(struct spool_request *r)
-{
-	json_object_put(r->req);
-	hostlist_free(&r->nodes);
-	memset(r, 0, sizeof(*r));
 }
 
 #define SPOOL_POKE_TIMEOUT_MS 200

@@ -44,28 +44,8 @@ void spool_list_free(char **names);
 char *spool_read(const char *dir, const char *name, uid_t owner, size_t max, size_t *len,
 		 burst_err_t *err);
 
-/* The operations a request may ask for. */
-#define SPOOL_OPS "resume, suspend, resume-fail or early"
-
-struct json_object;
-
-struct spool_request {
-	struct json_object *req;    /* the whole request: "jobs", "slurm_job_id", "diagnostics" */
-	const char *op;             /* its "op", one of SPOOL_OPS (points into req) */
-	struct hostlist nodes;      /* its "nodes", expanded */
-};
-
-/*
- * A request's text as the agent takes it (len bytes, as spool_read gives
- * them): one JSON object, blanks after it allowed, whose "op" is a string
- * naming one of SPOOL_OPS and whose "nodes" is a Slurm host list of at most
- * max_nodes names. On success r holds the request; release it with
- * spool_request_free. Returns 0, or -1 with err saying what is wrong and
- * where (r then holds nothing).
- */
-int spool_request_parse(const char *text, size_t len, size_t max_nodes, struct spool_request *r,
-			burst_err_t *err);
-void spool_request_free(struct spool_request *r);
+/* A request's text is made and read by lib/core/wire.h (wire_spool_encode,
+ * wire_spool_decode): this module only moves it. */
 
 /* Tell a running agent (its control socket sock_path) to look at its
  * spool now: at most 200 ms; harmless if it is down. */

@@ -38,6 +38,7 @@
 #include "resume_file.h"
 #include "spool.h"
 #include "strutil.h"
+#include "wire.h"
 
 #ifndef BURST_ROLE
 #error "BURST_ROLE must be defined"
@@ -46,8 +47,10 @@
 #define PROG "burst-" BURST_ROLE
 #define MAX_RESUME_FILE (16 << 20)
 
-/* what the request carries to the agent's log (NULL: nothing spooled yet) */
-static json_object *diagnostics;
+/* the request; its diagnostics go to the agent's log (keep_diag false:
+ * nothing spooled, nothing more to add) */
+static struct wire_spool req = { .count = -1 };
+static bool keep_diag = true;
 
 /*
  * A message: to stderr (Slurm's script log), syslog and, for a warning of a
@@ -64,8 +67,8 @@ static void __attribute__((format(printf, 2, 3))) diag(int prio, const char *fmt
 	va_end(ap);
 	fprintf(stderr, PROG ": %s\n", msg);
 	syslog(prio, "%s", msg);
-	if (diagnostics)
-		json_object_array_add(diagnostics, json_object_new_string(msg));
+	if (keep_diag)
+		wire_spool_add_diagnostic(&req, msg);
 }
 
 /*
@@ -119,8 +122,8 @@ int main(int argc, char **argv)
 	struct burst_config *cfg;
 	struct hostlist hl = { NULL, 0, 0 };
 	burst_err_t err;
-	json_object *req, *rf = NULL;
-	char spooldir[4096], name[256];
+	json_object *rf = NULL;
+	char spooldir[4096], name[256], *text;
 	const char *state_dir, *sock_path;
 	struct timespec ts;
 	int rc = 1;
@@ -128,17 +131,15 @@ int main(int argc, char **argv)
 	proc_reopen_stdio();
 	proc_reset_signals();
 	openlog(PROG, LOG_PID, LOG_DAEMON);
-	diagnostics = json_object_new_array();
 	if (argc != 2 || !argv[1][0]) {
 		fprintf(stderr, "usage: " PROG " HOSTLIST (run by slurmctld as %s)\n",
 			!strcmp(BURST_ROLE, "resume") ? "ResumeProgram" :
 			!strcmp(BURST_ROLE, "suspend") ? "SuspendProgram" : "ResumeFailProgram");
-		json_object_put(diagnostics);
 		return 2;
 	}
 	if (hostlist_expand(argv[1], &hl, 1 << 20, &err) < 0) {
 		diag(LOG_ERR, "bad host list '%s' from slurmctld: %s", argv[1], err.msg);
-		json_object_put(diagnostics);
+		wire_spool_free(&req);
 		return 2;
 	}
 	if (!strcmp(BURST_ROLE, "resume"))
@@ -159,24 +160,18 @@ int main(int argc, char **argv)
 	snprintf(spooldir, sizeof(spooldir), "%s/spool", state_dir);
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	req = json_object_new_object();
-	json_object_object_add(req, "version", json_object_new_int(1));
-	json_object_object_add(req, "op", json_object_new_string(BURST_ROLE));
-	json_object_object_add(req, "nodes", json_object_new_string(argv[1]));
-	json_object_object_add(req, "count", json_object_new_int((int)hl.n));
-	json_object_object_add(req, "time", json_object_new_double((double)ts.tv_sec + ts.tv_nsec / 1e9));
-	json_object_object_add(req, "pid", json_object_new_int((int)getpid()));
+	req.op = (enum wire_spool_op)wire_spool_op_from_name(BURST_ROLE);
+	req.nodes = xstrdup(argv[1]);
+	req.count = (long)hl.n;
+	req.time = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	req.pid = (long)getpid();
 	if (getenv("SLURM_JOB_ID"))
-		json_object_object_add(req, "slurm_job_id", json_object_new_string(getenv("SLURM_JOB_ID")));
-	if (!strcmp(BURST_ROLE, "resume"))
-		json_object_object_add(req, "jobs", json_object_get(rf));
-	if (json_object_array_length(diagnostics))
-		json_object_object_add(req, "diagnostics", json_object_get(diagnostics));
+		req.slurm_job_id = (uint32_t)strtoul(getenv("SLURM_JOB_ID"), NULL, 10);
+	wire_spool_add_jobs_json(&req, rf);
+	text = wire_spool_encode(&req);
 
-	if (spool_write(spooldir, BURST_ROLE, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN),
-			name, sizeof(name), &err) < 0) {
-		json_object_put(diagnostics);
-		diagnostics = NULL;   /* nothing spooled: syslog and Slurm's log only */
+	if (spool_write(spooldir, BURST_ROLE, text, name, sizeof(name), &err) < 0) {
+		keep_diag = false;   /* nothing spooled: syslog and Slurm's log only */
 		diag(LOG_ERR, "error: %s: the %s request for %s is NOT recorded; Slurm will mark the nodes down after its timeout",
 		     err.msg, BURST_ROLE, argv[1]);
 		goto out;
@@ -184,8 +179,8 @@ int main(int argc, char **argv)
 	spool_poke(sock_path);
 	rc = 0;
 out:
-	json_object_put(diagnostics);
-	json_object_put(req);
+	free(text);
+	wire_spool_free(&req);
 	json_object_put(rf);
 	hostlist_free(&hl);
 	config_free(cfg);

@@ -33,14 +33,13 @@
 
 #include <slurm/slurm.h>
 
-#include <json-c/json.h>
-
 #include "config.h"
 #include "hostlist.h"
 #include "proc.h"
 #include "slurm_compat.h"
 #include "spool.h"
 #include "strutil.h"
+#include "wire.h"
 
 #define PROG "burst-prolog-slurmctld"
 /*
@@ -169,8 +168,8 @@ static void early_handoff(const struct burst_config *cfg, const struct hostlist 
 {
 	node_info_msg_t *msg = NULL;
 	struct strbuf nodes;
-	json_object *req, *jobs, *one;
-	char spooldir[4096];
+	struct wire_spool req = { .count = -1 };
+	char spooldir[4096], *text;
 	burst_err_t err;
 	struct timespec ts;
 	int count = 0;
@@ -203,30 +202,25 @@ static void early_handoff(const struct burst_config *cfg, const struct hostlist 
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
-	req = json_object_new_object();
-	json_object_object_add(req, "version", json_object_new_int(1));
-	json_object_object_add(req, "op", json_object_new_string("early"));
-	json_object_object_add(req, "nodes", json_object_new_string(nodes.s));
-	json_object_object_add(req, "count", json_object_new_int(count));
-	json_object_object_add(req, "time", json_object_new_double((double)ts.tv_sec + ts.tv_nsec / 1e9));
-	json_object_object_add(req, "pid", json_object_new_int((int)getpid()));
-	json_object_object_add(req, "slurm_job_id", json_object_new_string(jobid));
-	jobs = json_object_new_array();
-	one = json_object_new_object();
-	json_object_object_add(one, "job_id", json_object_new_int64(strtoll(jobid, NULL, 10)));
-	json_object_object_add(one, "nodes", json_object_new_string(nodes.s));
-	json_object_array_add(jobs, one);
-	json_object_object_add(req, "jobs", jobs);
+	req.op = WIRE_OP_EARLY;
+	req.nodes = nodes.s;
+	req.count = count;
+	req.time = (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	req.pid = (long)getpid();
+	req.slurm_job_id = (uint32_t)strtoul(jobid, NULL, 10);
+	wire_spool_add_job(&req, req.slurm_job_id, nodes.s);
+	text = wire_spool_encode(&req);
 	snprintf(spooldir, sizeof(spooldir), "%s/spool", cfg->state_dir);
-	if (spool_write(spooldir, "early", json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN),
-			NULL, 0, &err) < 0) {
+	if (spool_write(spooldir, "early", text, NULL, 0, &err) < 0) {
 		fprintf(stderr, PROG ": job %s: %s: its nodes %s are launched when Slurm resumes them\n", jobid,
 			err.msg, nodes.s);
 		syslog(LOG_ERR, "job %s: %s: its nodes %s are launched when Slurm resumes them", jobid, err.msg,
 		       nodes.s);
 	} else
 		spool_poke(cfg->socket_path);
-	json_object_put(req);
+	free(text);
+	req.nodes = NULL;   /* nodes.s, freed below */
+	wire_spool_free(&req);
 	sb_free(&nodes);
 }
 

@@ -39,6 +39,7 @@
 
 #include "config.h"
 #include "plugstack_args.h"
+#include "wire.h"
 
 SPANK_PLUGIN(burst_admission, 1);
 
@@ -85,14 +86,16 @@ static bool in_list(const char *list, const char *word)
 /* Put the refusal in the job's admin comment, where the agent finds it. */
 static void mark_job(uint32_t job, const char *node, const char *why, bool job_side)
 {
-	char arg_job[64], arg_comment[1200];
+	char arg_job[64], arg_comment[3200], text[1001], *note;
 	pid_t pid;
 	int status;
 
 	snprintf(arg_job, sizeof(arg_job), "JobId=%u", job);
 	/* "job refused": the job's fault, not the node's (the agent keeps the node) */
-	snprintf(arg_comment, sizeof(arg_comment), "AdminComment=burst: %srefused on %s: %.1000s",
-		 job_side ? "job " : "", node, why);
+	snprintf(text, sizeof(text), "%.1000s", why);
+	note = wire_note_encode(job_side ? WIRE_NOTE_JOB_REFUSED : WIRE_NOTE_REFUSED, node, text);
+	snprintf(arg_comment, sizeof(arg_comment), "AdminComment=%s", note);
+	free(note);
 	pid = fork();
 	if (pid == 0) {
 		char *argv[] = { "scontrol", "update", arg_job, arg_comment, NULL };

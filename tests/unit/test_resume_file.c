@@ -7,6 +7,20 @@
 
 #include "resume_file.h"
 #include "tap.h"
+#include "wire.h"
+
+/* the index of normalized jobs (a JSON array), as the agent makes it from
+ * a request's jobs, with a budget of max names */
+static struct resume_jobs *index_json(json_object *a, size_t max)
+{
+	struct wire_spool r = { .count = -1 };
+	struct resume_jobs *ix;
+
+	wire_spool_add_jobs_json(&r, a);
+	ix = resume_jobs_index_max(r.jobs, r.njobs, max);
+	wire_spool_free(&r);
+	return ix;
+}
 
 static json_object *jobs_of(const char *fixture)
 {
@@ -91,7 +105,7 @@ int main(void)
 			json_object_object_add(o, "nodes", json_object_new_string(buf));
 			json_object_array_add(a, o);
 		}
-		ix = resume_jobs_index(a);
+		ix = index_json(a, 1 << 20);
 		for (i = 0; i <= 6000; i++) {
 			snprintf(buf, sizeof(buf), "burst-%d", i);
 			/* node 3k is job k-1's last and job k's first: job k-1's */
@@ -101,7 +115,7 @@ int main(void)
 		is_num(bad, 0, "an index of 2,000 jobs answers each of 6,001 nodes with its first job");
 		ok(resume_jobs_of(ix, "burst-6004") == 0 && resume_jobs_of(ix, NULL) == 0, "and no job for others");
 		resume_jobs_free(ix);
-		ix = resume_jobs_index(NULL);
+		ix = index_json(NULL, 1 << 20);
 		ok(resume_jobs_of(ix, "burst-1") == 0, "an index of no jobs answers none");
 		resume_jobs_free(ix);
 		json_object_put(a);
@@ -115,7 +129,7 @@ int main(void)
 						    "{\"job_id\":3,\"nodes\":\"a-[4-6]\"},"
 						    "{\"job_id\":4,\"nodes\":\"c-[1-2]\"},"
 						    "{\"job_id\":5,\"nodes\":\"d-1\"}]");
-		struct resume_jobs *ix = resume_jobs_index_max(a, 13);
+		struct resume_jobs *ix = index_json(a, 13);
 
 		ok(resume_jobs_of(ix, "a-4") == 1 && resume_jobs_of(ix, "b-5") == 2 && resume_jobs_of(ix, "a-6") == 3,
 		   "within the budget: a-4 job 1, b-5 job 2, a-6 job 3");

@@ -17,22 +17,23 @@
 #include <unistd.h>
 
 #include "spool.h"
+#include "wire.h"
 #include "tap.h"
 
-/* spool_request_parse on text: 0 and the op and node count, or -1 and a
+/* wire_spool_decode on text: 0 and the op and node count, or -1 and a
  * message holding want */
 static void parse_len(const char *text, size_t len, const char *want, const char *what)
 {
-	struct spool_request r;
+	struct wire_spool r;
 	burst_err_t err;
-	int rc = spool_request_parse(text, len, 100, &r, &err);
+	int rc = wire_spool_decode(text, len, 100, &r, &err);
 
 	if (!want) {
-		ok(rc == 0 && r.op && r.nodes.n > 0, "%s: a request (%s of %zu nodes)", what, rc == 0 ? r.op : err.msg,
-		   rc == 0 ? r.nodes.n : 0);
-		spool_request_free(&r);
+		ok(rc == 0 && r.nodes && r.names.n > 0, "%s: a request (%s of %zu nodes)", what,
+		   rc == 0 ? wire_spool_op_name(r.op) : err.msg, rc == 0 ? r.names.n : 0);
+		wire_spool_free(&r);
 	} else
-		ok(rc < 0 && strstr(err.msg, want) && !r.req && !r.op && !r.nodes.n, "%s: refused (%s)", what,
+		ok(rc < 0 && strstr(err.msg, want) && !r.nodes && !r.njobs && !r.names.n, "%s: refused (%s)", what,
 		   rc < 0 ? err.msg : "taken");
 }
 
@@ -44,13 +45,13 @@ static void parse_case(const char *text, const char *want, const char *what)
 static void parse_cases(void)
 {
 	static const char nul[] = "{\"op\":\"resume\",\"nodes\":\"n1\"}\0{}";
-	struct spool_request r;
+	struct wire_spool r;
 	burst_err_t err;
 	const char *t = "{\"op\":\"resume\",\"nodes\":\"n[1-3]\",\"jobs\":[]}\n";
 
-	ok(spool_request_parse(t, strlen(t), 100, &r, &err) == 0 && !strcmp(r.op, "resume") && r.nodes.n == 3 &&
-	   !strcmp(r.nodes.names[2], "n3"), "a resume of n[1-3], line end after it: op resume, nodes n1 n2 n3");
-	spool_request_free(&r);
+	ok(wire_spool_decode(t, strlen(t), 100, &r, &err) == 0 && r.op == WIRE_OP_RESUME && r.names.n == 3 &&
+	   !strcmp(r.names.names[2], "n3"), "a resume of n[1-3], line end after it: op resume, nodes n1 n2 n3");
+	wire_spool_free(&r);
 	parse_case("{\"op\":\"suspend\",\"nodes\":\"n1\"}", NULL, "suspend");
 	parse_case("{\"op\":\"resume-fail\",\"nodes\":\"n1,n2\"}", NULL, "resume-fail");
 	parse_case("{\"op\":\"early\",\"nodes\":\"n1\",\"slurm_job_id\":\"7\"}", NULL, "early");

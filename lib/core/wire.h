@@ -1,0 +1,156 @@
+/*
+ * wire.h - one codec per message that crosses a process boundary: a struct,
+ * and its encoder and decoder, here and nowhere else (doc/design.md §2).
+ *
+ *   the spool request   burst-resume, burst-suspend, burst-resume-fail and
+ *                       burst-prolog-slurmctld -> the agent (a JSON file in
+ *                       StateDir/spool, lib/state/spool.c moves it)
+ *   the job's notes     job_submit.lua, the SPANK admission plugin and the
+ *                       agent -> the agent, sacct and the admin (a job's
+ *                       admin comment or comment: "burst: contract=NAME;
+ *                       burst: cost=...")
+ *
+ * The notes need nothing but libc (the SPANK admission plugin writes one);
+ * the spool request is JSON (json-c, linked by the programs that use it).
+ */
+#ifndef BURST_WIRE_H
+#define BURST_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "burst_err.h"
+#include "hostlist.h"
+
+/* ---- the spool request ---- */
+
+#define WIRE_SPOOL_VERSION 1
+
+enum wire_spool_op {
+	WIRE_OP_RESUME,          /* ResumeProgram: launch these nodes */
+	WIRE_OP_SUSPEND,         /* SuspendProgram: terminate them */
+	WIRE_OP_RESUME_FAIL,     /* ResumeFailProgram: Slurm gave up on them */
+	WIRE_OP_EARLY,           /* burst-prolog-slurmctld: a job was allocated them */
+};
+#define WIRE_SPOOL_OPS "resume, suspend, resume-fail or early"
+
+/* A job a resume is for and its nodes (SLURM_RESUME_FILE, normalized:
+ * lib/state/resume_file.h). */
+struct wire_job {
+	uint32_t job_id;
+	char *nodes;             /* a Slurm host list */
+};
+
+struct wire_spool {
+	int version;             /* WIRE_SPOOL_VERSION when encoded here */
+	enum wire_spool_op op;
+	char *nodes;             /* the host list as Slurm gave it */
+	long count;              /* how many names it holds (-1: not said) */
+	double time;             /* when it was written (wall clock, s; 0: not said) */
+	long pid;                /* the writer's (0: not said) */
+	uint32_t slurm_job_id;   /* the job of a prolog's request (0: none) */
+	struct wire_job *jobs;   /* the jobs a resume is for */
+	size_t njobs;
+	char **diagnostics;      /* what the writer said meanwhile, for the agent's log */
+	size_t ndiagnostics;
+	struct hostlist names;   /* decoded only: nodes, expanded */
+};
+
+/* The name of op, as the request carries it ("resume", ...). */
+const char *wire_spool_op_name(enum wire_spool_op op);
+/* The op of a program's role (its name without "burst-"); -1 if none. */
+int wire_spool_op_from_name(const char *name);
+
+/* add a job (copied) or a diagnostic line (copied) to a request being made */
+void wire_spool_add_job(struct wire_spool *r, uint32_t job_id, const char *nodes);
+/* add the jobs of a JSON array of {"job_id", "nodes"} (lib/state/resume_file.h's
+ * normalized jobs; a job id may be a number or a string of one), leaving out
+ * an entry without a positive job id or nodes */
+struct json_object;
+void wire_spool_add_jobs_json(struct wire_spool *r, struct json_object *jobs);
+void wire_spool_add_diagnostic(struct wire_spool *r, const char *line);
+
+/* The request as the one line of JSON text that goes into the spool (a new
+ * string). */
+char *wire_spool_encode(const struct wire_spool *r);
+
+/*
+ * A request's text (len bytes, as spool_read gives them): one JSON object,
+ * blanks after it allowed; "op" a string naming one of WIRE_SPOOL_OPS,
+ * "nodes" a Slurm host list of at most max_nodes names, and what else it
+ * carries of the right type ("version" a number no newer than this
+ * program's, "jobs" an array of {"job_id","nodes"}, "diagnostics" an array
+ * of strings, "slurm_job_id" a job id as a string or a number). Entries of
+ * "jobs" without a positive job id or nodes are left out (Slurm's own file
+ * has such). On success r holds the request; release it with
+ * wire_spool_free. Returns 0, or -1 with err saying what is wrong and where
+ * (r then holds nothing).
+ */
+int wire_spool_decode(const char *text, size_t len, size_t max_nodes, struct wire_spool *r,
+		      burst_err_t *err);
+void wire_spool_free(struct wire_spool *r);
+
+/* ---- the job's notes ---- */
+
+/*
+ * A job's admin comment (or comment) is a list of notes joined by "; ",
+ * each "burst: " and a kind and its text:
+ *   burst: contract=NAME|EXPR            job_submit.lua, at submission
+ *   burst: cost=TEXT                     the agent, when the job ended
+ *   burst: budget=TEXT                   the agent, on a held job's comment
+ *   burst: held: TEXT                    the agent
+ *   burst: refused on NODE: TEXT         the admission plugin (the node's fault)
+ *   burst: job refused on NODE: TEXT     the admission plugin (the job's fault)
+ *   burst: released TEXT                 the agent
+ * and notes of others (not "burst: ...") kept as they are. In a note's text
+ * '%' is written "%25" and ';' "%3B", so that no text can end its note or
+ * start another; control characters are written as \xNN.
+ */
+enum wire_note_kind {
+	WIRE_NOTE_CONTRACT,
+	WIRE_NOTE_COST,
+	WIRE_NOTE_BUDGET,
+	WIRE_NOTE_HELD,
+	WIRE_NOTE_REFUSED,
+	WIRE_NOTE_JOB_REFUSED,
+	WIRE_NOTE_RELEASED,
+	WIRE_NOTE_OTHER,         /* not one of ours: kept as it is */
+};
+
+struct wire_note {
+	enum wire_note_kind kind;
+	char node[256];          /* REFUSED, JOB_REFUSED: the node */
+	char *text;              /* the note's text, decoded (OTHER: the whole note) */
+};
+
+struct wire_notes {
+	struct wire_note *v;
+	size_t n;
+};
+
+/* The notes of a comment (NULL or "": none). Never fails: what is not one
+ * of ours is an OTHER note. */
+void wire_notes_decode(const char *comment, struct wire_notes *out);
+void wire_notes_free(struct wire_notes *notes);
+/* The comment the notes make (a new string; "" for none). */
+char *wire_notes_encode(const struct wire_notes *notes);
+/* One note as its text in a comment (a new string). */
+char *wire_note_encode(enum wire_note_kind kind, const char *node, const char *text);
+/* The first note of kind, or NULL. */
+const struct wire_note *wire_notes_find(const struct wire_notes *notes, enum wire_note_kind kind);
+
+/*
+ * comment with a note of kind whose text is text: a note of the same kind is
+ * replaced where it stands (the first; any others are removed), else the note
+ * is added at the end; text NULL removes the notes of kind. Every other note
+ * stays as it was. A new string.
+ */
+char *wire_notes_put(const char *comment, enum wire_note_kind kind, const char *node, const char *text);
+
+/* wire_notes_put with the note that note is (one note as wire_note_encode
+ * makes it, e.g. handed to a worker thread as text): the kind it is
+ * replaces its like. A new string. */
+char *wire_notes_merge(const char *comment, const char *note);
+
+#endif
