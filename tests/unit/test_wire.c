@@ -14,7 +14,7 @@
 static void spool_round_trip(void)
 {
 	struct wire_spool w = { .count = -1 }, r;
-	burst_err_t err;
+	burst_err_t err = { .msg = "" };
 	char *text;
 
 	w.op = WIRE_OP_RESUME;
