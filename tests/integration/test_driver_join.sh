@@ -53,6 +53,12 @@ done
 grep -q 'burst-[12]: booting -> rejected: rejected at join: node set gpu, local:local.host: driver nvidia 550.54.15 is not blessed (blessed: 535.161.07; bless it with burstctl bless --driver nvidia=550.54.15, or see BlessedDrivers=)' "$LAB/log/agent.log"
 ok $? "a node running an unblessed NVIDIA driver is rejected at join, the reason naming its version"
 rejected=$(grep -o 'burst-[12]: booting -> rejected' "$LAB/log/agent.log" | head -1 | cut -d: -f1)
+# the agent logs the rejection before it answers (its answer is signed on
+# its munge worker): the node's line follows
+for ((i = 0; i < 100; i++)); do
+	grep -q "rejected by the agent: " "$LAB/burst/nodes/$rejected/node.log" 2>/dev/null && break
+	sleep 0.1
+done
 grep -q "rejected by the agent: .*driver nvidia 550.54.15 is not blessed.*; slurmd is not started" "$LAB/burst/nodes/$rejected/node.log"
 ok $? "burst-node on $rejected said why it did not start slurmd" "$LAB/burst/nodes/$rejected/node.log"
 squeue -h -j "$id" -o %T | grep -qv COMPLETED
