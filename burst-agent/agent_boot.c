@@ -62,15 +62,22 @@ static void console_record(const char *node, const struct node_rec *r, char *las
 			ERR("%s: %s", node, err.msg);
 		return;
 	}
+	/* what the instance wrote (escape sequences, a bell, bytes that are
+	 * not UTF-8) is written out before it is stored or shown */
+	{
+		char *e = str_escape_ctl(lines[n - 1]);
+		snprintf(last, lastlen, "%s", e);
+		free(e);
+	}
 	for (i = 0; i < n; i++) {
-		char detail[700];
-		snprintf(detail, sizeof(detail), "%s: %.600s", r->instance, lines[i]);
+		char detail[700], *e = str_escape_ctl(lines[i]);
+		snprintf(detail, sizeof(detail), "%s: %.600s", r->instance, e);
+		free(e);
 		if (state_event(A.db, node, "console", detail, &err) < 0) {
 			ERR("%s: %s", node, err.msg);
 			break;
 		}
 	}
-	snprintf(last, lastlen, "%s", lines[n - 1]);
 	INFO("%s: the last %zu line%s of %s are in the event log (burstctl events --node %s)", node, n,
 	     n == 1 ? "" : "s", where, node);
 }

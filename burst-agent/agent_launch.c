@@ -130,6 +130,13 @@ static void launch_done(struct pjob *j, bool ran)
 		metric_provider_call(l->b.provider, "launch", l->t1 - l->t0, failed > 0 ? failed : 0);
 		pace_launch_answer(l->b.provider, l->b.region, m, l->t0, l->t1, throttled);
 	}
+	/* a driver's text comes back with no control character (provider.h):
+	 * the cloud answered the instance id and the error */
+	for (i = 0; i < m; i++) {
+		str_escape_ctl_buf(pn[i].instance, sizeof(pn[i].instance));
+		str_escape_ctl_buf(pn[i].address, sizeof(pn[i].address));
+		str_escape_ctl_buf(pn[i].error, sizeof(pn[i].error));
+	}
 	batch_begin();
 	for (i = 0; i < m; i++) {
 		struct node_rec rr, *r = &rr;

@@ -73,6 +73,8 @@ static int call(struct aprov *p, struct call *c, enum prov_class *cls, burst_err
 	c->j.run = call_run;
 	c->j.done = call_done;
 	pworker_call(p->w, &c->j);
+	/* a driver's text comes back with no control character (provider.h) */
+	burst_err_escape_ctl(&c->err);
 	/* counted here, on the loop; a failure without a class (exists, ended:
 	 * cannot tell) is transient */
 	metric_provider_call(p->cfg->name, call_op[c->kind], c->t1 - c->t0,
@@ -141,6 +143,7 @@ static void term_run(struct pjob *j, const struct provider_ops *ops, struct prov
 	t->t.rc = ops->terminate(drv, t->node, t->instance, &t->t.cls, &err);
 	crash_point(CP_TERMINATE_AFTER);
 	t->t.seconds = mono() - t0;
+	burst_err_escape_ctl(&err);
 	t->t.err = xstrdup(err.msg);
 }
 

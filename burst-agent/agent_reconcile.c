@@ -365,6 +365,10 @@ static void list_done(struct pjob *j, bool ran)
 	if (ran) {
 		metric_provider_call(l->provider, "list", l->seconds, l->rc < 0 ? (int)(l->cls ? l->cls : PROV_TRANSIENT) : 0);
 		R.list_cpu += l->cpu;
+		/* a driver's text comes back with no control character (provider.h);
+		 * the instances' fields were written out by prov_list_add */
+		burst_err_escape_ctl(&l->err);
+		str_escape_ctl_buf(l->l.note, sizeof(l->l.note));
 	}
 	if (ran && l->rc < 0)
 		ERR("reconcile: cannot list the instances of provider %s (%s): %s; nothing is decided for it this round",

@@ -239,7 +239,11 @@ void slurm_node_then(const char *name, const char *addr, uint32_t state, const c
 	c->node = xstrdup(name);
 	c->addr = addr ? xstrdup(addr) : NULL;
 	c->state = state;
-	c->reason = reason ? xstrdup(reason) : NULL;
+	/* a reason quotes what others wrote (a cloud's error, a node's console
+	 * or record): slurmctld logs it and scontrol and sinfo print it as it
+	 * is, one line each, so none of its control characters (a newline, an
+	 * escape sequence) goes there */
+	c->reason = reason ? str_escape_ctl(reason) : NULL;
 	c->cb = then;
 	c->arg = arg;
 	sc_submit(c);

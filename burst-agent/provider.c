@@ -1,6 +1,7 @@
 /*
  * provider.c - the table of provider drivers (provider.h).
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,16 @@ static const char *strs_put(struct prov_list *l, const char *s, int kind)
 	return r;
 }
 
+/* Whether s may need str_escape_ctl: a byte that is not printable ASCII
+ * (the usual listing has none, and is copied as it is). */
+static bool needs_escape(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p >= 0x7f)
+			return true;
+	return false;
+}
+
 struct prov_instance *prov_list_add(struct prov_list *l, const char *id, const char *cluster,
 				    const char *node, const char *state)
 {
@@ -104,10 +115,22 @@ struct prov_instance *prov_list_add(struct prov_list *l, const char *id, const c
 	}
 	in = &l->v[l->n++];
 	memset(in, 0, sizeof(*in));
-	in->id = strs_put(l, id, -1);
-	in->cluster = strs_put(l, cluster, 0);
-	in->node = strs_put(l, node, -1);
-	in->state = strs_put(l, state, 1);
+	{
+		/* what a cloud lists (its tags are anyone's with access to the
+		 * account) is logged and put in node reasons: its control
+		 * characters are written out here, as it enters the agent */
+		const char *f[4] = { id, cluster, node, state };
+		char *e[4] = { NULL, NULL, NULL, NULL };
+		for (int k = 0; k < 4; k++)
+			if (f[k] && needs_escape(f[k]))
+				f[k] = e[k] = str_escape_ctl(f[k]);
+		in->id = strs_put(l, f[0], -1);
+		in->cluster = strs_put(l, f[1], 0);
+		in->node = strs_put(l, f[2], -1);
+		in->state = strs_put(l, f[3], 1);
+		for (int k = 0; k < 4; k++)
+			free(e[k]);
+	}
 	return in;
 }
 

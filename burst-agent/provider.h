@@ -9,6 +9,12 @@
  * region on a cooldown), throttled and transient errors are retried later
  * with the same idempotency key, permanent and auth errors fail the nodes
  * with a message an admin can act on.
+ *
+ * A driver's text is the cloud's (an error message, a fault, a tag, an
+ * instance id, a console): the agent writes out its control characters
+ * (str_escape_ctl) where it comes back from the worker, before it is
+ * logged, stored or sent to Slurm (agent_prov.c, agent_launch.c,
+ * agent_reconcile.c, prov_list_add; the console line by line, agent_boot.c).
  */
 #ifndef BURST_PROVIDER_H
 #define BURST_PROVIDER_H

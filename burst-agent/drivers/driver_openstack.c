@@ -479,10 +479,8 @@ static enum os_class list_cluster(struct provider *p, struct region_client *r, s
 			v->status = xstrdup(jstr(s, "status") ? jstr(s, "status") : "");
 			v->created = dup_or_null(jstr(s, "created"));
 			v->addr = fixed_address(s);
-			if (json_object_object_get_ex(s, "fault", &fault) && jstr(fault, "message")) {
-				v->fault = xstrdup(jstr(fault, "message"));
-				str_trim(v->fault);
-			}
+			if (json_object_object_get_ex(s, "fault", &fault) && jstr(fault, "message"))
+				v->fault = os_cloud_text(jstr(fault, "message"));
 		}
 		json_object_put(root);
 		if (got < 500)
@@ -619,11 +617,8 @@ static char *server_fault(struct region_client *r, const char *id)
 	if (os_compute(r->c, "GET", path, NULL, "show server", &st, &ans, &err) == OS_OK &&
 	    (root = jparse(ans))) {
 		if (json_object_object_get_ex(root, "server", &s) && json_object_object_get_ex(s, "fault", &f) &&
-		    jstr(f, "message")) {
-			char *t = xstrdup(jstr(f, "message"));
-			msg = xstrdup(str_trim(t));
-			free(t);
-		}
+		    jstr(f, "message"))
+			msg = os_cloud_text(jstr(f, "message"));
 		json_object_put(root);
 	}
 	free(ans);

@@ -232,12 +232,17 @@ static int error_from_doc(xmlDoc *doc, char **code, char **message, char **rid)
 	*rid = child_text(root, "RequestID");
 	if (!*rid)
 		*rid = child_text(root, "RequestId");
-	if (!*code)
-		*code = xstrdup("");
-	if (!*message)
-		*message = xstrdup("");
-	if (!*rid)
-		*rid = xstrdup("");
+	/* the cloud's text, bound for logs, node reasons and terminals: its
+	 * control characters (a newline, a C1 CSI; XML carries no ESC) written
+	 * out as it enters */
+	{
+		char **f[] = { code, message, rid };
+		for (size_t i = 0; i < 3; i++) {
+			char *t = str_escape_ctl(*f[i] ? *f[i] : "");
+			free(*f[i]);
+			*f[i] = t;
+		}
+	}
 	return 0;
 }
 
@@ -987,6 +992,10 @@ static void set_err(burst_err_t *err, const struct ec2_client *c, struct strbuf 
 	snprintf(buf, cap, "%s", msg->s ? msg->s : "");
 	ec2_redact(buf, cap, secrets);
 	burst_err_set(err, "%s", buf);
+	/* every message made of an answer's text (its error document, what
+	 * could not be read of it) is made here: no control character of the
+	 * cloud's leaves */
+	burst_err_escape_ctl(err);
 	free(buf);
 	sb_free(msg);
 }
@@ -1583,7 +1592,7 @@ enum ec2_class ec2_describe_instance_types(struct ec2_client *c, const char *con
 		cls = call(c, "DescribeInstanceTypes", n == 1 ? types[0] : NULL, b.s, &doc, NULL, err);
 		sb_free(&b);
 		if (cls == EC2_OK && types_from_doc(doc, out, &next, err) != 0) {
-			char *why = xstrdup(err->msg);
+			char *why = str_escape_ctl(err->msg);
 			burst_err_set(err, "ec2 DescribeInstanceTypes in %s: %s", c->region, why);
 			free(why);
 			cls = EC2_PERMANENT;

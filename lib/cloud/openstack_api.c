@@ -683,7 +683,22 @@ char *os_error_message(const char *json)
 		}
 	}
 	json_object_put(root);
+	if (msg) {
+		/* the cloud's text, bound for logs, node reasons and terminals:
+		 * its control characters written out as it enters */
+		char *e = str_escape_ctl(msg);
+		free(msg);
+		msg = e;
+	}
 	return msg;
+}
+
+char *os_cloud_text(const char *s)
+{
+	char *t = str_escape_ctl(s);
+
+	str_trim(t);
+	return t;
 }
 
 struct os_client *os_client_new(const struct os_client_opts *o, burst_err_t *err)
@@ -841,8 +856,11 @@ static enum os_class authenticate(struct os_client *c, burst_err_t *err)
 	}
 	cls = OS_OK;
 out:
-	if (cls != OS_OK)
+	if (cls != OS_OK) {
 		os_redact(err->msg, sizeof(err->msg), secrets);
+		/* what Keystone answered went into it (a message, a catalog's regions) */
+		burst_err_escape_ctl(err);
+	}
 	resp_free(&r);
 	return cls;
 }
@@ -893,6 +911,7 @@ static enum os_class request(struct os_client *c, bool image, const char *method
 		char m[sizeof(err->msg)];
 		snprintf(m, sizeof(m), "%.600s: %.3400s", what, err->msg);
 		burst_err_set(err, "%s", m);
+		burst_err_escape_ctl(err);
 		resp_free(&r);
 		return OS_TRANSIENT;
 	}
@@ -902,6 +921,8 @@ static enum os_class request(struct os_client *c, bool image, const char *method
 		char *m = os_error_message(r.body.s);
 		cls = os_classify(st, m);
 		burst_err_set(err, "%s: HTTP %ld from %s %s: %s", what, st, method, url, m ? m : "(no message)");
+		/* the URL is the token catalog's: the cloud's text too */
+		burst_err_escape_ctl(err);
 		free(m);
 	}
 	if (answer)

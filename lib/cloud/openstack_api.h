@@ -185,8 +185,13 @@ enum os_class os_flavors(struct os_client *c, char *const *aliases, size_t nalia
 int os_parse_flavors(const char *json, char *const *aliases, size_t naliases,
 		     struct ec2_instance_types *out, burst_err_t *err);
 
-/* Nova's message from an error body ({"badRequest": {"message": ...}}), or NULL. */
+/* Nova's message from an error body ({"badRequest": {"message": ...}}), or
+ * NULL; its control characters written out (str_escape_ctl). */
 char *os_error_message(const char *json);
+
+/* A text of the cloud's (a server's fault message) as it may be logged,
+ * stored and shown: control characters written out, blanks trimmed. */
+char *os_cloud_text(const char *s);
 
 /* Replace every occurrence of each secret (NULL-terminated list) in msg with
  * "[redacted]". */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "burst_err.h"
+#include "strutil.h"
 
 void burst_err_set(burst_err_t *err, const char *fmt, ...)
 {
@@ -46,4 +47,10 @@ void burst_err_clear(burst_err_t *err)
 		return;
 	err->msg[0] = '\0';
 	err->pos = SIZE_MAX;
+}
+
+void burst_err_escape_ctl(burst_err_t *err)
+{
+	if (err)
+		str_escape_ctl_buf(err->msg, sizeof(err->msg));
 }

@@ -27,4 +27,8 @@ void burst_err_append(burst_err_t *err, const char *fmt, ...)
 
 void burst_err_clear(burst_err_t *err);
 
+/* The message with its control characters written out (str_escape_ctl),
+ * where text from elsewhere (a cloud's answer) went into it. */
+void burst_err_escape_ctl(burst_err_t *err);
+
 #endif

@@ -296,6 +296,23 @@ char *str_escape_ctl(const char *s)
 	return out;
 }
 
+void str_escape_ctl_buf(char *s, size_t len)
+{
+	size_t i, l;
+	char *e;
+
+	if (!s || !len)
+		return;
+	for (i = 0; s[i]; i += l)
+		if (escape_kind((const unsigned char *)s + i, &l) != 'c')
+			break;
+	if (!s[i])
+		return;
+	e = str_escape_ctl(s);
+	snprintf(s, len, "%s", e);
+	free(e);
+}
+
 double wall_seconds(void)
 {
 	struct timespec ts;

@@ -37,6 +37,10 @@ const char *str_suggest(const char *word, const char *const *cands, size_t n);
  */
 char *str_escape_ctl(const char *s);
 
+/* The same in place, for a buffer of len bytes that holds s: cut to fit
+ * (a cut escape stays plain text). Nothing is done when nothing needs it. */
+void str_escape_ctl_buf(char *s, size_t len);
+
 /*
  * The length of the UTF-8 character at p: 1 for ASCII (NUL included), 2 to
  * 4 for a valid sequence (RFC 3629: no overlong form, no surrogate, nothing

@@ -13,7 +13,9 @@ driver under test got from Keystone is what Nova checks.
 Two test hooks. So that a build can fail the way a cloud's does: an image
 named "burst-broken" (made here) is refused by the compute driver at spawn
 (ImageUnacceptable: Nova aborts the build, the server goes ERROR with a
-fault). And so that each server has an address of its own in the tests'
+fault); so is "burst-hostile", whose fault message carries terminal escape
+sequences (ESC, OSC, BEL) and a newline, as a hostile or broken cloud's may.
+And so that each server has an address of its own in the tests'
 network, as a tenant network's DHCP would give (the Neutron fixture gives
 every port the same one): once the --address-file exists, holding a /24
 prefix such as "10.1.2", each new port's fixed IP is PREFIX.200, .201, ...
@@ -37,7 +39,7 @@ finds one image only when it asks for status=active, as the driver does.
                [--address-file FILE]
 
 When it serves, FILE (--info) is written: {"image", "broken_image",
-"network"}. It stops when the --stop file appears (or on SIGTERM).
+"hostile_image", "network"}. It stops when the --stop file appears (or on SIGTERM).
 """
 import argparse
 import copy
@@ -67,6 +69,9 @@ from nova.virt import fake as fake_virt
 ARGS = None
 BROKEN_IMAGE = "b0b0b0b0-0000-4000-8000-00000000dead"
 QUEUED_IMAGE = "b0b0b0b0-0000-4000-8000-00000000cafe"
+HOSTILE_IMAGE = "b0b0b0b0-0000-4000-8000-00000000beef"
+# a fault that clears a terminal, sets its title, rings it and forges a line
+HOSTILE_REASON = "os_nova.py: \x1b[2J\x1b]0;owned\x07the image burst-hostile\ndoes not boot"
 
 
 def spawn_or_refuse(orig):
@@ -74,6 +79,8 @@ def spawn_or_refuse(orig):
         if getattr(image_meta, "name", None) == "burst-broken":
             raise exception.ImageUnacceptable(
                 image_id=image_meta.id, reason="os_nova.py: the image burst-broken does not boot")
+        if getattr(image_meta, "name", None) == "burst-hostile":
+            raise exception.ImageUnacceptable(image_id=image_meta.id, reason=HOSTILE_REASON)
         return orig(self, context, instance, image_meta, *args, **kwargs)
     return spawn
 
@@ -137,6 +144,9 @@ class Serve(integrated_helpers._IntegratedTestBase):
             "nova.virt.fake.FakeDriver.spawn", spawn_or_refuse(fake_virt.FakeDriver.spawn)))
         self.neutron.create_port = addressed_ports(self.neutron, self.neutron.create_port)
         self.glance.create(None, {"id": BROKEN_IMAGE, "name": "burst-broken", "status": "active",
+                                  "container_format": "raw", "disk_format": "raw",
+                                  "visibility": "public", "properties": {}})
+        self.glance.create(None, {"id": HOSTILE_IMAGE, "name": "burst-hostile", "status": "active",
                                   "container_format": "raw", "disk_format": "raw",
                                   "visibility": "public", "properties": {}})
         self.glance.create(None, {"id": QUEUED_IMAGE, "name": "burst-broken", "status": "queued",
@@ -209,7 +219,7 @@ class Serve(integrated_helpers._IntegratedTestBase):
         gsock = eventlet.listen(("127.0.0.1", ARGS.glance_port))
         eventlet.spawn(eventlet.wsgi.server, gsock, self.glance_app, log=sys.stderr, debug=False)
         info = {"image": self.glance.image1["id"], "broken_image": BROKEN_IMAGE,
-                "network": nova_fixtures.NeutronFixture.network_1["id"]}
+                "hostile_image": HOSTILE_IMAGE, "network": nova_fixtures.NeutronFixture.network_1["id"]}
         tmp = ARGS.info + ".tmp"
         with open(tmp, "w") as f:
             json.dump(info, f)

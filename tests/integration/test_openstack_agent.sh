@@ -12,7 +12,9 @@
 #     with CLOUD_PROVIDER=os; after SuspendTime the server is deleted;
 #  3. a wrong password: the node is DOWN with the auth reason, no secret in
 #     any log;
-#  4. an image whose servers go ERROR: the node is DOWN with Nova's fault;
+#  4. an image whose servers go ERROR: the node is DOWN with Nova's fault,
+#     whose escape sequences and newline are written out in the node's
+#     reason, the event log and the agent's log (os_nova.py's burst-hostile);
 #  5. by then the agent has used its tokens for longer than one lives, and
 #     Nova never answered 401 (each was replaced before it expired); then
 #     Keystone revokes the agent's token (the user disabled): the agent's
@@ -127,7 +129,7 @@ Provider=local Bridge=$LAB_BR Address=$LAB_NET.1/24
 AllowInsecureEndpoint=yes
 Provider=os Type=openstack Regions=RegionOne CredentialsFile=$aux/clouds.yaml Cloud=lab Image=$OS_IMAGE Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp BuildWait=120
 Provider=oshold Type=openstack Regions=RegionOne CredentialsFile=$aux/pw.rc Image=$OS_IMAGE Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp ComputeEndpoint=$hold_ep
-Provider=osimg Type=openstack Regions=RegionOne CredentialsFile=$aux/pw.rc Image=burst-broken Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp BuildWait=120
+Provider=osimg Type=openstack Regions=RegionOne CredentialsFile=$aux/pw.rc Image=burst-hostile Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp BuildWait=120
 Provider=osbad Type=openstack Regions=RegionOne CredentialsFile=$aux/bad.rc Image=$OS_IMAGE Networks=$OS_NET JoinAddress=$LAB_NET.1:$jp
 Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
 NodeSet=cloud Nodes=burst-[1-2] Partition=burst Providers=os InstanceTypes=burst.nocap,burst.small
@@ -311,6 +313,25 @@ reason=$(scontrol show node burst-4 | grep -o 'Reason=.*')
 [[ "$reason" == *"went ERROR: Build of instance "*" aborted: "* ]]
 ok $? "burst-4 is DOWN with Nova's fault ($reason)"
 scancel "$id"
+# the fault clears the screen, sets the terminal's title, rings it and
+# forges a line: written out wherever it goes, no ESC, BEL or newline of the
+# cloud's reaches Slurm, the event log or the agent's log (before the fix the
+# reason and the log held them raw)
+hostile='os_nova.py: \x1b[2J\x1b]0;owned\x07the image burst-hostile\x0adoes not boot'
+scontrol show node burst-4 >"$LAB/node4.out" 2>&1
+grep -qF "$hostile" "$LAB/node4.out" && ! grep -q $'[\x1b\x07]' "$LAB/node4.out" &&
+	[ "$(grep -c 'does not boot' "$LAB/node4.out")" = 1 ] && ! grep -q '^does not boot' "$LAB/node4.out"
+ok $? "scontrol show node: the reason holds the fault written out, on its one line" "$LAB/node4.out"
+"$burstctl" --config "$LAB/etc/burst.conf" events --node burst-4 >"$LAB/events4.out" 2>&1
+grep -qF "$hostile" "$LAB/events4.out" && ! grep -q $'[\x1b\x07]' "$LAB/events4.out"
+ok $? "burstctl events: the fault written out" "$LAB/events4.out"
+python3 -c 'import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("select detail from events where node = ?", ("burst-4",)).fetchall()
+d = "\n".join(r[0] or "" for r in rows)
+sys.exit(0 if sys.argv[2] in d and not any(c in d for c in "\x1b\x07") else 1)' "$LAB/burst/agent.db" "$hostile" 2>"$LAB/err"
+ok $? "... and so it is stored in the event log (agent.db)" "$LAB/err"
+grep -qF "$hostile" "$LAB/log/agent.log" && ! grep -q $'[\x1b\x07]' "$LAB/log/agent.log"
+ok $? "the agent's log: the fault written out, no ESC or BEL in it" "$LAB/log/agent.log"
 
 # --- 5. tokens expired and replaced; Keystone revokes the agent's token ---
 # the agent's calls (launches, the reconciler's listings every 2 s) used

@@ -38,5 +38,9 @@ int main(void)
 		   "  holds the first whole, and the next one or a start of it after a newline");
 		ok(len == 0 || err.msg[len - 1] != '\n', "  and does not end in a newline");
 	}
+	/* a cloud's text in a message: written out */
+	burst_err_set(&err, "ec2: %s", "No\033[2J\nforged");
+	burst_err_escape_ctl(&err);
+	is_str(err.msg, "ec2: No\\x1b[2J\\x0aforged", "burst_err_escape_ctl writes out ESC and the newline");
 	return done_testing();
 }

@@ -269,6 +269,20 @@ static void test_errors(void)
 		ec2_instances_free(&l);
 		free(xml);
 	}
+	/* the cloud's text is written out as it enters: XML carries no ESC, but
+	 * a newline (a forged log line) and a C1 CSI it does */
+	{
+		const char *xml = "<Response><Errors><Error><Code>Bad&#10;Code</Code><Message>line one&#10;forged "
+				  "line \302\233" "2J&#13;x</Message></Error></Errors><RequestID>r&#9;1</RequestID></Response>";
+		char *code = NULL, *msg = NULL, *rid = NULL;
+		ok(ec2_parse_error(xml, strlen(xml), &code, &msg, &rid) == 0, "an error document with control characters");
+		is_str(code, "Bad\\x0aCode", "its code written out");
+		is_str(msg, "line one\\x0aforged line \\u009b2J\\x0dx", "its message: newline, C1 CSI, CR written out");
+		is_str(rid, "r\\x091", "its request id: the tab written out");
+		free(code);
+		free(msg);
+		free(rid);
+	}
 	/* an XXE attempt: external entities are never loaded or substituted */
 	{
 		const char *xxe = "<?xml version=\"1.0\"?><!DOCTYPE r [<!ENTITY x SYSTEM "

@@ -97,6 +97,14 @@ static void test_errors(void)
 	has_str(js, "the image burst-broken does not boot", "... with its fault");
 	free(js);
 	ok(os_error_message("not json") == NULL, "no message from a non-JSON body");
+	/* the cloud's text is written out as it enters: an escape sequence and
+	 * a newline in a fault or an error body reach no log, reason or terminal */
+	m = os_error_message("{\"badRequest\": {\"code\": 400, \"message\": \"bad\\u001b[2J\\u001b]0;x\\u0007\\nforged log line\"}}");
+	is_str(m, "bad\\x1b[2J\\x1b]0;x\\x07\\x0aforged log line", "a message's ESC, BEL and newline are written out");
+	free(m);
+	m = os_cloud_text("  Build of instance x aborted: \033[31mred\n\302\233" "2J  ");
+	is_str(m, "Build of instance x aborted: \\x1b[31mred\\x0a\\u009b2J", "a fault: written out and trimmed");
+	free(m);
 	/* found by tests/fuzz/fuzz_openstack: a body that is JSON but no object
 	 * (a proxy's "503", a bare string) was walked as an object */
 	ok(os_error_message("503") == NULL, "no message from a JSON number");

@@ -2,7 +2,8 @@
  * test_prov_list.c - burst-agent/provider.c's listing: an instance's
  * strings are the list's own copies, stay where they are while the list
  * grows (a record points into them), and a cluster or state repeated from
- * one instance to the next is kept once.
+ * one instance to the next is kept once; their control characters are
+ * written out.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,12 @@ int main(void)
 	is_num(bad, 0, "every instance's strings and numbers as added");
 	ok(l.v[20000].cluster == first_cluster, "one cluster kept once for all");
 	ok(l.v[20000].state == l.v[19998].state, "a state repeated is kept once");
+	/* what a cloud lists is anyone's with access to the account (a tag): its
+	 * control characters are written out as it enters the agent */
+	in = prov_list_add(&l, "i-\033[2J", "lab", "burst-1\n[forged] line", "caf\303\251");
+	is_str(in->id, "i-\\x1b[2J", "a listed id's ESC is written out");
+	is_str(in->node, "burst-1\\x0a[forged] line", "a node tag's newline is written out");
+	is_str(in->state, "caf\303\251", "UTF-8 is kept");
 	prov_list_free(&l);
 	ok(l.n == 0 && !l.v && !l.strs, "freed and zeroed");
 	return done_testing();

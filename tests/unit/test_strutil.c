@@ -27,6 +27,16 @@ int main(void)
 	esc("c1 \302\233" "2J", "c1 \\u009b2J", "a UTF-8 C1 CSI");
 	esc("caf\303\251 \342\202\254", "caf\303\251 \342\202\254", "other UTF-8 is kept");
 	esc(NULL, "", "NULL is the empty string");
+	{
+		/* in place, in a buffer: cut to fit; nothing done to clean text */
+		char b[16] = "plain", c[16] = "a\033[2J\nbcdefghij", d[32] = "a\033[2Jb";
+		str_escape_ctl_buf(b, sizeof(b));
+		is_str(b, "plain", "in place: clean text is kept");
+		str_escape_ctl_buf(d, sizeof(d));
+		is_str(d, "a\\x1b[2Jb", "in place: ESC written out");
+		str_escape_ctl_buf(c, sizeof(c));
+		is_str(c, "a\\x1b[2J\\x0abcd", "in place: cut to the buffer (%zu bytes)", sizeof(c));
+	}
 	/* bytes that are not UTF-8 (found by the bless_report fuzz target: a
 	 * provenance record's driver name quoted in burstctl's message) */
 	esc("a\2332Jb", "a\\x9b2Jb", "a lone 0x9b (CSI to an 8-bit terminal) is written out");
