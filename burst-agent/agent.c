@@ -78,7 +78,7 @@ static void vlogmsg(const char *level, const char *fmt, va_list ap)
 	FILE *f = A.log ? A.log : stderr;
 
 	if (A.syslog) {
-		vsyslog(level[0] == 'e' ? LOG_ERR : LOG_INFO, fmt, ap);
+		vsyslog(level[0] == 'e' ? LOG_ERR : level[0] == 'w' ? LOG_WARNING : LOG_INFO, fmt, ap);
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -652,6 +652,9 @@ static int setup_active(void)
 	fd_limits();
 	slurm_init(NULL);
 	slurm_settings();
+	/* budgets by account: only where a user cannot escape them */
+	if (budget_accounts_verdict(A.cfg) < 0)
+		return -1;
 	/* every later call to slurmctld: off the loop */
 	if (slurm_worker_start() < 0)
 		return -1;

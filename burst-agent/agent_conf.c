@@ -305,6 +305,30 @@ void agent_conf_free(void)
 	rank_cache_clear();
 }
 
+int budget_accounts_verdict(const struct burst_config *cfg)
+{
+	burst_err_t err, warn;
+	char *line, *nl;
+
+	burst_err_clear(&err);
+	burst_err_clear(&warn);
+	if (config_check_budget_accounts(cfg, &A.slurm_acct, &err, &warn) > 0) {
+		for (line = err.msg; line && *line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			ERR("%.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
+		}
+		ERR("%s: refused: budgets by account that a user can escape (burstctl check-config %s says the same)",
+		    cfg->path, cfg->path);
+		return -1;
+	}
+	for (line = warn.msg; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		logmsg("warning", "%.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
+	}
+	A.account_check = config_account_budget(cfg) && !A.slurm_acct.associations;
+	return 0;
+}
+
 /* Read burst.conf into the agent's globals; on failure they are untouched. */
 int load_conf(void)
 {
@@ -339,6 +363,10 @@ int load_conf(void)
 		ERR("%s: refused (burstctl check-config %s says the same)", A.conf_path, A.conf_path);
 		goto fail;
 	}
+	/* a reload: its budgets by account against Slurm's enforcement as read
+	 * at start (at start: setup_active, once slurmctld was asked) */
+	if (old.cfg && budget_accounts_verdict(c.cfg) < 0)
+		goto fail;
 	c.cs = config_candidates(c.cfg, c.cat, &err);
 	if (!c.cs) {
 		ERR("%s", err.msg);

@@ -118,6 +118,10 @@ struct agent {
 	double dropped_said;
 	uid_t slurm_uid;
 	char munge_socket[PATH_MAX]; /* empty: munge's default */
+	struct slurm_acct slurm_acct; /* Slurm's accounting enforcement, read at start (slurm_settings) */
+	bool account_check;      /* Account= budgets and Slurm does not enforce associations
+				  * (BudgetAccountTrust=unenforced): each job's account is
+				  * checked against slurmdbd before a launch for it */
 	FILE *log;               /* NULL: stderr */
 	bool syslog;             /* log to syslog (LOG_DAEMON) instead */
 	const char *log_path;    /* -L, else burst.conf LogFile= */
@@ -156,6 +160,9 @@ double mono(void);
 
 /* agent_conf.c: configuration state */
 int load_conf(void);
+/* Budgets by account against Slurm's enforcement (A.slurm_acct): -1 refused
+ * (said), else 0 with warnings said and A.account_check set for cfg. */
+int budget_accounts_verdict(const struct burst_config *cfg);
 void ensure_nodes(void);
 void agent_conf_free(void);
 struct bnode *node_find(const char *name);
@@ -299,6 +306,14 @@ void lost_jobs_go_on(void);
  * its account and time limit (minutes; 0 when unlimited or not known).
  * false when the job was not read (yet). */
 bool slurm_job_meta(uint32_t job, char *account, size_t alen, uint32_t *time_limit);
+/*
+ * With A.account_check (Account= budgets, Slurm not enforcing
+ * associations): is the job's account, as read with its contract, one of
+ * its user's associations in slurmdbd? 1 yes (or no account, or not
+ * checked), 0 no (why says so), -1 not known yet (slurmctld or slurmdbd
+ * could not be asked: ask again later).
+ */
+int slurm_job_account_ok(uint32_t job, char *why, size_t len);
 /* Put note in the job's admin comment: a note of the same kind (the same
  * words up to its first '=') is replaced, anything else stays. final: the
  * job ended; slurmctld refuses updates of an ended job, so then its

@@ -340,6 +340,9 @@ struct job_pick {
 	unsigned nnodes;         /* its requested nodes in the node set */
 	int budget;              /* 0: not checked yet; 1: within the budgets; -B: budget B refuses */
 	char *bwhy;              /* the refusing budget's reason, or NULL */
+	int account;             /* A.account_check: 0 not checked yet; 1 an association;
+				  * -1 not one (awhy); -2 not known yet (awhy) */
+	char *awhy;
 	ssize_t elig[32];        /* its candidates not cooling down, in rank order (pace_pick) */
 	int nelig;               /* -1: not listed yet */
 };
@@ -548,6 +551,47 @@ void launch_requested(void)
 				state_node_clear(&r);
 				continue;
 			}
+			if (A.account_check && r.job) {
+				/*
+				 * Budgets count accounts and Slurm does not hold a job's
+				 * account to its user's associations: no launch for a job
+				 * whose account is none of its user's (the agent's own
+				 * check, against slurmdbd); one whose account is not known
+				 * yet waits, requested.
+				 */
+				if (!jp->account) {
+					char awhy[1200];
+					int a = slurm_job_account_ok((uint32_t)r.job, awhy, sizeof(awhy));
+					jp->account = a == 1 ? 1 : a == 0 ? -1 : -2;
+					if (a != 1) {
+						free(jp->awhy);
+						jp->awhy = xstrdup(awhy);
+					}
+				}
+				if (jp->account == -2) {
+					ERR_LIMITED("account not known yet", "%s: not launched yet: %s", names[i], jp->awhy);
+					state_node_clear(&r);
+					continue;
+				}
+				if (jp->account == -1) {
+					char note[600], text[300], acct[128] = "", *n;
+					burst_err_t e2;
+					uint32_t lim = 0;
+					/* (the note's text is encoded: an account cannot end it) */
+					slurm_job_meta((uint32_t)r.job, acct, sizeof(acct), &lim);
+					snprintf(text, sizeof(text), "account %.100s is not an association of the job's user "
+						 "(budgets count accounts)", acct);
+					n = wire_note_encode(WIRE_NOTE_HELD, NULL, text);
+					snprintf(note, sizeof(note), "%s", n);
+					free(n);
+					if (state_event(A.db, names[i], "budget", jp->awhy, &e2) < 0)
+						ERR("%s: %s", names[i], e2.msg);
+					ERR("%s: not launched: %s", names[i], jp->awhy);
+					fail_node_hold(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, jp->awhy, note);
+					state_node_clear(&r);
+					continue;
+				}
+			}
 			{
 				/*
 				 * The budgets: no launch that would cross one. A job's nodes
@@ -660,6 +704,7 @@ void launch_requested(void)
 			job_order_free(&jobs[k].jo);
 			free(jobs[k].tried);
 			free(jobs[k].bwhy);
+			free(jobs[k].awhy);
 		}
 		free(jobs);
 		pick_index_free(&jx);

@@ -13,6 +13,7 @@
  * function), against the node records as they are by then.
  */
 #include <errno.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,7 +55,27 @@ int slurm_settings(void)
 	if (slurm_load_ctl_conf((time_t)0, &sc) != SLURM_SUCCESS) {
 		ERR("cannot read Slurm's configuration (%s): only root may use the control socket",
 		    slurm_strerror(burst_slurm_errno()));
+		/* Slurm's accounting enforcement from the file slurmctld reads instead */
+		slurmconf_acct(A.slurm_conf, &A.slurm_acct);
+		if (config_account_budget(A.cfg))
+			INFO("budgets by account: AccountingStorageEnforce read from %s, slurmctld not answering%s%s",
+			     A.slurm_conf, A.slurm_acct.known ? "" : ": ", A.slurm_acct.known ? "" : A.slurm_acct.why);
 		return -1;
+	}
+	{
+		/* what slurmctld enforces (scontrol show config's
+		 * AccountingStorageEnforce): the running daemon's, whatever
+		 * slurm.conf says now, its Include files and configless set-ups
+		 * too, and none when it has no slurmdbd (controller.c) */
+		static const char *const words[] = { "associations", "limits", "wckeys", "qos", "safe", "nojobs",
+			"nosteps", NULL };
+		char text[256] = "";
+		size_t i, used = 0;
+		for (i = 0; words[i]; i++)
+			if (sc->accounting_storage_enforce & (1u << i))
+				used += (size_t)snprintf(text + used, sizeof(text) - used, "%s%s", used ? "," : "", words[i]);
+		slurm_acct_from_ctld(&A.slurm_acct, sc->accounting_storage_enforce & BURST_ENFORCE_ASSOCS,
+				     text, sc->accounting_storage_type);
 	}
 	{
 		const char *so = sc->authinfo ? strstr(sc->authinfo, "socket=") : NULL;
@@ -94,6 +115,10 @@ struct scall {
 	void *arg;
 	struct jobs_req *reqs;            /* jobs on nodes: the batch it answers */
 	size_t nreqs;
+	bool check_assoc;                 /* a job read: is its account an association of its user? */
+	int assoc;                        /* ... 1 yes, 0 no, -1 could not be asked, 2 not asked */
+	char user[64];                    /* ... its user */
+	char assoc_why[600];              /* ... -1: why */
 };
 
 /* One jobs_on() request: answered with the others of its batch. */
@@ -918,12 +943,77 @@ struct contract_entry {
 	bool read;               /* slurmctld answered with the job */
 	char *contract;          /* NULL: none, why says */
 	char account[128];
+	char user[64];           /* the job's user */
+	int assoc;               /* its account an association of its user: 1 yes, 0 no,
+				  * -1 slurmdbd could not be asked, 2 not asked */
+	char assoc_why[600];     /* -1: why */
 	uint32_t time_limit;     /* minutes; 0: unlimited or not known */
 	char why[600];
 	double until;            /* known: kept until then */
 };
 static struct contract_entry *contracts;
 static size_t ncontracts;
+
+/* A list of slurmdb.h's, whose type 22.05 calls List and 24.11 list_t *. */
+typedef __typeof__(((slurmdb_job_cond_t *)0)->step_list) dblist_t;
+
+/*
+ * Is account one of user's associations on this cluster (slurmdbd's
+ * associations, as sacctmgr show assoc lists them)? 1 yes, 0 no, -1 when
+ * slurmdbd cannot be asked (why). On the Slurm worker only; answers are
+ * kept a minute (one job array's thousands of jobs ask once).
+ */
+#define ASSOC_KEEP_S 60.0
+#define ASSOC_CACHE 256
+static int dbd_is_association(const char *user, const char *account, char *why, size_t len)
+{
+	static struct { char user[64], account[128]; int yes; double at; } cache[ASSOC_CACHE];
+	static size_t ncache, next;
+	slurmdb_assoc_cond_t cond;
+	dblist_t got;
+	uint16_t flags = 0;
+	void *db;
+	size_t i;
+	int yes;
+
+	for (i = 0; i < ncache; i++)
+		if (!strcmp(cache[i].user, user) && !strcmp(cache[i].account, account) &&
+		    mono() - cache[i].at < ASSOC_KEEP_S)
+			return cache[i].yes;
+	errno = 0;
+	if (!(db = slurmdb_connection_get(&flags))) {
+		snprintf(why, len, "cannot reach slurmdbd: %s", slurm_strerror(errno ? errno : SLURM_ERROR));
+		return -1;
+	}
+	memset(&cond, 0, sizeof(cond));
+	cond.acct_list = slurm_list_create(free);
+	slurm_list_append(cond.acct_list, xstrdup(account));
+	cond.user_list = slurm_list_create(free);
+	slurm_list_append(cond.user_list, xstrdup(user));
+	cond.cluster_list = slurm_list_create(free);
+	slurm_list_append(cond.cluster_list, xstrdup(cluster_name));
+	errno = 0;
+	got = slurmdb_associations_get(db, &cond);
+	if (!got) {
+		snprintf(why, len, "slurmdbd did not list the associations: %s", slurm_strerror(errno ? errno : SLURM_ERROR));
+		yes = -1;
+	} else {
+		yes = slurm_list_count(got) > 0;
+		slurm_list_destroy(got);
+	}
+	slurm_list_destroy(cond.acct_list);
+	slurm_list_destroy(cond.user_list);
+	slurm_list_destroy(cond.cluster_list);
+	slurmdb_connection_close(&db);
+	if (yes >= 0) {
+		i = ncache < ASSOC_CACHE ? ncache++ : next++ % ASSOC_CACHE;
+		snprintf(cache[i].user, sizeof(cache[i].user), "%s", user);
+		snprintf(cache[i].account, sizeof(cache[i].account), "%s", account);
+		cache[i].yes = yes;
+		cache[i].at = mono();
+	}
+	return yes;
+}
 
 static void w_contract(struct scall *c)
 {
@@ -946,6 +1036,22 @@ static void w_contract(struct scall *c)
 		c->state = 1;
 		c->reason = xstrdup(j->account ? j->account : "");
 		c->n = j->time_limit == INFINITE || j->time_limit == NO_VAL ? 0 : j->time_limit;
+		if (j->user_name && *j->user_name)
+			snprintf(c->user, sizeof(c->user), "%s", j->user_name);
+		else {
+			struct passwd pw, *pp = NULL;
+			char buf[1024];
+			if (getpwuid_r(j->user_id, &pw, buf, sizeof(buf), &pp) == 0 && pp)
+				snprintf(c->user, sizeof(c->user), "%s", pw.pw_name);
+			else
+				snprintf(c->user, sizeof(c->user), "%u", j->user_id);
+		}
+		/* a job's account is its user's word unless slurmctld enforces
+		 * associations: then checked here, against slurmdbd (Budget=
+		 * Account=, BudgetAccountTrust=unenforced) */
+		c->assoc = 2;
+		if (c->check_assoc && j->account && *j->account)
+			c->assoc = dbd_is_association(c->user, j->account, c->assoc_why, sizeof(c->assoc_why));
 		cm = msg->job_array[0].admin_comment;
 		wire_notes_decode(cm, &notes);
 		if ((n = wire_notes_find(&notes, WIRE_NOTE_CONTRACT)) && *n->text)
@@ -977,9 +1083,14 @@ static void t_contract(struct scall *c)
 			snprintf(contracts[i].why, sizeof(contracts[i].why), "%s", c->out);
 			contracts[i].read = c->state == 1;
 			snprintf(contracts[i].account, sizeof(contracts[i].account), "%s", c->reason ? c->reason : "");
+			snprintf(contracts[i].user, sizeof(contracts[i].user), "%s", c->user);
+			contracts[i].assoc = c->state == 1 ? c->assoc : -1;
+			if (contracts[i].assoc < 0)
+				snprintf(contracts[i].assoc_why, sizeof(contracts[i].assoc_why), "%s",
+					 c->state == 1 ? c->assoc_why : "slurmctld did not give the job");
 			contracts[i].time_limit = (uint32_t)c->n;
-			/* a reading that failed (slurmctld away) is not kept long */
-			contracts[i].until = now() + (c->rc < 0 ? CONTRACT_RETRY_S : CONTRACT_KEEP_S);
+			/* a reading that failed (slurmctld or slurmdbd away) is not kept long */
+			contracts[i].until = now() + (c->rc < 0 || contracts[i].assoc < 0 ? CONTRACT_RETRY_S : CONTRACT_KEEP_S);
 			break;
 		}
 }
@@ -1025,8 +1136,49 @@ int slurm_job_contract(uint32_t job, char **contract, char *why, size_t len)
 	contracts[ncontracts++].job = job;
 	c = sc_new("load_job", w_contract, t_contract);
 	c->job = job;
+	c->check_assoc = A.account_check;
 	sc_submit(c);
 	return 0;
+}
+
+int slurm_job_account_ok(uint32_t job, char *why, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < ncontracts; i++) {
+		struct contract_entry *e = &contracts[i];
+		if (e->job != job || !e->known)
+			continue;
+		if (e->read && e->assoc == 2 && e->account[0] && A.account_check) {
+			/* read before the check was asked for (a reload added a budget
+			 * by account): read again */
+			e->until = 0;
+			snprintf(why, len, "job %u's account is read again, to check it against slurmdbd", job);
+			return -1;
+		}
+		if (!e->read) {
+			snprintf(why, len, "job %u could not be read from slurmctld (%s): its account is not known yet",
+				 job, e->why);
+			return -1;
+		}
+		if (e->assoc == 0) {
+			char *a = str_escape_ctl(e->account), *u = str_escape_ctl(e->user);
+			snprintf(why, len, "job %u's account %s is not an association of its user %s in slurmdbd "
+				 "(Slurm does not enforce associations here, and a budget counts accounts: "
+				 "BudgetAccountTrust=unenforced); held until an administrator releases it", job, a, u);
+			free(a);
+			free(u);
+			return 0;
+		}
+		if (e->assoc < 0) {
+			snprintf(why, len, "job %u's account cannot be checked against slurmdbd's associations: %s",
+				 job, e->assoc_why);
+			return -1;
+		}
+		return 1;
+	}
+	snprintf(why, len, "job %u has not been read from slurmctld yet", job);
+	return -1;
 }
 
 bool slurm_job_meta(uint32_t job, char *account, size_t alen, uint32_t *time_limit)
@@ -1044,8 +1196,6 @@ bool slurm_job_meta(uint32_t job, char *account, size_t alen, uint32_t *time_lim
 
 /* ---- notes on jobs: the cost when it ended, a hold for a budget ---- */
 
-/* A list of slurmdb.h's, whose type 22.05 calls List and 24.11 list_t *. */
-typedef __typeof__(((slurmdb_job_cond_t *)0)->step_list) dblist_t;
 
 #define DBD_TRIES 20              /* slurmctld's end of a job reaches slurmdbd in a moment */
 #define DBD_RETRY_US 250000

@@ -713,6 +713,33 @@ static int cmd_check_config(struct opts *o, int argc, char **argv)
 	}
 	cat = load_catalog(o, cfg);
 	problems = config_check(cfg, cat, &err);
+	if (config_account_budget(cfg)) {
+		/* budgets by account need slurmctld to hold accounts to
+		 * associations: slurm.conf says whether it does (the file slurmctld
+		 * reads when it starts, which AccountingStorageEnforce needs) */
+		struct slurm_acct sa;
+		burst_err_t warn;
+		char path[PATH_MAX];
+		const char *sc = getenv("SLURM_CONF"), *slash = strrchr(o->config, '/');
+
+		if (!sc || !*sc) {
+			snprintf(path, sizeof(path), "%.*s/slurm.conf", slash ? (int)(slash - o->config) : 1,
+				 slash ? o->config : ".");
+			sc = access(path, F_OK) == 0 ? path : "/etc/slurm/slurm.conf";
+		}
+		slurmconf_acct(sc, &sa);
+		burst_err_clear(&warn);
+		if (problems == 0)
+			burst_err_clear(&err);
+		problems += config_check_budget_accounts(cfg, &sa, &err, &warn);
+		if (warn.msg[0]) {
+			char *line = warn.msg, *nl;
+			for (; line && *line; line = nl ? nl + 1 : NULL) {
+				nl = strchr(line, '\n');
+				fprintf(stderr, "%s: warning: %.*s\n", prog, nl ? (int)(nl - line) : (int)strlen(line), line);
+			}
+		}
+	}
 	for (i = 0; i < cfg->nnodesets; i++)
 		nodes += cfg->nodesets[i].nodes.n;
 	for (i = 0; i < cfg->nproviders && cfg->allow_insecure_endpoint; i++)

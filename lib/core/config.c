@@ -973,6 +973,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
 		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
 		"BlessedDrivers", "MetricsListen", "CostNoteInterval", "InterruptionCooldown", "EarlyLaunch",
+		"BudgetAccountTrust",
 		"JoinReportMemory", NULL };
 	struct conf_word w[MAX_WORDS];
 	struct burst_config *cfg = ld->cfg;
@@ -1059,6 +1060,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		 str_ieq(w[0].key, "BlessedDrivers") || str_ieq(w[0].key, "MetricsListen") ||
 		 str_ieq(w[0].key, "CostNoteInterval") || str_ieq(w[0].key, "InterruptionCooldown") ||
 		 str_ieq(w[0].key, "EarlyLaunch") || str_ieq(w[0].key, "JoinReportMemory") ||
+		 str_ieq(w[0].key, "BudgetAccountTrust") ||
 		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint") ||
 		 str_ieq(w[0].key, "AllowInsecureEndpoint")) {
 		int k;
@@ -1092,6 +1094,17 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			} else if (str_ieq(w[k].key, "EarlyLaunch")) {
 				if (!parse_bool(w[k].val, &cfg->early_launch))
 					lerr(ld, file, line, "EarlyLaunch is yes or no, not '%s'", w[k].val);
+			} else if (str_ieq(w[k].key, "BudgetAccountTrust")) {
+				/* whose word a budget by account takes: Slurm's enforced
+				 * associations, or (the risk accepted) the agent's own check */
+				if (str_ieq(w[k].val, "enforced"))
+					cfg->budget_accounts_unenforced = false;
+				else if (str_ieq(w[k].val, "unenforced"))
+					cfg->budget_accounts_unenforced = true;
+				else
+					lerr(ld, file, line, "BudgetAccountTrust is enforced (the default: Account= budgets need "
+					     "Slurm's AccountingStorageEnforce=associations) or unenforced (the risk accepted), "
+					     "not '%s'", w[k].val);
 			} else if (str_ieq(w[k].key, "AllowInlineContracts")) {
 				if (!parse_bool(w[k].val, &cfg->allow_inline))
 					lerr(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
@@ -1872,6 +1885,62 @@ static int join_problem(const struct burst_config *cfg, const struct cfg_provide
 	burst_err_append(err, "%s:%d: Provider %s: nothing says where its instances send their join report: set JoinAddress=ADDRESS:PORT (globally or on this line; the address instances reach the agent at, maybe a NAT or load-balancer address) or JoinListen= with a specific address",
 			 p->where.file, p->where.line, p->name);
 	return 1;
+}
+
+const struct cfg_budget *config_account_budget(const struct burst_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nbudgets; i++)
+		if (cfg->budgets[i].account)
+			return &cfg->budgets[i];
+	return NULL;
+}
+
+int config_check_budget_accounts(const struct burst_config *cfg, const struct slurm_acct *sa,
+				 burst_err_t *err, burst_err_t *warn)
+{
+	char slurm[PATH_MAX + 600];
+	int problems = 0;
+	size_t i;
+
+	if (!config_account_budget(cfg))
+		return 0;
+	if (!sa->known)
+		snprintf(slurm, sizeof(slurm), "whether Slurm enforces associations is unknown: %s", sa->why);
+	else
+		snprintf(slurm, sizeof(slurm), "%s has AccountingStorageEnforce=%s, AccountingStorageType=%s",
+			 sa->source, sa->enforce, sa->type);
+	for (i = 0; i < cfg->nbudgets; i++) {
+		const struct cfg_budget *b = &cfg->budgets[i];
+		if (!b->account || (sa->known && sa->associations))
+			continue;
+		if (sa->known && !sa->dbd) {
+			burst_err_append(err, "%s:%d: Budget %s: Account=%s counts the jobs of a Slurm account, and %s: "
+					 "without slurmdbd an account is whatever the user types (sbatch --account) and "
+					 "nothing can check it; set AccountingStorageType=accounting_storage/slurmdbd and "
+					 "AccountingStorageEnforce=associations, or drop Account=",
+					 b->where.file, b->where.line, b->name, b->account, slurm);
+			problems++;
+		} else if (!cfg->budget_accounts_unenforced) {
+			burst_err_append(err, "%s:%d: Budget %s: Account=%s counts the jobs of a Slurm account, which the "
+					 "user chooses (sbatch --account): %s, so slurmctld does not hold a job's account to "
+					 "its user's associations and a user escapes the budget by naming another account. "
+					 "Set AccountingStorageEnforce=associations (or limits, qos, safe; slurmctld restarted), "
+					 "or accept the risk with BudgetAccountTrust=unenforced (the agent then checks each "
+					 "job's account against slurmdbd's associations itself and holds the job when it is "
+					 "none of its user's)", b->where.file, b->where.line, b->name, b->account, slurm);
+			problems++;
+		} else if (warn)
+			burst_err_append(warn, "%s:%d: Budget %s: Account=%s: WARNING: Slurm does not enforce associations "
+					 "(%s): a job's account is what its user typed. BudgetAccountTrust=unenforced accepts "
+					 "that: the agent checks each job's account against slurmdbd's associations before it "
+					 "launches for it, and holds a job whose account is none of its user's; a job Slurm "
+					 "places on a burst node already up needs no launch and is not checked, and a user of "
+					 "several accounts still picks which budget pays",
+					 b->where.file, b->where.line, b->name, b->account, slurm);
+	}
+	return problems;
 }
 
 int config_check(const struct burst_config *cfg, const struct catalog *cat,

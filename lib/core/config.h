@@ -14,6 +14,7 @@
 #include "contract.h"
 #include "hostlist.h"
 #include "resolver.h"
+#include "slurmconf.h"
 
 #define BURST_DEFAULT_STATE_DIR "/var/lib/slurm-burst"
 
@@ -189,6 +190,9 @@ struct burst_config {
 	size_t nblessed_drivers;
 	struct cfg_budget *budgets;  /* Budget= lines */
 	size_t nbudgets;
+	bool budget_accounts_unenforced; /* BudgetAccountTrust=unenforced: Account= budgets without
+					  * Slurm's association enforcement (the risk accepted, the
+					  * agent checking each job's account itself) */
 };
 
 /*
@@ -248,6 +252,24 @@ const char *config_identity_change(const struct burst_config *old, const struct 
  */
 int config_check(const struct burst_config *cfg, const struct catalog *cat,
 		 burst_err_t *err);
+
+/* The first Budget= line with an Account= (NULL: none). */
+const struct cfg_budget *config_account_budget(const struct burst_config *cfg);
+
+/*
+ * Budgets by account against Slurm's accounting as sa says it is: a job's
+ * account is the user's choice (sbatch --account), which slurmctld holds to
+ * the user's associations only with AccountingStorageEnforce=associations
+ * (or limits, qos, safe, wckeys, all) and slurmdbd. Without that (or when
+ * sa could not be read), each Account= budget is a problem appended to err
+ * ("file:line: Budget NAME: ..."), unless BudgetAccountTrust=unenforced
+ * accepts the risk: then a warning is appended to warn instead (the agent
+ * checks each job's account against slurmdbd's associations itself). No
+ * slurmdbd at all is a problem either way: there is no association to
+ * check an account against. Returns the number of problems.
+ */
+int config_check_budget_accounts(const struct burst_config *cfg, const struct slurm_acct *sa,
+				 burst_err_t *err, burst_err_t *warn);
 
 /* Whether burst-agent has a driver for provider type t. */
 bool config_has_driver(const char *type);

@@ -31,6 +31,15 @@
 #endif
 
 /*
+ * slurm_conf_t.accounting_storage_enforce's bit for "associations"
+ * (ACCOUNTING_ENFORCE_ASSOCS, bit 0, in src/common/read_config.h of 22.05
+ * and 24.11; not in the public headers): set when slurmctld holds a job's
+ * account to its user's associations. The other bits in order: limits,
+ * wckeys, qos, safe, nojobs, nosteps.
+ */
+#define BURST_ENFORCE_ASSOCS 0x0001u
+
+/*
  * The error of the last failed libslurm call. slurm_get_errno() is gone in
  * 24.11; it only ever returned errno, which every release sets.
  */
