@@ -41,6 +41,7 @@
 #include "provider.h"
 #include "pworker.h"
 #include "state.h"
+#include "wire.h"
 
 /* A node launched at allocation (and, before Slurm 23.11.1, any node)
  * starts slurmd at least this long before the next tick of the clock its
@@ -254,7 +255,7 @@ bool join_line(struct conn *c);
 void join_too_big(struct conn *c);
 /* Answer p with o (put here); once it is written, admitted (a node name,
  * or NULL) is marked answered. */
-void join_answer(const struct join_peer *p, json_object *o, const char *admitted);
+void join_answer(const struct join_peer *p, const char *answer, const char *admitted);
 /* The signer's worker: 0, or -1 (logged). Stopped at exit. */
 int join_signer_start(void);
 void join_signer_stop(void);
@@ -262,7 +263,7 @@ void join_signer_stop(void);
 char *munge_open(const char *cred, uid_t *uid, char *why, size_t len);
 
 /* agent_notice.c: a node's spot interruption notice (req: op "notice") */
-void handle_notice(struct join_peer *p, json_object *req, size_t got);
+void handle_notice(struct join_peer *p, const struct wire_join_request *req, size_t got);
 
 /*
  * agent_slurm.c: every call to slurmctld (but slurm_settings, at start-up)

@@ -20,6 +20,7 @@
 #include "agent_int.h"
 #include "crash.h"
 #include "join_verify.h"
+#include "wire.h"
 #include "policy.h"
 #include "slurm_compat.h"
 #include "sigv4.h"
@@ -283,17 +284,14 @@ static struct sign_job *sign_job(enum sign_for what, char *payload, const char *
 	return j;
 }
 
-/* Write a reply object (one line) unsigned, and put it: to a node that sent no hello. */
-static void send_plain(int fd, json_object *o)
+/* Write a reply (one line) unsigned: to a node that sent no hello. */
+static void send_plain(int fd, const char *s)
 {
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
-
 	if (write(fd, s, strlen(s)) < 0 || write(fd, "\n", 1) < 0)
 		ERR_LIMITED("join: answers not written", "join: cannot answer: %s", strerror(errno));
-	json_object_put(o);
 }
 
-void join_answer(const struct join_peer *p, json_object *o, const char *admitted)
+void join_answer(const struct join_peer *p, const char *answer, const char *admitted)
 {
 	struct join_binding b;
 	struct sign_job *j;
@@ -301,15 +299,14 @@ void join_answer(const struct join_peer *p, json_object *o, const char *admitted
 	int fd;
 
 	if (!p->authed) {
-		send_plain(p->fd, o);
+		send_plain(p->fd, answer);
 		if (admitted) {
 			answered(admitted);
 			crash_point(CP_JOIN_ANSWERED);
 		}
 		return;
 	}
-	text = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	json_object_put(o);
+	text = xstrdup(answer);
 	b.node = p->hello.node;
 	b.instance = p->hello.instance;
 	b.nonce = p->hello.nonce;
@@ -398,12 +395,11 @@ bool join_line(struct conn *c)
 		char why[200];
 		int k = join_hello_parse(c->buf, c->len, &h, why, sizeof(why));
 		if (k < 0) {
-			json_object *o = json_object_new_object();
+			char *o = join_hello_refusal(why);
 			ERR_LIMITED("join: malformed hellos", "join: malformed hello (%zu bytes): %s; refused", c->len, why);
 			metric_join("malformed");
-			json_object_object_add(o, "hello", json_object_new_string("refused"));
-			json_object_object_add(o, "reason", json_object_new_string(why));
 			send_plain(c->fd, o);
+			free(o);
 			return false;
 		}
 		if (k > 0)
@@ -417,11 +413,12 @@ bool join_line(struct conn *c)
 	return false;
 }
 
+static void reply_reject(const struct join_peer *p, const char *reason);
+
 void join_too_big(struct conn *c)
 {
 	struct join_conn *jc = c->data;
 	struct join_peer p;
-	json_object *o = json_object_new_object();
 
 	memset(&p, 0, sizeof(p));
 	p.fd = c->fd;
@@ -429,21 +426,24 @@ void join_too_big(struct conn *c)
 		p.authed = true;
 		p.hello = jc->hello;
 	}
-	json_object_object_add(o, "admit", json_object_new_boolean(false));
-	json_object_object_add(o, "reason", json_object_new_string("report too large"));
-	join_answer(&p, o, NULL);
+	reply_reject(&p, "report too large");
 }
 
-static void reply_json(const struct join_peer *p, bool admit, const char *reason, json_object *record)
+/* The answer a, encoded, sent (signed to a node that sent a hello);
+ * admitted: the node admitted (answered once written). */
+static void reply(const struct join_peer *p, const struct wire_join_answer *a, const char *admitted)
 {
-	json_object *o = json_object_new_object();
+	char *text = wire_join_answer_encode(a);
 
-	json_object_object_add(o, "admit", json_object_new_boolean(admit));
-	if (reason)
-		json_object_object_add(o, "reason", json_object_new_string(reason));
-	if (record)
-		json_object_object_add(o, "record", record);
-	join_answer(p, o, NULL);
+	join_answer(p, text, admitted);
+	free(text);
+}
+
+static void reply_reject(const struct join_peer *p, const char *reason)
+{
+	struct wire_join_answer a = { .decision = WIRE_JOIN_REJECT, .reason = (char *)reason };
+
+	reply(p, &a, NULL);
 }
 
 /*
@@ -459,28 +459,24 @@ static void reply_json(const struct join_peer *p, bool admit, const char *reason
  * at whichever comes first, so it waits at most the window's margin, not
  * for the rest of the request's second. Marked answered once written.
  */
-static void reply_admit(const struct join_peer *p, const char *node, json_object *record, double requested,
+static void reply_admit(const struct join_peer *p, const char *node, struct wire_join_answer *a, double requested,
 			bool early)
 {
-	json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "admit", json_object_new_boolean(true));
-	json_object_object_add(o, "record", record);
+	a->decision = WIRE_JOIN_ADMIT;
 	if (early || BURST_SLURMD_SAME_SECOND_STALL) {
-		json_object *w = json_object_new_object();
-		json_object_object_add(w, "clock", json_object_new_string(BURST_SLURMD_BOOT_CLOCK_UPTIME ? "boot" : "wall"));
-		json_object_object_add(w, "margin_ms", json_object_new_int(SLURMD_WINDOW_MARGIN_MS));
-		json_object_object_add(o, "slurmd_window", w);
+		a->window = true;
+		a->window_boot = BURST_SLURMD_BOOT_CLOCK_UPTIME;
+		a->margin_ms = SLURMD_WINDOW_MARGIN_MS;
 	}
 	if (!early && BURST_SLURMD_SAME_SECOND_STALL && requested > 0)
-		json_object_object_add(o, "slurmd_not_before", json_object_new_int64((int64_t)requested + 1));
-	join_answer(p, o, node);
+		a->not_before = (long long)requested + 1;
+	reply(p, a, node);
 }
 
 /* An admitted node's answer, held until Slurm has its address. */
 struct admit_wait {
 	struct join_peer peer;   /* its descriptor a duplicate of the connection's */
-	json_object *rec;
+	struct wire_join_answer rec;   /* its record */
 	double requested;
 	bool early;
 	char node[128];
@@ -493,24 +489,21 @@ static void admit_after_address(void *arg, bool ran, bool ok)
 	if (!ran) {
 		/* the agent stops: no answer (the node is admitted; its slurmd
 		 * comes up or the registration check relaunches it) */
-		json_object_put(w->rec);
 	} else {
 		if (!ok)
 			ERR("%s: admitted, though slurmctld did not take its address (above)", w->node);
-		reply_admit(&w->peer, w->node, w->rec, w->requested, w->early);
+		reply_admit(&w->peer, w->node, &w->rec, w->requested, w->early);
 	}
+	wire_join_answer_free(&w->rec);
 	close(w->peer.fd);
 	free(w);
 }
 
 static void reply_retry(const struct join_peer *p)
 {
-	json_object *o = json_object_new_object();
+	struct wire_join_answer a = { .decision = WIRE_JOIN_RETRY, .reason = (char *)"not ready for this instance yet" };
 
-	json_object_object_add(o, "admit", json_object_new_boolean(false));
-	json_object_object_add(o, "retry", json_object_new_boolean(true));
-	json_object_object_add(o, "reason", json_object_new_string("not ready for this instance yet"));
-	join_answer(p, o, NULL);
+	reply(p, &a, NULL);
 }
 
 uint64_t addr_key(const char *instance, const char *address)
@@ -575,19 +568,20 @@ static void answer_admitted(const struct join_peer *p, const char *node, const s
 			    const char *digest, double requested)
 {
 	const struct node_rec r = *rp;
-	json_object *rec = json_object_new_object();
+	struct wire_join_answer rec = { .decision = WIRE_JOIN_ADMIT, .margin_ms = -1 };
 	struct bnode *ni = node_find(node);
 	struct admit_wait *w;
 
-	json_object_object_add(rec, "CLOUD_PROVIDER", json_object_new_string(r.provider ? r.provider : ""));
-	json_object_object_add(rec, "CLOUD_INSTANCE_TYPE", json_object_new_string(r.instance_type ? r.instance_type : ""));
-	json_object_object_add(rec, "CLOUD_INSTANCE_ID", json_object_new_string(r.instance));
-	json_object_object_add(rec, "CLOUD_NODE", json_object_new_string(node));
-	json_object_object_add(rec, "CLOUD_NODESET", json_object_new_string(r.nodeset ? r.nodeset : ""));
-	json_object_object_add(rec, "CLOUD_PROVENANCE_ID", json_object_new_string(digest));
+	wire_join_answer_add(&rec, "CLOUD_PROVIDER", r.provider);
+	wire_join_answer_add(&rec, "CLOUD_INSTANCE_TYPE", r.instance_type);
+	wire_join_answer_add(&rec, "CLOUD_INSTANCE_ID", r.instance);
+	wire_join_answer_add(&rec, "CLOUD_NODE", node);
+	wire_join_answer_add(&rec, "CLOUD_NODESET", r.nodeset);
+	wire_join_answer_add(&rec, "CLOUD_PROVENANCE_ID", digest);
 	if (ni && r.address && ni->addr_in_slurm == addr_key(r.instance, r.address)) {
 		/* slurmctld has had it since the launch */
-		reply_admit(p, node, rec, requested, r.early);
+		reply_admit(p, node, &rec, requested, r.early);
+		wire_join_answer_free(&rec);
 		return;
 	}
 	w = xcalloc(1, sizeof(*w));
@@ -600,7 +594,8 @@ static void answer_admitted(const struct join_peer *p, const char *node, const s
 	if (w->peer.fd < 0) {
 		ERR("%s: cannot keep its join connection (%s): answered before Slurm has its address",
 		    node, strerror(errno));
-		reply_admit(p, node, rec, requested, r.early);
+		reply_admit(p, node, &w->rec, requested, r.early);
+		wire_join_answer_free(&w->rec);
 		free(w);
 		slurm_node(node, r.address, NO_VAL, NULL);
 	} else {
@@ -622,7 +617,9 @@ static void answer_admitted(const struct join_peer *p, const char *node, const s
 static void handle_join(struct join_peer *p, const char *buf, size_t got)
 {
 	char why[1200], *payload = NULL;
-	json_object *req = NULL, *pay = NULL, *jrec = NULL;
+	json_object *jrec = NULL;
+	struct wire_join_request rq;
+	struct wire_join_claim pay = { NULL, NULL, NULL, NULL };
 	struct node_rec r;
 	burst_err_t err;
 	const char *node = NULL, *instance = NULL, *cred, *text, *bad = NULL, *digest;
@@ -637,28 +634,27 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 	memset(&rep, 0, sizeof(rep));
 	memset(&res, 0, sizeof(res));
 	rep.uid = (uid_t)-1;
-	req = json_tokener_parse(buf);
-	if (jstr(req, "op") && !strcmp(jstr(req, "op"), "notice")) {
+	if (wire_join_request_decode(buf, got, &rq, &err) == 0 && rq.op == WIRE_JOIN_NOTICE) {
 		/* burst-node's interruption watch (agent_notice.c) */
-		handle_notice(p, req, got);
+		handle_notice(p, &rq, got);
 		goto out;
 	}
 	crash_point(CP_JOIN_RECEIVED);
-	cred = jstr(req, "cred");
-	text = jstr(req, "record");
+	cred = rq.cred;
+	text = rq.record;
 	if (text)
 		sigv4_sha256_hex(text, strlen(text), p->digest);
 	if (!cred || !text) {
 		ERR_LIMITED("join: malformed reports", "join: malformed report (%zu bytes: no cred or record), refused", got);
 		metric_join("malformed");
-		reply_json(p, false, "malformed report", NULL);
+		reply_reject(p, "malformed report");
 		goto out;
 	}
 	payload = munge_open(cred, &rep.uid, why, sizeof(why));
 	if (!payload) {
 		ERR_LIMITED("join: reports without a valid credential", "join: %s; report refused", why);
 		metric_join("refused");
-		reply_json(p, false, why, NULL);
+		reply_reject(p, why);
 		goto out;
 	}
 	/* munge_open waited on munged: an agent frozen meanwhile and deposed
@@ -677,7 +673,7 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 		free(en);
 		free(ei);
 		metric_join("refused");
-		reply_json(p, false, "the report is not of the node and instance its hello named", NULL);
+		reply_reject(p, "the report is not of the node and instance its hello named");
 		goto out;
 	}
 	if (!p->authed) {
@@ -714,7 +710,7 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 		     node, instance);
 		/* its slurmd's registration is waited for from now */
 		if (transition(node, NS_ADMITTED, &r, NS_ADMITTED, "its report answered again") != 1) {
-			reply_json(p, false, "state changed", NULL);
+			reply_reject(p, "state changed");
 			goto out;
 		}
 		metric_join("admitted");
@@ -728,7 +724,7 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 		free(en);
 		free(ei);
 		metric_join("refused");
-		reply_json(p, false, res.reason, NULL);
+		reply_reject(p, res.reason);
 		goto out;
 	}
 	crash_point(CP_JOIN_VERIFIED);
@@ -758,10 +754,8 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 	}
 	lease_check();   /* the checks above took a while: still ours? */
 	{
-		json_object *tm, *v;
-		if (json_object_object_get_ex(req, "timing", &tm)) {
-			double pv = json_object_object_get_ex(tm, "provenance_s", &v) ? json_object_get_double(v) : -1;
-			double av = json_object_object_get_ex(tm, "acceptance_s", &v) ? json_object_get_double(v) : -1;
+		{
+			double pv = rq.provenance_s, av = rq.acceptance_s;
 			char acc[48], prov[48];
 			/* a node without acceptance.conf ran no acceptance test; one
 			 * that reported a problem sent no provenance time */
@@ -786,7 +780,7 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 		metric_join("rejected");
 		fail_node(node, NS_BOOTING, &r, NS_REJECTED, full);
 		crash_point(CP_JOIN_REJECTED);
-		reply_json(p, false, bad, NULL);
+		reply_reject(p, bad);
 		goto out;
 	}
 	{
@@ -796,7 +790,7 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 		requested = bn && bn->requested_at > 0 && bn->requested_at <= launched ? bn->requested_at : launched;
 	}
 	if (transition(node, NS_BOOTING, &r, NS_ADMITTED, digest) != 1) {
-		reply_json(p, false, "state changed", NULL);
+		reply_reject(p, "state changed");
 		goto out;
 	}
 	crash_point(CP_JOIN_ADMITTED);
@@ -823,8 +817,8 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 	answer_admitted(p, node, &r, digest, requested);
 out:
 	free(payload);
-	json_object_put(req);
-	json_object_put(pay);
+	wire_join_request_free(&rq);
+	wire_join_claim_free(&pay);
 	json_object_put(jrec);
 	state_node_clear(&r);
 }

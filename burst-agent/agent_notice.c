@@ -28,21 +28,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
 #include "join_verify.h"
 #include "strutil.h"
+#include "wire.h"
 
 static void reply_notice(const struct join_peer *p, bool ok, const char *reason)
 {
-	json_object *o = json_object_new_object();
+	struct wire_notice_answer a = { ok, (char *)reason };
+	char *text = wire_notice_answer_encode(&a);
 
-	json_object_object_add(o, "ok", json_object_new_boolean(ok));
-	if (reason)
-		json_object_object_add(o, "reason", json_object_new_string(reason));
-	join_answer(p, o, NULL);
+	join_answer(p, text, NULL);
+	free(text);
 }
 
 /* The jobs running on a node under a notice: each requeued. */
@@ -100,11 +99,11 @@ static void act(const char *node, struct node_rec *r, const struct notice_report
 	jobs_on(node, notice_jobs, xstrdup(node));
 }
 
-void handle_notice(struct join_peer *p, json_object *req, size_t got)
+void handle_notice(struct join_peer *p, const struct wire_join_request *req, size_t got)
 {
 	char why[1200], *payload = NULL;
-	const char *cred = NULL, *bad;
-	json_object *v, *pay = NULL;
+	const char *cred = req->cred, *bad;
+	struct wire_notice_claim pay = { NULL, NULL, NULL, NULL };
 	struct notice_report rep;
 	struct join_expect held;
 	struct node_rec r;
@@ -115,8 +114,6 @@ void handle_notice(struct join_peer *p, json_object *req, size_t got)
 	memset(&r, 0, sizeof(r));
 	memset(&rep, 0, sizeof(rep));
 	rep.uid = (uid_t)-1;
-	if (json_object_object_get_ex(req, "cred", &v) && json_object_is_type(v, json_type_string))
-		cred = json_object_get_string(v);
 	if (!cred) {
 		ERR_LIMITED("notice: malformed notices", "notice: malformed (%zu bytes: no cred), refused", got);
 		reply_notice(p, false, "malformed notice");
@@ -171,6 +168,6 @@ refused:
 	reply_notice(p, true, NULL);
 out:
 	free(payload);
-	json_object_put(pay);
+	wire_notice_claim_free(&pay);
 	state_node_clear(&r);
 }

@@ -8,22 +8,13 @@
 #include "join_verify.h"
 #include "sigv4.h"
 
-static const char *claim(json_object *o, const char *key)
+void join_claims(const char *payload, struct join_report *rep, struct wire_join_claim *owner)
 {
-	json_object *v;
-	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
-		json_object_get_string(v) : NULL;
-}
-
-void join_claims(const char *payload, struct join_report *rep, json_object **owner)
-{
-	json_object *pay = payload ? json_tokener_parse(payload) : NULL;
-
-	rep->node = claim(pay, "node");
-	rep->instance = claim(pay, "instance");
-	rep->token = claim(pay, "token");
-	rep->digest = claim(pay, "digest");
-	*owner = pay;
+	wire_join_claim_decode(payload, owner);
+	rep->node = owner->node;
+	rep->instance = owner->instance;
+	rep->token = owner->token;
+	rep->digest = owner->digest;
 }
 
 static enum join_verdict refuse(struct join_result *res, const char *why)
@@ -125,15 +116,13 @@ const char *join_acceptance(json_object *rec, char *why, size_t len)
 	return failed ? why : NULL;
 }
 
-void notice_claims(const char *payload, struct notice_report *rep, json_object **owner)
+void notice_claims(const char *payload, struct notice_report *rep, struct wire_notice_claim *owner)
 {
-	json_object *pay = payload ? json_tokener_parse(payload) : NULL;
-
-	rep->node = claim(pay, "node");
-	rep->instance = claim(pay, "instance");
-	rep->action = claim(pay, "action");
-	rep->time = claim(pay, "time");
-	*owner = pay;
+	wire_notice_claim_decode(payload, owner);
+	rep->node = owner->node;
+	rep->instance = owner->instance;
+	rep->action = owner->action;
+	rep->time = owner->time;
 }
 
 const char *notice_verify(const struct notice_report *rep, uid_t want_uid, const struct join_expect *e)

@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "node_state.h"
+#include "wire.h"
 
 /* What a report says: its credential (decoded by munge) and its record. */
 struct join_report {
@@ -53,11 +54,11 @@ struct join_result {
 };
 
 /*
- * The credential payload's claims ({"node","instance","token","digest"})
- * into rep's pointers, which live in *owner (json_object_put it; NULL if
- * the payload is not JSON, and then the claims are NULL).
+ * The credential payload's claims (wire.h's struct wire_join_claim) into
+ * rep's pointers, which live in *owner (wire_join_claim_free it; a claim
+ * absent, or a payload that is not JSON: NULL).
  */
-void join_claims(const char *payload, struct join_report *rep, json_object **owner);
+void join_claims(const char *payload, struct join_report *rep, struct wire_join_claim *owner);
 
 /*
  * The verdict on rep for a node the agent holds as e (NULL: no such node),
@@ -88,8 +89,8 @@ struct notice_report {
 	const char *node, *instance, *action, *time;
 };
 
-/* The claims of payload into rep (they live in *owner: put it). */
-void notice_claims(const char *payload, struct notice_report *rep, json_object **owner);
+/* The claims of payload into rep (they live in *owner: wire_notice_claim_free it). */
+void notice_claims(const char *payload, struct notice_report *rep, struct wire_notice_claim *owner);
 
 /*
  * NULL when the notice may be acted on: want_uid's credential, every claim

@@ -95,7 +95,7 @@ static char *decode(const struct agent_talk *t, const char *cred, uid_t *uid, ch
 	return out;
 }
 
-enum talk_status agent_talk(int fd, const struct agent_talk *t, const char *request, json_object **answer,
+enum talk_status agent_talk(int fd, const struct agent_talk *t, const char *request, char **answer,
 			    bool *hello_ok, char *why, size_t len)
 {
 	struct join_hello h;
@@ -165,12 +165,12 @@ enum talk_status agent_talk(int fd, const struct agent_talk *t, const char *requ
 	b.nonce = h.nonce;
 	b.digest = t->digest ? t->digest : "";
 	b.token = t->token ? t->token : "";
-	if (payload)
-		*answer = join_answer_check(uid, 0, payload, &b, t->notice, text, sub, sizeof(sub));
-	if (!*answer) {
+	if (!payload || join_answer_check(uid, 0, payload, &b, t->notice, text, sub, sizeof(sub)) < 0) {
 		snprintf(why, len, "its answer is not the agent's: %s", sub);
 		goto out;
 	}
+	*answer = text;
+	text = NULL;
 	st = TALK_OK;
 out:
 	free(line);

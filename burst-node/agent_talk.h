@@ -11,8 +11,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <json-c/json.h>
-
 struct agent_talk {
 	const char *agent;         /* ADDR:PORT, for what is said */
 	const char *node, *instance;
@@ -24,7 +22,7 @@ struct agent_talk {
 };
 
 enum talk_status {
-	TALK_OK,                   /* *answer: the agent's, verified */
+	TALK_OK,                   /* *answer: the agent's text, verified (wire.h decodes it) */
 	TALK_LOST,                 /* the connection closed with no byte of an answer
 				    * (the agent stopped, a standby took over) */
 	TALK_UNTRUSTED,            /* an answer that is not the agent's, or none
@@ -37,7 +35,7 @@ enum talk_status {
  * then request (one line, no newline), then the answer. *hello_ok tells
  * whether the agent proved itself (and so whether request was sent).
  */
-enum talk_status agent_talk(int fd, const struct agent_talk *t, const char *request, json_object **answer,
+enum talk_status agent_talk(int fd, const struct agent_talk *t, const char *request, char **answer,
 			    bool *hello_ok, char *why, size_t len);
 
 #endif

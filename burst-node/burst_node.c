@@ -40,6 +40,7 @@
 #include "provenance.h"
 #include "sigv4.h"
 #include "slurmd_start.h"
+#include "wire.h"
 
 #include "accept.h"
 #include "agent_talk.h"
@@ -139,7 +140,7 @@ static json_object *run_acceptance(const char *conf, const char *node, const cha
  * tests under "acceptance". The agent checks both against its policy.
  */
 static json_object *node_record(const char *sysroot, const struct prov_opts *po, const char *acceptance,
-				const char *dir, json_object *timing)
+				const char *dir, struct wire_join_request *timing)
 {
 	json_object *rec = NULL;
 	burst_err_t err;
@@ -151,7 +152,7 @@ static json_object *node_record(const char *sysroot, const struct prov_opts *po,
 		json_object_object_add(rec, "error", json_object_new_string(err.msg));
 		return rec;
 	}
-	json_object_object_add(timing, "provenance_s", json_object_new_double(mono() - t0));
+	timing->provenance_s = mono() - t0;
 	{
 		/* a burst node without the admission plugin would run jobs unchecked */
 		const char *sc = getenv("SLURM_CONF") && *getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf";
@@ -166,7 +167,7 @@ static json_object *node_record(const char *sysroot, const struct prov_opts *po,
 	if (acceptance) {
 		double secs = 0;
 		json_object_object_add(rec, "acceptance", run_acceptance(acceptance, po->node, po->instance_type, dir, &secs));
-		json_object_object_add(timing, "acceptance_s", json_object_new_double(secs));
+		timing->acceptance_s = secs;
 	}
 	return rec;
 }
@@ -181,25 +182,22 @@ static json_object *node_record(const char *sysroot, const struct prov_opts *po,
  * when the connection closed without a byte of an answer (the agent
  * stopped, a standby took over) or *sent whether the report was sent.
  */
-static json_object *send_report(const char *agent, const char *node, const char *instance,
-				const char *token, const char *munge_socket, const char *text,
-				const char *digest, json_object *timing, double deadline, bool *give_up,
-				bool *lost, bool *sent, char *why, size_t wlen)
+static int send_report(const char *agent, const char *node, const char *instance, const char *token,
+		       const char *munge_socket, const struct wire_join_request *report, const char *digest,
+		       double deadline, struct wire_join_answer *ans, bool *give_up, bool *lost, bool *sent,
+		       char *why, size_t wlen)
 {
-	json_object *pay = json_object_new_object(), *req, *rep = NULL;
-	char *cred = NULL;
-	const char *p;
+	struct wire_join_claim claim = { (char *)node, (char *)instance, (char *)token, (char *)digest };
+	struct wire_join_request req = *report;
+	char *cred = NULL, *p, *line, *text = NULL;
 	munge_ctx_t ctx = munge_ctx_create();
 	struct agent_talk t = { 0 };
 	enum talk_status st;
-	int fd;
+	burst_err_t err;
+	int fd, rc = -1;
 
 	*give_up = *lost = *sent = false;
-	json_object_object_add(pay, "digest", json_object_new_string(digest));
-	json_object_object_add(pay, "token", json_object_new_string(token));
-	json_object_object_add(pay, "instance", json_object_new_string(instance));
-	json_object_object_add(pay, "node", json_object_new_string(node));
-	p = json_object_to_json_string_ext(pay, JSON_C_TO_STRING_PLAIN);
+	p = wire_join_claim_encode(&claim);
 	/* only root (the agent) may decode it: it carries the join token */
 	if (!ctx || (munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, munge_socket) != EMUNGE_SUCCESS) ||
 	    munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)0) != EMUNGE_SUCCESS ||
@@ -207,25 +205,23 @@ static json_object *send_report(const char *agent, const char *node, const char 
 		fprintf(stderr, "burst-node: %s: cannot make a munge credential for the report (socket %s): %s; is munged running?\n",
 			node, munge_socket ? munge_socket : "default", ctx ? munge_ctx_strerror(ctx) : "out of memory");
 		munge_ctx_destroy(ctx);
-		json_object_put(pay);
+		free(p);
 		*give_up = true;
-		return NULL;
+		return -1;
 	}
 	munge_ctx_destroy(ctx);
-	json_object_put(pay);
-	req = json_object_new_object();
-	json_object_object_add(req, "op", json_object_new_string("join"));
-	json_object_object_add(req, "cred", json_object_new_string(cred));
-	json_object_object_add(req, "record", json_object_new_string(text));
-	json_object_object_add(req, "timing", json_object_get(timing));
+	free(p);
+	req.op = WIRE_JOIN_REPORT;
+	req.cred = cred;
+	line = wire_join_request_encode(&req);
 	free(cred);
 	fd = connect_agent(agent, deadline);
 	if (fd < 0) {
 		fprintf(stderr, "burst-node: %s: cannot reach the agent at %s: %s\n", node, agent,
 			fd == -2 ? "not ADDR:PORT" : strerror(errno));
-		json_object_put(req);
+		free(line);
 		*give_up = true;
-		return NULL;
+		return -1;
 	}
 	t.agent = agent;
 	t.node = node;
@@ -235,11 +231,19 @@ static json_object *send_report(const char *agent, const char *node, const char 
 	t.token = token;
 	t.hello_timeout_s = HELLO_TIMEOUT_S;
 	t.answer_timeout_s = REPLY_TIMEOUT_S;
-	st = agent_talk(fd, &t, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN), &rep, sent, why, wlen);
+	st = agent_talk(fd, &t, line, &text, sent, why, wlen);
 	close(fd);
-	json_object_put(req);
+	free(line);
 	*lost = st == TALK_LOST;
-	return st == TALK_OK ? rep : NULL;
+	if (st == TALK_OK) {
+		/* its verdict, signed, is one on a report (agent_talk.h): it reads */
+		if (wire_join_answer_decode(text, ans, &err) == 0)
+			rc = 0;
+		else
+			snprintf(why, wlen, "the agent's answer: %.300s", err.msg);
+	}
+	free(text);
+	return rc;
 }
 
 /*
@@ -291,9 +295,8 @@ static void not_believed(const char *node, const char *agent, enum unheard what,
  * one of them allows: a wait of at most M ms, or of SLURMD_START_WAIT_MAX_S
  * with the second alone (a clock far ahead of the agent's).
  */
-static void wait_to_start(const char *node, json_object *rep)
+static void wait_to_start(const char *node, const struct wire_join_answer *rep)
 {
-	json_object *win = NULL, *v;
 	struct slurmd_start_rule rule = { 0 };
 	clockid_t id = CLOCK_REALTIME;
 	struct timespec clk, wall, until;
@@ -301,16 +304,15 @@ static void wait_to_start(const char *node, json_object *rep)
 	int64_t wait;
 	char nb[48] = "";
 
-	if (json_object_object_get_ex(rep, "slurmd_window", &win)) {
-		const char *c = json_object_object_get_ex(win, "clock", &v) ? json_object_get_string(v) : "wall";
+	if (rep->window) {
 		rule.window = true;
-		rule.margin_ms = json_object_object_get_ex(win, "margin_ms", &v) ? (long)json_object_get_int(v) : -1;
-		if (c && !strcmp(c, "boot"))
+		rule.margin_ms = rep->margin_ms;
+		if (rep->window_boot)
 			id = CLOCK_BOOTTIME;
 	}
-	if (json_object_object_get_ex(rep, "slurmd_not_before", &v)) {
+	if (rep->not_before) {
 		rule.second = true;
-		rule.not_before = json_object_get_int64(v);
+		rule.not_before = rep->not_before;
 		snprintf(nb, sizeof(nb), "second %lld", (long long)rule.not_before);
 	}
 	clock_gettime(id, &clk);
@@ -381,7 +383,7 @@ static int join(int argc, char **argv)
 	char *end;
 	struct prov_opts po;
 	char dir[4096];
-	json_object *rep, *v;
+	struct wire_join_answer ans;
 	int ch;
 
 	memset(&po, 0, sizeof(po));
@@ -466,19 +468,20 @@ static int join(int argc, char **argv)
 	 * agent asked again, until --join-timeout.
 	 */
 	{
-		json_object *timing = json_object_new_object();
-		json_object *rec = node_record(sysroot, &po, acceptance, dir, timing);
+		struct wire_join_request report = { .op = WIRE_JOIN_REPORT, .provenance_s = -1, .acceptance_s = -1 };
+		json_object *rec = node_record(sysroot, &po, acceptance, dir, &report);
 		char digest[65], *text = provenance_serialize(rec, false), why[1200];
 		double give_up = mono() + (double)join_timeout;
 
 		save_record(dir, rec);
 		json_object_put(rec);
 		sigv4_sha256_hex(text, strlen(text), digest);
+		report.record = text;
 		for (;;) {
 			bool lost, sent, stop;
-			rep = send_report(agent, node, instance, token, munge_socket, text, digest, timing, give_up,
-					  &stop, &lost, &sent, why, sizeof(why));
-			if (!rep && !stop && mono() < give_up) {
+			int got = send_report(agent, node, instance, token, munge_socket, &report, digest, give_up, &ans,
+					      &stop, &lost, &sent, why, sizeof(why));
+			if (got < 0 && !stop && mono() < give_up) {
 				if (lost && sent)
 					/* the agent went away mid-report (a restart, a standby taking over) */
 					fprintf(stderr, "burst-node: %s: the agent closed the connection without a verdict: sending the report again\n",
@@ -489,48 +492,43 @@ static int join(int argc, char **argv)
 				sleep(1);
 				continue;
 			}
-			if (!rep) {
+			if (got < 0) {
 				if (!stop)
 					fprintf(stderr, "burst-node: %s: no verdict of the agent at %s within --join-timeout %ld s (the last answer: %s); slurmd is not started\n",
 						node, agent, join_timeout, why);
 				free(text);
-				json_object_put(timing);
 				return 3;
 			}
-			if (!json_object_object_get_ex(rep, "retry", &v) || !json_object_get_boolean(v) ||
-			    mono() > give_up)
+			if (ans.decision != WIRE_JOIN_RETRY || mono() > give_up)
 				break;
-			json_object_put(rep);
+			wire_join_answer_free(&ans);
 			sleep(1);
 		}
 		free(text);
-		json_object_put(timing);
 	}
-	if (!json_object_object_get_ex(rep, "admit", &v)) {
-		fprintf(stderr, "burst-node: %s: no verdict from the agent\n", node);
-		return 3;
-	}
-	if (!json_object_get_boolean(v)) {
-		json_object *why;
-		json_object_object_get_ex(rep, "reason", &why);
+	if (ans.decision != WIRE_JOIN_ADMIT) {
 		fprintf(stderr, "burst-node: %s: rejected by the agent: %s; slurmd is not started\n", node,
-			why ? json_object_get_string(why) : "no reason given");
+			ans.reason ? ans.reason : "no reason given");
+		wire_join_answer_free(&ans);
 		return 1;
 	}
 	{
-		FILE *f = fopen(record, "w");
-		json_object *rec;
-		if (!f || !json_object_object_get_ex(rep, "record", &rec)) {
+		FILE *f = ans.has_record ? fopen(record, "w") : NULL;
+		size_t i;
+		if (!f) {
 			fprintf(stderr, "burst-node: %s: cannot write the admission record %s\n", node, record);
+			wire_join_answer_free(&ans);
 			return 1;
 		}
-		json_object_object_foreach(rec, key, val)
-			fprintf(f, "%s=%s\n", key, json_object_get_string(val));
-		if (fclose(f) != 0)
+		for (i = 0; i < ans.nrecord; i++)
+			fprintf(f, "%s=%s\n", ans.record[i].key, ans.record[i].value);
+		if (fclose(f) != 0) {
+			wire_join_answer_free(&ans);
 			return 1;
+		}
 	}
-	wait_to_start(node, rep);
-	json_object_put(rep);
+	wait_to_start(node, &ans);
+	wire_join_answer_free(&ans);
 	setenv("BURST_ADMISSION", record, 1);
 	execvp(argv[optind], argv + optind);
 	fprintf(stderr, "burst-node: %s: cannot start %s: %s\n", node, argv[optind], strerror(errno));

@@ -30,12 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
 #include <munge.h>
 
 #include "agent_talk.h"
 #include "imds.h"
 #include "node_interrupt.h"
+#include "wire.h"
 
 #define IMDS_TIMEOUT_MS 2000       /* each metadata request: connection and answer */
 #define AGENT_CONNECT_MS 5000
@@ -135,21 +135,20 @@ fail:
  */
 static int report(const struct imds_notice *n)
 {
-	json_object *pay = json_object_new_object(), *req = NULL, *rep = NULL, *v;
+	struct wire_notice_claim claim = { (char *)W->node, (char *)W->instance, (char *)n->action_name,
+					   (char *)n->time };
+	struct wire_join_request req = { .op = WIRE_JOIN_NOTICE, .provenance_s = -1, .acceptance_s = -1 };
+	struct wire_notice_answer ans = { false, NULL };
 	munge_ctx_t ctx = munge_ctx_create();
-	char *cred = NULL, msg[2400], why[2000];
+	char *cred = NULL, *s = NULL, *line = NULL, *text = NULL, msg[2400], why[2000];
+	burst_err_t err;
 	struct timeval tv = { AGENT_REPLY_S, 0 };
 	struct agent_talk t = { 0 };
 	enum talk_status st;
-	const char *s;
 	bool sent;
 	int fd = -1, rc = -1;
 
-	json_object_object_add(pay, "node", json_object_new_string(W->node));
-	json_object_object_add(pay, "instance", json_object_new_string(W->instance));
-	json_object_object_add(pay, "action", json_object_new_string(n->action_name));
-	json_object_object_add(pay, "time", json_object_new_string(n->time));
-	s = json_object_to_json_string_ext(pay, JSON_C_TO_STRING_PLAIN);
+	s = wire_notice_claim_encode(&claim);
 	/* only root (the agent) may decode it */
 	if (!ctx || (W->munge_socket && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, W->munge_socket) != EMUNGE_SUCCESS) ||
 	    munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, (uid_t)0) != EMUNGE_SUCCESS ||
@@ -159,9 +158,8 @@ static int report(const struct imds_notice *n)
 		problem(msg);
 		goto out;
 	}
-	req = json_object_new_object();
-	json_object_object_add(req, "op", json_object_new_string("notice"));
-	json_object_object_add(req, "cred", json_object_new_string(cred));
+	req.cred = cred;
+	line = wire_join_request_encode(&req);
 	fd = agent_connect();
 	if (fd < 0) {
 		snprintf(msg, sizeof(msg), "cannot reach the agent at %s to report the notice: %s", W->agent, strerror(errno));
@@ -176,8 +174,7 @@ static int report(const struct imds_notice *n)
 	t.digest = t.token = "";
 	t.notice = true;
 	t.hello_timeout_s = t.answer_timeout_s = AGENT_REPLY_S;
-	st = agent_talk(fd, &t, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN), &rep, &sent, why,
-			sizeof(why));
+	st = agent_talk(fd, &t, line, &text, &sent, why, sizeof(why));
 	if (st != TALK_OK) {
 		/* not the agent's word (a process on its port while it was
 		 * stopped; anyone on the path): the notice stands, sent again */
@@ -186,24 +183,26 @@ static int report(const struct imds_notice *n)
 		problem(msg);
 		goto out;
 	}
-	json_object_object_get_ex(rep, "ok", &v);
-	if (json_object_get_boolean(v)) {
+	if (wire_notice_answer_decode(text, &ans, &err) < 0) {
+		/* signed as a verdict on a notice (agent_talk.h): this is not reached */
+		snprintf(msg, sizeof(msg), "the agent's answer to the notice: %.300s", err.msg);
+		problem(msg);
+	} else if (ans.ok) {
 		say("the agent took the notice: it drains the node and requeues its job");
 		rc = 1;
 	} else {
-		json_object *reason = NULL;
-		json_object_object_get_ex(rep, "reason", &reason);
-		say("the agent refused the notice: %.800s", reason ? json_object_get_string(reason) : "no reason given");
+		say("the agent refused the notice: %.800s", ans.reason ? ans.reason : "no reason given");
 		rc = 0;
 	}
 out:
 	if (fd >= 0)
 		close(fd);
 	free(cred);
+	free(s);
+	free(line);
+	free(text);
+	wire_notice_answer_free(&ans);
 	munge_ctx_destroy(ctx);
-	json_object_put(pay);
-	json_object_put(req);
-	json_object_put(rep);
 	return rc;
 }
 

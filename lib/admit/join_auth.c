@@ -10,6 +10,7 @@
 #include "join_auth.h"
 #include "sha256.h"
 #include "strutil.h"
+#include "wire.h"
 
 #define HELLO_WHAT "burst-agent-hello"
 #define ANSWER_WHAT "burst-agent-answer"
@@ -160,6 +161,15 @@ char *join_hello_payload(const struct join_hello *h)
 	return text_of(o);
 }
 
+char *join_hello_refusal(const char *why)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "hello", json_object_new_string("refused"));
+	json_object_object_add(o, "reason", json_object_new_string(why ? why : ""));
+	return text_of(o);
+}
+
 char *join_hello_answer(const char *cred)
 {
 	json_object *o = json_object_new_object();
@@ -241,25 +251,6 @@ int join_hello_check(uid_t uid, uid_t want_uid, const char *payload, const struc
 	return rc;
 }
 
-const char *join_answer_verdict(json_object *a)
-{
-	json_object *v;
-
-	if (!a || !json_object_is_type(a, json_type_object))
-		return NULL;
-	if (json_object_object_get_ex(a, "admit", &v) && json_object_is_type(v, json_type_boolean)) {
-		json_object *r;
-		if (json_object_get_boolean(v))
-			return JOIN_VERDICT_ADMIT;
-		if (json_object_object_get_ex(a, "retry", &r) && json_object_get_boolean(r))
-			return JOIN_VERDICT_RETRY;
-		return JOIN_VERDICT_REJECT;
-	}
-	if (json_object_object_get_ex(a, "ok", &v) && json_object_is_type(v, json_type_boolean))
-		return json_object_get_boolean(v) ? JOIN_VERDICT_TAKEN : JOIN_VERDICT_REFUSED;
-	return NULL;
-}
-
 static void token_hash(const char *token, char hex[65])
 {
 	if (token && *token)
@@ -270,14 +261,12 @@ static void token_hash(const char *token, char hex[65])
 
 char *join_answer_payload(const struct join_binding *b, const char *answer)
 {
-	json_object *a = json_tokener_parse(answer), *o;
-	const char *verdict = join_answer_verdict(a);
+	const char *verdict = wire_answer_verdict(answer);
+	json_object *o;
 	char tok[65], ans[65];
 
-	if (!verdict) {
-		json_object_put(a);
+	if (!verdict)
 		return NULL;
-	}
 	token_hash(b->token, tok);
 	hex_sha256(answer, strlen(answer), ans);
 	o = json_object_new_object();
@@ -290,7 +279,6 @@ char *join_answer_payload(const struct join_binding *b, const char *answer)
 	json_object_object_add(o, "token_sha256", json_object_new_string(tok));
 	json_object_object_add(o, "verdict", json_object_new_string(verdict));
 	json_object_object_add(o, "answer_sha256", json_object_new_string(ans));
-	json_object_put(a);
 	return text_of(o);
 }
 
@@ -331,10 +319,10 @@ static const char *bound_to(json_object *pay, const char *key, const char *want,
 	return claim_is(pay, key, want, why, len);
 }
 
-json_object *join_answer_check(uid_t uid, uid_t want_uid, const char *payload, const struct join_binding *b,
-			       bool notice, const char *answer, char *why, size_t len)
+int join_answer_check(uid_t uid, uid_t want_uid, const char *payload, const struct join_binding *b,
+		      bool notice, const char *answer, char *why, size_t len)
 {
-	json_object *pay = payload ? json_tokener_parse(payload) : NULL, *a = NULL;
+	json_object *pay = payload ? json_tokener_parse(payload) : NULL;
 	const char *signed_verdict, *verdict;
 	char tok[65], ans[65];
 	bool partial;
@@ -349,8 +337,7 @@ json_object *join_answer_check(uid_t uid, uid_t want_uid, const char *payload, c
 		snprintf(why, len, "the answer is not the one its credential signs");
 		goto bad;
 	}
-	a = json_tokener_parse(answer);
-	verdict = join_answer_verdict(a);
+	verdict = wire_answer_verdict(answer);
 	signed_verdict = str(pay, "verdict");
 	if (!verdict || !signed_verdict || strcmp(verdict, signed_verdict)) {
 		snprintf(why, len, "the answer's verdict is not the one its credential signs");
@@ -368,9 +355,8 @@ json_object *join_answer_check(uid_t uid, uid_t want_uid, const char *payload, c
 	    bound_to(pay, "token_sha256", tok, partial, why, len))
 		goto bad;
 	json_object_put(pay);
-	return a;
+	return 0;
 bad:
-	json_object_put(a);
 	json_object_put(pay);
-	return NULL;
+	return -1;
 }

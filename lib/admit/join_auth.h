@@ -101,13 +101,13 @@ int join_answer_parse(const char *line, char **answer, char **cred, char *why, s
  * The answer's credential as munge decoded it, checked: want_uid's; for
  * the very node, instance, nonce (b); for a notice's answer (notice) or a
  * report's; the answer's SHA-256 as signed; the verdict signed is the
- * answer's. An admission or retry must name b's digest and token; a
- * rejection (or a notice's) may leave them "" (the agent could not read
- * the report) but must not name others. The answer parsed (caller puts
- * it), or NULL with why.
+ * answer's (wire_answer_verdict). An admission or retry must name b's
+ * digest and token; a rejection (or a notice's) may leave them "" (the
+ * agent could not read the report) but must not name others. 0 when the
+ * answer may be believed (decode it with wire.h), or -1 with why.
  */
-json_object *join_answer_check(uid_t uid, uid_t want_uid, const char *payload, const struct join_binding *b,
-			       bool notice, const char *answer, char *why, size_t len);
+int join_answer_check(uid_t uid, uid_t want_uid, const char *payload, const struct join_binding *b,
+		      bool notice, const char *answer, char *why, size_t len);
 
 /* ---- the agent ---- */
 
@@ -121,11 +121,12 @@ int join_hello_parse(const char *line, size_t n, struct join_hello *h, char *why
 /* The payload the agent signs for a hello (caller frees). */
 char *join_hello_payload(const struct join_hello *h);
 
+/* The agent's answer to a malformed hello, unsigned (no newline; caller
+ * frees): {"hello":"refused","reason":why}. */
+char *join_hello_refusal(const char *why);
+
 /* The agent's answer line to a hello (no newline; caller frees). */
 char *join_hello_answer(const char *cred);
-
-/* The verdict an answer carries (JOIN_VERDICT_*), NULL if none. */
-const char *join_answer_verdict(json_object *answer);
 
 /* The payload the agent signs for an answer (its text) bound to b; NULL
  * when the answer carries no verdict. Caller frees. */

@@ -9,6 +9,13 @@
  *                       agent -> the agent, sacct and the admin (a job's
  *                       admin comment or comment: "burst: contract=NAME;
  *                       burst: cost=...")
+ *   the join exchange   burst-node <-> the agent's join port: the report and
+ *                       the claim its munge credential carries, the notice
+ *                       of a spot interruption and its claim, the agent's
+ *                       answers (wire_join.c). lib/admit/join_auth.h wraps
+ *                       them in the authenticated envelope (hello, signed
+ *                       answer): what travels inside it is made and read
+ *                       here.
  *
  * The notes need nothing but libc (the SPANK admission plugin writes one);
  * the spool request is JSON (json-c, linked by the programs that use it).
@@ -147,6 +154,98 @@ const struct wire_note *wire_notes_find(const struct wire_notes *notes, enum wir
  * stays as it was. A new string.
  */
 char *wire_notes_put(const char *comment, enum wire_note_kind kind, const char *node, const char *text);
+
+/* ---- the join exchange (wire_join.c) ---- */
+
+/* The claim a node's munge credential carries over its report (the
+ * credential's payload, which only root may decode: it holds the token):
+ * {"digest","token","instance","node"}. */
+struct wire_join_claim {
+	char *node, *instance;
+	char *token;             /* the one-time join token of the launch */
+	char *digest;            /* sha256 hex of the record text */
+};
+char *wire_join_claim_encode(const struct wire_join_claim *c);
+/* The claims of a payload: each NULL where absent or not a string (the
+ * agent's checks say which is missing). Never fails. */
+void wire_join_claim_decode(const char *payload, struct wire_join_claim *c);
+void wire_join_claim_free(struct wire_join_claim *c);
+
+/* The claim of a spot interruption notice: {"node","instance","action","time"}. */
+struct wire_notice_claim {
+	char *node, *instance;
+	char *action;            /* terminate, stop, hibernate (EC2's words) */
+	char *time;              /* YYYY-MM-DDTHH:MM:SSZ */
+};
+char *wire_notice_claim_encode(const struct wire_notice_claim *c);
+void wire_notice_claim_decode(const char *payload, struct wire_notice_claim *c);
+void wire_notice_claim_free(struct wire_notice_claim *c);
+
+/* What a node asks on the join port (after its hello): a report of its
+ * provenance ({"op":"join","cred","record","timing"}) or a notice
+ * ({"op":"notice","cred"}). */
+enum wire_join_op { WIRE_JOIN_REPORT, WIRE_JOIN_NOTICE };
+struct wire_join_request {
+	enum wire_join_op op;
+	char *cred;              /* the munge credential over the claim */
+	char *record;            /* REPORT: the provenance record's text */
+	double provenance_s;     /* REPORT: how long the node took (-1: not said) */
+	double acceptance_s;
+};
+char *wire_join_request_encode(const struct wire_join_request *r);
+/*
+ * A request's text: 0 and r filled (cred and record NULL where absent or
+ * not strings: the agent's checks refuse them, saying so); -1 with err when
+ * it is not a JSON object. An "op" other than "notice" is a report (the
+ * oldest nodes said none).
+ */
+int wire_join_request_decode(const char *text, size_t len, struct wire_join_request *r, burst_err_t *err);
+void wire_join_request_free(struct wire_join_request *r);
+
+/* The agent's decision on a report, and its answer (the reason apart). */
+enum wire_join_decision {
+	WIRE_JOIN_ADMIT,         /* admitted: the record to write, when slurmd may start */
+	WIRE_JOIN_REJECT,        /* refused: reason */
+	WIRE_JOIN_RETRY,         /* not ready for this instance yet: ask again */
+};
+const char *wire_join_decision_name(enum wire_join_decision d);   /* "admit", "reject", "retry" */
+
+struct wire_kv {
+	char *key, *value;
+};
+
+struct wire_join_answer {
+	enum wire_join_decision decision;
+	char *reason;            /* REJECT, RETRY: why (NULL: none given) */
+	struct wire_kv *record;  /* ADMIT: the admission record, KEY=VALUE (CLOUD_*) in order */
+	size_t nrecord;
+	bool has_record;         /* decoded: the answer had a record (encoded: always) */
+	bool window;             /* ADMIT: slurmd starts in the safe window of a second... */
+	bool window_boot;        /* ... of the boot clock (false: the wall clock) */
+	long margin_ms;          /* ... this many ms before its tick (-1: not said) */
+	long long not_before;    /* ADMIT: or from this epoch second on (0: not said) */
+};
+void wire_join_answer_add(struct wire_join_answer *a, const char *key, const char *value);
+char *wire_join_answer_encode(const struct wire_join_answer *a);
+/* An answer's text: 0 and a filled; -1 with err (not an answer to a report) */
+int wire_join_answer_decode(const char *text, struct wire_join_answer *a, burst_err_t *err);
+void wire_join_answer_free(struct wire_join_answer *a);
+
+/* The agent's answer to a notice: taken, or refused with a reason. */
+struct wire_notice_answer {
+	bool ok;
+	char *reason;
+};
+char *wire_notice_answer_encode(const struct wire_notice_answer *a);
+int wire_notice_answer_decode(const char *text, struct wire_notice_answer *a, burst_err_t *err);
+void wire_notice_answer_free(struct wire_notice_answer *a);
+
+/*
+ * The verdict an answer's text carries, as the envelope signs it: "admit",
+ * "reject", "retry" (to a report), "taken", "refused" (to a notice); NULL
+ * when the text is neither answer.
+ */
+const char *wire_answer_verdict(const char *text);
 
 /* wire_notes_put with the note that note is (one note as wire_note_encode
  * makes it, e.g. handed to a worker thread as text): the kind it is

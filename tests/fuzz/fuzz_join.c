@@ -26,16 +26,10 @@
 #include "../../burst-agent/join_verify.h"
 #include "fuzz.h"
 #include "join_auth.h"
+#include "wire.h"
 #include "policy.h"
 #include "sigv4.h"
 #include "strutil.h"
-
-static const char *jstr(json_object *o, const char *key)
-{
-	json_object *v;
-	return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
-		json_object_get_string(v) : NULL;
-}
 
 static void verdicts(const struct join_report *rep, const struct join_expect *e)
 {
@@ -63,7 +57,7 @@ static void exchange(const char *text, size_t size)
 	struct join_binding b = { "burst-1", "i-0", "00112233445566778899aabbccddeeff",
 				  "6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b", "t" };
 	char why[600], *cred = NULL, *answer = NULL, *payload;
-	json_object *a;
+	int a;
 
 	/* the agent: the first line of a connection */
 	if (join_hello_parse(text, size, &h, why, sizeof(why)) == 1) {
@@ -82,26 +76,31 @@ static void exchange(const char *text, size_t size)
 	snprintf(mine.nonce, sizeof(mine.nonce), "%s", b.nonce);
 	join_hello_check(0, 0, text, &mine, why, sizeof(why));
 	if (join_answer_parse(text, &answer, &cred, why, sizeof(why)) == 0) {
-		a = join_answer_check(0, 0, cred, &b, false, answer, why, sizeof(why));
-		json_object_put(a);
+		(void)join_answer_check(0, 0, cred, &b, false, answer, why, sizeof(why));
 		free(answer);
 		free(cred);
 	}
 	for (int notice = 0; notice < 2; notice++) {
-		a = join_answer_check(0, 0, text, &b, notice, "{\"admit\":true}", why, sizeof(why));
-		json_object_put(a);
+		(void)join_answer_check(0, 0, text, &b, notice, "{\"admit\":true}", why, sizeof(why));
 	}
 	/* the input as an answer the agent signs: its own payload passes */
 	payload = join_answer_payload(&b, text);
 	if (payload) {
-		json_object *o = json_tokener_parse(text);
-		const char *v = join_answer_verdict(o);
+		const char *v = wire_answer_verdict(text);
 		bool notice = v && (!strcmp(v, JOIN_VERDICT_TAKEN) || !strcmp(v, JOIN_VERDICT_REFUSED));
+		struct wire_join_answer wa;
+		struct wire_notice_answer wn;
+		burst_err_t err;
 		a = join_answer_check(0, 0, payload, &b, notice, text, why, sizeof(why));
-		if (!a)
+		if (a != 0)
 			abort();
-		json_object_put(a);
-		json_object_put(o);
+		/* what the node believed, it reads */
+		if (notice ? wire_notice_answer_decode(text, &wn, &err) != 0 : wire_join_answer_decode(text, &wa, &err) != 0)
+			abort();
+		if (notice)
+			wire_notice_answer_free(&wn);
+		else
+			wire_join_answer_free(&wa);
 		free(payload);
 	}
 }
@@ -109,12 +108,19 @@ static void exchange(const char *text, size_t size)
 FUZZ_TARGET(join)
 {
 	char *text = xstrndup((const char *)data, size);
-	json_object *req = json_tokener_parse(text), *pay = NULL;
-	const char *cred = jstr(req, "cred"), *record = jstr(req, "record");
+	struct wire_join_request rq;
+	struct wire_join_claim pay = { NULL, NULL, NULL, NULL };
+	burst_err_t err;
+	const char *cred, *record;
 	struct join_report rep;
 	struct join_expect e;
 	char digest[65];
 
+	/* the agent's reading of a request */
+	if (wire_join_request_decode(text, strlen(text), &rq, &err) != 0)
+		memset(&rq, 0, sizeof(rq));
+	cred = rq.cred;
+	record = rq.record;
 	if (cred && record) {
 		memset(&rep, 0, sizeof(rep));
 		join_claims(cred, &rep, &pay);
@@ -140,9 +146,9 @@ FUZZ_TARGET(join)
 		e.token = rep.token;
 		e.instance = rep.instance;
 		verdicts(&rep, &e);
-		json_object_put(pay);
+		wire_join_claim_free(&pay);
 	}
-	json_object_put(req);
+	wire_join_request_free(&rq);
 	exchange(text, strlen(text));
 	free(text);
 	return 0;

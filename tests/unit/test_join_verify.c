@@ -71,7 +71,8 @@ int main(void)
 	struct join_report rep;
 	struct join_expect e;
 	struct join_result res;
-	json_object *owner, *v;
+	struct wire_join_claim owner;
+	json_object *v;
 	const char *why;
 	char other_digest[65];
 
@@ -250,12 +251,13 @@ int main(void)
 	ok(rep.node && !strcmp(rep.node, "burst-3") && rep.instance && !strcmp(rep.instance, "i-0abc") &&
 	   rep.token && !strcmp(rep.token, TOKEN) && rep.digest && !strcmp(rep.digest, "d"),
 	   "the payload's four claims are read");
-	json_object_put(owner);
+	wire_join_claim_free(&owner);
 	join_claims("{\"node\":3,\"instance\":[\"i-0abc\"],\"token\":null}", &rep, &owner);
 	ok(!rep.node && !rep.instance && !rep.token && !rep.digest, "claims that are not strings are absent");
-	json_object_put(owner);
+	wire_join_claim_free(&owner);
 	join_claims("not json", &rep, &owner);
-	ok(!owner && !rep.node && !rep.token, "a payload that is not JSON claims nothing");
+	ok(!owner.node && !owner.token && !rep.node && !rep.token, "a payload that is not JSON claims nothing");
+	wire_join_claim_free(&owner);
 	rep.uid = 0;
 	rep.record = RECORD;
 	e = expect();
@@ -263,6 +265,7 @@ int main(void)
 	/* ---- spot interruption notices (op "notice") ---- */
 	{
 		struct notice_report nr, good = { 0, "burst-3", "i-0abc", "terminate", "2026-11-27T17:00:00Z" };
+		struct wire_notice_claim nowner;
 		const char *st = "{\"node\":\"burst-3\",\"instance\":\"i-0abc\",\"action\":\"stop\",\"time\":\"2026-11-27T17:00:00Z\"}";
 
 		e = expect();
@@ -297,15 +300,16 @@ int main(void)
 		e.state = NS_ADMITTED;
 		e.instance = NULL;
 		is_str(notice_verify(&good, 0, &e), "wrong instance for this node", "a node without an instance: refused");
-		notice_claims(st, &nr, &owner);
+		notice_claims(st, &nr, &nowner);
 		ok(nr.node && !strcmp(nr.node, "burst-3") && !strcmp(nr.instance, "i-0abc") && !strcmp(nr.action, "stop") &&
 		   !strcmp(nr.time, "2026-11-27T17:00:00Z"), "the claims of a notice's payload");
-		json_object_put(owner);
-		notice_claims("{\"node\":3}", &nr, &owner);
+		wire_notice_claim_free(&nowner);
+		notice_claims("{\"node\":3}", &nr, &nowner);
 		ok(!nr.node && !nr.instance && !nr.action && !nr.time, "claims that are not strings are absent");
-		json_object_put(owner);
-		notice_claims("not json", &nr, &owner);
-		ok(!nr.node && !owner, "a payload that is not JSON has no claims");
+		wire_notice_claim_free(&nowner);
+		notice_claims("not json", &nr, &nowner);
+		ok(!nr.node && !nowner.node && !nowner.time, "a payload that is not JSON has no claims");
+		wire_notice_claim_free(&nowner);
 	}
 	return done_testing();
 }

@@ -154,6 +154,78 @@ static void notes(void)
 	free(c);
 }
 
+static void join_messages(void)
+{
+	struct wire_join_claim c = { "burst-1", "i-0abc", "tok", "d1g" }, c2;
+	struct wire_join_request rq = { .op = WIRE_JOIN_REPORT, .cred = "MUNGE:x", .record = "{\"a\":1}",
+					.provenance_s = 0.5, .acceptance_s = -1 }, r2;
+	struct wire_join_answer a = { .decision = WIRE_JOIN_ADMIT, .margin_ms = -1 }, a2;
+	struct wire_notice_answer n = { false, "unknown node" }, n2;
+	burst_err_t err = { .msg = "" };
+	char *t;
+
+	t = wire_join_claim_encode(&c);
+	wire_join_claim_decode(t, &c2);
+	ok(!strcmp(c2.node, "burst-1") && !strcmp(c2.instance, "i-0abc") && !strcmp(c2.token, "tok") &&
+	   !strcmp(c2.digest, "d1g"), "a report's claim reads back (%s)", t);
+	wire_join_claim_free(&c2);
+	free(t);
+	wire_join_claim_decode("{\"node\":1}", &c2);
+	ok(!c2.node && !c2.token, "a claim that is not a string is absent");
+	wire_join_claim_free(&c2);
+
+	t = wire_join_request_encode(&rq);
+	ok(strstr(t, "\"op\":\"join\"") && strstr(t, "\"provenance_s\":0.5") && !strstr(t, "acceptance_s"),
+	   "a report: op join, the time said, the one not said left out (%s)", t);
+	ok(wire_join_request_decode(t, strlen(t), &r2, &err) == 0 && r2.op == WIRE_JOIN_REPORT &&
+	   !strcmp(r2.cred, "MUNGE:x") && !strcmp(r2.record, rq.record) && r2.provenance_s == 0.5 &&
+	   r2.acceptance_s == -1, "... and reads back");
+	wire_join_request_free(&r2);
+	free(t);
+	t = "{\"op\":\"notice\",\"cred\":\"MUNGE:y\"}";
+	ok(wire_join_request_decode(t, strlen(t), &r2, &err) == 0 && r2.op == WIRE_JOIN_NOTICE && !r2.record &&
+	   !strcmp(r2.cred, "MUNGE:y"), "a notice");
+	wire_join_request_free(&r2);
+	t = "{\"cred\":\"c\",\"record\":\"r\"}";
+	ok(wire_join_request_decode(t, strlen(t), &r2, &err) == 0 && r2.op == WIRE_JOIN_REPORT,
+	   "no op: a report, as the oldest nodes sent it");
+	wire_join_request_free(&r2);
+	ok(wire_join_request_decode("[1]", 3, &r2, &err) < 0 && strstr(err.msg, "not a JSON object"),
+	   "not an object: refused (%s)", err.msg);
+
+	wire_join_answer_add(&a, "CLOUD_INSTANCE_ID", "i-0abc");
+	wire_join_answer_add(&a, "CLOUD_NODE", "burst-1");
+	a.window = true;
+	a.window_boot = true;
+	a.margin_ms = 250;
+	a.not_before = 1780000001;
+	t = wire_join_answer_encode(&a);
+	ok(wire_join_answer_decode(t, &a2, &err) == 0 && a2.decision == WIRE_JOIN_ADMIT && a2.has_record &&
+	   a2.nrecord == 2 && !strcmp(a2.record[0].key, "CLOUD_INSTANCE_ID") && !strcmp(a2.record[1].value, "burst-1") &&
+	   a2.window && a2.window_boot && a2.margin_ms == 250 && a2.not_before == 1780000001,
+	   "an admission reads back: its record in order, the window, the second (%s)", t);
+	is_str(wire_answer_verdict(t), "admit", "its verdict: admit");
+	wire_join_answer_free(&a2);
+	free(t);
+	wire_join_answer_free(&a);
+	t = "{\"admit\":false,\"retry\":true,\"reason\":\"not ready\"}";
+	ok(wire_join_answer_decode(t, &a2, &err) == 0 && a2.decision == WIRE_JOIN_RETRY && !strcmp(a2.reason, "not ready"),
+	   "a retry, the reason apart");
+	is_str(wire_answer_verdict(t), "retry", "its verdict: retry");
+	wire_join_answer_free(&a2);
+	is_str(wire_answer_verdict("{\"admit\":false}"), "reject", "a rejection without a reason: reject");
+	ok(wire_answer_verdict("{\"admit\":\"yes\"}") == NULL && wire_answer_verdict("nonsense") == NULL,
+	   "no verdict in what is not an answer");
+
+	t = wire_notice_answer_encode(&n);
+	ok(wire_notice_answer_decode(t, &n2, &err) == 0 && !n2.ok && !strcmp(n2.reason, "unknown node"),
+	   "a notice's refusal reads back (%s)", t);
+	is_str(wire_answer_verdict(t), "refused", "its verdict: refused");
+	wire_notice_answer_free(&n2);
+	free(t);
+	is_str(wire_answer_verdict("{\"ok\":true}"), "taken", "a notice taken: taken");
+}
+
 int main(int argc, char **argv)
 {
 	/* with a file: decode each line as a job's admin comment and print its
@@ -178,5 +250,6 @@ int main(int argc, char **argv)
 	}
 	spool_round_trip();
 	notes();
+	join_messages();
 	return done_testing();
 }
