@@ -19,14 +19,12 @@
 
 #define MAX_WORDS 64
 #define MAX_LINE_LEN 65536
-#define MAX_ERRORS 50
 
 struct parser {
 	struct acceptance_conf *conf;
-	burst_err_t *err;
+	struct conf_errors errs;
 	const char *file;
 	int line;
-	int nerr;
 };
 
 static const char *const test_keys[] = { "Test", "Kind", "Command", "Image", "Runtime",
@@ -39,55 +37,19 @@ static void perr(struct parser *p, const char *fmt, ...) __attribute__((format(p
 
 static void perr(struct parser *p, const char *fmt, ...)
 {
-	char msg[2048];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	conf_verror(&p->errs, p->file, p->line, fmt, ap);
 	va_end(ap);
-	if (p->nerr == 0)
-		burst_err_clear(p->err);
-	if (p->nerr < MAX_ERRORS)
-		burst_err_append(p->err, "%s:%d: %s", p->file, p->line, msg);
-	else if (p->nerr == MAX_ERRORS)
-		burst_err_append(p->err, "%s:%d: (more errors not shown)", p->file, p->line);
-	p->nerr++;
 }
 
 static void unknown_key(struct parser *p, const char *obj, const char *key,
 			const char *const *known)
 {
-	const char *near = str_suggest(key, known, 0);
-
-	if (near)
-		perr(p, "unknown %s key '%s'; did you mean '%s'?", obj, key, near);
-	else
-		perr(p, "unknown %s key '%s' (see acceptance.conf(5))", obj, key);
+	conf_unknown_key(&p->errs, p->file, p->line, obj, key, known, "acceptance.conf(5)");
 }
 
-/* Cut a comment: '#' outside double quotes; "\#" is a literal '#'. */
-static void strip_comment(char *s)
-{
-	bool q = false;
-	char *p;
-
-	for (p = s; *p; p++) {
-		if (*p == '\\' && p[1] == '#') {
-			memmove(p, p + 1, strlen(p));
-			continue;
-		}
-		if (*p == '\\' && q && p[1] == '"') {
-			p++;
-			continue;
-		}
-		if (*p == '"')
-			q = !q;
-		else if (*p == '#' && !q) {
-			*p = '\0';
-			return;
-		}
-	}
-}
 
 
 static bool valid_name(const char *s)
@@ -347,7 +309,7 @@ static void parse_test(struct parser *p, struct conf_word *w, int n)
 {
 	struct acceptance_test t;
 	bool have_kind = false, kind_given = false;
-	int nerr0 = p->nerr, k;
+	int nerr0 = p->errs.n, k;
 	size_t i, j;
 
 	memset(&t, 0, sizeof(t));
@@ -514,7 +476,7 @@ static void parse_test(struct parser *p, struct conf_word *w, int n)
 			    str_ieq(t.refs[i].target, t.refs[j].target))
 				perr(p, "Reference for %s on '%s' is given twice", t.refs[j].var,
 				     t.refs[j].target);
-	if (p->nerr != nerr0) {
+	if (p->errs.n != nerr0) {
 		free_test(&t);
 		return;
 	}
@@ -578,7 +540,7 @@ static void parse_line(struct parser *p, char *text)
 	size_t bad = 0;
 	int n;
 
-	strip_comment(text);
+	conf_strip_comment(text, true);
 	n = conf_split_words(text, w, MAX_WORDS, true, &bad);
 	if (n < 0) {
 		perr(p, "unterminated quote in the word starting at column %zu", bad);
@@ -617,7 +579,7 @@ static void parse_line(struct parser *p, char *text)
 struct acceptance_conf *acceptance_parse(const char *text, const char *name, burst_err_t *err)
 {
 	struct acceptance_conf *conf = xcalloc(1, sizeof(*conf));
-	struct parser p = { conf, err, name, 0, 0 };
+	struct parser p = { conf, { err, 0 }, name, 0 };
 	const char *s = text;
 	size_t i, j;
 
@@ -662,7 +624,7 @@ struct acceptance_conf *acceptance_parse(const char *text, const char *name, bur
 		     t->runtime, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 		free(names);
 	}
-	if (p.nerr) {
+	if (p.errs.n) {
 		acceptance_free(conf);
 		return NULL;
 	}

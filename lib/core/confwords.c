@@ -2,6 +2,7 @@
  * confwords.c - the words of a slurm.conf-style line (confwords.h).
  */
 #include <ctype.h>
+#include <stdarg.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +12,63 @@
 
 #include "confwords.h"
 #include "strutil.h"
+
+void conf_strip_comment(char *s, bool escapes)
+{
+	bool q = false;
+	char *p;
+
+	for (p = s; *p; p++) {
+		if (*p == '\\' && p[1] == '#') {
+			memmove(p, p + 1, strlen(p));
+			continue;
+		}
+		if (escapes && *p == '\\' && q && p[1] == '"') {
+			p++;
+			continue;
+		}
+		if (*p == '"')
+			q = !q;
+		else if (*p == '#' && !q) {
+			*p = '\0';
+			return;
+		}
+	}
+}
+
+void conf_verror(struct conf_errors *ce, const char *file, int line, const char *fmt, va_list ap)
+{
+	char msg[2048];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (ce->n == 0)
+		burst_err_clear(ce->err);
+	if (ce->n < CONF_ERRORS_SHOWN)
+		burst_err_append(ce->err, "%s:%d: %s", file, line, msg);
+	else if (ce->n == CONF_ERRORS_SHOWN)
+		burst_err_append(ce->err, "%s:%d: (more errors not shown)", file, line);
+	ce->n++;
+}
+
+void conf_error(struct conf_errors *ce, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	conf_verror(ce, file, line, fmt, ap);
+	va_end(ap);
+}
+
+void conf_unknown_key(struct conf_errors *ce, const char *file, int line, const char *obj,
+		      const char *key, const char *const *known, const char *manpage)
+{
+	const char *near = str_suggest(key, known, 0);
+
+	if (near)
+		conf_error(ce, file, line, "unknown %s key '%s'; did you mean '%s'?", obj, key, near);
+	else
+		conf_error(ce, file, line, "unknown %s key '%s' (see %s)", obj, key, manpage);
+}
 
 int conf_split_words(char *line, struct conf_word *w, int max, bool escapes, size_t *bad)
 {

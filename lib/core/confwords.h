@@ -6,8 +6,11 @@
 #ifndef BURST_CONFWORDS_H
 #define BURST_CONFWORDS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "burst_err.h"
 
 struct conf_word {
 	char *key;               /* before '=' (NULL for a bare word) */
@@ -21,6 +24,38 @@ struct conf_word {
  * words, or -1 with *bad the column of a quote left open.
  */
 int conf_split_words(char *line, struct conf_word *w, int max, bool escapes, size_t *bad);
+
+/*
+ * Cut a comment off line s: from a '#' outside double quotes; "\#" stands
+ * for a '#' of the text. With escapes, \" inside quotes does not end them
+ * (conf_split_words' escapes).
+ */
+void conf_strip_comment(char *s, bool escapes);
+
+/* How many errors a file's list shows: the rest are counted, and said once. */
+#define CONF_ERRORS_SHOWN 50
+
+/*
+ * The errors of one configuration file, each a line "FILE:LINE: message" of
+ * err (the first one clears it): at most CONF_ERRORS_SHOWN, then one line
+ * "(more errors not shown)". n counts them all (0: none yet).
+ */
+struct conf_errors {
+	burst_err_t *err;
+	int n;
+};
+
+void conf_error(struct conf_errors *ce, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void conf_verror(struct conf_errors *ce, const char *file, int line, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+/*
+ * "unknown OBJ key 'KEY'", with the nearest of known (NULL-terminated) as
+ * "did you mean", else a pointer to the manual page (e.g. "burst.conf(5)").
+ */
+void conf_unknown_key(struct conf_errors *ce, const char *file, int line, const char *obj,
+		      const char *key, const char *const *known, const char *manpage);
 
 /*
  * Where a configuration file is by default: explicit if given, else
