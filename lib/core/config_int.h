@@ -1,11 +1,14 @@
 /*
- * config_int.h - catalog overrides from burst.conf (internal to config.c
- * and its tests).
+ * config_int.h - what the parts of burst.conf's reader share (config.c,
+ * config_keys.c, config_OBJECT.c, config_catalog.c, config_check.c) and
+ * their tests.
  */
 #ifndef BURST_CONFIG_INT_H
 #define BURST_CONFIG_INT_H
 
 #include "config.h"
+#include "confwords.h"
+#include "keys.h"
 
 struct cfg_value {
 	enum key_id key;
@@ -26,5 +29,90 @@ struct cfg_override {
 	size_t nvals;
 	struct cfg_where where;
 };
+
+/* ---- reading (config.c) ---- */
+
+/* The configuration being read and its errors. */
+struct loader {
+	struct burst_config *cfg;
+	struct conf_errors errs;
+};
+
+/* An error at file:line (the capped list of confwords.h). */
+void cfg_err(struct loader *ld, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* "unknown OBJ key", with the nearest of known (see burst.conf(5) else). */
+void cfg_unknown_key(struct loader *ld, const char *file, int line, const char *obj,
+		     const char *key, const char *const *known);
+/* A comma-separated list: a NULL-terminated array of *n new strings (empty
+ * items dropped; never NULL). */
+char **cfg_split_list(const char *s, size_t *n);
+void cfg_free_list(char **v, size_t n);
+/* An object's name: letters, digits, '_', '.' or '-'. */
+bool cfg_valid_name(const char *s);
+/* yes/true/1 or no/false/0 (any case); false when v is neither. */
+bool cfg_parse_bool(const char *v, bool *out);
+struct cfg_where cfg_where_of(const char *file, int line);
+/* ADDRESS:PORT: 1 when v is one. */
+int cfg_valid_hostport(const char *v);
+/* An IPv4 address in dotted form (the n bytes at v), or "*" (every
+ * address): into out; 1 when valid. */
+int cfg_listen_addr(const char *v, size_t n, char out[16]);
+
+/* ---- the global keys (config_keys.c) ---- */
+
+void cfg_parse_join_listen(struct loader *ld, const char *file, int line, struct burst_config *cfg,
+			   const char *val);
+void cfg_parse_metrics_listen(struct loader *ld, const char *file, int line, const char *val);
+/*
+ * The admission policy keys, global or on a NodeSet line (obj: "" or
+ * "NodeSet NAME: ", which the messages start with). Returns false when key
+ * is not one of them.
+ */
+bool cfg_policy_key(struct loader *ld, const char *file, int line, const char *obj,
+		    const char *key, const char *val, char ***blessed, size_t *nblessed,
+		    double *tolerance, char ***required, size_t *nrequired,
+		    unsigned long long *taint, bool *taint_set, char ***drivers,
+		    size_t *ndrivers);
+
+/* ---- object lines (config_OBJECT.c) ---- */
+
+void cfg_parse_provider(struct loader *ld, const char *file, int line, struct conf_word *w, int n);
+void cfg_free_provider(struct cfg_provider *p);
+/* The provider types burstctl check-config names when one has no driver. */
+const char *cfg_driver_names(char *buf, size_t len);
+/* rest: the contract, after the name */
+void cfg_parse_contract(struct loader *ld, const char *file, int line, char *rest, const char *name);
+/* A contract's error (multi-line), its continuation lines indented. */
+void cfg_contract_error(struct loader *ld, const char *file, int line, const char *what,
+			const char *msg);
+void cfg_parse_nodeset(struct loader *ld, const char *file, int line, struct conf_word *w, int n);
+void cfg_free_nodeset(struct cfg_nodeset *ns);
+void cfg_parse_budget(struct loader *ld, const char *file, int line, struct conf_word *w, int n);
+void cfg_free_budget(struct cfg_budget *b);
+void cfg_parse_price(struct loader *ld, const char *file, int line, struct conf_word *w, int n);
+void cfg_parse_itype(struct loader *ld, const char *file, int line, struct conf_word *w, int n);
+void cfg_free_override(struct cfg_override *o);
+
+/* ---- candidates (config_catalog.c), for config_check ---- */
+
+/* Whether s is one of list's n items (any case). */
+bool cfg_in_list(char **list, size_t n, const char *s);
+
+/* A node set's candidates before its Constraint, in the order they are
+ * made (raw) and in name order (sorted): node sets that select the same
+ * providers, regions and types (as all do in a one-provider burst.conf)
+ * make the same list, which is then sorted once, not once per node set. */
+struct ns_cands {
+	struct candidate *raw;
+	size_t nraw;
+	struct candset sorted;
+	bool valid;
+};
+
+void cfg_ns_cands_clear(struct ns_cands *nc);
+/* Add the candidates of node set nsi to cs. Returns how many were added. */
+size_t cfg_nodeset_candidates(const struct burst_config *cfg, const struct catalog *cat,
+			      size_t nsi, struct candset *cs, struct ns_cands *prev);
 
 #endif
