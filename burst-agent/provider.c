@@ -8,7 +8,7 @@
 #include "provider.h"
 #include "strutil.h"
 
-/* a driver added here is added to config_has_driver's list (lib/core/config.c)
+/* a driver added here is marked as one in lib/core/config_provider.c's type table
  * too: burstctl check-config gives the agent's verdict without linking them */
 static const struct provider_ops *const drivers[] = {
 	&provider_local,

@@ -273,6 +273,8 @@ int config_check_budget_accounts(const struct burst_config *cfg, const struct sl
 
 /* Whether burst-agent has a driver for provider type t. */
 bool config_has_driver(const char *type);
+/* The i-th provider type burst.conf knows (Type=), NULL past the last. */
+const char *config_provider_type(size_t i);
 
 /*
  * Where provider p's instances are told to send their join report

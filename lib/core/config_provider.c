@@ -336,6 +336,11 @@ bool config_has_driver(const char *type)
 	return false;
 }
 
+const char *config_provider_type(size_t i)
+{
+	return i < NTYPES ? provider_types[i].name : NULL;
+}
+
 const char *cfg_driver_names(char *buf, size_t len)
 {
 	size_t i, l = 0;

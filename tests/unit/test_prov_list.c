@@ -3,13 +3,15 @@
  * strings are the list's own copies, stay where they are while the list
  * grows (a record points into them), and a cluster or state repeated from
  * one instance to the next is kept once; their control characters are
- * written out.
+ * written out. And its table of drivers is the one config_has_driver
+ * (lib/core) speaks for.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../burst-agent/provider.h"
+#include "config.h"
 #include "tap.h"
 
 int main(void)
@@ -57,5 +59,19 @@ int main(void)
 	is_str(in->state, "caf\303\251", "UTF-8 is kept");
 	prov_list_free(&l);
 	ok(l.n == 0 && !l.v && !l.strs, "freed and zeroed");
+	/* burstctl check-config says which types have a driver without
+	 * linking the drivers: what it says must be what the agent has */
+	{
+		const char *t;
+		size_t drivers = 0;
+		for (i = 0; (t = config_provider_type(i)); i++) {
+			ok(config_has_driver(t) == (provider_ops_find(t) != NULL),
+			   "type %s: config_has_driver says %s, and the agent %s", t,
+			   config_has_driver(t) ? "a driver" : "none", provider_ops_find(t) ? "has one" : "has none");
+			drivers += provider_ops_find(t) != NULL;
+		}
+		ok(drivers >= 3 && !config_has_driver("nosuch") && !provider_ops_find("nosuch"),
+		   "local, aws and openstack at least; no driver for an unknown type (%zu)", drivers);
+	}
 	return done_testing();
 }
