@@ -295,7 +295,7 @@ static int cmd_select(const struct opts *o, int argc, char **argv)
 	if (o->json)
 		arr = json_object_new_array();
 	else if (res.n)
-		printf("%-8s %-22s %6s %8s  %-34s %s\n", "PROVIDER", "INSTANCE_TYPE", "VCPUS",
+		printf("%-8s %-26s %6s %8s  %-34s %s\n", "PROVIDER", "INSTANCE_TYPE", "VCPUS",
 		       "MEMORY", "ACCELERATORS", "$/HOUR@REGION");
 	for (i = 0; i < res.n; i++) {
 		const struct candidate *cd = &cs->c[res.m[i].cand];
@@ -315,7 +315,7 @@ static int cmd_select(const struct opts *o, int argc, char **argv)
 		fmt_size(cd->type->num[KEY_MEMORY], mem, sizeof(mem));
 		fmt_accel(cat, cd->type, acc, sizeof(acc));
 		fmt_price(res.m[i].price, price, sizeof(price));
-		printf("%-8s %-22s %6g %8s  %-34s %s%s%s\n", catalog_str(cat, cd->type->provider),
+		printf("%-8s %-26s %6g %8s  %-34s %s%s%s\n", catalog_str(cat, cd->type->provider),
 		       catalog_str(cat, cd->type->name), cd->type->num[KEY_VCPUS], mem, acc, price,
 		       cd->region >= 0 ? "@" : "", cd->region >= 0 ? catalog_str(cat, cd->region) : "");
 	}
@@ -506,7 +506,7 @@ static int cmd_resolve(const struct opts *o, int argc, char **argv)
 			       by_nodeset ? "the configured node sets" : "the whole catalog",
 			       cat->version, cat->checksum);
 			if (res->n) {
-				printf("\n%4s %-8s %-22s %-14s %-10s %9s %7s  %s\n", "RANK", "PROVIDER",
+				printf("\n%4s %-8s %-26s %-14s %-10s %9s %7s  %s\n", "RANK", "PROVIDER",
 				       "INSTANCE_TYPE", "REGION", "NODESET", "$/HOUR", "EXCESS", "HARDWARE");
 				for (i = 0; i < res->n && (o->limit <= 0 || shown < (size_t)o->limit); i++) {
 					const struct candidate *cd = &rcs->c[res->m[i].cand];
@@ -516,7 +516,7 @@ static int cmd_resolve(const struct opts *o, int argc, char **argv)
 					fmt_size(cd->type->num[KEY_MEMORY], mem, sizeof(mem));
 					fmt_accel(cat, cd->type, acc, sizeof(acc));
 					fmt_price(res->m[i].price, buf, sizeof(buf));
-					printf("%4zu %-8s %-22s %-14s %-10s %9s %7.1f  %g vCPU, %s, %s\n", ++shown,
+					printf("%4zu %-8s %-26s %-14s %-10s %9s %7.1f  %g vCPU, %s, %s\n", ++shown,
 					       cand_provider(cat, cd), catalog_str(cat, cd->type->name),
 					       cd->region >= 0 ? catalog_str(cat, cd->region) : "-",
 					       nodeset_name(cfg, cd->nodeset), buf, res->m[i].excess,
@@ -591,7 +591,7 @@ static int cmd_catalog(const struct opts *o, int argc, char **argv)
 		json_object *arr = o->json ? json_object_new_array() : NULL;
 		size_t shown = 0;
 		if (!o->json)
-			printf("%-8s %-24s %6s %8s  %-34s %s\n", "PROVIDER", "INSTANCE_TYPE", "VCPUS",
+			printf("%-8s %-26s %6s %8s  %-34s %s\n", "PROVIDER", "INSTANCE_TYPE", "VCPUS",
 			       "MEMORY", "ACCELERATORS", "PRICES");
 		for (i = 0; i < cat->ntypes; i++) {
 			const struct cat_type *t = &cat->types[i];
@@ -605,7 +605,7 @@ static int cmd_catalog(const struct opts *o, int argc, char **argv)
 			}
 			fmt_size(t->num[KEY_MEMORY], mem, sizeof(mem));
 			fmt_accel(cat, t, acc, sizeof(acc));
-			printf("%-8s %-24s %6g %8s  %-34s", catalog_str(cat, t->provider),
+			printf("%-8s %-26s %6g %8s  %-34s", catalog_str(cat, t->provider),
 			       catalog_str(cat, t->name), t->num[KEY_VCPUS], mem, acc);
 			for (k = 0; k < t->nprices; k++)
 				printf(" %s:%.4f", catalog_str(cat, t->prices[k].region), t->prices[k].ondemand);

@@ -27,6 +27,7 @@ import csv
 import difflib
 import hashlib
 import math
+import re
 import os
 import shutil
 import sys
@@ -42,8 +43,12 @@ ACC_COLS = HEADER[3:9]    # accelerator_count .. accelerator_memory_mib
 PROC_COLS = HEADER[9:13]  # processor .. processor_isa
 PRICE_HEADER = "instance_type,region,ondemand_usd_per_hour,spot_usd_per_hour"
 
-OUTPUT_FILES = ("aws.csv", "gcp.csv", "aws-prices.csv", "gcp-prices.csv", "SOURCES.md",
-                "LICENSE-MIT-PlatformAware", "LICENSE-Apache-2.0", "NOTICE-karpenter-provider-aws")
+OUTPUT_FILES = ("aws.csv", "gcp.csv", "azure.csv", "aws-prices.csv", "gcp-prices.csv", "azure-prices.csv",
+                "SOURCES.md", "LICENSE-MIT-PlatformAware", "LICENSE-Apache-2.0", "NOTICE-karpenter-provider-aws",
+                "NOTICE-karpenter-provider-azure")
+PROVIDERS = ("aws", "gcp", "azure")
+# The source column: rows as their source says, "+fix" where a correction applies.
+SOURCE_TAG = {"aws": "platformaware", "gcp": "platformaware", "azure": "autoscaler"}
 
 GIB = 1024  # MiB
 
@@ -294,7 +299,7 @@ class Fix:
                              else "processor manufacturer %s (model unknown)" % manuf)
             for col in sorted(self.set):
                 v = self.set[col]
-                parts.append("%s %s" % (col, v(t) if callable(v) else v))
+                parts.append("%s %s" % (col, (v(t) if callable(v) else v) or "unknown"))
             per[t] = "; ".join(parts)
         if len(set(per.values())) == 1:
             return per[self.types[0]]
@@ -467,17 +472,221 @@ ADDED = {
         ("a3-ultragpu-8g", 224, 2952, 8, "H200", "Intel Xeon Scalable 5th Gen", "", None, None,
          ["gcp-a3", "gcp-machinetypes", "gcp-memunit"]),
     ],
+    "azure": [],
 }
+
+# ---------------------------------------------------------------------------
+# Azure.  The sizes are kubernetes/autoscaler's static list of the Resource
+# SKU API's answers (vCPUs, MemoryGB, GPUs, CpuArchitectureType), the prices
+# karpenter-provider-azure's eastus on-demand Linux table (both Apache-2.0,
+# see share/catalog-src/SOURCES.md).  The SKU API counts GPUs but names no
+# model and no memory: the series table below adds them, each from the
+# series' page in Microsoft's documentation, and the build fails if a size
+# with GPUs > 0 matches no series (or two).  Sizes whose GPU is a slice of
+# one (the API says GPUs=1) keep the count 1 and get the slice's memory.
+# ---------------------------------------------------------------------------
+AZ_FACTS = {
+    "azure-ncv3": "Microsoft Learn, NCv3-series (NVIDIA Tesla V100, 16 GB per GPU)",
+    "azure-ndv2": "Microsoft Learn, NDv2-series (8 x NVIDIA Tesla V100 NVLINK-connected, 32 GB each)",
+    "azure-ncast4v3": "Microsoft Learn, NCasT4_v3-series (NVIDIA Tesla T4, 16 GB)",
+    "azure-nca100v4": "Microsoft Learn, NC A100 v4-series (NVIDIA A100 PCIe, 80 GB)",
+    "azure-ndasra100v4": "Microsoft Learn, ND A100 v4-series (8 x NVIDIA A100 40 GB, SXM)",
+    "azure-ndma100v4": "Microsoft Learn, NDm A100 v4-series (8 x NVIDIA A100 80 GB, SXM)",
+    "azure-ncadsh100v5": "Microsoft Learn, NCads H100 v5-series and NCCads H100 v5-series (NVIDIA H100 NVL, "
+                         "PCIe, 94 GB per GPU)",
+    "azure-ndh100v5": "Microsoft Learn, ND H100 v5-series (8 x NVIDIA H100 80 GB, SXM)",
+    "azure-ndh200v5": "Microsoft Learn, ND H200 v5-series (8 x NVIDIA H200 141 GB)",
+    "azure-ndmi300xv5": "Microsoft Learn, ND MI300X v5-series (8 x AMD Instinct MI300X, 192 GB each)",
+    "azure-nvadsa10v5": "Microsoft Learn, NVadsA10 v5-series (NVIDIA A10 24 GB; partial GPUs: NV6ads 1/6 with 4 GiB, "
+                        "NV12ads 1/3 with 8 GiB, NV18ads 1/2 with 12 GiB)",
+    "azure-nca10v4": "Microsoft Learn, NC A10 v4-series (NVIDIA A10, sizes that carry a partition of a GPU; "
+                     "the partitions' memory is not in a source at hand)",
+    "azure-nvv4": "Microsoft Learn, NVv4-series (AMD Radeon Instinct MI25 16 GiB; NV4as 1/8 with 2 GiB, NV8as 1/4 "
+                  "with 4 GiB, NV16as 1/2 with 8 GiB, NV32as 1 with 16 GiB)",
+    "azure-nvv2": "Microsoft Learn, NVv2-series (NVIDIA Tesla M60, one GPU = half an M60 board, 8 GiB)",
+    "azure-nvv3": "Microsoft Learn, NVv3-series (NVIDIA Tesla M60, one GPU = half an M60 board, 8 GiB)",
+    "azure-ngadsv620": "Microsoft Learn, NGads V620-series (AMD Radeon PRO V620; NG8ads 1/4 GPU, NG16ads 1/2, NG32ads "
+                       "and NG32adms 1)",
+    "azure-nvadsv710v5": "Microsoft Learn, NVads V710 v5-series (AMD Radeon PRO V710; NV4ads 1/6 with 4 GB, NV8ads 1/3 "
+                         "with 8 GB, NV12ads 1/2 with 12 GB, NV24ads and NV28adms 1 with 24 GB)",
+    "azure-isolated": "Microsoft Learn, isolated sizes (Standard_ND96is_MI300X_v5 beside Standard_ND96isr_MI300X_v5, "
+                      "the ND MI300X v5 size without InfiniBand: 8 x MI300X)",
+    "amd-v620": "AMD Radeon PRO V620 datasheet (32 GB GDDR6; RDNA 2)",
+    "amd-v710": "AMD Radeon PRO V710 (RDNA 3); Azure gives 24 GB to a whole GPU",
+    "azure-np": "Microsoft Learn, NP-series (Xilinx Alveo U250 FPGAs, 64 GiB FPGA memory each; the SKU API counts "
+                "them as GPUs)",
+    "azure-bs": "Microsoft Learn, B-series burstable sizes (Standard_B1ls: 1 vCPU, 0.5 GiB)",
+    "azure-dv2": "Microsoft Learn, Dv2 and DSv2-series, and the previous-generation D and DS-series "
+                 "(D1_v2, DS1_v2, D1, DS1: 3.5 GiB)",
+    "azure-m": "Microsoft Learn, M-series (Standard_M8ms 218.75 GiB, Standard_M16ms 437.5 GiB)",
+    "azure-sku-api": "Azure Resource SKUs API (Microsoft.Compute/skus): capabilities vCPUs, MemoryGB, GPUs, "
+                     "CpuArchitectureType; MemoryGB is a decimal number of GiB (0.5, 3.5, 218.75)",
+    "nvidia-a10": "NVIDIA A10 Tensor Core GPU datasheet (24 GB GDDR6; Ampere)",
+    "amd-mi300x": "AMD Instinct MI300X accelerator datasheet (192 GB HBM3; CDNA 3)",
+    "amd-mi25": "AMD Radeon Instinct MI25 datasheet (16 GB HBM2; Vega, GCN 5th generation)",
+    "xilinx-u250": "AMD Xilinx Alveo U250 data center accelerator card (Virtex UltraScale+, 64 GB DDR4)",
+}
+FACTS.update(AZ_FACTS)
+
+MODELS.update({
+    "A10": ("GPU", "NVIDIA", "ampere", 24 * GIB, ["nvidia-a10", "azure-nvadsa10v5"]),
+    "H100-NVL": ("GPU", "NVIDIA", "hopper", 94 * GIB, ["azure-ncadsh100v5", "nvidia-h100"]),
+    "MI300X": ("GPU", "AMD", "cdna3", 192 * GIB, ["amd-mi300x", "azure-ndmi300xv5"]),
+    "MI25": ("GPU", "AMD", "gcn", 16 * GIB, ["amd-mi25", "azure-nvv4"]),
+    "Alveo-U250": ("FPGA", "Xilinx", "ultrascale+", 64 * GIB, ["xilinx-u250", "azure-np"]),
+    "Radeon-Pro-V620": ("GPU", "AMD", "rdna2", 32 * GIB, ["amd-v620", "azure-ngadsv620"]),
+    "Radeon-Pro-V710": ("GPU", "AMD", "rdna3", 24 * GIB, ["amd-v710", "azure-nvadsv710v5"]),
+})
+
+# (series, size-name pattern, model, fact keys).  A size with GPUs > 0 must
+# match exactly one; a pattern that matches no size fails the build.
+AZ_GPU_SERIES = [
+    ("NCv3", r"Standard_NC\d+r?s_v3", "V100-16GB", ["azure-ncv3", "nvidia-v100"]),
+    ("NDv2", r"Standard_ND40rs_v2", "V100-32GB", ["azure-ndv2", "nvidia-v100"]),
+    ("NCasT4_v3", r"Standard_NC\d+as_T4_v3", "T4", ["azure-ncast4v3", "nvidia-t4"]),
+    ("NC A100 v4", r"Standard_NC\d+ads_A100_v4", "A100-80GB", ["azure-nca100v4", "nvidia-a100"]),
+    ("ND A100 v4", r"Standard_ND96asr_v4", "A100-40GB", ["azure-ndasra100v4", "nvidia-a100"]),
+    ("NDm A100 v4", r"Standard_ND96amsr_A100_v4", "A100-80GB", ["azure-ndma100v4", "nvidia-a100"]),
+    ("NCads H100 v5", r"Standard_NCC?\d+adi?s_H100_v5", "H100-NVL", ["azure-ncadsh100v5"]),
+    ("ND H100 v5", r"Standard_ND96isr_H100_v5", "H100", ["azure-ndh100v5", "nvidia-h100"]),
+    ("ND H200 v5", r"Standard_ND96isr_H200_v5", "H200", ["azure-ndh200v5", "nvidia-h200"]),
+    ("ND MI300X v5", r"Standard_ND96isr?_MI300X_v5", "MI300X", ["azure-ndmi300xv5", "amd-mi300x"]),
+    ("NGads V620", r"Standard_NG\d+adm?s_V620_v1", "Radeon-Pro-V620", ["azure-ngadsv620", "amd-v620"]),
+    ("NVads V710 v5", r"Standard_NV\d+adm?s_V710_v5", "Radeon-Pro-V710", ["azure-nvadsv710v5", "amd-v710"]),
+    ("NVadsA10 v5", r"Standard_NV\d+adm?s_A10_v5", "A10", ["azure-nvadsa10v5", "nvidia-a10"]),
+    ("NC A10 v4", r"Standard_NC\d+ads_A10_v4", "A10", ["azure-nca10v4", "nvidia-a10"]),
+    ("NVv4", r"Standard_NV\d+as_v4", "MI25", ["azure-nvv4", "amd-mi25"]),
+    ("NVv2", r"Standard_NV\d+s_v2", "M60", ["azure-nvv2", "nvidia-m60"]),
+    ("NVv3", r"Standard_NV\d+s_v3", "M60", ["azure-nvv3", "nvidia-m60"]),
+    ("NP", r"Standard_NP\d+s", "Alveo-U250", ["azure-np", "xilinx-u250"]),
+]
+# Partial GPUs: the API says GPUs=1; size -> (fraction, memory of the slice in MiB).
+AZ_GPU_SLICES = {
+    "Standard_NV6ads_A10_v5": ("1/6", 4 * GIB), "Standard_NV12ads_A10_v5": ("1/3", 8 * GIB),
+    "Standard_NV18ads_A10_v5": ("1/2", 12 * GIB),
+    "Standard_NV4as_v4": ("1/8", 2 * GIB), "Standard_NV8as_v4": ("1/4", 4 * GIB),
+    "Standard_NV16as_v4": ("1/2", 8 * GIB),
+    "Standard_NG8ads_V620_v1": ("1/4", 8 * GIB), "Standard_NG16ads_V620_v1": ("1/2", 16 * GIB),
+    "Standard_NV4ads_V710_v5": ("1/6", 4 * GIB), "Standard_NV8ads_V710_v5": ("1/3", 8 * GIB),
+    "Standard_NV12ads_V710_v5": ("1/2", 12 * GIB),
+}
+AZ_SLICE_FACTS = {"A10": ["azure-nvadsa10v5"], "MI25": ["azure-nvv4"], "Radeon-Pro-V620": ["azure-ngadsv620"],
+                  "Radeon-Pro-V710": ["azure-nvadsv710v5"]}
+# Sizes that carry GPUs where the source says GPUs=0 (the SKU API gives these
+# sizes no GPUs capability): size -> (GPU count, fact keys).
+AZ_GPU_MISSING = {
+    "Standard_ND96is_MI300X_v5": (8, ["azure-isolated", "azure-ndmi300xv5"]),
+    "Standard_NG8ads_V620_v1": (1, ["azure-ngadsv620"]), "Standard_NG16ads_V620_v1": (1, ["azure-ngadsv620"]),
+    "Standard_NG32ads_V620_v1": (1, ["azure-ngadsv620"]), "Standard_NG32adms_V620_v1": (1, ["azure-ngadsv620"]),
+    "Standard_NV4ads_V710_v5": (1, ["azure-nvadsv710v5"]), "Standard_NV8ads_V710_v5": (1, ["azure-nvadsv710v5"]),
+    "Standard_NV12ads_V710_v5": (1, ["azure-nvadsv710v5"]), "Standard_NV24ads_V710_v5": (1, ["azure-nvadsv710v5"]),
+    "Standard_NV28adms_V710_v5": (1, ["azure-nvadsv710v5"]),
+}
+# GPU sizes whose per-GPU memory no source at hand gives (left empty).
+AZ_GPU_MEMORY_UNKNOWN = ["Standard_NC8ads_A10_v4", "Standard_NC16ads_A10_v4", "Standard_NC32ads_A10_v4"]
+# Memory the source truncates to whole GiB (its generator does int64(MemoryGB) * 1024).
+AZ_MEMORY = {
+    "Standard_B1ls": (512, ["azure-bs", "azure-sku-api"]),
+    "Standard_D1": (3584, ["azure-dv2", "azure-sku-api"]),
+    "Standard_D1_v2": (3584, ["azure-dv2", "azure-sku-api"]),
+    "Standard_DS1": (3584, ["azure-dv2", "azure-sku-api"]),
+    "Standard_DS1_v2": (3584, ["azure-dv2", "azure-sku-api"]),
+    "Standard_M8ms": (224000, ["azure-m", "azure-sku-api"]),
+    "Standard_M16ms": (448000, ["azure-m", "azure-sku-api"]),
+}
+AZ_ISA = {"amd64": "x86_64", "arm64": "aarch64"}
+
+
+def convert_azure(rows, log):
+    """The autoscaler's sizes -> {name: catalog row}, before the Fix entries.
+    GPU rows get their count here and their model from azure_fixes()."""
+    out = {}
+    for r in rows:
+        name = r["name"].strip()
+        if not name:
+            continue
+        if r["architecture"] not in AZ_ISA:
+            raise ValueError("azure %s: architecture %r is neither amd64 nor arm64" % (name, r["architecture"]))
+        gpus = int(r["gpu_count"])
+        row = {"instance_type": name, "vcpus": str(int(r["vcpus"])), "memory_mib": str(int(r["memory_mib"])),
+               "storage_type": "", "storage_gib": "", "network_gbps": "", "source": "autoscaler"}
+        row.update(zip(ACC_COLS, accel_cells(0, None)))
+        if gpus:
+            row["accelerator_count"] = ""  # completed by the series Fix (validate() fails otherwise)
+        row.update(zip(PROC_COLS, ["", "", "", AZ_ISA[r["architecture"]]]))
+        if name in out:
+            log.dups["azure"].append(name)
+            if out[name] != row:
+                raise ValueError("azure %s is listed twice with different values" % name)
+            continue
+        out[name] = row
+    return out
+
+
+def azure_fixes(rows):
+    """The Fix entries for the azure sizes: a GPU model per series, the slices'
+    memory, the memory the source truncates."""
+    gpu = {r["name"]: int(r["gpu_count"]) for r in rows if int(r["gpu_count"]) > 0}
+    api = dict(gpu)
+    for name, (n, _) in AZ_GPU_MISSING.items():
+        src = [r for r in rows if r["name"] == name]
+        if not src or src[0]["gpu_count"] != "0":
+            raise ValueError("azure %s: AZ_GPU_MISSING expects it in the source with GPUs 0 (%s)"
+                             % (name, src[0]["gpu_count"] if src else "not listed"))
+        gpu[name] = n
+    fixes, seen = [], {}
+    for series, pat, model, facts in AZ_GPU_SERIES:
+        names = sorted(n for n in gpu if re.fullmatch(pat, n))
+        if not names:
+            raise ValueError("azure GPU series %s (%s) matches no size of the source" % (series, pat))
+        for n in names:
+            if n in seen:
+                raise ValueError("azure %s matches two GPU series: %s and %s" % (n, seen[n], series))
+            seen[n] = series
+        names = [n for n in names if n in api]
+        if names:
+            says = ("GPUs %s (the SKU API counts FPGAs as GPUs, and names no model)" if model == "Alveo-U250"
+                    else "GPUs %s (the SKU API names no model and no memory)") % "/".join(str(gpu[n]) for n in names)
+            fixes.append(Fix("azure", "accelerator model (%s)" % series, names, says, facts,
+                             accel={n: (gpu[n], model) for n in names}))
+    for name in sorted(AZ_GPU_MISSING, key=lambda n: (seen[n], n)):
+        n, facts = AZ_GPU_MISSING[name]
+        model = [m for s_, _, m, f in AZ_GPU_SERIES if s_ == seen[name]][0]
+        fixes.append(Fix("azure", "missing accelerators (%s)" % seen[name], [name],
+                         "GPUs 0 (the SKU API gives this size no GPUs capability)", facts,
+                         accel={name: (n, model)}))
+    missing = sorted(set(gpu) - set(seen))
+    if missing:
+        raise ValueError("azure sizes with GPUs > 0 in no GPU series: %s (add them to AZ_GPU_SERIES)"
+                         % ", ".join(missing))
+    for name in sorted(AZ_GPU_SLICES, key=lambda n: (seen.get(n, ""), n)):
+        frac, mem = AZ_GPU_SLICES[name]
+        model = [m for s, _, m, _ in AZ_GPU_SERIES if s == seen.get(name)]
+        fixes.append(Fix("azure", "partial GPU", [name], "GPUs 1 (a %s slice of one)" % frac,
+                         AZ_SLICE_FACTS[model[0]] if model else [], set={"accelerator_memory_mib": str(mem)}))
+    fixes.append(Fix("azure", "GPU memory unknown", AZ_GPU_MEMORY_UNKNOWN,
+                     "GPUs 1/1/2, sizes that carry GPU partitions", ["azure-nca10v4"],
+                     set={"accelerator_memory_mib": ""}))
+    for name in sorted(AZ_MEMORY):
+        mem, facts = AZ_MEMORY[name]
+        src = [r for r in rows if r["name"] == name]
+        fixes.append(Fix("azure", "memory", [name], "memory_mib %s (MemoryGB truncated to whole GiB)"
+                         % (src[0]["memory_mib"] if src else "?"), facts, set={"memory_mib": str(mem)}))
+    return fixes
+
 
 # The input files.
 SRC_TYPES = {"aws": "catalog/platformaware/db-machinetypes.ec2.csv",
-             "gcp": "catalog/platformaware/db-machinetypes.gcp.csv"}
+             "gcp": "catalog/platformaware/db-machinetypes.gcp.csv",
+             "azure": "catalog/azure/vm_sizes.k8s-autoscaler.csv"}
 SRC_INTEL = "catalog/platformaware/db-processors.Intel.csv"
 SRC_PRICES = {"aws": "prices/aws_us-east-1_linux_ondemand.karpenter.csv",
-              "gcp": "prices/gce_us-central1_ondemand_spot.karpenter-provider-gcp.csv"}
-REGION = {"aws": "us-east-1", "gcp": "us-central1"}
+              "gcp": "prices/gce_us-central1_ondemand_spot.karpenter-provider-gcp.csv",
+              "azure": "prices/azure_eastus_linux_ondemand.karpenter-provider-azure.csv"}
+REGION = {"aws": "us-east-1", "gcp": "us-central1", "azure": "eastus"}
 COPIED = {"LICENSE-Apache-2.0": "prices/LICENSE-Apache-2.0",
-          "NOTICE-karpenter-provider-aws": "prices/NOTICE-karpenter-provider-aws"}
+          "NOTICE-karpenter-provider-aws": "prices/NOTICE-karpenter-provider-aws",
+          "NOTICE-karpenter-provider-azure": "prices/NOTICE-karpenter-provider-azure"}
 
 
 class Log:
@@ -486,7 +695,7 @@ class Log:
     def __init__(self, quiet):
         self.quiet = quiet
         self.warnings = []
-        self.dups = {"aws": [], "gcp": []}
+        self.dups = {p: [] for p in PROVIDERS}
         self.accel_table = {}    # model -> [types] (ACCEL_TABLE_ERRORS)
         self.added = []          # (provider, row, facts)
         self.prices = {}         # provider -> dict of counts
@@ -640,7 +849,7 @@ def apply_fixes(provider, out, fixes, log):
                 row.update(zip(PROC_COLS, proc_cells(fx.proc, t, provider)))
             for col, v in fx.set.items():
                 row[col] = v(t) if callable(v) else v
-            row["source"] = "platformaware+fix"
+            row["source"] = SOURCE_TAG[provider] + "+fix"
             fx.applied.append(t)
 
 
@@ -687,7 +896,7 @@ def validate(provider, rows):
             raise bad("storage_type")
         if r["processor_isa"] not in ISAS or r["processor_manufacturer"] not in PROC_MANUFACTURERS:
             raise bad("processor_isa or processor_manufacturer")
-        if r["source"] not in ("platformaware", "platformaware+fix", "added"):
+        if r["source"] not in (SOURCE_TAG[provider], SOURCE_TAG[provider] + "+fix", "added"):
             raise bad("source")
 
 
@@ -723,11 +932,15 @@ def write_types(path, provider, rows, src):
     with open(path, "w", newline="") as f:
         f.write("# slurm-burst instance catalog, provider %s\n" % provider)
         f.write("# version=%s\n" % VERSION)
-        f.write("# made by tools/build-catalog.py from %s (PlatformAware.jl, MIT) with corrections "
-                "and additions; see SOURCES.md\n" % os.path.basename(src))
+        f.write("# made by tools/build-catalog.py from %s (%s) with corrections "
+                "and additions; see SOURCES.md\n" % (os.path.basename(src), SRC_ORIGIN[provider]))
         f.write(",".join(HEADER) + "\n")
         for name in sorted(rows):
             f.write(",".join(rows[name][k] for k in HEADER) + "\n")
+
+
+SRC_ORIGIN = {"aws": "PlatformAware.jl, MIT", "gcp": "PlatformAware.jl, MIT",
+              "azure": "kubernetes/autoscaler, Apache-2.0"}
 
 
 def price(s):
@@ -746,7 +959,7 @@ def build_prices(provider, data, types, log):
     path = os.path.join(data, SRC_PRICES[provider])
     rows, outside, seen = [], [], set()
     for r in read_csv(path):
-        name = (r.get("instance_type") or r.get("machine_type")).strip()
+        name = (r.get("instance_type") or r.get("machine_type") or r.get("arm_sku_name")).strip()
         if name in seen:
             log.warn("%s: %s is priced twice in %s; keeping the first" % (provider, name, SRC_PRICES[provider]))
             continue
@@ -754,7 +967,7 @@ def build_prices(provider, data, types, log):
         if name not in types:
             outside.append(name)
             continue
-        if provider == "aws":
+        if provider in ("aws", "azure"):
             rows.append((name, REGION[provider], price(r["usd_per_hour"]), ""))
         else:
             rows.append((name, REGION[provider], price(r["usd_per_hour_on_demand"]),
@@ -835,6 +1048,10 @@ def write_sources(path, data, fixes, log, counts):
       "Apache-2.0, `LICENSE-Apache-2.0`, `NOTICE-karpenter-provider-aws` |" % log.prices["aws"]["priced"])
     w("| `gcp-prices.csv` | %d types | karpenter-provider-gcp us-central1 on-demand and spot prices | "
       "Apache-2.0, `LICENSE-Apache-2.0` |" % log.prices["gcp"]["priced"])
+    w("| `azure.csv` | %d sizes | kubernetes/autoscaler's static Azure size list, with the corrections below "
+      "| Apache-2.0, `LICENSE-Apache-2.0` (corrections: facts from the public pages named below) |" % counts["azure"])
+    w("| `azure-prices.csv` | %d sizes | karpenter-provider-azure eastus on-demand Linux prices (spot empty) | "
+      "Apache-2.0, `LICENSE-Apache-2.0`, `NOTICE-karpenter-provider-azure` |" % log.prices["azure"]["priced"])
     w("")
     w("## Upstream sources")
     w("")
@@ -881,6 +1098,26 @@ def write_sources(path, data, fixes, log, counts):
     w("  this catalog does not model) and the all-region JSON.")
     w("* These data files were reformatted (Go map / JSON -> CSV) before this script; the script reformats numbers")
     w("  only by dropping trailing zeros.")
+    w("")
+    w("### Azure (Apache-2.0)")
+    w("")
+    w("* `azure.csv`: `kubernetes/autoscaler` @ `55c37cd5eb550756c5ccc5a89e9068d77797e575` (2026-08-22),")
+    w("  `cluster-autoscaler/cloudprovider/azure/azure_instance_types.go` (the size list regenerated in `ffb2c6ac`,")
+    w("  2026-03-05, \"Update azure static sku list\"; the file last changed in `03e49d9c`, 2026-03-17). Its generator")
+    w("  reads `az vm list-skus` (the Resource SKUs API, resourceType virtualMachines): capabilities `vCPUs`,")
+    w("  `MemoryGB` (written as `int64(MemoryGB) * 1024` MiB, so fractional GiB are truncated: corrected below),")
+    w("  `GPUs` and `CpuArchitectureType`. The `InstanceTypes` map was rewritten as")
+    w("  `name,sku_family,vcpus,memory_mib,gpu_count,architecture`, one row per entry, values as written. License")
+    w("  Apache-2.0; the file header: \"Copyright The Kubernetes Authors.\" The source gives no GPU model or memory,")
+    w("  no processor, disk or network: the GPU facts come from the series table below; `processor_isa` is the")
+    w("  architecture (`amd64` x86_64, `arm64` aarch64); the other processor, storage and network cells are empty.")
+    w("* `azure-prices.csv`: `Azure/karpenter-provider-azure` @ `352646f599290c3a6d2f9710fb535a7b288f88ed` (2026-08-21),")
+    w("  `pkg/providers/pricing/zz_generated.pricing.go` (last changed in `2b431da1`, 2026-07-16; \"generated at")
+    w("  2026-06-18T03:43:41Z\"), the `initialOnDemandPrices[\"eastus\"]` map rewritten as `arm_sku_name,usd_per_hour`.")
+    w("  Made from the Azure Retail Prices API (priceType Consumption, USD, serviceName Virtual Machines,")
+    w("  armRegionName eastus) without Windows and Low Priority meters; spot meters are not in the file, so the")
+    w("  spot column is empty. On-demand Linux pay-as-you-go, USD per hour. License Apache-2.0 (\"Portions Copyright")
+    w("  (c) Microsoft Corporation\"); its `NOTICE.txt` is kept as `NOTICE-karpenter-provider-azure`.")
     w("")
     w("### Input files as read")
     w("")
@@ -934,7 +1171,7 @@ def write_sources(path, data, fixes, log, counts):
     w("")
     w("## Corrections of the source")
     w("")
-    w("Every row a correction touches has `source` = `platformaware+fix`.")
+    w("Every row a correction touches has `source` = `platformaware+fix` (aws, gcp) or `autoscaler+fix` (azure).")
     w("")
     w("| provider | what | types | the source says | the catalog says | fact sources |")
     w("| --- | --- | --- | --- | --- | --- |")
@@ -952,6 +1189,15 @@ def write_sources(path, data, fixes, log, counts):
     w("its local NVMe is corrected above),")
     w("g4dn (T4 16 GB), g5g (T4G 16 GB), g3 (M60), p2 (K80 12 GB), g2 (K520 4 GB), g4ad (V520 8 GB), f1 (VU9P),")
     w("g2-standard-* (L4), p3.* (V100 16 GB).")
+    w("")
+    w("Azure: every size with `GPUs` > 0 in the source is in exactly one GPU series above (the build fails")
+    w("otherwise), and its count is the API's. A partial GPU (the API says 1) stays one accelerator with the")
+    w("memory of its slice, so a job asking for accelerator memory never lands on a slice too small for it;")
+    w("`accelerator=A10` still matches the slices. The H100 NVL of the NCads/NCCads H100 v5 sizes (94 GB, PCIe)")
+    w("is its own model, `H100-NVL`: `accelerator=H100` means the 80 GB SXM part. Not in the source, so not in")
+    w("the catalog: sizes added after 2026-03 (e.g. D*v7, ND GB200/GB300 v6, NC RTX PRO 6000 v6) and retired")
+    w("ones (A0-A11, NC/NCv2/ND v1). Memory: the source truncates `MemoryGB` to whole GiB; the sizes known to have")
+    w("a fraction are corrected above (the error is under 1 GiB for any other).")
     w("")
     w("## Added instance types")
     w("")
@@ -973,7 +1219,7 @@ def write_sources(path, data, fixes, log, counts):
     w("")
     w("## Duplicates")
     w("")
-    for prov in ("aws", "gcp"):
+    for prov in PROVIDERS:
         d = log.dups[prov]
         if d:
             w("* %s: %d repeated rows (%s); identical repeats are dropped, differing ones keep the row with more known"
@@ -984,7 +1230,7 @@ def write_sources(path, data, fixes, log, counts):
     w("")
     w("## Price coverage")
     w("")
-    for prov in ("aws", "gcp"):
+    for prov in PROVIDERS:
         p = log.prices[prov]
         w("* %s (%s): %d of %d catalog types priced; %d catalog types have no price (%s); %d priced types are"
           " not in the catalog and are left out." % (prov, REGION[prov], p["priced"], p["types"], len(p["unpriced"]),
@@ -998,11 +1244,13 @@ def write_sources(path, data, fixes, log, counts):
     w("## Files shipped beside the data")
     w("")
     w("* `LICENSE-MIT-PlatformAware`: the MIT license of PlatformAware.jl, with its copyright line.")
-    w("* `LICENSE-Apache-2.0`: the Apache License 2.0 text (karpenter-provider-aws, karpenter-provider-gcp).")
+    w("* `LICENSE-Apache-2.0`: the Apache License 2.0 text (karpenter-provider-aws, karpenter-provider-gcp, "
+      "kubernetes/autoscaler, karpenter-provider-azure).")
     w("* `NOTICE-karpenter-provider-aws`: the NOTICE of aws/karpenter-provider-aws, as its license requires.")
+    w("* `NOTICE-karpenter-provider-azure`: the NOTICE of Azure/karpenter-provider-azure, as its license requires.")
     w("")
-    w("No Azure catalog: no public machine-readable Azure source is in `share/catalog-src`. A site adds types and")
-    w("prices with `InstanceType=` and `Price=` lines in burst.conf (burst.conf(5)).")
+    w("A site adds types and prices with `InstanceType=` and `Price=` lines in burst.conf (burst.conf(5));")
+    w("`burstctl catalog refresh` rewrites a provider's files from its cloud's API.")
     with open(path, "w", newline="") as f:
         f.write("\n".join(L) + "\n")
 
@@ -1012,11 +1260,11 @@ def write_sources(path, data, fixes, log, counts):
 def build(data, out_dir, quiet=False):
     log = Log(quiet)
     check_intel_uarch(data, log)
-    src = {p: read_csv(os.path.join(data, SRC_TYPES[p])) for p in ("aws", "gcp")}
-    fixes = FIXES + _gcp_family_fixes(src["gcp"])
+    src = {p: read_csv(os.path.join(data, SRC_TYPES[p])) for p in PROVIDERS}
+    fixes = FIXES + _gcp_family_fixes(src["gcp"]) + azure_fixes(src["azure"])
     cat = {}
-    for p in ("aws", "gcp"):
-        cat[p] = convert(p, src[p], log)
+    for p in PROVIDERS:
+        cat[p] = convert_azure(src[p], log) if p == "azure" else convert(p, src[p], log)
         apply_fixes(p, cat[p], fixes, log)
         add_types(p, cat[p], log)
         validate(p, cat[p])
@@ -1025,12 +1273,14 @@ def build(data, out_dir, quiet=False):
             raise ValueError("correction %r did not apply to all of %s" % (fx.what, fx.types))
 
     os.makedirs(out_dir, exist_ok=True)
-    for p in ("aws", "gcp"):
+    for p in PROVIDERS:
         write_types(os.path.join(out_dir, p + ".csv"), p, cat[p], SRC_TYPES[p])
     write_prices(os.path.join(out_dir, "aws-prices.csv"), build_prices("aws", data, cat["aws"], log),
                  "karpenter-provider-aws zz_generated.pricing_aws.go, us-east-1 on-demand Linux (Apache-2.0)")
     write_prices(os.path.join(out_dir, "gcp-prices.csv"), build_prices("gcp", data, cat["gcp"], log),
                  "karpenter-provider-gcp initial-prices.json, us-central1 on-demand and spot (Apache-2.0)")
+    write_prices(os.path.join(out_dir, "azure-prices.csv"), build_prices("azure", data, cat["azure"], log),
+                 "karpenter-provider-azure zz_generated.pricing.go, eastus on-demand Linux (Apache-2.0)")
     with open(os.path.join(out_dir, "LICENSE-MIT-PlatformAware"), "w", newline="") as f:
         f.write(MIT_LICENSE)
     for name, rel in COPIED.items():
@@ -1039,9 +1289,9 @@ def build(data, out_dir, quiet=False):
                   {p: len(cat[p]) for p in cat})
 
     # Summary on stderr
-    for p in ("aws", "gcp"):
+    for p in PROVIDERS:
         pr = log.prices[p]
-        nfix = sum(1 for r in cat[p].values() if r["source"] == "platformaware+fix")
+        nfix = sum(1 for r in cat[p].values() if r["source"] == SOURCE_TAG[p] + "+fix")
         nadd = sum(1 for r in cat[p].values() if r["source"] == "added")
         log.note("%s: %d types (%d corrected, %d added); %d priced in %s, %d without a price; "
                  "%d priced types not in the catalog (left out)"

@@ -30,6 +30,19 @@ rc=$?
 [ "$rc" -eq 1 ] && grep -q 'aws-prices.csv differs' "$tmp/changed.out"
 ok $? "a changed source price makes --check fail, naming aws-prices.csv (rc $rc)" "$tmp/changed.out"
 
+# Azure: a size the SKU API says has GPUs but no series names must fail the
+# build (its model and memory would be unknown), naming the size.
+rm -rf "$tmp/data"
+cp -a "$data" "$tmp/data"
+chmod -R u+w "$tmp/data"
+sed -i 's/^\(Standard_D2s_v5,[^,]*,2,8192,\)0,/\11,/' "$tmp/data/catalog/azure/vm_sizes.k8s-autoscaler.csv"
+grep -q '^Standard_D2s_v5,[^,]*,2,8192,1,' "$tmp/data/catalog/azure/vm_sizes.k8s-autoscaler.csv" ||
+	bail "could not give Standard_D2s_v5 a GPU in the copy"
+"$PY" "$src/tools/build-catalog.py" --data "$tmp/data" --out "$tmp/gpuout" >"$tmp/gpu.out" 2>&1
+rc=$?
+[ "$rc" -ne 0 ] && grep -q 'in no GPU series: Standard_D2s_v5' "$tmp/gpu.out"
+ok $? "an azure size with GPUs in no GPU series fails the build, naming it (rc $rc)" "$tmp/gpu.out"
+
 # Every file under share/catalog-src is named in its SOURCES.md.
 missing=
 while IFS= read -r f; do
