@@ -58,66 +58,92 @@ static json_object *object_of(const char *text, size_t len)
 
 /* ---- the claims ---- */
 
-char *wire_join_claim_encode(const struct wire_join_claim *c)
+/* A claim is strings under their keys: one table of (key, field) per kind
+ * of claim serves its encoder (in the table's order), decoder and free. */
+struct claim_field {
+	const char *key;
+	char **field;
+};
+#define NFIELDS 4
+
+static char *claim_encode(const struct claim_field *f)
 {
 	json_object *o = json_object_new_object();
+	size_t i;
 
-	add_str(o, "digest", c->digest);
-	add_str(o, "token", c->token);
-	add_str(o, "instance", c->instance);
-	add_str(o, "node", c->node);
+	for (i = 0; i < NFIELDS; i++)
+		add_str(o, f[i].key, *f[i].field);
 	return plain(o);
+}
+
+static void claim_decode(const char *payload, const struct claim_field *f)
+{
+	json_object *o = payload ? object_of(payload, strlen(payload)) : NULL;
+	size_t i;
+
+	for (i = 0; i < NFIELDS; i++)
+		*f[i].field = get_str(o, f[i].key);
+	json_object_put(o);
+}
+
+static void claim_free(const struct claim_field *f)
+{
+	size_t i;
+
+	for (i = 0; i < NFIELDS; i++) {
+		free(*f[i].field);
+		*f[i].field = NULL;
+	}
+}
+
+/* a report's claim, in the order burst-node has always written it */
+#define JOIN_CLAIM(c) { { "digest", &(c)->digest }, { "token", &(c)->token }, \
+			{ "instance", &(c)->instance }, { "node", &(c)->node } }
+#define NOTICE_CLAIM(c) { { "node", &(c)->node }, { "instance", &(c)->instance }, \
+			  { "action", &(c)->action }, { "time", &(c)->time } }
+
+char *wire_join_claim_encode(const struct wire_join_claim *c)
+{
+	struct wire_join_claim *w = (struct wire_join_claim *)c;   /* read only */
+	const struct claim_field f[NFIELDS] = JOIN_CLAIM(w);
+
+	return claim_encode(f);
 }
 
 void wire_join_claim_decode(const char *payload, struct wire_join_claim *c)
 {
-	json_object *o = payload ? object_of(payload, strlen(payload)) : NULL;
+	const struct claim_field f[NFIELDS] = JOIN_CLAIM(c);
 
-	c->node = get_str(o, "node");
-	c->instance = get_str(o, "instance");
-	c->token = get_str(o, "token");
-	c->digest = get_str(o, "digest");
-	json_object_put(o);
+	claim_decode(payload, f);
 }
 
 void wire_join_claim_free(struct wire_join_claim *c)
 {
-	free(c->node);
-	free(c->instance);
-	free(c->token);
-	free(c->digest);
-	memset(c, 0, sizeof(*c));
+	const struct claim_field f[NFIELDS] = JOIN_CLAIM(c);
+
+	claim_free(f);
 }
 
 char *wire_notice_claim_encode(const struct wire_notice_claim *c)
 {
-	json_object *o = json_object_new_object();
+	struct wire_notice_claim *w = (struct wire_notice_claim *)c;   /* read only */
+	const struct claim_field f[NFIELDS] = NOTICE_CLAIM(w);
 
-	add_str(o, "node", c->node);
-	add_str(o, "instance", c->instance);
-	add_str(o, "action", c->action);
-	add_str(o, "time", c->time);
-	return plain(o);
+	return claim_encode(f);
 }
 
 void wire_notice_claim_decode(const char *payload, struct wire_notice_claim *c)
 {
-	json_object *o = payload ? object_of(payload, strlen(payload)) : NULL;
+	const struct claim_field f[NFIELDS] = NOTICE_CLAIM(c);
 
-	c->node = get_str(o, "node");
-	c->instance = get_str(o, "instance");
-	c->action = get_str(o, "action");
-	c->time = get_str(o, "time");
-	json_object_put(o);
+	claim_decode(payload, f);
 }
 
 void wire_notice_claim_free(struct wire_notice_claim *c)
 {
-	free(c->node);
-	free(c->instance);
-	free(c->action);
-	free(c->time);
-	memset(c, 0, sizeof(*c));
+	const struct claim_field f[NFIELDS] = NOTICE_CLAIM(c);
+
+	claim_free(f);
 }
 
 /* ---- the request ---- */
