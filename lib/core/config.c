@@ -140,17 +140,9 @@ static int load_file(struct loader *ld, const char *path, int depth, const char 
 
 static void parse_line(struct loader *ld, const char *file, int line, char *text, int depth)
 {
-	static const char *const objects[] = { "Provider", "Contract", "NodeSet", "InstanceType",
-		"Price", "Budget", "Include", "ClusterName", "CatalogDir", "AllowInlineContracts",
-		"StateDir", "SocketPath", "JoinPort", "JoinListen", "JoinAddress", "BootTimeout", "RejectCooldown",
-		"ReconcileInterval", "OrphanGrace", "VanishGrace", "LeaseTimeout",
-		"PrologSlurmctld", "LogFile", "MungeSocket", "Acceptance", "BlessedKernels",
-		"MemoryTolerance", "RequiredModules", "AllowedTaint", "AllowInsecureEndpoint",
-		"BlessedDrivers", "MetricsListen", "CostNoteInterval", "InterruptionCooldown", "EarlyLaunch",
-		"BudgetAccountTrust",
-		"JoinReportMemory", NULL };
+	const char **names = NULL;
 	struct conf_word w[MAX_WORDS];
-	struct burst_config *cfg = ld->cfg;
+	const struct cfg_key *k;
 	size_t bad = 0;
 	int n;
 	char *copy;
@@ -182,6 +174,7 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 		cfg_err(ld, file, line, "too many words on one line (at most %d)", MAX_WORDS - 1);
 		goto out;
 	}
+	names = cfg_key_names();
 	if (!w[0].key) {
 		if (str_ieq(w[0].val, "Include")) {
 			char path[PATH_MAX];
@@ -200,179 +193,28 @@ static void parse_line(struct loader *ld, const char *file, int line, char *text
 			goto out;
 		}
 		{
-			const char *near = str_suggest(w[0].val, objects, 0);
+			const char *near = str_suggest(w[0].val, names, 0);
 			cfg_err(ld, file, line, "expected Key=Value, found '%s'%s%s%s", w[0].val,
-			     near ? "; did you mean '" : "", near ? near : "", near ? "=...'?" : "");
+				near ? "; did you mean '" : "", near ? near : "", near ? "=...'?" : "");
 		}
 		goto out;
 	}
-	if (!w[0].val[0] && !str_ieq(w[0].key, "CatalogDir")) {
+	k = cfg_key_find(w[0].key);
+	if (!w[0].val[0] && !(k && k->kind == CK_DIR)) {
 		cfg_err(ld, file, line, "%s= needs a value", w[0].key);
 		goto out;
 	}
-	if (str_ieq(w[0].key, "Provider"))
-		cfg_parse_provider(ld, file, line, w, n);
-	else if (str_ieq(w[0].key, "NodeSet"))
-		cfg_parse_nodeset(ld, file, line, w, n);
-	else if (str_ieq(w[0].key, "InstanceType"))
-		cfg_parse_itype(ld, file, line, w, n);
-	else if (str_ieq(w[0].key, "Price"))
-		cfg_parse_price(ld, file, line, w, n);
-	else if (str_ieq(w[0].key, "Budget"))
-		cfg_parse_budget(ld, file, line, w, n);
-	else if (str_ieq(w[0].key, "Include") || str_ieq(w[0].key, "ClusterName") ||
-		 str_ieq(w[0].key, "CatalogDir") || str_ieq(w[0].key, "AllowInlineContracts") ||
-		 str_ieq(w[0].key, "StateDir") || str_ieq(w[0].key, "SocketPath") ||
-		 str_ieq(w[0].key, "JoinPort") || str_ieq(w[0].key, "BootTimeout") ||
-		 str_ieq(w[0].key, "JoinListen") || str_ieq(w[0].key, "JoinAddress") ||
-		 str_ieq(w[0].key, "RejectCooldown") || str_ieq(w[0].key, "PrologSlurmctld") ||
-		 str_ieq(w[0].key, "ReconcileInterval") || str_ieq(w[0].key, "OrphanGrace") ||
-		 str_ieq(w[0].key, "VanishGrace") || str_ieq(w[0].key, "LeaseTimeout") ||
-		 str_ieq(w[0].key, "LogFile") || str_ieq(w[0].key, "MungeSocket") ||
-		 str_ieq(w[0].key, "Acceptance") ||
-		 str_ieq(w[0].key, "BlessedKernels") || str_ieq(w[0].key, "MemoryTolerance") ||
-		 str_ieq(w[0].key, "BlessedDrivers") || str_ieq(w[0].key, "MetricsListen") ||
-		 str_ieq(w[0].key, "CostNoteInterval") || str_ieq(w[0].key, "InterruptionCooldown") ||
-		 str_ieq(w[0].key, "EarlyLaunch") || str_ieq(w[0].key, "JoinReportMemory") ||
-		 str_ieq(w[0].key, "BudgetAccountTrust") ||
-		 str_ieq(w[0].key, "RequiredModules") || str_ieq(w[0].key, "AllowedTaint") ||
-		 str_ieq(w[0].key, "AllowInsecureEndpoint")) {
-		int k;
-		/* global settings: one or more per line */
-		for (k = 0; k < n; k++) {
-			if (!w[k].key) {
-				cfg_err(ld, file, line, "expected Key=Value, found '%s'", w[k].val);
-			} else if (cfg_policy_key(ld, file, line, "", w[k].key, w[k].val,
-						    &cfg->blessed_kernels, &cfg->nblessed_kernels,
-						    &cfg->memory_tolerance, &cfg->required_modules,
-						    &cfg->nrequired_modules, &cfg->allowed_taint, NULL,
-						    &cfg->blessed_drivers, &cfg->nblessed_drivers)) {
-				;
-			} else if (str_ieq(w[k].key, "ClusterName")) {
-				free(cfg->cluster_name);
-				cfg->cluster_name = xstrdup(w[k].val);
-			} else if (str_ieq(w[k].key, "CatalogDir")) {
-				free(cfg->catalog_dir);
-				cfg->catalog_dir = w[k].val[0] ? xstrdup(w[k].val) : NULL;
-			} else if (str_ieq(w[k].key, "JoinListen")) {
-				cfg_parse_join_listen(ld, file, line, cfg, w[k].val);
-			} else if (str_ieq(w[k].key, "JoinAddress")) {
-				if (!cfg_valid_hostport(w[k].val))
-					cfg_err(ld, file, line, "JoinAddress=%s is not ADDRESS:PORT such as 203.0.113.7:6830 (where instances reach the agent's join port)",
-					     w[k].val);
-				free(cfg->join_address);
-				cfg->join_address = xstrdup(w[k].val);
-			} else if (str_ieq(w[k].key, "AllowInsecureEndpoint")) {
-				if (!cfg_parse_bool(w[k].val, &cfg->allow_insecure_endpoint))
-					cfg_err(ld, file, line, "AllowInsecureEndpoint is yes or no, not '%s'", w[k].val);
-			} else if (str_ieq(w[k].key, "EarlyLaunch")) {
-				if (!cfg_parse_bool(w[k].val, &cfg->early_launch))
-					cfg_err(ld, file, line, "EarlyLaunch is yes or no, not '%s'", w[k].val);
-			} else if (str_ieq(w[k].key, "BudgetAccountTrust")) {
-				/* whose word a budget by account takes: Slurm's enforced
-				 * associations, or (the risk accepted) the agent's own check */
-				if (str_ieq(w[k].val, "enforced"))
-					cfg->budget_accounts_unenforced = false;
-				else if (str_ieq(w[k].val, "unenforced"))
-					cfg->budget_accounts_unenforced = true;
-				else
-					cfg_err(ld, file, line, "BudgetAccountTrust is enforced (the default: Account= budgets need "
-					     "Slurm's AccountingStorageEnforce=associations) or unenforced (the risk accepted), "
-					     "not '%s'", w[k].val);
-			} else if (str_ieq(w[k].key, "AllowInlineContracts")) {
-				if (!cfg_parse_bool(w[k].val, &cfg->allow_inline))
-					cfg_err(ld, file, line, "AllowInlineContracts is yes or no, not '%s'", w[k].val);
-			} else if (str_ieq(w[k].key, "ReconcileInterval") || str_ieq(w[k].key, "OrphanGrace") ||
-				   str_ieq(w[k].key, "VanishGrace") || str_ieq(w[k].key, "CostNoteInterval")) {
-				/* the reconciler: 0 is allowed (interval: off; grace: act at once) */
-				char *end;
-				long v = strtol(w[k].val, &end, 10);
-				if (!w[k].val[0] || *end || v < 0 || v > 86400)
-					cfg_err(ld, file, line, "%s=%s: give seconds (0-86400)", w[k].key, w[k].val);
-				else if (str_ieq(w[k].key, "ReconcileInterval"))
-					cfg->reconcile_interval = (int)v;
-				else if (str_ieq(w[k].key, "CostNoteInterval"))
-					cfg->cost_note_interval = (int)v;
-				else if (str_ieq(w[k].key, "OrphanGrace"))
-					cfg->orphan_grace = (int)v;
-				else
-					cfg->vanish_grace = (int)v;
-			} else if (str_ieq(w[k].key, "InterruptionCooldown")) {
-				/* a type and region whose instance got a spot interruption notice */
-				char *end;
-				long v = strtol(w[k].val, &end, 10);
-				if (!w[k].val[0] || *end || v < 1 || v > 86400)
-					cfg_err(ld, file, line, "%s=%s: give seconds (1-86400)", w[k].key, w[k].val);
-				else
-					cfg->interruption_cooldown = (int)v;
-			} else if (str_ieq(w[k].key, "LeaseTimeout")) {
-				/* the active agent's lease (agent_lease.c): renewed every
-				 * LeaseTimeout/5 s, taken over after LeaseTimeout s */
-				char *end;
-				long v = strtol(w[k].val, &end, 10);
-				if (!w[k].val[0] || *end || v < 2 || v > 300)
-					cfg_err(ld, file, line, "%s=%s: give seconds (2-300)", w[k].key, w[k].val);
-				else
-					cfg->lease_timeout = (int)v;
-			} else if (str_ieq(w[k].key, "JoinPort") || str_ieq(w[k].key, "BootTimeout") ||
-				   str_ieq(w[k].key, "RejectCooldown")) {
-				char *end;
-				long v = strtol(w[k].val, &end, 10);
-				bool port = str_ieq(w[k].key, "JoinPort");
-				long lo = str_ieq(w[k].key, "RejectCooldown") ? 0 : 1;
-				if (!w[k].val[0] || *end || v < lo || v > (port ? 65535 : 86400))
-					cfg_err(ld, file, line, "%s=%s: give %s", w[k].key, w[k].val,
-					     port ? "a TCP port (1-65535)" :
-					     lo ? "seconds (1-86400)" : "seconds (0-86400)");
-				else if (port)
-					cfg->join_port = (int)v;
-				else if (lo)
-					cfg->boot_timeout = (int)v;
-				else
-					cfg->reject_cooldown = (int)v;
-			} else if (str_ieq(w[k].key, "MetricsListen")) {
-				cfg_parse_metrics_listen(ld, file, line, w[k].val);
-			} else if (str_ieq(w[k].key, "JoinReportMemory")) {
-				/* the bytes of reports not yet whole, all join connections together */
-				double v;
-				char msg[256];
-				if (units_parse(w[k].val, strlen(w[k].val), UNIT_SIZE, &v, msg, sizeof(msg), NULL) < 0)
-					cfg_err(ld, file, line, "JoinReportMemory=%s: %s", w[k].val, msg);
-				else if (v < (double)CONFIG_JOIN_REPORT_MEMORY_MIN || v > (double)CONFIG_JOIN_REPORT_MEMORY_MAX)
-					cfg_err(ld, file, line, "JoinReportMemory=%s: give a size from 1M (one whole report) to 64G",
-					     w[k].val);
-				else
-					cfg->join_report_memory = (size_t)v;
-			} else if (str_ieq(w[k].key, "LogFile") && str_ieq(w[k].val, "syslog")) {
-				free(cfg->log_file);
-				cfg->log_file = xstrdup("syslog");
-			} else if (str_ieq(w[k].key, "StateDir") || str_ieq(w[k].key, "SocketPath") ||
-				   str_ieq(w[k].key, "PrologSlurmctld") || str_ieq(w[k].key, "LogFile") ||
-				   str_ieq(w[k].key, "MungeSocket") || str_ieq(w[k].key, "Acceptance")) {
-				char **dst = str_ieq(w[k].key, "StateDir") ? &cfg->state_dir :
-					     str_ieq(w[k].key, "Acceptance") ? &cfg->acceptance :
-					     str_ieq(w[k].key, "SocketPath") ? &cfg->socket_path :
-					     str_ieq(w[k].key, "MungeSocket") ? &cfg->munge_socket :
-					     str_ieq(w[k].key, "LogFile") ? &cfg->log_file : &cfg->prolog_slurmctld;
-				if (w[k].val[0] != '/')
-					cfg_err(ld, file, line, "%s must be an absolute path%s, not '%s'", w[k].key,
-					     str_ieq(w[k].key, "LogFile") ? " or syslog" : "", w[k].val);
-				else {
-					free(*dst);
-					*dst = xstrdup(w[k].val);
-				}
-			} else if (str_ieq(w[k].key, "Include")) {
-				cfg_err(ld, file, line, "write 'Include FILE' (a blank, not '=')");
-			} else {
-				cfg_unknown_key(ld, file, line, "global", w[k].key, objects);
-			}
-		}
-	} else {
-		const char *near = str_suggest(w[0].key, objects, 0);
+	if (k && k->kind == CK_OBJECT)
+		k->object(ld, file, line, w, n);
+	else if (k && k->kind != CK_CONTRACT)
+		cfg_parse_globals(ld, file, line, w, n);
+	else {
+		const char *near = str_suggest(w[0].key, names, 0);
 		cfg_err(ld, file, line, "unknown key '%s'%s%s%s (a line starts with a global key or Provider=, Contract=, NodeSet=, InstanceType=, Price=, Budget=)",
-		     w[0].key, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			w[0].key, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 	}
 out:
+	free(names);
 	free(copy);
 }
 

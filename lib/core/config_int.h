@@ -59,7 +59,44 @@ int cfg_valid_hostport(const char *v);
  * address): into out; 1 when valid. */
 int cfg_listen_addr(const char *v, size_t n, char out[16]);
 
-/* ---- the global keys (config_keys.c) ---- */
+/* ---- the keys (config_keys.c) ---- */
+
+enum cfg_key_kind {
+	CK_OBJECT,       /* a line of its own: Provider=NAME Key=Value... (object) */
+	CK_CONTRACT,     /* Contract=NAME EXPRESSION: the rest of the line */
+	CK_INCLUDE,      /* Include FILE */
+	CK_STRING,       /* any text (off: a char *) */
+	CK_DIR,          /* a directory; empty: none (off: a char *) */
+	CK_PATH,         /* an absolute path (off: a char *) */
+	CK_PATH_SYSLOG,  /* an absolute path or syslog (off: a char *) */
+	CK_BOOL,         /* yes or no (off: a bool) */
+	CK_INT,          /* a whole number from min to max (off: an int), unit says of what */
+	CK_CUSTOM,       /* set() parses it */
+};
+
+/* One key of burst.conf's table (Slurm's s_p_options_t shape). */
+struct cfg_key {
+	const char *name;
+	enum cfg_key_kind kind;
+	size_t off;              /* where in struct burst_config */
+	long min, max;           /* CK_INT */
+	const char *unit;        /* CK_INT: "seconds", "a TCP port" */
+	void (*object)(struct loader *ld, const char *file, int line, struct conf_word *w, int n);
+	void (*set)(struct loader *ld, const char *file, int line, const char *key, const char *val);
+	const char *example;     /* a value it takes (after "NAME="; NULL: none) */
+};
+
+/* Every key a line may start with, and every global key: the parse, the
+ * names "did you mean" chooses from (in order), the tests' examples. */
+extern const struct cfg_key cfg_keys[];
+extern const size_t cfg_nkeys;
+
+/* The key of that name (any case), or NULL. */
+const struct cfg_key *cfg_key_find(const char *name);
+/* The keys' names, NULL-terminated (caller frees the array). */
+const char **cfg_key_names(void);
+/* A line of global keys (its first word one of them): each word parsed. */
+void cfg_parse_globals(struct loader *ld, const char *file, int line, struct conf_word *w, int n);
 
 void cfg_parse_join_listen(struct loader *ld, const char *file, int line, struct burst_config *cfg,
 			   const char *val);

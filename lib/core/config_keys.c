@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <strings.h>
 #include <arpa/inet.h>
@@ -149,4 +150,220 @@ void cfg_parse_metrics_listen(struct loader *ld, const char *file, int line, con
 	ld->cfg->metrics_listen = xstrdup(val);
 	snprintf(ld->cfg->metrics_addr, sizeof(ld->cfg->metrics_addr), "%s", addr);
 	ld->cfg->metrics_port = (int)port;
+}
+
+/* ---- the table ---- */
+
+static void set_policy(struct loader *ld, const char *file, int line, const char *key, const char *val)
+{
+	struct burst_config *cfg = ld->cfg;
+
+	cfg_policy_key(ld, file, line, "", key, val, &cfg->blessed_kernels, &cfg->nblessed_kernels,
+		       &cfg->memory_tolerance, &cfg->required_modules, &cfg->nrequired_modules,
+		       &cfg->allowed_taint, NULL, &cfg->blessed_drivers, &cfg->nblessed_drivers);
+}
+
+static void set_join_listen(struct loader *ld, const char *file, int line, const char *key, const char *val)
+{
+	(void)key;
+	cfg_parse_join_listen(ld, file, line, ld->cfg, val);
+}
+
+static void set_join_address(struct loader *ld, const char *file, int line, const char *key, const char *val)
+{
+	(void)key;
+	if (!cfg_valid_hostport(val))
+		cfg_err(ld, file, line, "JoinAddress=%s is not ADDRESS:PORT such as 203.0.113.7:6830 (where instances reach the agent's join port)",
+			val);
+	free(ld->cfg->join_address);
+	ld->cfg->join_address = xstrdup(val);
+}
+
+static void set_metrics_listen(struct loader *ld, const char *file, int line, const char *key, const char *val)
+{
+	(void)key;
+	cfg_parse_metrics_listen(ld, file, line, val);
+}
+
+/* whose word a budget by account takes: Slurm's enforced associations, or
+ * (the risk accepted) the agent's own check */
+static void set_budget_trust(struct loader *ld, const char *file, int line, const char *key, const char *val)
+{
+	(void)key;
+	if (str_ieq(val, "enforced"))
+		ld->cfg->budget_accounts_unenforced = false;
+	else if (str_ieq(val, "unenforced"))
+		ld->cfg->budget_accounts_unenforced = true;
+	else
+		cfg_err(ld, file, line, "BudgetAccountTrust is enforced (the default: Account= budgets need "
+			"Slurm's AccountingStorageEnforce=associations) or unenforced (the risk accepted), "
+			"not '%s'", val);
+}
+
+/* the bytes of reports not yet whole, all join connections together */
+static void set_join_report_memory(struct loader *ld, const char *file, int line, const char *key,
+				   const char *val)
+{
+	double v;
+	char msg[256];
+
+	(void)key;
+	if (units_parse(val, strlen(val), UNIT_SIZE, &v, msg, sizeof(msg), NULL) < 0)
+		cfg_err(ld, file, line, "JoinReportMemory=%s: %s", val, msg);
+	else if (v < (double)CONFIG_JOIN_REPORT_MEMORY_MIN || v > (double)CONFIG_JOIN_REPORT_MEMORY_MAX)
+		cfg_err(ld, file, line, "JoinReportMemory=%s: give a size from 1M (one whole report) to 64G", val);
+	else
+		ld->cfg->join_report_memory = (size_t)v;
+}
+
+#define OBJ(name, fn, ex) { name, CK_OBJECT, 0, 0, 0, NULL, fn, NULL, ex }
+#define KEY(name, kind, field, ex) { name, kind, offsetof(struct burst_config, field), 0, 0, NULL, NULL, NULL, ex }
+#define INT(name, field, lo, hi, unit, ex) \
+	{ name, CK_INT, offsetof(struct burst_config, field), lo, hi, unit, NULL, NULL, ex }
+#define SET(name, fn, ex) { name, CK_CUSTOM, 0, 0, 0, NULL, NULL, fn, ex }
+
+/*
+ * Every key a line of burst.conf may start with, and every global key
+ * (burst.conf(5)): the parse, the list that "did you mean" chooses from
+ * (in this order: the first of two as near wins) and the tests' examples.
+ */
+const struct cfg_key cfg_keys[] = {
+	OBJ("Provider", cfg_parse_provider, "aws"),
+	{ "Contract", CK_CONTRACT, 0, 0, 0, NULL, NULL, NULL, "c accelerator_count>=1" },
+	OBJ("NodeSet", cfg_parse_nodeset, "ns Nodes=b-[1-2] InstanceTypes=t"),
+	OBJ("InstanceType", cfg_parse_itype, "t Provider=p node_vcpus_count=4"),
+	OBJ("Price", cfg_parse_price, "t Provider=p Region=r OnDemand=1.5"),
+	OBJ("Budget", cfg_parse_budget, "b Amount=100 Period=month"),
+	{ "Include", CK_INCLUDE, 0, 0, 0, NULL, NULL, NULL, NULL },
+	KEY("ClusterName", CK_STRING, cluster_name, "lab"),
+	KEY("CatalogDir", CK_DIR, catalog_dir, "/usr/share/slurm-burst/catalog"),
+	KEY("AllowInlineContracts", CK_BOOL, allow_inline, "no"),
+	KEY("StateDir", CK_PATH, state_dir, "/var/lib/burst"),
+	KEY("SocketPath", CK_PATH, socket_path, "/run/burst.sock"),
+	INT("JoinPort", join_port, 1, 65535, "a TCP port", "6831"),
+	SET("JoinListen", set_join_listen, "127.0.0.1:6830"),
+	SET("JoinAddress", set_join_address, "203.0.113.7:6830"),
+	INT("BootTimeout", boot_timeout, 1, 86400, "seconds", "600"),
+	INT("RejectCooldown", reject_cooldown, 0, 86400, "seconds", "0"),
+	INT("ReconcileInterval", reconcile_interval, 0, 86400, "seconds", "30"),
+	INT("OrphanGrace", orphan_grace, 0, 86400, "seconds", "0"),
+	INT("VanishGrace", vanish_grace, 0, 86400, "seconds", "120"),
+	/* the active agent's lease (agent_lease.c): renewed every
+	 * LeaseTimeout/5 s, taken over after LeaseTimeout s */
+	INT("LeaseTimeout", lease_timeout, 2, 300, "seconds", "10"),
+	KEY("PrologSlurmctld", CK_PATH, prolog_slurmctld, "/usr/local/sbin/prolog"),
+	KEY("LogFile", CK_PATH_SYSLOG, log_file, "/var/log/burst-agent.log"),
+	KEY("MungeSocket", CK_PATH, munge_socket, "/run/munge/munge.socket.2"),
+	KEY("Acceptance", CK_PATH, acceptance, "/etc/slurm/acceptance.conf"),
+	SET("BlessedKernels", set_policy, "6.1.0-18-amd64"),
+	SET("MemoryTolerance", set_policy, "10%"),
+	SET("RequiredModules", set_policy, "nvidia,efa"),
+	SET("AllowedTaint", set_policy, "POE"),
+	KEY("AllowInsecureEndpoint", CK_BOOL, allow_insecure_endpoint, "yes"),
+	SET("BlessedDrivers", set_policy, "nvidia=550.54.15"),
+	SET("MetricsListen", set_metrics_listen, "127.0.0.1:9830"),
+	INT("CostNoteInterval", cost_note_interval, 0, 86400, "seconds", "300"),
+	/* a type and region whose instance got a spot interruption notice */
+	INT("InterruptionCooldown", interruption_cooldown, 1, 86400, "seconds", "60"),
+	KEY("EarlyLaunch", CK_BOOL, early_launch, "yes"),
+	SET("BudgetAccountTrust", set_budget_trust, "unenforced"),
+	SET("JoinReportMemory", set_join_report_memory, "16M"),
+};
+const size_t cfg_nkeys = sizeof(cfg_keys) / sizeof(cfg_keys[0]);
+
+const struct cfg_key *cfg_key_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg_nkeys; i++)
+		if (str_ieq(name, cfg_keys[i].name))
+			return &cfg_keys[i];
+	return NULL;
+}
+
+const char **cfg_key_names(void)
+{
+	const char **names = xcalloc(cfg_nkeys + 1, sizeof(*names));
+	size_t i;
+
+	for (i = 0; i < cfg_nkeys; i++)
+		names[i] = cfg_keys[i].name;
+	return names;
+}
+
+/* One global key (key as written) set to val. */
+static void set_key(struct loader *ld, const char *file, int line, const struct cfg_key *k,
+		    const char *key, const char *val)
+{
+	char *base = (char *)ld->cfg;
+	char **str = (char **)(void *)(base + k->off);
+
+	switch (k->kind) {
+	case CK_STRING:
+		free(*str);
+		*str = xstrdup(val);
+		break;
+	case CK_DIR:
+		free(*str);
+		*str = val[0] ? xstrdup(val) : NULL;
+		break;
+	case CK_PATH_SYSLOG:
+		if (str_ieq(val, "syslog")) {
+			free(*str);
+			*str = xstrdup("syslog");
+			break;
+		}
+		/* fall through */
+	case CK_PATH:
+		if (val[0] != '/')
+			cfg_err(ld, file, line, "%s must be an absolute path%s, not '%s'", key,
+				k->kind == CK_PATH_SYSLOG ? " or syslog" : "", val);
+		else {
+			free(*str);
+			*str = xstrdup(val);
+		}
+		break;
+	case CK_BOOL:
+		if (!cfg_parse_bool(val, (bool *)(void *)(base + k->off)))
+			cfg_err(ld, file, line, "%s is yes or no, not '%s'", k->name, val);
+		break;
+	case CK_INT: {
+		char *end;
+		long v = strtol(val, &end, 10);
+		if (!val[0] || *end || v < k->min || v > k->max)
+			cfg_err(ld, file, line, "%s=%s: give %s (%ld-%ld)", key, val, k->unit, k->min, k->max);
+		else
+			*(int *)(void *)(base + k->off) = (int)v;
+		break;
+	}
+	case CK_CUSTOM:
+		k->set(ld, file, line, key, val);
+		break;
+	case CK_OBJECT: case CK_CONTRACT: case CK_INCLUDE:
+		break;
+	}
+}
+
+void cfg_parse_globals(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
+{
+	int i;
+
+	/* global settings: one or more per line */
+	for (i = 0; i < n; i++) {
+		const struct cfg_key *k;
+
+		if (!w[i].key) {
+			cfg_err(ld, file, line, "expected Key=Value, found '%s'", w[i].val);
+			continue;
+		}
+		k = cfg_key_find(w[i].key);
+		if (k && k->kind == CK_INCLUDE)
+			cfg_err(ld, file, line, "write 'Include FILE' (a blank, not '=')");
+		else if (!k || k->kind == CK_OBJECT || k->kind == CK_CONTRACT) {
+			const char **names = cfg_key_names();
+			cfg_unknown_key(ld, file, line, "global", w[i].key, names);
+			free(names);
+		} else
+			set_key(ld, file, line, k, w[i].key, w[i].val);
+	}
 }

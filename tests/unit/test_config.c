@@ -1,6 +1,7 @@
 /*
  * test_config.c - burst.conf: what parses, what is refused and how (every
- * error names file:line), catalog overrides, node-set candidates, checks.
+ * error names file:line), catalog overrides, node-set candidates, checks;
+ * the key table: every key parses, lands where it says, is suggested.
  */
 #include <math.h>
 #include <stdio.h>
@@ -72,6 +73,77 @@ static struct catalog *fixture(void)
 	if (!cat)
 		diag("%s", err.msg);
 	return cat;
+}
+
+/* The key table (config_keys.c): every key a line may start with parses
+ * its example, lands where the table says, refuses a bad value, and a
+ * misspelling of it is answered with it. */
+static void key_table(void)
+{
+	size_t i;
+
+	ok(cfg_nkeys >= 37, "the table has every key (%zu)", cfg_nkeys);
+	for (i = 0; i < cfg_nkeys; i++) {
+		const struct cfg_key *k = &cfg_keys[i];
+		char text[512], typo[64], want[256];
+		struct burst_config *cfg;
+		burst_err_t err;
+		size_t len = strlen(k->name);
+
+		ok(cfg_key_find(k->name) == k, "%s: found by its name", k->name);
+		if (k->example) {
+			snprintf(text, sizeof(text), "%s=%s\n", k->name, k->example);
+			cfg = load("key.conf", text, &err);
+			ok(cfg != NULL, "%s=%s parses", k->name, k->example);
+			if (!cfg)
+				diag("%s", err.msg);
+			if (cfg && k->kind == CK_INT)
+				is_num(*(int *)(void *)((char *)cfg + k->off), atoi(k->example), "%s: the number is set", k->name);
+			else if (cfg && (k->kind == CK_STRING || k->kind == CK_DIR || k->kind == CK_PATH ||
+					 k->kind == CK_PATH_SYSLOG))
+				is_str(*(char **)(void *)((char *)cfg + k->off), k->example, "%s: the text is set", k->name);
+			else if (cfg && k->kind == CK_BOOL) {
+				bool b = false;
+				cfg_parse_bool(k->example, &b);
+				ok(*(bool *)(void *)((char *)cfg + k->off) == b, "%s: the flag is set", k->name);
+			}
+			config_free(cfg);
+			/* after another global key on its line too, when it is one */
+			if (k->kind != CK_OBJECT && k->kind != CK_CONTRACT) {
+				snprintf(text, sizeof(text), "ClusterName=x %s=%s\n", k->name, k->example);
+				cfg = load("key2.conf", text, &err);
+				ok(cfg != NULL, "ClusterName=x %s=%s parses", k->name, k->example);
+				config_free(cfg);
+			}
+		}
+		if (k->kind == CK_INT) {
+			snprintf(text, sizeof(text), "%s=%ld\n", k->name, k->max + 1);
+			snprintf(want, sizeof(want), "key.conf:1: %s=%ld: give %s (%ld-%ld)", k->name, k->max + 1,
+				 k->unit, k->min, k->max);
+			refused("key.conf", text, want);
+			snprintf(text, sizeof(text), "%s=%ld\n", k->name, k->min - 1);
+			refused("key.conf", text, "give");
+		} else if (k->kind == CK_BOOL) {
+			snprintf(text, sizeof(text), "%s=maybe\n", k->name);
+			snprintf(want, sizeof(want), "key.conf:1: %s is yes or no, not 'maybe'", k->name);
+			refused("key.conf", text, want);
+		} else if (k->kind == CK_PATH || k->kind == CK_PATH_SYSLOG) {
+			snprintf(text, sizeof(text), "%s=relative/path\n", k->name);
+			snprintf(want, sizeof(want), "key.conf:1: %s must be an absolute path", k->name);
+			refused("key.conf", text, want);
+		}
+		/* a letter dropped from its middle */
+		snprintf(typo, sizeof(typo), "%.*s%s", (int)(len / 2), k->name, k->name + len / 2 + 1);
+		snprintf(text, sizeof(text), "%s=%s\n", typo, k->example ? k->example : "x");
+		snprintf(want, sizeof(want), "key.conf:1: unknown key '%s'; did you mean '%s'?", typo, k->name);
+		refused("key.conf", text, want);
+		if (k->kind != CK_OBJECT && k->kind != CK_CONTRACT && k->kind != CK_INCLUDE) {
+			snprintf(text, sizeof(text), "ClusterName=x %s=%s\n", typo, k->example ? k->example : "x");
+			snprintf(want, sizeof(want), "key.conf:1: unknown global key '%s'; did you mean '%s'?", typo,
+				 k->name);
+			refused("key.conf", text, want);
+		}
+	}
 }
 
 int main(void)
@@ -623,6 +695,7 @@ int main(void)
 	unsetenv("SLURM_CONF");
 	is_str(config_default_path(NULL), "/etc/slurm/burst.conf", "the default");
 
+	key_table();
 	{
 		char cmd[300];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
