@@ -38,7 +38,9 @@ for from in $layers; do
 		# (the probe's folder is not lib/$from: the quoted include is looked
 		# up with the flags alone, as from a file of $from for any header
 		# not in $from itself)
-		(cd "$src" && eval "$cc $cppflags $cflags -fsyntax-only -I'$src/lib/$from' '$tmp/probe.c'") \
+		# (from the build's folder, as make runs it: configure may have been
+		# given a relative path, and the flags' paths are then relative)
+		(cd "$build" && eval "$cc $cppflags $cflags -fsyntax-only -I'$src/lib/$from' '$tmp/probe.c'") \
 			>"$tmp/cc.out" 2>&1
 		rc=$?
 		if [ "$to" = "$from" ] || [ "$to" = core ]; then

@@ -167,6 +167,14 @@ grep -q "burst-agent: warning: $conf:$pline: Budget pair: Account=pair: WARNING:
 ok $? "... warning in its log" "$LAB/log/agent.log"
 # (on nodes that are powered down: burst-1 and burst-2 may still be up, idle,
 # and a job Slurm places on a node that is up needs no launch)
+# burst-3 was set DOWN for the held job 3 and is powered down after its
+# cooldown: a job submitted before that waits for a scheduling pass (up to
+# sched_interval) once it is, so the job is submitted when it is idle~
+for i in $(seq 300); do
+	[ "$(sinfo -h -n burst-3 -o %T)" = "idle~" ] && break
+	sleep 0.1
+done
+[ "$(sinfo -h -n burst-3 -o %T)" = "idle~" ]; ok $? "burst-3 is powered down, idle (its cooldown over)" "$LAB/log/agent.log"
 id4=$(sbatch --parsable -A whatever --time=1 --cloud-contract=here -w burst-3 -o "$LAB/job4.out" --wrap 'echo ran' 2>"$LAB/err")
 ok $? "sbatch --account=whatever: slurmctld takes it now (job $id4)" "$LAB/err"
 want="PENDING|JobHeldAdmin|burst: held: account whatever is not an association of the job's user (budgets count accounts)"

@@ -26,7 +26,7 @@ static void spool_round_trip(void)
 	wire_spool_add_job(&w, 13, "burst-3");
 	wire_spool_add_diagnostic(&w, "warning: a line with \"quotes\" and \x1b[31m");
 	text = wire_spool_encode(&w);
-	ok(text && strstr(text, "\"version\":1") && strstr(text, "\"op\":\"resume\""), "encoded: version and op (%s)", text);
+	ok(text && strstr(text, "\"version\":1") && strstr(text, "\"op\":\"resume\""), "encoded: version and op (%s)", text ? text : "(none)");
 	ok(wire_spool_decode(text, strlen(text), 100, &r, &err) == 0, "decoded (%s)", err.msg);
 	ok(r.op == WIRE_OP_RESUME && !strcmp(r.nodes, w.nodes) && r.names.n == 4 && !strcmp(r.names.names[3], "gpu-7"),
 	   "op, host list and its 4 names");
