@@ -68,6 +68,18 @@ if gcl=$(burst_gitlab_ci_local); then
 else
 	echo "gitlab-ci-local: not installed (above: why); tests/integration/test_gitlab_ci_local.sh will fail"
 fi
+# The gcp tests check the tests' fake Compute Engine with Google's own
+# client (tools/npm-tool.sh gce-client, from npm into $npm_dir, which the
+# Debian 13 root gets bind-mounted too). Without it (the registry out of
+# reach) the tests that need it fail, saying why; the rest run.
+. tools/npm-tool.sh
+npm_dir=${BURST_NPM_DIR:-/var/cache/slurm-burst/npm}
+if gce_client=$(burst_npm_tool gce-client "$npm_dir"); then
+	echo "Google's Compute Engine client: $gce_client"
+else
+	echo "Google's Compute Engine client: not installed (above: why); the gcp tests that check the fake with it will fail"
+fi
+[ -d "$npm_dir" ] || npm_dir=
 # the counters, count_suite, count_tap, side_counts, side_add, suite_summary
 . tools/suite-count.sh
 
@@ -158,7 +170,10 @@ distcheck() {
 # runs), and the project built inside it against that Slurm's headers
 root_build="$out/debian-trixie"
 root_run() {
-	tools/debroot.sh run -b "$top:$top" ${gcl_dir:+-b "$gcl_dir:$gcl_dir"} -w "$root_build" -- "$@"
+	local binds=(-b "$top:$top")
+	[ -n "$gcl_dir" ] && binds+=(-b "$gcl_dir:$gcl_dir")
+	[ -n "$npm_dir" ] && [ "$npm_dir" != "$gcl_dir" ] && binds+=(-b "$npm_dir:$npm_dir")
+	tools/debroot.sh run "${binds[@]}" -w "$root_build" -- "$@"
 }
 root_setup() {
 	step debian-13-root tools/debroot.sh ensure
@@ -196,7 +211,7 @@ root_tests() {
 		fi
 		log="$root_build/$(basename "$t" .sh).log"
 		t0=$(date +%s)
-		root_run env BURST_TOP_SRCDIR="$top" BURST_TOP_BUILDDIR="$root_build" ${gcl_dir:+BURST_NPM_DIR="$gcl_dir"} \
+		root_run env BURST_TOP_SRCDIR="$top" BURST_TOP_BUILDDIR="$root_build" ${npm_dir:+BURST_NPM_DIR="$npm_dir"} \
 			BURST_CATALOG_DIR="$top/share/catalog" bash "$t" >"$log" 2>&1
 		rc=$?
 		# each point counted, the plan checked against them (count_tap)

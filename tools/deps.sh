@@ -23,6 +23,9 @@ BURST_LAB_DEPS="$BURST_LAB_DEPS nftables"
 # project's git repository and its shell executor copies it with rsync
 # (node and npm, and gitlab-ci-local itself: tools/gitlab-ci-local.sh)
 BURST_LAB_DEPS="$BURST_LAB_DEPS git rsync"
+# the gcp tests' fake Compute Engine (tests/integration/gce_fake.py)
+# verifies the RS256 signatures of the JWTs its token endpoint is sent
+BURST_LAB_DEPS="$BURST_LAB_DEPS python3-cryptography"
 # tests/integration/test_budget.sh and test_cost.sh read the agent's
 # database with the sqlite3 program
 BURST_LAB_DEPS="$BURST_LAB_DEPS sqlite3"
