@@ -93,7 +93,6 @@ static int parse_provider_openstack(struct loader *ld, const char *file, int lin
 	}
 	if (str_ieq(w->key, "SchedulerHints")) {
 		cfg_free_list(p->scheduler_hints, p->nscheduler_hints);
-		cfg_free_list(p->accelerators, p->naccelerators);
 		p->scheduler_hints = cfg_split_list(w->val, &p->nscheduler_hints);
 		for (i = 0; i < p->nscheduler_hints; i++)
 			if (!strchr(p->scheduler_hints[i], ':') || p->scheduler_hints[i][0] == ':')

@@ -695,6 +695,21 @@ int main(void)
 	unsetenv("SLURM_CONF");
 	is_str(config_default_path(NULL), "/etc/slurm/burst.conf", "the default");
 
+	/* SchedulerHints= after Accelerators= on one line: each list its own
+	 * (the hints freed the accelerators and left them dangling) */
+	{
+		burst_err_t herr;
+		struct burst_config *c2 = load("hints.conf",
+			"Provider=os Type=openstack Accelerators=a100:A100-80GB SchedulerHints=group:g1\n", &herr);
+		ok(c2 != NULL, "Accelerators= then SchedulerHints= parses");
+		if (c2) {
+			is_num(c2->providers[0].naccelerators, 1, "... the accelerator is kept");
+			is_str(c2->providers[0].accelerators[0], "a100:A100-80GB", "... as given");
+			is_num(c2->providers[0].nscheduler_hints, 1, "... and the hint");
+			is_str(c2->providers[0].scheduler_hints[0], "group:g1", "... as given");
+		}
+		config_free(c2);
+	}
 	key_table();
 	{
 		char cmd[300];
