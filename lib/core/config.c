@@ -105,6 +105,43 @@ const char *config_default_path(const char *explicit_path)
 	return conf_default_path(explicit_path, "BURST_CONF", "burst.conf", buf, sizeof(buf));
 }
 
+/* ---- object lines ---- */
+
+bool cfg_object_open(struct loader *ld, const char *file, int line, const char *kind, const char *name,
+		     const char *rule, struct cfg_objects objs)
+{
+	size_t i;
+
+	if (!cfg_valid_name(name)) {
+		cfg_err(ld, file, line, "%s name '%s' must be letters, digits, '_', '.' or '-'%s", kind, name, rule);
+		return false;
+	}
+	for (i = 0; i < objs.n; i++) {
+		const char *at = (const char *)objs.v + i * objs.size;
+		const char *other = *(char *const *)(const void *)(at + objs.name_off);
+		const struct cfg_where *where = (const struct cfg_where *)(const void *)(at + objs.where_off);
+		if (strcmp(other, name) == 0) {
+			cfg_err(ld, file, line, "%s %s is defined twice (first at %s:%d)", kind, name, where->file,
+				where->line);
+			return false;
+		}
+	}
+	return true;
+}
+
+void cfg_object_words(struct loader *ld, const char *file, int line, struct conf_word *w, int n,
+		      const char *kind, const char *bare, const char *const *known, cfg_key_fn key, void *obj)
+{
+	int k;
+
+	for (k = 1; k < n; k++) {
+		if (!w[k].key)
+			cfg_err(ld, file, line, "%sexpected Key=Value, found '%s'", bare, w[k].val);
+		else if (!key(ld, file, line, obj, w[k].key, w[k].val))
+			cfg_unknown_key(ld, file, line, kind, w[k].key, known);
+	}
+}
+
 /* ---- values several lines share ---- */
 
 /* ADDRESS:PORT (JoinAddress=): 1 when it is one. */

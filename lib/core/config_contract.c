@@ -38,19 +38,10 @@ void cfg_parse_contract(struct loader *ld, const char *file, int line, char *res
 	struct cfg_contract cc;
 	burst_err_t cerr;
 	char what[300];
-	size_t i;
 
-	if (!cfg_valid_name(name)) {
-		cfg_err(ld, file, line, "Contract name '%s' must be letters, digits, '_', '.' or '-' (it becomes a Slurm feature)",
-		     name);
+	if (!cfg_object_open(ld, file, line, "Contract", name, " (it becomes a Slurm feature)",
+			     CFG_OBJECTS(cfg->contracts, cfg->ncontracts, struct cfg_contract)))
 		return;
-	}
-	for (i = 0; i < cfg->ncontracts; i++)
-		if (strcmp(cfg->contracts[i].name, name) == 0) {
-			cfg_err(ld, file, line, "Contract %s is defined twice (first at %s:%d)", name,
-			     cfg->contracts[i].where.file, cfg->contracts[i].where.line);
-			return;
-		}
 	snprintf(what, sizeof(what), "Contract %s", name);
 	burst_err_clear(&cerr);
 	cc.c = contract_parse(rest, &cerr);

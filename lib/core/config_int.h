@@ -6,6 +6,8 @@
 #ifndef BURST_CONFIG_INT_H
 #define BURST_CONFIG_INT_H
 
+#include <stddef.h>
+
 #include "config.h"
 #include "confwords.h"
 #include "keys.h"
@@ -58,6 +60,38 @@ int cfg_valid_hostport(const char *v);
 /* An IPv4 address in dotted form (the n bytes at v), or "*" (every
  * address): into out; 1 when valid. */
 int cfg_listen_addr(const char *v, size_t n, char out[16]);
+
+/* ---- object lines (config.c) ---- */
+
+/* The objects of one kind so far: an array of n items of size bytes, each
+ * with its name (a char *) at name_off and its cfg_where at where_off. */
+struct cfg_objects {
+	const void *v;
+	size_t n, size, name_off, where_off;
+};
+#define CFG_OBJECTS(v, n, type) \
+	((struct cfg_objects){ (v), (n), sizeof(type), offsetof(type, name), offsetof(type, where) })
+
+/*
+ * The opening of an object line (KIND=NAME Key=Value...): NAME is a name
+ * (letters, digits, '_', '.' or '-'; rule is said after that, e.g. " (it
+ * becomes a Slurm feature)") and no other object of objs has it. False
+ * after saying why not.
+ */
+bool cfg_object_open(struct loader *ld, const char *file, int line, const char *kind, const char *name,
+		     const char *rule, struct cfg_objects objs);
+
+/* One Key=Value of an object line for obj: false when key is not one of its keys. */
+typedef bool (*cfg_key_fn)(struct loader *ld, const char *file, int line, void *obj, const char *key,
+			   const char *val);
+
+/*
+ * The words of an object line after its name, each given to key: a word
+ * without '=' is an error (its message starts with bare), and so is a key
+ * key does not take ("unknown KIND key", the nearest of known suggested).
+ */
+void cfg_object_words(struct loader *ld, const char *file, int line, struct conf_word *w, int n,
+		      const char *kind, const char *bare, const char *const *known, cfg_key_fn key, void *obj);
 
 /* ---- the keys (config_keys.c) ---- */
 

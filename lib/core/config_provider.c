@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <strings.h>
 
 #include "config_int.h"
@@ -41,100 +42,17 @@ static void type_names(const char **names)
 	names[NTYPES] = NULL;
 }
 
-/* The aws provider's keys; 1 when w was one of them. */
-static int parse_provider_aws(struct loader *ld, const char *file, int line, struct cfg_provider *p,
-			      const struct conf_word *w)
-{
-	static const char *const skeys[] = { "ImageId", "LaunchTemplate", "SubnetId",
-		"IamInstanceProfile", "Profile", "CaFile", "JoinAddress", NULL };
-	char **const dst[] = { &p->image_id, &p->launch_template, &p->subnet_id,
-		&p->iam_instance_profile, &p->profile, &p->ca_file, &p->join_address };
-	size_t i;
-
-	if (str_ieq(w->key, "MinCount")) {
-		if (!str_ieq(w->val, "1") && !str_ieq(w->val, "all"))
-			cfg_err(ld, file, line, "Provider %s: MinCount=%s: want 1 (launch what capacity allows) or all (the whole batch or nothing)",
-			     p->name, w->val);
-		p->min_count_all = str_ieq(w->val, "all");
-		return 1;
-	}
-	if (str_ieq(w->key, "SecurityGroups")) {
-		cfg_free_list(p->security_groups, p->nsecurity_groups);
-		p->security_groups = cfg_split_list(w->val, &p->nsecurity_groups);
-		return 1;
-	}
-	for (i = 0; skeys[i]; i++)
-		if (str_ieq(w->key, skeys[i]))
-			break;
-	if (!skeys[i])
-		return 0;
-	if (!strcmp(skeys[i], "JoinAddress") && !cfg_valid_hostport(w->val))
-		cfg_err(ld, file, line, "Provider %s: JoinAddress=%s is not ADDRESS:PORT such as 10.0.0.5:6830",
-		     p->name, w->val);
-	free(*dst[i]);
-	*dst[i] = xstrdup(w->val);
-	return 1;
-}
-
-/* The openstack provider's keys; 1 when w was one of them. */
-static int parse_provider_openstack(struct loader *ld, const char *file, int line, struct cfg_provider *p,
-				    const struct conf_word *w)
-{
-	static const char *const skeys[] = { "Image", "KeyName", "AvailabilityZone", "Interface",
-		"Microversion", "ComputeEndpoint", "Cloud", NULL };
-	char **const dst[] = { &p->image_id, &p->key_name, &p->availability_zone, &p->interface,
-		&p->microversion, &p->compute_endpoint, &p->cloud };
-	size_t i;
-
-	if (str_ieq(w->key, "Networks")) {
-		cfg_free_list(p->networks, p->nnetworks);
-		p->networks = cfg_split_list(w->val, &p->nnetworks);
-		return 1;
-	}
-	if (str_ieq(w->key, "SchedulerHints")) {
-		cfg_free_list(p->scheduler_hints, p->nscheduler_hints);
-		p->scheduler_hints = cfg_split_list(w->val, &p->nscheduler_hints);
-		for (i = 0; i < p->nscheduler_hints; i++)
-			if (!strchr(p->scheduler_hints[i], ':') || p->scheduler_hints[i][0] == ':')
-				cfg_err(ld, file, line, "Provider %s: SchedulerHints: '%s' is not KEY:VALUE such as group:UUID",
-				     p->name, p->scheduler_hints[i]);
-		return 1;
-	}
-	if (str_ieq(w->key, "Accelerators")) {
-		cfg_free_list(p->accelerators, p->naccelerators);
-		p->accelerators = cfg_split_list(w->val, &p->naccelerators);
-		for (i = 0; i < p->naccelerators; i++)
-			if (!strchr(p->accelerators[i], ':') || p->accelerators[i][0] == ':')
-				cfg_err(ld, file, line, "Provider %s: Accelerators: '%s' is not ALIAS:MODEL such as a100:A100-80GB",
-				     p->name, p->accelerators[i]);
-		return 1;
-	}
-	if (str_ieq(w->key, "BuildWait")) {
-		char *end = NULL;
-		long v = strtol(w->val, &end, 10);
-		if (!end || *end || v < 0 || v > 3600)
-			cfg_err(ld, file, line, "Provider %s: BuildWait=%s: want seconds from 0 to 3600", p->name, w->val);
-		p->build_wait = (int)v;
-		return 1;
-	}
-	for (i = 0; skeys[i]; i++)
-		if (str_ieq(w->key, skeys[i]))
-			break;
-	if (!skeys[i])
-		return 0;
-	if (!strcmp(skeys[i], "Interface") && !str_ieq(w->val, "public") && !str_ieq(w->val, "internal") &&
-	    !str_ieq(w->val, "admin"))
-		cfg_err(ld, file, line, "Provider %s: Interface=%s: want public, internal or admin", p->name, w->val);
-	free(*dst[i]);
-	*dst[i] = xstrdup(w->val);
-	return 1;
-}
-
 /* Rate limits a Provider line gives (LaunchRate=, TerminateRate=,
  * RequestRate=), applied over its type's defaults once the type is known. */
 struct rate_given {
 	struct rate_limits v;
 	bool launch, launch_calls, terminate, terminate_calls;
+};
+
+/* A Provider= line being read. */
+struct pline {
+	struct cfg_provider p;
+	struct rate_given rg;
 };
 
 static void rate_key(struct loader *ld, const char *file, int line, const char *prov, const char *key,
@@ -148,29 +66,30 @@ static void rate_key(struct loader *ld, const char *file, int line, const char *
 		*given = true;
 }
 
-static int parse_provider_rates(struct loader *ld, const char *file, int line, const char *prov,
-				const struct conf_word *w, struct rate_given *g)
+static void set_launch_rate(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	rate_key(ld, file, line, pl->p.name, "LaunchRate=", val, &pl->rg.v.launch, &pl->rg.launch);
+}
+
+static void set_terminate_rate(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	rate_key(ld, file, line, pl->p.name, "TerminateRate=", val, &pl->rg.v.terminate, &pl->rg.terminate);
+}
+
+/* RequestRate=launch:5/2,terminate:100/5 */
+static void set_request_rate(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
 {
 	static const char *const classes[] = { "launch", "terminate", NULL };
+	struct rate_given *g = &pl->rg;
+	const char *prov = pl->p.name;
 	char *list, *save = NULL, *item;
 
-	if (str_ieq(w->key, "LaunchRate")) {
-		rate_key(ld, file, line, prov, "LaunchRate=", w->val, &g->v.launch, &g->launch);
-		return 1;
-	}
-	if (str_ieq(w->key, "TerminateRate")) {
-		rate_key(ld, file, line, prov, "TerminateRate=", w->val, &g->v.terminate, &g->terminate);
-		return 1;
-	}
-	if (!str_ieq(w->key, "RequestRate"))
-		return 0;
-	/* RequestRate=launch:5/2,terminate:100/5 */
-	list = xstrdup(w->val);
+	list = xstrdup(val);
 	for (item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *colon = strchr(item, ':'), key[64];
 		if (!colon) {
 			cfg_err(ld, file, line, "Provider %s: RequestRate=%s: '%s' is not CALL:SIZE/RATE; want e.g. "
-			     "RequestRate=launch:5/2,terminate:100/5", prov, w->val, item);
+				"RequestRate=launch:5/2,terminate:100/5", prov, val, item);
 			continue;
 		}
 		*colon = '\0';
@@ -182,85 +101,191 @@ static int parse_provider_rates(struct loader *ld, const char *file, int line, c
 		else {
 			const char *near = str_suggest(item, classes, 0);
 			cfg_err(ld, file, line, "Provider %s: RequestRate=%s: unknown call '%s'%s%s%s (calls: launch, terminate)",
-			     prov, w->val, item, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+				prov, val, item, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 		}
 	}
-	if (!w->val[0])
+	if (!val[0])
 		cfg_err(ld, file, line, "Provider %s: RequestRate= is empty; want e.g. RequestRate=launch:5/2,terminate:100/5",
-		     prov);
+			prov);
 	free(list);
-	return 1;
+}
+
+static void set_address(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	unsigned a, b, c, d, len;
+	char tail;
+
+	if (sscanf(val, "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &len, &tail) != 5 ||
+	    a > 255 || b > 255 || c > 255 || d > 255 || len < 8 || len > 30)
+		cfg_err(ld, file, line, "Provider %s: Address=%s is not an IPv4 ADDRESS/PREFIX such as 10.211.0.1/24",
+			pl->p.name, val);
+	free(pl->p.address);
+	pl->p.address = xstrdup(val);
+}
+
+static void set_join_address(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	if (!cfg_valid_hostport(val))
+		cfg_err(ld, file, line, "Provider %s: JoinAddress=%s is not ADDRESS:PORT such as 10.0.0.5:6830",
+			pl->p.name, val);
+	free(pl->p.join_address);
+	pl->p.join_address = xstrdup(val);
+}
+
+static void set_min_count(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	if (!str_ieq(val, "1") && !str_ieq(val, "all"))
+		cfg_err(ld, file, line, "Provider %s: MinCount=%s: want 1 (launch what capacity allows) or all (the whole batch or nothing)",
+			pl->p.name, val);
+	pl->p.min_count_all = str_ieq(val, "all");
+}
+
+static void set_interface(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	if (!str_ieq(val, "public") && !str_ieq(val, "internal") && !str_ieq(val, "admin"))
+		cfg_err(ld, file, line, "Provider %s: Interface=%s: want public, internal or admin", pl->p.name, val);
+	free(pl->p.interface);
+	pl->p.interface = xstrdup(val);
+}
+
+static void set_build_wait(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	char *end = NULL;
+	long v = strtol(val, &end, 10);
+
+	if (!end || *end || v < 0 || v > 3600)
+		cfg_err(ld, file, line, "Provider %s: BuildWait=%s: want seconds from 0 to 3600", pl->p.name, val);
+	pl->p.build_wait = (int)v;
+}
+
+/* A list of KEY:VALUE items (SchedulerHints=, Accelerators=), each said
+ * when it is not one (want: e.g. "KEY:VALUE such as group:UUID"). */
+static void set_pairs(struct loader *ld, const char *file, int line, const char *prov, const char *key,
+		      const char *val, const char *want, char ***list, size_t *n)
+{
+	size_t i;
+
+	cfg_free_list(*list, *n);
+	*list = cfg_split_list(val, n);
+	for (i = 0; i < *n; i++)
+		if (!strchr((*list)[i], ':') || (*list)[i][0] == ':')
+			cfg_err(ld, file, line, "Provider %s: %s: '%s' is not %s", prov, key, (*list)[i], want);
+}
+
+static void set_scheduler_hints(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	set_pairs(ld, file, line, pl->p.name, "SchedulerHints", val, "KEY:VALUE such as group:UUID",
+		  &pl->p.scheduler_hints, &pl->p.nscheduler_hints);
+}
+
+static void set_accelerators(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	set_pairs(ld, file, line, pl->p.name, "Accelerators", val, "ALIAS:MODEL such as a100:A100-80GB",
+		  &pl->p.accelerators, &pl->p.naccelerators);
+}
+
+/* The keys of a Provider= line. */
+static const struct pkey {
+	const char *name;
+	enum { PK_NONE, PK_STRING, PK_LIST, PK_SET } kind;
+	size_t off, noff;        /* PK_STRING: a char *; PK_LIST: a char ** and its size_t count */
+	void (*set)(struct loader *ld, const char *file, int line, struct pline *pl, const char *val);
+} pkeys[] = {
+#define PSTR(name, field) { name, PK_STRING, offsetof(struct cfg_provider, field), 0, NULL }
+#define PLIST(name, field, count) \
+	{ name, PK_LIST, offsetof(struct cfg_provider, field), offsetof(struct cfg_provider, count), NULL }
+#define PSET(name, fn) { name, PK_SET, 0, 0, fn }
+	{ "Provider", PK_NONE, 0, 0, NULL },   /* a second one on its line: unknown */
+	PSTR("Type", type),
+	PSTR("Catalog", catalog),
+	PLIST("Regions", regions, nregions),
+	PLIST("Region", regions, nregions),
+	PSTR("CredentialsFile", credentials),
+	PSTR("Endpoint", endpoint),
+	/* local */
+	PSTR("Bridge", bridge),
+	PSET("Address", set_address),
+	/* aws */
+	PSTR("ImageId", image_id),
+	PSTR("LaunchTemplate", launch_template),
+	PSTR("SubnetId", subnet_id),
+	PLIST("SecurityGroups", security_groups, nsecurity_groups),
+	PSTR("IamInstanceProfile", iam_instance_profile),
+	PSTR("Profile", profile),
+	PSTR("CaFile", ca_file),
+	PSET("JoinAddress", set_join_address),
+	PSET("MinCount", set_min_count),
+	/* openstack */
+	PSTR("Image", image_id),
+	PLIST("Networks", networks, nnetworks),
+	PSTR("KeyName", key_name),
+	PSTR("AvailabilityZone", availability_zone),
+	PSET("SchedulerHints", set_scheduler_hints),
+	PSET("Interface", set_interface),
+	PSTR("Microversion", microversion),
+	PSTR("ComputeEndpoint", compute_endpoint),
+	PSET("BuildWait", set_build_wait),
+	PSET("Accelerators", set_accelerators),
+	/* every type: rate limits */
+	PSET("LaunchRate", set_launch_rate),
+	PSET("TerminateRate", set_terminate_rate),
+	PSET("RequestRate", set_request_rate),
+	/* openstack */
+	PSTR("Cloud", cloud),
+#undef PSTR
+#undef PLIST
+#undef PSET
+};
+#define NPKEYS (sizeof(pkeys) / sizeof(pkeys[0]))
+
+static bool provider_key(struct loader *ld, const char *file, int line, void *obj, const char *key,
+			 const char *val)
+{
+	struct pline *pl = obj;
+	char *base = (char *)&pl->p;
+	size_t i;
+
+	for (i = 0; i < NPKEYS; i++)
+		if (str_ieq(key, pkeys[i].name))
+			break;
+	if (i == NPKEYS || pkeys[i].kind == PK_NONE)
+		return false;
+	if (pkeys[i].kind == PK_STRING) {
+		char **dst = (char **)(void *)(base + pkeys[i].off);
+		free(*dst);
+		*dst = xstrdup(val);
+	} else if (pkeys[i].kind == PK_LIST) {
+		char ***dst = (char ***)(void *)(base + pkeys[i].off);
+		size_t *n = (size_t *)(void *)(base + pkeys[i].noff);
+		cfg_free_list(*dst, *n);
+		*dst = cfg_split_list(val, n);
+	} else
+		pkeys[i].set(ld, file, line, pl, val);
+	return true;
 }
 
 void cfg_parse_provider(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
-	static const char *const keys[] = { "Provider", "Type", "Catalog", "Regions", "Region",
-		"CredentialsFile", "Endpoint", "Bridge", "Address", "ImageId", "LaunchTemplate",
-		"SubnetId", "SecurityGroups", "IamInstanceProfile", "Profile", "CaFile", "JoinAddress",
-		"MinCount", "Image", "Networks", "KeyName", "AvailabilityZone", "SchedulerHints",
-		"Interface", "Microversion", "ComputeEndpoint", "BuildWait", "Accelerators",
-		"LaunchRate", "TerminateRate", "RequestRate", "Cloud", NULL };
+	const char *keys[NPKEYS + 1];
 	struct burst_config *cfg = ld->cfg;
-	struct cfg_provider p;
-	struct rate_given rg;
+	struct pline pl;
+	struct cfg_provider *p = &pl.p;
 	size_t i;
-	int k;
 
-	memset(&p, 0, sizeof(p));
-	memset(&rg, 0, sizeof(rg));
-	if (!cfg_valid_name(w[0].val)) {
-		cfg_err(ld, file, line, "Provider name '%s' must be letters, digits, '_', '.' or '-'", w[0].val);
+	if (!cfg_object_open(ld, file, line, "Provider", w[0].val, "",
+			     CFG_OBJECTS(cfg->providers, cfg->nproviders, struct cfg_provider)))
 		return;
-	}
-	for (i = 0; i < cfg->nproviders; i++)
-		if (strcmp(cfg->providers[i].name, w[0].val) == 0) {
-			cfg_err(ld, file, line, "Provider %s is defined twice (first at %s:%d)", w[0].val,
-			     cfg->providers[i].where.file, cfg->providers[i].where.line);
-			return;
-		}
-	p.name = xstrdup(w[0].val);
-	p.build_wait = -1;
-	for (k = 1; k < n; k++) {
-		if (!w[k].key) {
-			cfg_err(ld, file, line, "expected Key=Value, found '%s'", w[k].val);
-			continue;
-		}
-		if (str_ieq(w[k].key, "Type"))
-			free(p.type), p.type = xstrdup(w[k].val);
-		else if (str_ieq(w[k].key, "Catalog"))
-			free(p.catalog), p.catalog = xstrdup(w[k].val);
-		else if (str_ieq(w[k].key, "Regions") || str_ieq(w[k].key, "Region")) {
-			cfg_free_list(p.regions, p.nregions);
-			p.regions = cfg_split_list(w[k].val, &p.nregions);
-		} else if (str_ieq(w[k].key, "CredentialsFile"))
-			free(p.credentials), p.credentials = xstrdup(w[k].val);
-		else if (str_ieq(w[k].key, "Endpoint"))
-			free(p.endpoint), p.endpoint = xstrdup(w[k].val);
-		else if (str_ieq(w[k].key, "Bridge"))
-			free(p.bridge), p.bridge = xstrdup(w[k].val);
-		else if (str_ieq(w[k].key, "Address")) {
-			unsigned a, b, c, d, len;
-			char tail;
-			if (sscanf(w[k].val, "%u.%u.%u.%u/%u%c", &a, &b, &c, &d, &len, &tail) != 5 ||
-			    a > 255 || b > 255 || c > 255 || d > 255 || len < 8 || len > 30)
-				cfg_err(ld, file, line, "Provider %s: Address=%s is not an IPv4 ADDRESS/PREFIX such as 10.211.0.1/24",
-				     p.name, w[k].val);
-			free(p.address);
-			p.address = xstrdup(w[k].val);
-		}
-		else if (parse_provider_aws(ld, file, line, &p, &w[k]))
-			;
-		else if (parse_provider_rates(ld, file, line, p.name, &w[k], &rg))
-			;
-		else if (parse_provider_openstack(ld, file, line, &p, &w[k]))
-			;
-		else
-			cfg_unknown_key(ld, file, line, "Provider", w[k].key, keys);
-	}
-	if (!p.type)
-		p.type = xstrdup(p.name);
+	memset(&pl, 0, sizeof(pl));
+	p->name = xstrdup(w[0].val);
+	p->build_wait = -1;
+	for (i = 0; i < NPKEYS; i++)
+		keys[i] = pkeys[i].name;
+	keys[NPKEYS] = NULL;
+	cfg_object_words(ld, file, line, w, n, "Provider", "", keys, provider_key, &pl);
+	if (!p->type)
+		p->type = xstrdup(p->name);
 	for (i = 0; i < NTYPES; i++)
-		if (str_ieq(p.type, provider_types[i].name))
+		if (str_ieq(p->type, provider_types[i].name))
 			break;
 	if (i == NTYPES) {
 		const char *names[NTYPES + 1], *near;
@@ -269,30 +294,30 @@ void cfg_parse_provider(struct loader *ld, const char *file, int line, struct co
 		type_names(names);
 		for (i = 0; i < NTYPES; i++)
 			sb_addf(&all, "%s%s", i ? " " : "", names[i]);
-		near = str_suggest(p.type, names, 0);
+		near = str_suggest(p->type, names, 0);
 		cfg_err(ld, file, line, "unknown provider type '%s'%s%s%s (types: %s)",
-			p.type, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", all.s);
+			p->type, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "", all.s);
 		sb_free(&all);
 	} else {
-		free(p.type);
-		p.type = xstrdup(provider_types[i].name);
+		free(p->type);
+		p->type = xstrdup(provider_types[i].name);
 	}
-	if (!p.catalog)
-		p.catalog = xstrdup(p.type);
-	rate_limits_default(p.type, &p.rates);
-	if (rg.launch)
-		p.rates.launch = rg.v.launch;
-	if (rg.launch_calls)
-		p.rates.launch_calls = rg.v.launch_calls;
-	if (rg.terminate)
-		p.rates.terminate = rg.v.terminate;
-	if (rg.terminate_calls)
-		p.rates.terminate_calls = rg.v.terminate_calls;
-	if (!p.regions)
-		p.regions = xcalloc(1, sizeof(char *));
-	p.where = cfg_where_of(file, line);
-	cfg->providers = xrealloc(cfg->providers, (cfg->nproviders + 1) * sizeof(p));
-	cfg->providers[cfg->nproviders++] = p;
+	if (!p->catalog)
+		p->catalog = xstrdup(p->type);
+	rate_limits_default(p->type, &p->rates);
+	if (pl.rg.launch)
+		p->rates.launch = pl.rg.v.launch;
+	if (pl.rg.launch_calls)
+		p->rates.launch_calls = pl.rg.v.launch_calls;
+	if (pl.rg.terminate)
+		p->rates.terminate = pl.rg.v.terminate;
+	if (pl.rg.terminate_calls)
+		p->rates.terminate_calls = pl.rg.v.terminate_calls;
+	if (!p->regions)
+		p->regions = xcalloc(1, sizeof(char *));
+	p->where = cfg_where_of(file, line);
+	cfg->providers = xrealloc(cfg->providers, (cfg->nproviders + 1) * sizeof(*p));
+	cfg->providers[cfg->nproviders++] = *p;
 }
 
 void cfg_free_provider(struct cfg_provider *p)
