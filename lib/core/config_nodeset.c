@@ -85,6 +85,7 @@ static bool nodeset_key(struct loader *ld, const char *file, int line, void *obj
 		ns->features = xstrdup(val);
 	} else if (str_ieq(key, "Acceptance")) {
 		free(ns->acceptance);
+		ns->acceptance = NULL;
 		if (val[0] != '/')
 			cfg_err(ld, file, line, "NodeSet %s: Acceptance must be the absolute path of an acceptance.conf, not '%s'",
 				ns->name, val);

@@ -710,6 +710,10 @@ int main(void)
 		}
 		config_free(c2);
 	}
+	/* an absolute Acceptance= then a relative one: refused, and the first
+	 * path freed once (it was freed again with the refused line) */
+	refused("acc2.conf", "NodeSet=ns Nodes=b[1-2] InstanceTypes=t3.micro Acceptance=/etc/a.conf Acceptance=rel.conf\n",
+		"Acceptance must be the absolute path of an acceptance.conf, not 'rel.conf'");
 	key_table();
 	{
 		char cmd[300];
