@@ -70,13 +70,6 @@ struct accept_opts {
 	int timeout;             /* --timeout; 0: the tests' own */
 };
 
-/* ---- finding the verb ---- */
-
-/* burstctl's global options that take a value, and ours */
-static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
-	"libexecdir", "nodes", "partition", "conf", "tap", "junit", "json-file", "timeout",
-	"mpi-acceptance", NULL };
-
 /* ---- host names ---- */
 
 static int cmp_str(const void *a, const void *b)
@@ -415,25 +408,18 @@ static void usage(FILE *f)
 "configuration error.\n");
 }
 
-int accept_cmd_main(int argc, char **argv)
+int accept_cmd_main(const char *verb, int argc, char **argv)
 {
-	enum { O_NODES = 256, O_PART, O_CONF, O_TAP, O_JUNIT, O_JSON, O_TIMEOUT, O_PROG,
-		O_IGNORE_ARG };
+	enum { O_NODES = 256, O_PART, O_CONF, O_TAP, O_JUNIT, O_JSON, O_TIMEOUT, O_PROG };
 	static const struct option longopts[] = {
 		{ "nodes", required_argument, NULL, O_NODES },
 		{ "partition", required_argument, NULL, O_PART },
 		{ "conf", required_argument, NULL, O_CONF },
 		{ "tap", required_argument, NULL, O_TAP },
 		{ "junit", required_argument, NULL, O_JUNIT },
-		{ "json", required_argument, NULL, O_JSON },
+		{ "json", required_argument, NULL, O_JSON },   /* the report; not burstctl's --json */
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "mpi-acceptance", required_argument, NULL, O_PROG },
-		{ "help", no_argument, NULL, 'h' },
-		/* burstctl's global options: accepted, and of no use here */
-		{ "config", required_argument, NULL, 'c' },
-		{ "catalog-dir", required_argument, NULL, O_IGNORE_ARG },
-		{ "provider", required_argument, NULL, O_IGNORE_ARG },
-		{ "libexecdir", required_argument, NULL, O_IGNORE_ARG },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct accept_opts o;
@@ -442,25 +428,25 @@ int accept_cmd_main(int argc, char **argv)
 	struct hostlist want = { NULL, 0, 0 }, nodes = { NULL, 0, 0 };
 	struct acceptance_node node = { NULL, NULL, NULL };
 	const struct acceptance_test **tests = NULL;
-	char **av = NULL, *expr = NULL, *itype = NULL, *probe_out = NULL, why[1024];
+	char **av = argv, *expr = NULL, *itype = NULL, *probe_out = NULL, why[1024];
 	const char *bad, *program;
 	size_t i, ntests = 0, nres = 0, count = 0;
-	int vi = ctl_find_verb(argc, argv, "cpnNw", valued), ac = 0, ch, rc = EXIT_USAGE;
+	int ac = argc, ch, rc = EXIT_USAGE;
 	double probe_time = 0;
 	burst_err_t err;
 	bool failed = false;
+	struct ctl_getopt g;
+	struct ctl_globals gl;
 
-	if (vi < 0 || strcmp(argv[vi], "accept"))
-		return -1;
+	(void)verb;
 	memset(&o, 0, sizeof(o));
-	/* argv without the verb, for getopt */
-	av = xcalloc((size_t)argc + 1, sizeof(*av));
-	av[ac++] = (char *)"burstctl accept";
-	for (i = 1; i < (size_t)argc; i++)
-		if ((int)i != vi)
-			av[ac++] = argv[i];
+	memset(&gl, 0, sizeof(gl));
+	/* burstctl's global options: accepted, and of no use here */
+	ctl_getopt_init(&g, longopts, "+N:w:", CTL_G(CONFIG) | CTL_G(CATALOG_DIR) | CTL_G(PROVIDER) |
+			CTL_G(LIBEXECDIR) | CTL_G(HELP));
+	av[0] = (char *)"burstctl accept";
 	optind = 1;
-	while ((ch = getopt_long(ac, av, "+c:N:w:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(ac, av, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_NODES: case 'w': o.nodes = optarg; break;
 		case O_PART: o.partition = optarg; break;
@@ -484,9 +470,12 @@ int accept_cmd_main(int argc, char **argv)
 				o.timeout = (int)v;
 			break;
 		}
-		case 'c': case O_IGNORE_ARG: break;
 		case 'h': usage(stdout); rc = EXIT_OK; goto out;
-		default: usage(stderr); goto out;
+		default:
+			if (ctl_global(ch, optarg, &gl))
+				break;
+			usage(stderr);
+			goto out;
 		}
 	}
 	if (optind < ac) {
@@ -642,7 +631,6 @@ out:
 		acceptance_result_free(&res[i]);
 	free(res);
 	free(tests);
-	free(av);
 	free(expr);
 	free(itype);
 	free(probe_out);

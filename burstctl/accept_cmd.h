@@ -6,14 +6,12 @@
 #define BURST_ACCEPT_CMD_H
 
 /*
- * If the verb of the burstctl command line argv (the first argument that is
- * neither an option nor an option's value) is "accept", run it and return
- * its exit code (0 every test passed, 1 a test failed, 2 usage or
- * configuration error); otherwise return -1 and leave argv as it was.
- * Called by burstctl's main before it parses options (the verb has options
- * of its own).
+ * Runs burstctl accept with argv, burstctl's command line without the
+ * verb's words (burstctl's verb table finds them; verb is their first);
+ * returns its exit code (0 every test passed, 1 a test failed, 2 usage or
+ * configuration error).
  */
-int accept_cmd_main(int argc, char **argv);
+int accept_cmd_main(const char *verb, int argc, char **argv);
 
 /* The usage lines of the verb, for burstctl --help. */
 extern const char accept_cmd_usage[];

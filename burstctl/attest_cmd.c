@@ -52,11 +52,6 @@ struct aopts {
 
 static const char *prog = "burstctl";
 
-/* Options of burstctl's main that take a value, and ours (to find the verb behind them). */
-static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
-	"libexecdir", "key", "node", "instance", "provenance-id", "results", "verifier",
-	"policy", "decision", "acceptance-conf", "url", "output", NULL };
-
 /* The whole of path ("-": standard input), NUL-terminated. NULL + message. */
 static char *slurp(const char *path, size_t *len_out)
 {
@@ -542,10 +537,10 @@ out:
 	return rc;
 }
 
-int attest_cmd_main(int argc, char **argv)
+int attest_cmd_main(const char *verb, int argc, char **argv)
 {
 	enum { O_NODE = 256, O_INSTANCE, O_PROV, O_RESULTS, O_VERIFICATION, O_VERIFIER, O_POLICY,
-		O_DECISION, O_ACONF, O_URL, O_IGNORE_ARG, O_IGNORE };
+		O_DECISION, O_ACONF, O_URL };
 	static const struct option longopts[] = {
 		{ "key", required_argument, NULL, 'k' },
 		{ "node", required_argument, NULL, O_NODE },
@@ -559,38 +554,23 @@ int attest_cmd_main(int argc, char **argv)
 		{ "acceptance-conf", required_argument, NULL, O_ACONF },
 		{ "url", required_argument, NULL, O_URL },
 		{ "output", required_argument, NULL, 'o' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		/* burstctl's global options: accepted, and of no use here */
-		{ "config", required_argument, NULL, 'c' },
-		{ "catalog-dir", required_argument, NULL, O_IGNORE_ARG },
-		{ "provider", required_argument, NULL, 'p' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "libexecdir", required_argument, NULL, O_IGNORE_ARG },
-		{ "explain", no_argument, NULL, 'e' },
-		{ "catalog", no_argument, NULL, O_IGNORE },
-		{ "nodes-only", no_argument, NULL, O_IGNORE },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* burstctl's global options: accepted, and of no use here (--json is ours) */
+	struct ctl_getopt g;
+	struct ctl_globals gl;
 	struct aopts o;
-	const char *verb;
-	char **av;
-	int vi = ctl_find_verb(argc, argv, "cpno", valued), ac = 0, i, ch, rc;
+	char **av = argv;
+	int ac = argc, ch, rc;
 
-	if (vi < 0)
-		return -1;
-	verb = argv[vi];
-	if (strcmp(verb, "attest") && strcmp(verb, "attest-key") && strcmp(verb, "verify"))
-		return -1;
-	/* argv without the verb, for getopt */
-	av = xcalloc((size_t)argc + 1, sizeof(*av));
-	for (i = 0; i < argc; i++)
-		if (i != vi)
-			av[ac++] = argv[i];
+	ctl_getopt_init(&g, longopts, "k:o:", CTL_G(CONFIG) | CTL_G(CATALOG_DIR) | CTL_G(PROVIDER) |
+			CTL_G(LIMIT) | CTL_G(LIBEXECDIR) | CTL_G(EXPLAIN) | CTL_G(CATALOG) |
+			CTL_G(NODES_ONLY) | CTL_G(JSON) | CTL_G(HELP));
 	memset(&o, 0, sizeof(o));
+	memset(&gl, 0, sizeof(gl));
 	optind = 1;
 	rc = EXIT_USAGE;
-	while ((ch = getopt_long(ac, av, "k:o:jhc:p:n:e", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(ac, av, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'k': o.key = optarg; break;
 		case O_NODE: o.node = optarg; o.attest_only++; break;
@@ -610,9 +590,9 @@ int attest_cmd_main(int argc, char **argv)
 			       "See burstctl(8), ATTESTATIONS.\n", attest_cmd_usage);
 			rc = EXIT_OK;
 			goto out;
-		case 'c': case 'p': case 'n': case 'e': case O_IGNORE_ARG: case O_IGNORE:
-			break;
 		default:
+			if (ctl_global(ch, optarg, &gl))
+				break;
 			fprintf(stderr, "Try 'burstctl --help'.\n");
 			goto out;
 		}
@@ -625,6 +605,5 @@ int attest_cmd_main(int argc, char **argv)
 	else
 		rc = cmd_verify(&o, ac - optind, av + optind);
 out:
-	free(av);
 	return rc;
 }

@@ -89,11 +89,6 @@ const char bless_cmd_usage[] =
 
 static const char *prog = "burstctl bless";
 
-/* burstctl's global options that take a value, and ours */
-static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
-	"libexecdir", "node", "since", "state-dir", "kernel", "from", "driver", "from-report",
-	"require-suites", "max-file-mib", "max-files", "max-cases", NULL };
-
 /* The state directory: --state-dir, else burst.conf's StateDir. Returns an
  * allocated string, or NULL after a message. *cfg_out gets the config (or
  * NULL when there is no burst.conf). */
@@ -512,10 +507,9 @@ static void usage(FILE *f)
 		   "                [--max-file-mib N] [--max-files N] [--max-cases N]\n");
 }
 
-int bless_cmd_main(int argc, char **argv)
+int bless_cmd_main(const char *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "from", required_argument, NULL, 'f' },
@@ -527,7 +521,6 @@ int bless_cmd_main(int argc, char **argv)
 		{ "max-file-mib", required_argument, NULL, 'M' },
 		{ "max-files", required_argument, NULL, 'F' },
 		{ "max-cases", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *sdir = NULL, *kernel = NULL, *from = NULL, *driver = NULL,
@@ -536,18 +529,15 @@ int bless_cmd_main(int argc, char **argv)
 	bool unverified = false, report_opts = false;
 	struct burst_config *cfg = NULL;
 	char *dir = NULL, *entry = NULL, note[300];
-	int v = ctl_find_verb(argc, argv, "cpn", valued), ch, actions, rc = EXIT_USAGE;
+	int ch, actions, rc = EXIT_USAGE;
 	bool do_list = false;
+	struct ctl_getopt g;
 
-	if (v < 0 || strcmp(argv[v], "bless"))
-		return -1;
-	/* the verb goes: getopt permutes the rest */
-	memmove(argv + v, argv + v + 1, (size_t)(argc - v - 1) * sizeof(*argv));
-	argc--;
-	argv[argc] = NULL;
+	(void)verb;
+	ctl_getopt_init(&g, opts, "", CTL_G(CONFIG) | CTL_G(HELP));
 	bless_limits_default(&lim);
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': config = optarg; break;
 		case 'S': sdir = optarg; break;

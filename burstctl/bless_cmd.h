@@ -8,12 +8,11 @@
 #define BURST_BLESS_CMD_H
 
 /*
- * If the verb of the burstctl command line argv is "bless", run it and
- * return its exit code (0 ok, 1 nothing to bless, 2 usage or input error);
- * otherwise return -1 and leave argv as it was. Called by burstctl's main
- * before it parses options, because bless has options of its own.
+ * Runs burstctl bless with argv, burstctl's command line without the
+ * verb's words (burstctl's verb table finds them; verb is their first);
+ * returns its exit code (0 ok, 1 nothing to bless, 2 usage or input error).
  */
-int bless_cmd_main(int argc, char **argv);
+int bless_cmd_main(const char *verb, int argc, char **argv);
 
 /* The usage lines of the verb, for burstctl --help. */
 extern const char bless_cmd_usage[];

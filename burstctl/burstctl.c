@@ -21,6 +21,7 @@
 #include "bless_cmd.h"
 #include "provenance_cmd.h"
 #include "catref_cmd.h"
+#include "verb.h"
 #include "catalog.h"
 #include "config.h"
 #include "contract.h"
@@ -58,28 +59,30 @@ struct opts {
 
 static const char *prog = "burstctl";
 
+/*
+ * A verb: NAME, or NAME SECOND (catalog refresh). A verb with options of its
+ * own parses them itself (own: argv without the verb's words); the others
+ * take burstctl's options (cmd: their values, and the words after the verb).
+ * usage: its lines of burstctl --help (NULL when another verb's say it).
+ */
+struct verb {
+	const char *name, *second;
+	int (*own)(const char *verb, int argc, char **argv);
+	int (*cmd)(struct opts *o, int argc, char **argv);
+	const char *usage;
+};
+
+static const struct verb *verbs(void);
+
 static void usage(FILE *f)
 {
+	const struct verb *v;
+
+	fprintf(f, "usage: burstctl [OPTIONS] VERB [ARGS]\n\nVerbs:\n");
+	for (v = verbs(); v->name; v++)
+		if (v->usage)
+			fputs(v->usage, f);
 	fprintf(f,
-"usage: burstctl [OPTIONS] VERB [ARGS]\n"
-"\n"
-"Verbs:\n"
-"  select EXPR              every instance type of the catalog that satisfies EXPR\n"
-"  resolve NAME|EXPR        the ranked candidates for a contract, and why the first won\n"
-"  catalog list             the instance types of the catalog (--provider P to filter)\n"
-"  catalog show TYPE        everything the catalog knows of TYPE (or PROVIDER:TYPE)\n"
-"  check-config [FILE]      validate burst.conf without touching any cloud\n"
-"  keys                     the contract keys, operators and architectures\n"
-"  slurm-conf               the slurm.conf lines for the node sets and power saving\n"
-"  status                   the burst agent's node sets, active nodes, requests, events\n"
-"  nodes [HOSTLIST]         one line per node of the agent's state\n"
-"  events                   the agent's event log (-f/--follow, --node NODE,\n"
-"                           --since SECONDS, -n COUNT)\n"
-"  cost                     what burst instances cost, to each job and idle or booting\n"
-"                           (--since T, --until T, --by job|user|account|partition|\n"
-"                           nodeset|provider; T: 2h ago, 2026-11-01[T08:00] UTC, @EPOCH;\n"
-"                           --budgets: each Budget= line's spending in its period)\n"
-"%s%s%s%s%s"
 "\n"
 "Options:\n"
 "  -c, --config FILE        burst.conf (default: $BURST_CONF, else %s if present)\n"
@@ -101,7 +104,6 @@ static void usage(FILE *f)
 "  'accelerator_count>=2,accelerator_architecture>=ampere'\n"
 "  'node_vcpus_count>=64 node_memory_size>=256G network_performance>=100G rank=price'\n"
 "Exit codes: 0 ok, 1 no match, 2 usage or input error. See burstctl(8).\n",
-		catref_cmd_usage, attest_cmd_usage, accept_cmd_usage, bless_cmd_usage, provenance_cmd_usage,
 		DEFAULT_CONF);
 }
 
@@ -263,7 +265,7 @@ static void print_notes(const struct resolution *r)
 		fprintf(stderr, "%s: note: %s", prog, r->notes);
 }
 
-static int cmd_select(const struct opts *o, int argc, char **argv)
+static int cmd_select(struct opts *o, int argc, char **argv)
 {
 	struct burst_config *cfg;
 	struct catalog *cat;
@@ -373,7 +375,7 @@ static bool shown_cand(const struct opts *o, const struct catalog *cat, const st
  * decision path (burst_decide_ranked, as the SPANK plugin and the agent's
  * per-job ranking do), so that what it shows is what a job gets.
  */
-static int cmd_resolve(const struct opts *o, int argc, char **argv)
+static int cmd_resolve(struct opts *o, int argc, char **argv)
 {
 	struct burst_config *cfg;
 	struct catalog *cat;
@@ -566,7 +568,7 @@ static int cmd_resolve(const struct opts *o, int argc, char **argv)
 	}
 }
 
-static int cmd_catalog(const struct opts *o, int argc, char **argv)
+static int cmd_catalog(struct opts *o, int argc, char **argv)
 {
 	struct burst_config *cfg;
 	struct catalog *cat;
@@ -784,7 +786,7 @@ static int cmd_check_config(struct opts *o, int argc, char **argv)
  */
 #define REALMEMORY_FRACTION 0.94   /* the kernel keeps some of an instance's memory */
 
-static int cmd_slurm_conf(const struct opts *o, int argc, char **argv)
+static int cmd_slurm_conf(struct opts *o, int argc, char **argv)
 {
 	struct burst_config *cfg;
 	struct catalog *cat;
@@ -963,82 +965,151 @@ static int cmd_keys(const struct opts *o)
 	return EXIT_OK;
 }
 
+static int cmd_keys_verb(struct opts *o, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cmd_keys(o);
+}
+
+static int cmd_status(struct opts *o, int argc, char **argv) { return agentview_status(&o->av, argc, argv); }
+static int cmd_nodes(struct opts *o, int argc, char **argv) { return agentview_nodes(&o->av, argc, argv); }
+static int cmd_events(struct opts *o, int argc, char **argv) { return agentview_events(&o->av, argc, argv); }
+static int cmd_cost(struct opts *o, int argc, char **argv) { return agentview_cost(&o->av, argc, argv); }
+
+/* The verbs, in the order burstctl --help lists them. */
+static const struct verb verb_table[] = {
+	{ "select", NULL, NULL, cmd_select,
+	  "  select EXPR              every instance type of the catalog that satisfies EXPR\n" },
+	{ "resolve", NULL, NULL, cmd_resolve,
+	  "  resolve NAME|EXPR        the ranked candidates for a contract, and why the first won\n" },
+	{ "catalog", NULL, NULL, cmd_catalog,
+	  "  catalog list             the instance types of the catalog (--provider P to filter)\n"
+	  "  catalog show TYPE        everything the catalog knows of TYPE (or PROVIDER:TYPE)\n" },
+	{ "check-config", NULL, NULL, cmd_check_config,
+	  "  check-config [FILE]      validate burst.conf without touching any cloud\n" },
+	{ "keys", NULL, NULL, cmd_keys_verb,
+	  "  keys                     the contract keys, operators and architectures\n" },
+	{ "slurm-conf", NULL, NULL, cmd_slurm_conf,
+	  "  slurm-conf               the slurm.conf lines for the node sets and power saving\n" },
+	{ "status", NULL, NULL, cmd_status,
+	  "  status                   the burst agent's node sets, active nodes, requests, events\n" },
+	{ "nodes", NULL, NULL, cmd_nodes,
+	  "  nodes [HOSTLIST]         one line per node of the agent's state\n" },
+	{ "events", NULL, NULL, cmd_events,
+	  "  events                   the agent's event log (-f/--follow, --node NODE,\n"
+	  "                           --since SECONDS, -n COUNT)\n" },
+	{ "cost", NULL, NULL, cmd_cost,
+	  "  cost                     what burst instances cost, to each job and idle or booting\n"
+	  "                           (--since T, --until T, --by job|user|account|partition|\n"
+	  "                           nodeset|provider; T: 2h ago, 2026-11-01[T08:00] UTC, @EPOCH;\n"
+	  "                           --budgets: each Budget= line's spending in its period)\n" },
+	{ "catalog", "refresh", catref_cmd_main, NULL, catref_cmd_usage },
+	{ "attest", NULL, attest_cmd_main, NULL, attest_cmd_usage },
+	{ "attest-key", NULL, attest_cmd_main, NULL, NULL },
+	{ "verify", NULL, attest_cmd_main, NULL, NULL },
+	{ "accept", NULL, accept_cmd_main, NULL, accept_cmd_usage },
+	{ "bless", NULL, bless_cmd_main, NULL, bless_cmd_usage },
+	{ "provenance", NULL, provenance_cmd_main, NULL, provenance_cmd_usage },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static const struct verb *verbs(void)
+{
+	return verb_table;
+}
+
+/* The verb word names (next: the word after it, or NULL); a verb of two
+ * words first. NULL when there is none. */
+static const struct verb *find_verb(const char *word, const char *next)
+{
+	const struct verb *v;
+
+	for (v = verb_table; v->name; v++)
+		if (v->second && next && !strcmp(v->name, word) && !strcmp(v->second, next))
+			return v;
+	for (v = verb_table; v->name; v++)
+		if (!v->second && !strcmp(v->name, word))
+			return v;
+	return NULL;
+}
+
+/* Runs a verb with options of its own, found at argv[at]: it gets argv
+ * without the verb's words. */
+static int run_own(const struct verb *v, int at, int argc, char **argv)
+{
+	int skip = v->second ? 2 : 1, ac = 0, i, rc;
+	char **av = xcalloc((size_t)argc + 1, sizeof(*av));
+
+	for (i = 0; i < argc; i++)
+		if (i < at || i >= at + skip)
+			av[ac++] = argv[i];
+	rc = v->own(v->name, ac, av);
+	free(av);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "catalog-dir", required_argument, NULL, 'D' },
-		{ "explain", no_argument, NULL, 'e' },
-		{ "provider", required_argument, NULL, 'p' },
-		{ "catalog", no_argument, NULL, 'C' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "nodes-only", no_argument, NULL, 'O' },
-		{ "libexecdir", required_argument, NULL, 'L' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "node", required_argument, NULL, 'N' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "until", required_argument, NULL, 'U' },
-		{ "by", required_argument, NULL, 'B' },
-		{ "budgets", no_argument, NULL, 'G' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct ctl_globals gl;
+	struct ctl_getopt g;
+	const struct verb *v;
 	struct opts o;
 	const char *verb;
-	int ch;
+	int ch, at, rc = EXIT_USAGE;
 
+	/* the verb, found once: a verb with options of its own parses them */
+	at = ctl_find_verb(argc, argv, ctl_short_valued, ctl_long_valued);
+	v = at < 0 ? NULL : find_verb(argv[at], at + 1 < argc ? argv[at + 1] : NULL);
+	if (v && v->own)
+		return run_own(v, at, argc, argv);
+	/* the others take burstctl's options, before the verb or after it */
 	memset(&o, 0, sizeof(o));
-	if ((ch = attest_cmd_main(argc, argv)) >= 0)   /* attest, attest-key, verify */
-		return ch;
-	if ((ch = accept_cmd_main(argc, argv)) >= 0)   /* accept */
-		return ch;
-	if ((ch = bless_cmd_main(argc, argv)) >= 0)     /* bless */
-		return ch;
-	if ((ch = provenance_cmd_main(argc, argv)) >= 0)   /* provenance */
-		return ch;
-	if ((ch = catref_cmd_main(argc, argv)) >= 0)   /* catalog refresh */
-		return ch;
-	while ((ch = getopt_long(argc, argv, "c:ep:n:jhVf", longopts, NULL)) != -1) {
+	memset(&gl, 0, sizeof(gl));
+	ctl_getopt_init(&g, NULL, "", ~0u);
+	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'c': o.config = optarg; o.config_explicit = true; break;
-		case 'D': o.catalog_dir = optarg; break;
-		case 'e': o.explain = true; break;
-		case 'p': o.provider = optarg; break;
-		case 'C': o.whole_catalog = true; break;
-		case 'O': o.nodes_only = true; break;
-		case 'L': o.libexecdir = optarg; break;
 		case 'n': {
 			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > 1000000) {
+			long n = strtol(optarg, &end, 10);
+			if (*end || n <= 0 || n > 1000000) {
 				fprintf(stderr, "%s: --limit takes a positive number, not '%s'\n", prog, optarg);
-				return EXIT_USAGE;
+				goto out;
 			}
-			o.limit = (int)v;
+			o.limit = (int)n;
 			break;
 		}
-		case 'j': o.json = true; break;
-		case 'f': o.av.follow = true; break;
-		case 'N': o.av.node = optarg; break;
-		case 'S': o.av.since = optarg; break;
-		case 'U': o.av.until = optarg; break;
-		case 'B': o.av.by = optarg; break;
-		case 'G': o.av.budgets = true; break;
-		case 'h': usage(stdout); return EXIT_OK;
+		case 'h': usage(stdout); rc = EXIT_OK; goto out;
 		case 'V':
 			printf("burstctl (slurm-burst) %s, built for Slurm %s\n", PACKAGE_VERSION, BURST_SLURM_VERSION);
-			return EXIT_OK;
+			rc = EXIT_OK;
+			goto out;
 		default:
+			if (ctl_global(ch, optarg, &gl))
+				break;
 			fprintf(stderr, "Try 'burstctl --help'.\n");
-			return EXIT_USAGE;
+			goto out;
 		}
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		return EXIT_USAGE;
+		goto out;
 	}
+	o.config = gl.config;
+	o.config_explicit = gl.config != NULL;
+	o.catalog_dir = gl.catalog_dir;
+	o.explain = gl.explain;
+	o.provider = gl.provider;
+	o.whole_catalog = gl.catalog;
+	o.nodes_only = gl.nodes_only;
+	o.libexecdir = gl.libexecdir;
+	o.json = gl.json;
+	o.av.follow = gl.follow;
+	o.av.node = gl.node;
+	o.av.since = gl.since;
+	o.av.until = gl.until;
+	o.av.by = gl.by;
+	o.av.budgets = gl.budgets;
 	if (!o.config) {
 		const char *env = getenv("BURST_CONF");
 		if (env && *env) {
@@ -1047,39 +1118,26 @@ int main(int argc, char **argv)
 		} else if (access(DEFAULT_CONF, R_OK) == 0)
 			o.config = DEFAULT_CONF;
 	}
-	verb = argv[optind++];
-	argc -= optind;
-	argv += optind;
-	if (!strcmp(verb, "select"))
-		return cmd_select(&o, argc, argv);
-	if (!strcmp(verb, "resolve"))
-		return cmd_resolve(&o, argc, argv);
-	if (!strcmp(verb, "catalog"))
-		return cmd_catalog(&o, argc, argv);
-	if (!strcmp(verb, "check-config"))
-		return cmd_check_config(&o, argc, argv);
-	if (!strcmp(verb, "keys"))
-		return cmd_keys(&o);
-	if (!strcmp(verb, "slurm-conf"))
-		return cmd_slurm_conf(&o, argc, argv);
 	o.av.config = o.config;
 	o.av.json = o.json;
 	o.av.limit = o.limit;
-	if (!strcmp(verb, "status"))
-		return agentview_status(&o.av, argc, argv);
-	if (!strcmp(verb, "nodes"))
-		return agentview_nodes(&o.av, argc, argv);
-	if (!strcmp(verb, "events"))
-		return agentview_events(&o.av, argc, argv);
-	if (!strcmp(verb, "cost"))
-		return agentview_cost(&o.av, argc, argv);
-	{
-		static const char *const verbs[] = { "select", "resolve", "catalog", "check-config", "keys",
-			"slurm-conf", "attest", "attest-key", "verify", "accept",
-			"status", "nodes", "events", "cost", "bless", "provenance", NULL };
-		const char *near = str_suggest(verb, verbs, 0);
+	verb = argv[optind];
+	v = find_verb(verb, optind + 1 < argc ? argv[optind + 1] : NULL);
+	if (v && v->own)   /* an abbreviated option hid it from the first look */
+		rc = run_own(v, optind, argc, argv);
+	else if (v)
+		rc = v->cmd(&o, argc - optind - 1, argv + optind + 1);
+	else {
+		const char *names[sizeof(verb_table) / sizeof(verb_table[0])], *near;
+		size_t n = 0;
+		for (v = verb_table; v->name; v++)
+			if (!v->second)
+				names[n++] = v->name;
+		names[n] = NULL;
+		near = str_suggest(verb, names, 0);
 		fprintf(stderr, "%s: unknown verb '%s'%s%s%s (see burstctl --help)\n", prog, verb,
 			near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 	}
-	return EXIT_USAGE;
+out:
+	return rc;
 }

@@ -28,10 +28,7 @@
 
 static const char *prog = "burstctl catalog refresh";
 
-static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
-	"libexecdir", "node", "since", "region", "output", "output-dir", NULL };
-
-const char *const catref_cmd_usage =
+const char catref_cmd_usage[] =
 "  catalog refresh --provider NAME [--region R] [--output FILE | --output-dir DIR]\n"
 "                  [--drop-missing]\n"
 "                           rewrite the provider's catalog from EC2's DescribeInstanceTypes\n";
@@ -193,20 +190,17 @@ static const char *os_microversion(const char *mv)
 	return "2.61";
 }
 
-int catref_cmd_main(int argc, char **argv)
+int catref_cmd_main(const char *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "catalog-dir", required_argument, NULL, 'D' },
-		{ "provider", required_argument, NULL, 'p' },
 		{ "region", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "output-dir", required_argument, NULL, 'O' },
 		{ "drop-missing", no_argument, NULL, 'M' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct ctl_getopt g;
+	struct ctl_globals gl;
 	const char *config = NULL, *catdir = NULL, *pname = NULL, *region = NULL;
 	const char *output = NULL, *outdir = NULL;
 	bool json = false, drop = false, openstack = false;
@@ -222,30 +216,33 @@ int catref_cmd_main(int argc, char **argv)
 	enum ec2_class ec;
 	char in[PATH_MAX], out[PATH_MAX], sum[65];
 	const char *dir, *catname;
-	int v = ctl_find_verb(argc, argv, "cpn", valued), ch, rc = EXIT_USAGE;
+	int ch, rc = EXIT_USAGE;
 	size_t i;
 
-	if (v < 0 || strcmp(argv[v], "catalog") || v + 1 >= argc || strcmp(argv[v + 1], "refresh"))
-		return -1;
-	/* the verb's two words go: getopt permutes the rest */
-	memmove(argv + v, argv + v + 2, (size_t)(argc - v - 2) * sizeof(*argv));
-	argc -= 2;
-	argv[argc] = NULL;
+	(void)verb;
+	memset(&gl, 0, sizeof(gl));
+	/* burstctl's global options: --config, --catalog-dir, --provider and --json are ours */
+	ctl_getopt_init(&g, opts, "", CTL_G(CONFIG) | CTL_G(CATALOG_DIR) | CTL_G(PROVIDER) | CTL_G(JSON) |
+			CTL_G(HELP));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "c:p:jh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'c': config = optarg; break;
-		case 'D': catdir = optarg; break;
-		case 'p': pname = optarg; break;
 		case 'r': region = optarg; break;
 		case 'o': output = optarg; break;
 		case 'O': outdir = optarg; break;
 		case 'M': drop = true; break;
-		case 'j': json = true; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		default:
+			if (ctl_global(ch, optarg, &gl))
+				break;
+			usage(stderr);
+			return EXIT_USAGE;
 		}
 	}
+	config = gl.config;
+	catdir = gl.catalog_dir;
+	pname = gl.provider;
+	json = gl.json;
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
 		return EXIT_USAGE;

@@ -6,14 +6,14 @@
 #define BURST_CTL_CATREF_CMD_H
 
 /*
- * If the verb of the burstctl command line argv is "catalog refresh", run it
- * and return its exit code (0 ok, 2 usage, configuration, catalog or EC2
- * error); else return -1 and leave argv alone. Called by burstctl's main
- * before it parses options (the verb has options of its own).
+ * Runs burstctl catalog refresh with argv, burstctl's command line without the
+ * verb's words (burstctl's verb table finds them; verb is their first);
+ * returns its exit code (0 ok, 2 usage, configuration, catalog or EC2
+ * error).
  */
-int catref_cmd_main(int argc, char **argv);
+int catref_cmd_main(const char *verb, int argc, char **argv);
 
 /* The usage lines of the verb, for burstctl --help. */
-extern const char *const catref_cmd_usage;
+extern const char catref_cmd_usage[];
 
 #endif

@@ -81,10 +81,6 @@ struct job_node {
 	long job_id;
 };
 
-/* burstctl's global options that take a value, and ours (to find the verb behind them) */
-static const char *const valued[] = { "config", "catalog-dir", "provider", "limit",
-	"libexecdir", "node", "since", "job", "job-nodes", "job-start", "key", "output", NULL };
-
 /* ---- reading records ---- */
 
 static void fmt_time(double t, char *buf, size_t len)
@@ -862,9 +858,9 @@ static void ctx_close(struct ctx *c)
 	memset(c, 0, sizeof(*c));
 }
 
-int provenance_cmd_main(int argc, char **argv)
+int provenance_cmd_main(const char *verb, int argc, char **argv)
 {
-	enum { O_ALL = 256, O_JOB, O_JOB_NODES, O_JOB_START, O_ATTEST, O_IGNORE_ARG, O_IGNORE };
+	enum { O_ALL = 256, O_JOB, O_JOB_NODES, O_JOB_START, O_ATTEST };
 	static const struct option longopts[] = {
 		{ "all", no_argument, NULL, O_ALL },
 		{ "job", required_argument, NULL, O_JOB },
@@ -873,34 +869,25 @@ int provenance_cmd_main(int argc, char **argv)
 		{ "attestation", no_argument, NULL, O_ATTEST },
 		{ "key", required_argument, NULL, 'k' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "config", required_argument, NULL, 'c' },
-		/* burstctl's other global options: accepted, and of no use here */
-		{ "catalog-dir", required_argument, NULL, O_IGNORE_ARG },
-		{ "provider", required_argument, NULL, 'p' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "libexecdir", required_argument, NULL, O_IGNORE_ARG },
-		{ "explain", no_argument, NULL, 'e' },
-		{ "catalog", no_argument, NULL, O_IGNORE },
-		{ "nodes-only", no_argument, NULL, O_IGNORE },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* burstctl's global options: --config and --json ours, the others of no use here */
+	struct ctl_getopt g;
+	struct ctl_globals gl;
 	struct popts o;
 	struct ctx c;
-	char **av;
-	int vi = ctl_find_verb(argc, argv, "cpnok", valued), ac = 0, i, ch, rc = EXIT_USAGE, nargs;
+	char **av = argv;
+	int ac = argc, ch, rc = EXIT_USAGE, nargs;
 
-	if (vi < 0 || strcmp(argv[vi], "provenance"))
-		return -1;
-	av = xcalloc((size_t)argc + 1, sizeof(*av));
-	for (i = 0; i < argc; i++)
-		if (i != vi)
-			av[ac++] = argv[i];
+	(void)verb;
+	ctl_getopt_init(&g, longopts, "k:o:", CTL_G(CONFIG) | CTL_G(CATALOG_DIR) | CTL_G(PROVIDER) |
+			CTL_G(LIMIT) | CTL_G(LIBEXECDIR) | CTL_G(EXPLAIN) | CTL_G(CATALOG) |
+			CTL_G(NODES_ONLY) | CTL_G(JSON) | CTL_G(HELP));
 	memset(&o, 0, sizeof(o));
 	memset(&c, 0, sizeof(c));
+	memset(&gl, 0, sizeof(gl));
 	optind = 1;
-	while ((ch = getopt_long(ac, av, "k:o:jhc:p:n:e", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(ac, av, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (ch) {
 		case O_ALL: o.all = true; break;
 		case O_JOB: o.job = optarg; break;
@@ -918,9 +905,9 @@ int provenance_cmd_main(int argc, char **argv)
 			       provenance_cmd_usage);
 			rc = EXIT_OK;
 			goto out;
-		case 'p': case 'n': case 'e': case O_IGNORE_ARG: case O_IGNORE:
-			break;
 		default:
+			if (ctl_global(ch, optarg, &gl))
+				break;
 			fprintf(stderr, "Try 'burstctl provenance --help'.\n");
 			goto out;
 		}
@@ -948,6 +935,5 @@ int provenance_cmd_main(int argc, char **argv)
 	rc = (o.job || o.job_nodes) ? cmd_job(&c) : cmd_node(&c, av[optind]);
 out:
 	ctx_close(&c);
-	free(av);
 	return rc;
 }

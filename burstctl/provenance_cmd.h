@@ -8,14 +8,12 @@
 #define BURST_PROVENANCE_CMD_H
 
 /*
- * If the verb of the burstctl command line argv (the first argument that is
- * neither an option nor an option's value) is "provenance", run it and
- * return its exit code (0 ok, 1 the node has no record or Slurm does not
- * know the job, 2 usage or input error); otherwise return -1 and leave argv
- * as it was. Called by burstctl's main before it parses options, because the
- * verb has options of its own.
+ * Runs burstctl provenance with argv, burstctl's command line without the
+ * verb's words (burstctl's verb table finds them; verb is their first);
+ * returns its exit code (0 ok, 1 the node has no record or Slurm does not
+ * know the job, 2 usage or input error).
  */
-int provenance_cmd_main(int argc, char **argv);
+int provenance_cmd_main(const char *verb, int argc, char **argv);
 
 /* The usage lines of the verb, for burstctl --help. */
 extern const char provenance_cmd_usage[];

@@ -218,6 +218,35 @@ ok $? "--catalog-dir overrides BURST_CATALOG_DIR"
 (unset BURST_CATALOG_DIR; "$B" catalog show p4d.24xlarge) >"$tmp/out" 2>&1
 ok $? "from the build tree burstctl finds the source tree's catalog"
 
+# --- one verb table: the verb found once, the global options wherever they stand ---
+run 0 --json catalog list && cp "$tmp/out" "$tmp/before"
+ok $? "--json before the verb exits 0"
+run 0 catalog list --json && cmp -s "$tmp/before" "$tmp/out"
+ok $? "--json after the verb: the same output"
+run 0 -p aws catalog list && cp "$tmp/out" "$tmp/before" && run 0 --prov aws catalog list &&
+	cmp -s "$tmp/before" "$tmp/out" && grep -q '^aws ' "$tmp/out" && ! grep -Eq '^(azure|gcp) ' "$tmp/out"
+ok $? "an abbreviated --prov before the verb is --provider, as -p"
+run 2 -c "$tmp/none.conf" bless --list && has "$tmp/none.conf: cannot open" err
+ok $? "-c before a verb with options of its own reaches it (bless)"
+run 2 bless --list -c "$tmp/none.conf" && has "$tmp/none.conf: cannot open" err
+ok $? "... and after it"
+# accept's --json FILE is its report, not burstctl's --json: it takes the word after it
+run 2 accept --json "$tmp/r.json" --nodes 'a[1-' && has "missing ']' in host list" err &&
+	! has "unexpected argument" err
+ok $? "accept --json FILE takes FILE (the host list is the next complaint)"
+run 2 -j accept --nodes 'a[1-' && has "invalid option -- 'j'" err
+ok $? "... and accept takes no -j flag"
+run 2 provenanse && has "unknown verb 'provenanse'; did you mean 'provenance'?" err
+ok $? "did you mean: the verbs with options of their own are in the table too"
+run 2 catalog refreh && has "catalog takes 'list', 'show TYPE' or 'refresh --provider NAME'" err
+ok $? "catalog with a misspelt second word is catalog's usage error"
+run 0 --help
+for v in select resolve 'catalog list' 'catalog refresh' check-config keys slurm-conf status nodes events \
+	cost attest attest-key verify accept bless provenance; do
+	grep -q "^  $v " "$tmp/out"
+	ok $? "--help lists $v"
+done
+
 # --version names the Slurm release the build is for: the one installed here
 run 0 --version
 slurm=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')

@@ -135,12 +135,46 @@ static void test_verb(void)
 	char *a2[] = { (char *)"burstctl", (char *)"--config", (char *)"x", (char *)"accept", NULL };
 	char *a3[] = { (char *)"burstctl", (char *)"select", (char *)"accept", NULL };
 	char *a4[] = { (char *)"burstctl", (char *)"-j", NULL };
+	char *a5[] = { (char *)"burstctl", (char *)"-N", (char *)"2", (char *)"--tap", (char *)"t",
+		(char *)"accept", NULL };
+	char *a6[] = { (char *)"burstctl", (char *)"--json", (char *)"accept", (char *)"x", NULL };
+	static const struct option own[] = { { "json", required_argument, NULL, 300 },
+		{ "nodes", required_argument, NULL, 301 }, { NULL, 0, NULL, 0 } };
+	struct ctl_globals gl;
+	struct ctl_getopt g;
+	size_t n;
 
-	is_num(ctl_find_verb(4, a1, "cpnNw", valued), 3, "-c takes a value: the verb is the second 'accept'");
-	is_num(ctl_find_verb(4, a2, "cpnNw", valued), 3, "--config takes a value");
-	is_num(ctl_find_verb(3, a3, "cpnNw", valued), 1, "select is the verb");
-	is_num(ctl_find_verb(2, a4, "cpnNw", valued), -1, "no verb");
-	is_num(accept_cmd_main(3, a3), -1, "another verb: not ours, -1");
+	is_num(ctl_find_verb(4, a1, ctl_short_valued, ctl_long_valued), 3,
+	       "-c takes a value: the verb is the second 'accept'");
+	is_num(ctl_find_verb(4, a2, ctl_short_valued, ctl_long_valued), 3, "--config takes a value");
+	is_num(ctl_find_verb(3, a3, ctl_short_valued, ctl_long_valued), 1, "select is the verb");
+	is_num(ctl_find_verb(2, a4, ctl_short_valued, ctl_long_valued), -1, "no verb");
+	is_num(ctl_find_verb(6, a5, ctl_short_valued, ctl_long_valued), 5,
+	       "accept's -N and --tap take a value before the verb too");
+	is_num(ctl_find_verb(4, a6, ctl_short_valued, ctl_long_valued), 2,
+	       "--json before the verb is burstctl's flag");
+
+	/* a verb's options: its own, then the globals it takes, its own first */
+	ctl_getopt_init(&g, own, "+N:", CTL_G(CONFIG) | CTL_G(JSON) | CTL_G(HELP));
+	for (n = 0; g.longopts[n].name; n++)
+		;
+	is_num(n, 4, "json, nodes, config, help: the global --json shadowed");
+	is_str(g.longopts[0].name, "json", "its own --json first");
+	is_num(g.longopts[0].has_arg, required_argument, "... with its value");
+	is_str(g.longopts[2].name, "config", "then --config");
+	is_num(g.longopts[2].val, 'c', "... as -c");
+	is_str(g.shortopts, "+N:c:h", "the short ones: its own, then -c VALUE and -h, no -j");
+	ctl_getopt_init(&g, NULL, "", CTL_G(CATALOG_DIR) | CTL_G(FOLLOW));
+	is_str(g.shortopts, "f", "a long-only global adds no letter");
+	is_num(g.longopts[0].val, CTL_OPT_LONG + CTL_G_CATALOG_DIR, "... and getopt returns its code");
+
+	memset(&gl, 0, sizeof(gl));
+	ok(ctl_global('c', "b.conf", &gl) && gl.config && !strcmp(gl.config, "b.conf"), "-c is recorded");
+	ok(ctl_global(CTL_OPT_LONG + CTL_G_SINCE, "2h ago", &gl) && gl.since && !strcmp(gl.since, "2h ago"),
+	   "--since is recorded");
+	ok(ctl_global('j', NULL, &gl) && gl.json, "-j is recorded");
+	ok(!ctl_global('N', "2", &gl), "accept's -N is not a global option");
+	ok(!ctl_global('h', NULL, &gl), "--help is the verb's to answer");
 }
 
 static int run_main(const char *const *args)
@@ -154,8 +188,13 @@ static int run_main(const char *const *args)
 		n++;
 	}
 	argv[n] = NULL;
+	/* burstctl's verb table gives the verb argv without the verb */
+	if (n > 1 && !strcmp(argv[1], "accept")) {
+		memmove(argv + 1, argv + 2, (size_t)(n - 1) * sizeof(*argv));
+		n--;
+	}
 	stderr = fopen("/dev/null", "w");
-	rc = accept_cmd_main(n, argv);
+	rc = accept_cmd_main("accept", n, argv);
 	fclose(stderr);
 	stderr = saved;
 	return rc;
