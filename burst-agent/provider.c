@@ -14,6 +14,7 @@ static const struct provider_ops *const drivers[] = {
 	&provider_local,
 	&provider_aws,
 	&provider_openstack,
+	&provider_gcp,
 	NULL,
 };
 

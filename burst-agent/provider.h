@@ -190,9 +190,12 @@ const struct provider_ops *provider_ops_find(const char *type);
 extern const struct provider_ops provider_local;
 extern const struct provider_ops provider_aws;
 extern const struct provider_ops provider_openstack;
+extern const struct provider_ops provider_gcp;
 
 /* The openstack driver's request counters (bench, the CLI test driver). */
 void openstack_provider_stats(const struct provider *p, unsigned *api_calls, unsigned *tokens);
+/* The gcp driver's: requests sent, tokens asked for. */
+void gcp_provider_stats(const struct provider *p, unsigned *api_calls, unsigned *tokens);
 
 
 /*

@@ -561,6 +561,22 @@ static int vm_from(json_object *o, struct gce_vm *v)
 				v->node = cloud_text(node);
 		}
 	}
+	/* what the labels cannot carry (a bulk insert gives every VM the same
+	 * ones): the node and attempt the driver sets in each VM's metadata */
+	if ((!v->node || !v->attempt) && json_object_object_get_ex(o, "metadata", &x) &&
+	    json_object_object_get_ex(x, "items", &x) && json_object_is_type(x, json_type_array)) {
+		size_t i, n = json_object_array_length(x);
+		for (i = 0; i < n; i++) {
+			json_object *it = json_object_array_get_idx(x, i);
+			const char *k = jstr(it, "key"), *val = jstr(it, "value");
+			if (!k || !val)
+				continue;
+			if (!v->node && !strcmp(k, GCE_META_NODE))
+				v->node = cloud_text(val);
+			else if (!v->attempt && !strcmp(k, GCE_META_ATTEMPT))
+				v->attempt = cloud_text(val);
+		}
+	}
 	if (json_object_object_get_ex(o, "scheduling", &x)) {
 		json_object *p;
 		const char *pm = jstr(x, "provisioningModel");

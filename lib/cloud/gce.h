@@ -45,6 +45,12 @@
 #define GCE_LABEL_NODE "burst-node"
 #define GCE_LABEL_ATTEMPT "burst-attempt"
 #define GCE_LABEL_BATCH "burst-batch"
+/* the metadata items the driver sets on each VM once it exists (labels
+ * are the whole bulk insert's): its node, attempt and join token; a VM
+ * without a burst-node label takes its node and attempt from them */
+#define GCE_META_NODE "burst-node"
+#define GCE_META_ATTEMPT "burst-attempt"
+#define GCE_META_TOKEN "burst-join-token"
 
 enum gce_class {
 	GCE_OK = 0,
@@ -157,7 +163,8 @@ struct gce_vm {
 	char *created;           /* creationTimestamp */
 	char *fingerprint;       /* metadata.fingerprint, or NULL */
 	char *machine_type;      /* its last segment */
-	/* the labels GCE_LABEL_* (NULL when missing) */
+	/* the labels GCE_LABEL_* (NULL when missing; node and attempt else
+	 * from the metadata items GCE_META_NODE, GCE_META_ATTEMPT) */
 	char *cluster, *provider, *node, *attempt, *batch;
 	bool preemptible;        /* scheduling.provisioningModel SPOT or preemptible */
 };

@@ -75,6 +75,22 @@ struct cfg_provider {
 	char **accelerators;     /* Accelerators=ALIAS:MODEL,... (catalog refresh: extra specs' aliases) */
 	size_t naccelerators;
 	int build_wait;          /* BuildWait= seconds a launch waits for servers to leave BUILD (default 30) */
+	/* gcp (all may be NULL/0); Image= is the boot image (a family or image
+	 * path), CredentialsFile= a service account's JSON key (none: the
+	 * metadata server's token), Endpoint= the compute API's root URL */
+	char *project;           /* Project= (default: the key's project_id / the metadata server's) */
+	char **zones;            /* Zones=a,b: the zones a launch may use (default: the region's) */
+	size_t nzones;
+	char *network;           /* Network= (default: global/networks/default) */
+	char *subnetwork;        /* Subnetwork= regions/R/subnetworks/NAME */
+	char *service_account;   /* ServiceAccount= the VMs' service account email */
+	char **network_tags;     /* NetworkTags=a,b: the VMs' tags (firewall rules) */
+	size_t nnetwork_tags;
+	char *instance_template; /* InstanceTemplate= global/instanceTemplates/NAME instead of Image= ... */
+	char *disk_type;         /* DiskType= pd-balanced, ... */
+	int disk_size_gb;        /* DiskSizeGB= (0: the image's) */
+	bool external_ip;        /* ExternalIP=yes: an ephemeral external address */
+	bool spot;               /* Spot=yes: provisioningModel SPOT */
 	/* rate limits, per region (lib/core/ratelimit.h): the type's documented
 	 * ones (rate_limits_default), each overridden by LaunchRate=,
 	 * TerminateRate= and RequestRate=launch:..,terminate:.. */

@@ -208,6 +208,31 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 					 p->where.file, p->where.line, p->name);
 			problems++;
 		}
+		if (!strcmp(p->type, "gcp") && !p->image_id && !p->instance_template) {
+			burst_err_append(err, "%s:%d: Provider %s (gcp) needs Image=projects/P/global/images/family/F "
+					 "or InstanceTemplate=global/instanceTemplates/NAME: the image its VMs boot",
+					 p->where.file, p->where.line, p->name);
+			problems++;
+		}
+		if (!strcmp(p->type, "gcp") && !p->nregions) {
+			burst_err_append(err, "%s:%d: Provider %s (gcp) needs Regions=R[,R...] such as us-central1",
+					 p->where.file, p->where.line, p->name);
+			problems++;
+		}
+		if (!strcmp(p->type, "gcp") && p->nzones) {
+			for (size_t z = 0; z < p->nzones; z++) {
+				bool in = false;
+				for (size_t r = 0; r < p->nregions && !in; r++) {
+					size_t rl = strlen(p->regions[r]);
+					in = !strncmp(p->zones[z], p->regions[r], rl) && p->zones[z][rl] == '-';
+				}
+				if (!in) {
+					burst_err_append(err, "%s:%d: Provider %s (gcp): zone %s of Zones= is in none of its Regions=",
+							 p->where.file, p->where.line, p->name, p->zones[z]);
+					problems++;
+				}
+			}
+		}
 		if (!strcmp(p->type, "openstack") && !p->credentials) {
 			burst_err_append(err, "%s:%d: Provider %s (openstack) needs CredentialsFile=: an openrc-style file "
 					 "(OS_AUTH_URL, OS_USERNAME/OS_PASSWORD/OS_PROJECT_NAME or OS_APPLICATION_CREDENTIAL_ID/_SECRET), "

@@ -27,7 +27,7 @@ static const struct provider_type {
 	{ "local", true },
 	{ "aws", true },
 	{ "openstack", true },
-	{ "gcp", false },
+	{ "gcp", true },
 	{ "azure", false },
 };
 #define NTYPES (sizeof(provider_types) / sizeof(provider_types[0]))
@@ -158,6 +158,39 @@ static void set_build_wait(struct loader *ld, const char *file, int line, struct
 	pl->p.build_wait = (int)v;
 }
 
+static void set_disk_size(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	char *end = NULL;
+	long v = strtol(val, &end, 10);
+
+	if (!end || *end || v < 10 || v > 65536)
+		cfg_err(ld, file, line, "Provider %s: DiskSizeGB=%s: want GB from 10 to 65536", pl->p.name, val);
+	else
+		pl->p.disk_size_gb = (int)v;
+}
+
+/* A yes/no value into *dst, said when it is neither. */
+static void set_yes_no(struct loader *ld, const char *file, int line, struct pline *pl, const char *key,
+		       const char *val, bool *dst)
+{
+	if (str_ieq(val, "yes") || str_ieq(val, "true") || str_ieq(val, "1"))
+		*dst = true;
+	else if (str_ieq(val, "no") || str_ieq(val, "false") || str_ieq(val, "0"))
+		*dst = false;
+	else
+		cfg_err(ld, file, line, "Provider %s: %s=%s: want yes or no", pl->p.name, key, val);
+}
+
+static void set_spot(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	set_yes_no(ld, file, line, pl, "Spot", val, &pl->p.spot);
+}
+
+static void set_external_ip(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	set_yes_no(ld, file, line, pl, "ExternalIP", val, &pl->p.external_ip);
+}
+
 /* A list of KEY:VALUE items (SchedulerHints=, Accelerators=), each said
  * when it is not one (want: e.g. "KEY:VALUE such as group:UUID"). */
 static void set_pairs(struct loader *ld, const char *file, int line, const char *prov, const char *key,
@@ -232,6 +265,18 @@ static const struct pkey {
 	PSET("RequestRate", set_request_rate),
 	/* openstack */
 	PSTR("Cloud", cloud),
+	/* gcp (also Image=, MinCount=, BuildWait=, CaFile=, JoinAddress=) */
+	PSTR("Project", project),
+	PLIST("Zones", zones, nzones),
+	PSTR("Network", network),
+	PSTR("Subnetwork", subnetwork),
+	PSTR("ServiceAccount", service_account),
+	PLIST("NetworkTags", network_tags, nnetwork_tags),
+	PSTR("InstanceTemplate", instance_template),
+	PSTR("DiskType", disk_type),
+	PSET("DiskSizeGB", set_disk_size),
+	PSET("ExternalIP", set_external_ip),
+	PSET("Spot", set_spot),
 #undef PSTR
 #undef PLIST
 #undef PSET
@@ -348,6 +393,14 @@ void cfg_free_provider(struct cfg_provider *p)
 	free(p->cloud);
 	free(p->microversion);
 	free(p->compute_endpoint);
+	free(p->project);
+	cfg_free_list(p->zones, p->nzones);
+	free(p->network);
+	free(p->subnetwork);
+	free(p->service_account);
+	cfg_free_list(p->network_tags, p->nnetwork_tags);
+	free(p->instance_template);
+	free(p->disk_type);
 }
 
 bool config_has_driver(const char *type)

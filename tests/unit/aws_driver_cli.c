@@ -1,12 +1,13 @@
 /*
  * aws_driver_cli.c - drives one of the agent's cloud provider drivers
- * (burst-agent/drivers/driver_aws.c, openstack.c: the Type= of PROVIDER) from
- * the shell, for tests/integration/test_aws_driver.sh and
- * test_openstack_driver.sh.
+ * (burst-agent/drivers/driver_aws.c, driver_openstack.c, driver_gcp.c: the
+ * Type= of PROVIDER) from the shell, for tests/integration/test_aws_driver.sh,
+ * test_openstack_driver.sh and test_gcp_driver.sh.
  *
  *   aws_driver_cli CONF PROVIDER launch --type T [--region R] [--nodeset NS]
  *                  [--join ADDR:PORT] NODE:ATTEMPT:TOKEN...
  *       prints one line per node: NODE INSTANCE|- CLASS [ERROR]
+ *       (SHOW_ADDRESS set: NODE INSTANCE ok ADDRESS|- for a launched node)
  *       and exits 0 (the outcomes are in the lines)
  *   aws_driver_cli CONF PROVIDER terminate NODE INSTANCE
  *       prints "ok" (exit 0), or CLASS MESSAGE (exit 1)
@@ -21,7 +22,11 @@
  *       reconciler makes it), then a line "steps N"; with AFTER, the launch
  *       or terminate (as above, its lines first) is made on the same driver
  *       after step AFTER, between two pages
- * With an openstack provider, the driver's request counters go to stderr
+ *   aws_driver_cli CONF PROVIDER console NODE INSTANCE
+ *       prints "where HOW" and the end of the instance's console
+ *   aws_driver_cli CONF PROVIDER ended NODE INSTANCE
+ *       prints 1, 0 or -1
+ * With an openstack or gcp provider, the driver's request counters go to stderr
  * at the end: "api_calls N tokens N".
  * Exits 100 on bad usage, 2 when the configuration or the driver fails.
  */
@@ -86,9 +91,14 @@ static int do_launch(const struct provider_ops *ops, struct provider *p, const c
 	b.nodes = nodes;
 	b.n = n;
 	ops->launch(p, &b);
-	for (i = 0; i < n; i++)
-		printf("%s %s %s%s%s\n", nodes[i].node, nodes[i].instance[0] ? nodes[i].instance : "-",
-		       prov_class_name(nodes[i].cls), nodes[i].cls ? " " : "", nodes[i].cls ? nodes[i].error : "");
+	for (i = 0; i < n; i++) {
+		if (getenv("SHOW_ADDRESS") && !nodes[i].cls)
+			printf("%s %s ok %s\n", nodes[i].node, nodes[i].instance[0] ? nodes[i].instance : "-",
+			       nodes[i].address[0] ? nodes[i].address : "-");
+		else
+			printf("%s %s %s%s%s\n", nodes[i].node, nodes[i].instance[0] ? nodes[i].instance : "-",
+			       prov_class_name(nodes[i].cls), nodes[i].cls ? " " : "", nodes[i].cls ? nodes[i].error : "");
+	}
 	for (i = 0; i < nown; i++)
 		free(own[i]);
 	free(own);
@@ -144,6 +154,18 @@ int main(int argc, char **argv)
 			printf("%s %s\n", prov_class_name(cls), err.msg);
 			rc = 1;
 		}
+	} else if (!strcmp(argv[3], "console") && argc == 6 && ops->console) {
+		char buf[4096], where[512];
+		if (ops->console(p, argv[4], argv[5], buf, sizeof(buf), where, sizeof(where), &cls, &err) == 0) {
+			printf("where %s\n%s", where, buf);
+			rc = 0;
+		} else {
+			printf("%s %s\n", prov_class_name(cls), err.msg);
+			rc = 1;
+		}
+	} else if (!strcmp(argv[3], "ended") && argc == 6 && ops->ended) {
+		printf("%d\n", ops->ended(p, argv[4], argv[5]));
+		rc = 0;
 	} else if (!strcmp(argv[3], "exists") && argc == 6) {
 		printf("%d\n", ops->exists(p, argv[4], argv[5]));
 		rc = 0;
@@ -198,9 +220,12 @@ int main(int argc, char **argv)
 		prov_list_cursor_free(&cur);
 	} else
 		rc = usage("unknown command");
-	if (!strcmp(pc->type, "openstack")) {
+	if (!strcmp(pc->type, "openstack") || !strcmp(pc->type, "gcp")) {
 		unsigned calls, tokens;
-		openstack_provider_stats(p, &calls, &tokens);
+		if (!strcmp(pc->type, "gcp"))
+			gcp_provider_stats(p, &calls, &tokens);
+		else
+			openstack_provider_stats(p, &calls, &tokens);
 		fprintf(stderr, "api_calls %u tokens %u\n", calls, tokens);
 	}
 	ops->fini(p);

@@ -552,17 +552,53 @@ int main(void)
 			       "its instances are told the (NAT) JoinAddress=");
 			config_free(cfg);
 		}
-		cfg = load("gcp.conf",
+		cfg = load("azure.conf",
 			   "JoinAddress=10.0.0.5:6830\n"
-			   "Provider=alpha Type=gcp Catalog=alpha Regions=r1\n"
+			   "Provider=alpha Type=azure Catalog=alpha Regions=r1\n"
 			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
-		if (ok(cfg != NULL, "gcp.conf parses")) {
+		if (ok(cfg != NULL, "azure.conf parses")) {
 			n = config_check(cfg, cat, &err);
 			ok(n == 1, "a provider type without a driver is a problem (%d)", n);
-			has_str(err.msg, "gcp.conf:2: Provider alpha: Type=gcp has no driver in burst-agent (drivers: local, aws, openstack)",
+			has_str(err.msg, "azure.conf:2: Provider alpha: Type=azure has no driver in burst-agent (drivers: local, aws, openstack, gcp)",
 				"... naming the drivers there are");
 			config_free(cfg);
 		}
+		cfg = load("gcp.conf",
+			   "JoinAddress=10.0.0.5:6830\n"
+			   "Provider=alpha Type=gcp Catalog=alpha Zones=r1-a,r2-b Network=global/networks/hpc NetworkTags=burst\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "gcp.conf parses")) {
+			n = config_check(cfg, cat, &err);
+			ok(n == 4, "a gcp provider without Image=, Regions=, its Zones= outside them: 4 problems (%d)", n);
+			has_str(err.msg, "gcp.conf:2: Provider alpha (gcp) needs Image=projects/P/global/images/family/F or InstanceTemplate=",
+				"... the image");
+			has_str(err.msg, "gcp.conf:2: Provider alpha (gcp) needs Regions=R[,R...]", "... the regions");
+			has_str(err.msg, "gcp.conf:2: Provider alpha (gcp): zone r2-b of Zones= is in none of its Regions=",
+				"... a zone outside them");
+			is_str(cfg->providers[0].network, "global/networks/hpc", "Network= is kept");
+			ok(cfg->providers[0].nnetwork_tags == 1 && !strcmp(cfg->providers[0].network_tags[0], "burst"),
+			   "NetworkTags= is a list");
+			config_free(cfg);
+		}
+		cfg = load("gcp2.conf",
+			   "JoinAddress=10.0.0.5:6830\n"
+			   "Provider=alpha Type=gcp Catalog=alpha Regions=r1 Zones=r1-a Image=projects/debian-cloud/global/images/family/debian-12 "
+			   "Spot=yes ExternalIP=no DiskSizeGB=50 Project=burst-test\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "gcp2.conf parses: %s", cfg ? "" : err.msg)) {
+			ok(config_check(cfg, cat, &err) == 0, "a complete gcp provider is fine: %s", err.msg);
+			ok(cfg->providers[0].spot && !cfg->providers[0].external_ip && cfg->providers[0].disk_size_gb == 50,
+			   "Spot=yes, ExternalIP=no, DiskSizeGB=50 are read");
+			is_str(cfg->providers[0].project, "burst-test", "Project= is kept");
+			config_free(cfg);
+		}
+		cfg = load("gcp3.conf",
+			   "Provider=alpha Type=gcp Regions=r1 Image=i Spot=maybe DiskSizeGB=5\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		ok(cfg == NULL && strstr(err.msg, "gcp3.conf:1: Provider alpha: Spot=maybe: want yes or no") &&
+		   strstr(err.msg, "DiskSizeGB=5: want GB from 10 to 65536"),
+		   "Spot= not yes/no and a DiskSizeGB= too small: refused, naming the line: %s", err.msg);
+		config_free(cfg);
 		cfg = load("nolisten.conf",
 			   "JoinListen=192.0.2.77:7000 JoinAddress=10.0.0.5:6830\n"
 			   "Provider=alpha Type=aws Catalog=alpha Regions=r1 ImageId=ami-1\n"
