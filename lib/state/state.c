@@ -15,6 +15,7 @@
 
 #include "htab.h"
 #include "state.h"
+#include "state_rows.h"
 #include "strutil.h"
 
 struct state_db {
@@ -179,6 +180,58 @@ static int fail(struct state_db *db, burst_err_t *err, const char *what)
 {
 	burst_err_set(err, "%s: %s: %s", db->path, what, sqlite3_errmsg(db->db));
 	return -1;
+}
+
+/*
+ * Every row of st (prepared, its parameters bound) into a new array of
+ * r->size items, each zeroed and filled by r->fill; the statement is given
+ * back. 0 with the array in *out (NULL when no row) and its length in *n;
+ * -1 with err (r->what: what was being read) and nothing in *out, the rows
+ * filled so far (and the one that failed) given to r->drop.
+ */
+static int rows_of(struct state_db *db, sqlite3_stmt *st, const struct state_rows *r, void **out, size_t *n,
+		   burst_err_t *err)
+{
+	char *v = NULL;
+	size_t cnt = 0, cap = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = xrealloc(v, cap * r->size);
+		}
+		memset(v + cnt * r->size, 0, r->size);
+		if (r->fill(db, st, v + cnt++ * r->size, err) < 0) {
+			unprep(db, st);
+			r->drop(v, cnt);
+			return -1;
+		}
+	}
+	unprep(db, st);
+	if (rc != SQLITE_DONE) {
+		r->drop(v, cnt);
+		return fail(db, err, r->what);
+	}
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+int state_query_rows(struct state_db *db, const char *sql, void (*bind)(sqlite3_stmt *st, const void *arg),
+		     const void *arg, const struct state_rows *r, void **out, size_t *n, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	*out = NULL;
+	*n = 0;
+	if (prep(db, sql, &st) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	if (bind)
+		bind(st, arg);
+	return rows_of(db, st, r, out, n, err);
 }
 
 static int int_of(struct state_db *db, const char *sql, int *out)
@@ -763,32 +816,44 @@ int state_transition(struct state_db *db, const char *name, enum node_state from
 	return changed ? 1 : 0;
 }
 
-/* The names sql selects (first column), with stname as ?1 and t as ?2. */
+static int fill_name(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	(void)db;
+	(void)err;
+	*(char **)item = col_text(st, 0);
+	return 0;
+}
+
+static void drop_names(void *v, size_t n)
+{
+	char **names = v;
+
+	while (n)
+		free(names[--n]);
+	free(names);
+}
+
+/* The names sql selects (first column), with stname as ?1 and t as ?2:
+ * NULL-terminated. */
 static char **names_of(struct state_db *db, const char *sql, const char *stname, double t,
 		       burst_err_t *err)
 {
+	static const struct state_rows rows = { sizeof(char *), fill_name, drop_names, "read nodes" };
 	sqlite3_stmt *st;
-	char **v = xcalloc(1, sizeof(char *));
-	size_t n = 0, cap = 1;
+	void *v;
+	size_t n;
 
 	if (prep(db, sql, &st) != SQLITE_OK) {
 		fail(db, err, "prepare");
-		free(v);
 		return NULL;
 	}
 	sqlite3_bind_text(st, 1, stname, -1, SQLITE_TRANSIENT);
 	if (sqlite3_bind_parameter_count(st) > 1)
 		sqlite3_bind_double(st, 2, t);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		/* room by half again: thousands of names a tick in a burst */
-		if (n + 1 >= cap) {
-			cap = cap < 16 ? 16 : cap + cap / 2;
-			v = xrealloc(v, cap * sizeof(char *));
-		}
-		v[n++] = col_text(st, 0);
-		v[n] = NULL;
-	}
-	unprep(db, st);
+	if (rows_of(db, st, &rows, &v, &n, err) < 0)
+		return NULL;
+	v = xrealloc(v, (n + 1) * sizeof(char *));
+	((char **)v)[n] = NULL;
 	return v;
 }
 
@@ -1150,36 +1215,19 @@ static int read_node_brief(struct state_db *db, sqlite3_stmt *st, struct node_re
 	return 0;
 }
 
-/* Every row of st (prepared) into *out, each read by read (the statement is
- * released): 0, or -1 with err and nothing in *out. */
-static int read_node_rows(struct state_db *db, sqlite3_stmt *st,
-			  int (*read)(struct state_db *, sqlite3_stmt *, struct node_rec *, burst_err_t *),
-			  struct node_rec **out, size_t *n, burst_err_t *err)
+static void drop_nodes(void *v, size_t n)
 {
-	struct node_rec *v = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
+	state_nodes_free(v, n);
+}
 
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		memset(&v[cnt], 0, sizeof(v[cnt]));
-		if (read(db, st, &v[cnt++], err) < 0) {
-			unprep(db, st);
-			state_nodes_free(v, cnt);
-			return -1;
-		}
-	}
-	unprep(db, st);
-	if (rc != SQLITE_DONE) {
-		state_nodes_free(v, cnt);
-		return fail(db, err, "read nodes");
-	}
-	*out = v;
-	*n = cnt;
-	return 0;
+static int fill_node(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	return read_node(db, st, item, err);
+}
+
+static int fill_node_brief(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	return read_node_brief(db, st, item, err);
 }
 
 int state_nodes_brief(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err)
@@ -1191,7 +1239,14 @@ int state_nodes_brief(struct state_db *db, struct node_rec **out, size_t *n, bur
 	ro_refresh(db);
 	if (prep(db, "SELECT name, state, attempt, instance, since, provider FROM nodes ORDER BY name", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
-	return read_node_rows(db, st, read_node_brief, out, n, err);
+	{
+		static const struct state_rows rows = { sizeof(struct node_rec), fill_node_brief, drop_nodes,
+			"read nodes" };
+		void *v;
+		int rc = rows_of(db, st, &rows, &v, n, err);
+		*out = v;
+		return rc;
+	}
 }
 
 int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst_err_t *err)
@@ -1215,7 +1270,13 @@ int state_nodes_all(struct state_db *db, struct node_rec **out, size_t *n, burst
 			       "SELECT name, nodeset, state, attempt, instance, address, token, token_used,"
 			       " job, since, cooldown_until, last_error FROM nodes ORDER BY name", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
-	return read_node_rows(db, st, read_node, out, n, err);
+	{
+		static const struct state_rows rows = { sizeof(struct node_rec), fill_node, drop_nodes, "read nodes" };
+		void *v;
+		int rc = rows_of(db, st, &rows, &v, n, err);
+		*out = v;
+		return rc;
+	}
 }
 
 void state_nodes_free(struct node_rec *v, size_t n)
@@ -1227,14 +1288,34 @@ void state_nodes_free(struct node_rec *v, size_t n)
 	free(v);
 }
 
+static int fill_event(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	struct event_rec *e = item;
+
+	(void)db;
+	(void)err;
+	e->id = sqlite3_column_int64(st, 0);
+	e->time = sqlite3_column_double(st, 1);
+	e->node = col_text(st, 2);
+	e->what = col_text(st, 3);
+	e->detail = col_text(st, 4);
+	return 0;
+}
+
+static void drop_events(void *v, size_t n)
+{
+	state_events_free(v, n);
+}
+
 int state_events(struct state_db *db, const struct event_query *q,
 		 struct event_rec **out, size_t *n, burst_err_t *err)
 {
+	static const struct state_rows rows = { sizeof(struct event_rec), fill_event, drop_events, "read events" };
 	sqlite3_stmt *st;
-	struct event_rec *v = NULL;
-	size_t cnt = 0, cap = 0, i;
+	struct event_rec *v;
+	void *got;
+	size_t cnt, i;
 	bool newest = q->newest && q->limit;
-	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -1253,23 +1334,9 @@ int state_events(struct state_db *db, const struct event_query *q,
 		sqlite3_bind_null(st, 2);
 	sqlite3_bind_double(st, 3, q->since);
 	sqlite3_bind_int64(st, 4, q->limit ? (sqlite3_int64)q->limit : -1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 64;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		v[cnt].id = sqlite3_column_int64(st, 0);
-		v[cnt].time = sqlite3_column_double(st, 1);
-		v[cnt].node = col_text(st, 2);
-		v[cnt].what = col_text(st, 3);
-		v[cnt].detail = col_text(st, 4);
-		cnt++;
-	}
-	unprep(db, st);
-	if (rc != SQLITE_DONE) {
-		state_events_free(v, cnt);
-		return fail(db, err, "read events");
-	}
+	if (rows_of(db, st, &rows, &got, &cnt, err) < 0)
+		return -1;
+	v = got;
 	if (newest)
 		for (i = 0; i < cnt / 2; i++) {
 			struct event_rec t = v[i];
@@ -1309,13 +1376,33 @@ int state_events_last_id(struct state_db *db, long long *id, burst_err_t *err)
 	return rc == SQLITE_ROW ? 0 : fail(db, err, "read events");
 }
 
+static int fill_record(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	struct record_rec *r = item;
+
+	(void)db;
+	(void)err;
+	r->id = sqlite3_column_int64(st, 0);
+	r->time = sqlite3_column_double(st, 1);
+	r->node = col_text(st, 2);
+	r->instance = col_text(st, 3);
+	r->provenance_id = col_text(st, 4);
+	r->decision = col_text(st, 5);
+	r->record = col_text(st, 6);
+	return 0;
+}
+
+static void drop_records(void *v, size_t n)
+{
+	state_records_free(v, n);
+}
+
 int state_records(struct state_db *db, const struct record_query *q,
 		  struct record_rec **out, size_t *n, burst_err_t *err)
 {
+	static const struct state_rows rows = { sizeof(struct record_rec), fill_record, drop_records,
+		"read records" };
 	sqlite3_stmt *st;
-	struct record_rec *v = NULL;
-	size_t cnt = 0, cap = 0;
-	int rc;
 
 	*out = NULL;
 	*n = 0;
@@ -1337,28 +1424,12 @@ int state_records(struct state_db *db, const struct record_query *q,
 	sqlite3_bind_double(st, 2, q->until);
 	sqlite3_bind_int(st, 3, q->admitted_only);
 	sqlite3_bind_int(st, 4, q->newest_only);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		v[cnt].id = sqlite3_column_int64(st, 0);
-		v[cnt].time = sqlite3_column_double(st, 1);
-		v[cnt].node = col_text(st, 2);
-		v[cnt].instance = col_text(st, 3);
-		v[cnt].provenance_id = col_text(st, 4);
-		v[cnt].decision = col_text(st, 5);
-		v[cnt].record = col_text(st, 6);
-		cnt++;
+	{
+		void *v;
+		int rc = rows_of(db, st, &rows, &v, n, err);
+		*out = v;
+		return rc;
 	}
-	unprep(db, st);
-	if (rc != SQLITE_DONE) {
-		state_records_free(v, cnt);
-		return fail(db, err, "read records");
-	}
-	*out = v;
-	*n = cnt;
-	return 0;
 }
 
 void state_records_free(struct record_rec *v, size_t n)
@@ -1631,27 +1702,34 @@ int state_holds_close(struct state_db *db, long job, double keep_start, double t
 	return step_done(db, st, err, "close the job's nodes");
 }
 
+static int fill_job(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	(void)db;
+	(void)err;
+	*(long *)item = (long)sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+static void drop_plain(void *v, size_t n)
+{
+	(void)n;
+	free(v);
+}
+
 int state_holds_open_jobs(struct state_db *db, long **jobs, size_t *n, burst_err_t *err)
 {
+	static const struct state_rows rows = { sizeof(long), fill_job, drop_plain, "read the open holds" };
 	sqlite3_stmt *st;
+	void *v;
 	int rc;
 
 	*jobs = NULL;
 	*n = 0;
 	if (prep(db, "SELECT DISTINCT job FROM holds WHERE end=0 ORDER BY job", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*jobs = xrealloc(*jobs, (*n + 1) * sizeof(**jobs));
-		(*jobs)[(*n)++] = (long)sqlite3_column_int64(st, 0);
-	}
-	unprep(db, st);
-	if (rc != SQLITE_DONE) {
-		free(*jobs);
-		*jobs = NULL;
-		*n = 0;
-		return fail(db, err, "read the open holds");
-	}
-	return 0;
+	rc = rows_of(db, st, &rows, &v, n, err);
+	*jobs = v;
+	return rc;
 }
 
 static char *col_str(sqlite3_stmt *st, int i)
@@ -1660,11 +1738,62 @@ static char *col_str(sqlite3_stmt *st, int i)
 	return s ? xstrdup((const char *)s) : NULL;
 }
 
+static int fill_inst(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	struct cost_inst *in = item;
+
+	(void)db;
+	(void)err;
+	in->provider = col_str(st, 0);
+	in->instance = col_str(st, 1);
+	in->node = col_str(st, 2);
+	in->nodeset = col_str(st, 3);
+	in->type = col_str(st, 4);
+	in->region = col_str(st, 5);
+	in->price = sqlite3_column_type(st, 6) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 6);
+	in->price_source = col_str(st, 7);
+	in->job = (long)sqlite3_column_int64(st, 8);
+	in->launched = sqlite3_column_double(st, 9);
+	in->joined = sqlite3_column_double(st, 10);
+	in->ended = sqlite3_column_double(st, 11);
+	return 0;
+}
+
+static void drop_insts(void *v, size_t n)
+{
+	cost_insts_free(v, n);
+}
+
+static int fill_hold(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	struct cost_hold *h = item;
+
+	(void)db;
+	(void)err;
+	h->job = (long)sqlite3_column_int64(st, 0);
+	h->node = col_str(st, 1);
+	h->start = sqlite3_column_double(st, 2);
+	h->end = sqlite3_column_double(st, 3);
+	h->user = col_str(st, 4);
+	h->account = col_str(st, 5);
+	h->partition = col_str(st, 6);
+	return 0;
+}
+
+static void drop_holds(void *v, size_t n)
+{
+	cost_holds_free(v, n);
+}
+
 int state_cost_read(struct state_db *db, double from, struct cost_inst **insts, size_t *ni,
 		    struct cost_hold **holds, size_t *nh, burst_err_t *err)
 {
+	static const struct state_rows irows = { sizeof(struct cost_inst), fill_inst, drop_insts,
+		"read the cost records" };
+	static const struct state_rows hrows = { sizeof(struct cost_hold), fill_hold, drop_holds,
+		"read the cost records" };
 	sqlite3_stmt *st;
-	int rc;
+	void *v;
 
 	*insts = NULL;
 	*holds = NULL;
@@ -1674,53 +1803,23 @@ int state_cost_read(struct state_db *db, double from, struct cost_inst **insts, 
 			       " ORDER BY launched, provider, instance", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
 	sqlite3_bind_double(st, 1, from);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct cost_inst *in;
-		*insts = xrealloc(*insts, (*ni + 1) * sizeof(**insts));
-		in = &(*insts)[(*ni)++];
-		in->provider = col_str(st, 0);
-		in->instance = col_str(st, 1);
-		in->node = col_str(st, 2);
-		in->nodeset = col_str(st, 3);
-		in->type = col_str(st, 4);
-		in->region = col_str(st, 5);
-		in->price = sqlite3_column_type(st, 6) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 6);
-		in->price_source = col_str(st, 7);
-		in->job = (long)sqlite3_column_int64(st, 8);
-		in->launched = sqlite3_column_double(st, 9);
-		in->joined = sqlite3_column_double(st, 10);
-		in->ended = sqlite3_column_double(st, 11);
-	}
-	unprep(db, st);
-	if (rc != SQLITE_DONE)
-		goto bad;
+	if (rows_of(db, st, &irows, &v, ni, err) < 0)
+		return -1;
+	*insts = v;
 	if (prep(db, "SELECT job, node, start, end, user, account, partition FROM holds"
-			       " WHERE end=0 OR end>? ORDER BY job, node, start", &st) != SQLITE_OK)
+			       " WHERE end=0 OR end>? ORDER BY job, node, start", &st) != SQLITE_OK) {
+		fail(db, err, "read the cost records");
 		goto bad;
-	sqlite3_bind_double(st, 1, from);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct cost_hold *h;
-		*holds = xrealloc(*holds, (*nh + 1) * sizeof(**holds));
-		h = &(*holds)[(*nh)++];
-		h->job = (long)sqlite3_column_int64(st, 0);
-		h->node = col_str(st, 1);
-		h->start = sqlite3_column_double(st, 2);
-		h->end = sqlite3_column_double(st, 3);
-		h->user = col_str(st, 4);
-		h->account = col_str(st, 5);
-		h->partition = col_str(st, 6);
 	}
-	unprep(db, st);
-	if (rc != SQLITE_DONE)
+	sqlite3_bind_double(st, 1, from);
+	if (rows_of(db, st, &hrows, &v, nh, err) < 0)
 		goto bad;
+	*holds = v;
 	return 0;
 bad:
-	fail(db, err, "read the cost records");
 	cost_insts_free(*insts, *ni);
-	cost_holds_free(*holds, *nh);
 	*insts = NULL;
-	*holds = NULL;
-	*ni = *nh = 0;
+	*ni = 0;
 	return -1;
 }
 
@@ -1792,30 +1891,38 @@ int state_budget_hold_del(struct state_db *db, long job, burst_err_t *err)
 	return step_done(db, st, err, "forget the budget hold");
 }
 
+static int fill_budget_hold(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	struct budget_hold *h = item;
+
+	(void)db;
+	(void)err;
+	h->job = (long)sqlite3_column_int64(st, 0);
+	h->budget = col_str(st, 1);
+	h->estimate = sqlite3_column_double(st, 2);
+	return 0;
+}
+
+static void drop_budget_holds(void *v, size_t n)
+{
+	state_budget_holds_free(v, n);
+}
+
 int state_budget_holds(struct state_db *db, struct budget_hold **out, size_t *n, burst_err_t *err)
 {
+	static const struct state_rows rows = { sizeof(struct budget_hold), fill_budget_hold, drop_budget_holds,
+		"read the budget holds" };
 	sqlite3_stmt *st;
+	void *v;
 	int rc;
 
 	*out = NULL;
 	*n = 0;
 	if (prep(db, "SELECT job, budget, estimate FROM budget_holds ORDER BY time, job", &st) != SQLITE_OK)
 		return fail(db, err, "prepare");
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
-		(*out)[*n].job = (long)sqlite3_column_int64(st, 0);
-		(*out)[*n].budget = col_str(st, 1);
-		(*out)[*n].estimate = sqlite3_column_double(st, 2);
-		(*n)++;
-	}
-	unprep(db, st);
-	if (rc != SQLITE_DONE) {
-		state_budget_holds_free(*out, *n);
-		*out = NULL;
-		*n = 0;
-		return fail(db, err, "read the budget holds");
-	}
-	return 0;
+	rc = rows_of(db, st, &rows, &v, n, err);
+	*out = v;
+	return rc;
 }
 
 void state_budget_holds_free(struct budget_hold *v, size_t n)
