@@ -8,7 +8,7 @@
  *
  *   agent.c            start-up, the poll loop, sockets and control requests, logging
  *   agent_conf.c       configuration state: burst.conf, catalog, candidates, nodes, drivers
- *   agent_life.c       node life: transitions, batches, failing a node
+ *   node_life.c        node life: transitions, batches, failing a node
  *   agent_spool.c      requests from the power-save programs' spool
  *   agent_launch.c     launching and terminating instances, cooldowns
  *   agent_join.c       join reports and admission
