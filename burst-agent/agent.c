@@ -38,6 +38,7 @@
 
 #include "agent_int.h"
 #include "crash.h"
+#include "node_life.h"
 #include "port_holder.h"
 #include "statedir.h"
 #include "strutil.h"
@@ -771,7 +772,7 @@ static void recover(void)
 			struct node_rec r;
 			struct aprov *p;
 			int exists;
-			if (state_node_get(A.db, names[i], &r, &err) != 1) {
+			if (state_node_get(A.db, names[i], &r, &err) != 1 || r.state != live[s]) {
 				state_node_clear(&r);
 				continue;
 			}
@@ -788,7 +789,7 @@ static void recover(void)
 			if (exists == 0) {
 				char why[300];
 				snprintf(why, sizeof(why), "instance %s lost", r.instance ? r.instance : "?");
-				fail_node(names[i], live[s], &r, NS_POWERED_DOWN, why);
+				node_life_apply(names[i], &r, LE_LOST_AT_RESTART, why);
 			} else {
 				INFO("%s: %s, instance %s %s", names[i], node_state_name(live[s]), r.instance,
 				     exists > 0 ? "still there" : "not known yet (the reconciler will see)");
@@ -835,14 +836,7 @@ static void tick(void)
 	take_spool();
 	launch_requested();
 	launch_retry();
-	names = state_nodes_in(A.db, NS_REJECTED, &err);
-	for (i = 0; names && names[i]; i++) {
-		struct node_rec r;
-		if (state_node_get(A.db, names[i], &r, &err) == 1)
-			transition(names[i], NS_REJECTED, &r, NS_TERMINATING, "terminate the rejected instance");
-		state_node_clear(&r);
-	}
-	state_names_free(names);
+	node_life_rejected();
 	names = state_nodes_in(A.db, NS_TERMINATING, &err);
 	for (i = 0; names && names[i]; i++)
 		terminate(names[i]);
@@ -858,19 +852,7 @@ static void tick(void)
 	lost_nodes();
 	lost_jobs_go_on();
 	ended_check();
-	/* only those booting longer than BootTimeout */
-	names = state_nodes_due(A.db, NS_BOOTING, STATE_SINCE, now() - A.cfg->boot_timeout, &err);
-	for (i = 0; names && names[i]; i++) {
-		struct node_rec r;
-		if (state_node_get(A.db, names[i], &r, &err) == 1 && now() - r.since > A.cfg->boot_timeout) {
-			char why[300];
-			snprintf(why, sizeof(why), "instance %s did not join within BootTimeout=%d s",
-				 r.instance ? r.instance : "?", A.cfg->boot_timeout);
-			boot_failed(names[i], NS_BOOTING, &r, NS_TERMINATING, why);
-		}
-		state_node_clear(&r);
-	}
-	state_names_free(names);
+	node_life_boot_timeouts();
 	/* last: the jobs on every node lost or noticed this turn, in one reading */
 	slurm_jobs_send();
 }
@@ -1050,6 +1032,7 @@ int main(int argc, char **argv)
 	state_close(A.db);
 	agent_conf_free();
 	pace_free();
+	node_life_fini();
 	curl_global_cleanup();
 	return 0;
 }

@@ -3,27 +3,25 @@
  * or misses BootTimeout, or its slurmd never comes up, the end of its
  * console (local: the node log; aws: GetConsoleOutput) goes into the event
  * log, one event "console" per line, and the node's DOWN reason says where
- * to read it. A node whose slurmd does not come up is launched again at most
- * RELAUNCH_MAX times in a row, each after a longer wait, and then goes DOWN.
+ * to read it (node_life.c: LX_BOOT_FAIL, LX_SLURMD_FAIL).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent_int.h"
+#include "node_life.h"
 #include "strutil.h"
 
 #define CONSOLE_BYTES 4096       /* read from the end of the console */
 #define CONSOLE_LINES 15         /* of which the last lines go into the event log */
-#define RELAUNCH_MAX 3           /* relaunches in a row of a node whose slurmd never came up */
-#define RELAUNCH_BACKOFF_S 5.0   /* before the first; doubled for each next one */
 
 /*
  * The last lines of the console of r's instance into the event log; last
  * gets its last non-empty line ("" if none) and where how to read it all.
  */
-static void console_record(const char *node, const struct node_rec *r, char *last, size_t lastlen,
-			   char *where, size_t wlen)
+void boot_console_record(const char *node, const struct node_rec *r, char *last, size_t lastlen,
+			 char *where, size_t wlen)
 {
 	struct aprov *p = prov_by_name(r->provider);
 	char buf[CONSOLE_BYTES], *lines[CONSOLE_LINES], *s, *save = NULL;
@@ -82,56 +80,6 @@ static void console_record(const char *node, const struct node_rec *r, char *las
 	     n == 1 ? "" : "s", where, node);
 }
 
-/* why, the last console line and where to read the console, for a reason. */
-static void with_console(char *out, size_t len, const char *node, const char *why, const char *last,
-			 const char *where)
-{
-	if (last[0])
-		snprintf(out, len, "%.200s; console: \"%.120s\" (burstctl events --node %s; %.160s)", why, last,
-			 node, where);
-	else
-		snprintf(out, len, "%.200s; console: burstctl events --node %s; %.160s", why, node, where);
-}
-
-void boot_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
-		 const char *why)
-{
-	char last[200], where[300], full[700];
-
-	console_record(node, r, last, sizeof(last), where, sizeof(where));
-	with_console(full, sizeof(full), node, why, last, where);
-	fail_node(node, from, r, to, full);
-}
-
-void slurmd_failed(const char *node, struct node_rec *r, const char *why)
-{
-	char last[200], where[300], full[900];
-
-	console_record(node, r, last, sizeof(last), where, sizeof(where));
-	r->failures++;
-	if (r->failures > RELAUNCH_MAX) {
-		char gave_up[400];
-		snprintf(gave_up, sizeof(gave_up), "%.250s; %d instances in a row: not launched again",
-			 why, r->failures);
-		with_console(full, sizeof(full), node, gave_up, last, where);
-		r->failures = 0;
-		fail_node(node, NS_ADMITTED, r, NS_TERMINATING, full);
-		return;
-	}
-	{
-		double wait = RELAUNCH_BACKOFF_S;
-		int k;
-		for (k = 1; k < r->failures; k++)
-			wait *= 2;
-		r->want_resume = true;
-		r->retry_at = now() + wait;
-		snprintf(full, sizeof(full), "%.300s: launching it again in %.0f s (%d of at most %d)%s%.150s%s",
-			 why, wait, r->failures, RELAUNCH_MAX, last[0] ? "; console: \"" : "", last,
-			 last[0] ? "\"" : "");
-		transition(node, NS_ADMITTED, r, NS_TERMINATING, full);
-	}
-}
-
 /*
  * Instances that ended on their own: before joining (their boot failed) or
  * after their admission, before their slurmd registered (it could not start).
@@ -184,16 +132,15 @@ void ended_check(void)
 				continue;
 			}
 			p = prov_by_name(r.provider);
-			if (p && p->ops->ended && r.instance && prov_ended(p, names[i], r.instance) == 1) {
+			if (p && p->ops->ended && r.instance && r.state == states[s] &&
+			    prov_ended(p, names[i], r.instance) == 1) {
 				char why[300];
-				if (s == 0) {
+				if (s == 0)
 					snprintf(why, sizeof(why), "instance %s ended before it joined", r.instance);
-					boot_failed(names[i], NS_BOOTING, &r, NS_TERMINATING, why);
-				} else {
+				else
 					snprintf(why, sizeof(why), "instance %s ended after its admission: its slurmd did not start",
 						 r.instance);
-					slurmd_failed(names[i], &r, why);
-				}
+				node_life_apply(names[i], &r, LE_INSTANCE_ENDED, why);
 			}
 			state_node_clear(&r);
 		}

@@ -16,6 +16,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "node_life.h"
 #include "wire.h"
 #include "cost.h"
 #include "hostlist.h"
@@ -247,7 +248,7 @@ void cost_jobs(const struct job_info_msg *msg)
 				continue;
 			if (!any && !state_in_batch(A.db)) {
 				/* the holds of a reading in one commit */
-				batch_begin();
+				node_life_begin();
 				any = true;
 			}
 			memset(&ch, 0, sizeof(ch));
@@ -279,7 +280,7 @@ void cost_jobs(const struct job_info_msg *msg)
 			ERR("job %u: cost: %s", ji->job_id, err.msg);
 		if (ended) {
 			if (any)
-				batch_commit();
+				node_life_commit();
 			any = false;
 			job_cost(ji->job_id);
 		}
@@ -296,7 +297,7 @@ void cost_jobs(const struct job_info_msg *msg)
 			ERR("job %ld: cost: %s", open[k], err.msg);
 	}
 	if (any)
-		batch_commit();
+		node_life_commit();
 	free(open);
 	/* forget the jobs slurmctld forgot */
 	for (i = 0; i < nseen;)

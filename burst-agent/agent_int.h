@@ -8,7 +8,7 @@
  *
  *   agent.c            start-up, the poll loop, sockets and control requests, logging
  *   agent_conf.c       configuration state: burst.conf, catalog, candidates, nodes, drivers
- *   node_life.c        node life: transitions, batches, failing a node
+ *   node_life.c        node life: its edges (node_life.h), transitions, batches, failing a node
  *   agent_spool.c      requests from the power-save programs' spool
  *   agent_launch.c     launching and terminating instances, cooldowns
  *   agent_join.c       join reports and admission
@@ -126,8 +126,6 @@ struct agent {
 	FILE *log;               /* NULL: stderr */
 	bool syslog;             /* log to syslog (LOG_DAEMON) instead */
 	const char *log_path;    /* -L, else burst.conf LogFile= */
-	char **pending;          /* log lines of a batch's transitions, said once it commits */
-	size_t npending;
 	struct rc_seen *seen;    /* reconciler: instances listed in the last round */
 	size_t nseen;
 	struct lost_job *lost_jobs;
@@ -185,17 +183,7 @@ struct job_order {
 bool job_order_for(struct job_order *jo, int nsi, uint32_t job, const char *node);
 void job_order_free(struct job_order *jo);
 
-/* agent_life.c: node life */
-int transition(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
-	       const char *detail);
-void batch_begin(void);
-int batch_commit(void);
-void fail_node(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
-	       const char *why);
-/* The same; the node's job (if any) is held with hold_note in its comment
- * instead of let go on (a budget: agent_cost.c). */
-void fail_node_hold(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
-		    const char *why, const char *hold_note);
+/* node_life.c: node life (its transitions: node_life.h) */
 void random_token(char *buf, size_t len);
 void admission_path(const char *node, char *buf, size_t len);
 
@@ -334,9 +322,10 @@ void slurm_holds_retry(void);
 void slurm_job_budget_release(uint32_t job, const char *why, void (*then)(void *arg, bool ran, bool ok), void *arg);
 
 /* agent_boot.c: instances that fail to boot */
-void boot_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
-		 const char *why);
-void slurmd_failed(const char *node, struct node_rec *r, const char *why);
+/* The last lines of the console of r's instance into the event log; last
+ * gets its last non-empty line ("" if none), where how to read it all. */
+void boot_console_record(const char *node, const struct node_rec *r, char *last, size_t lastlen,
+			 char *where, size_t wlen);
 void ended_check(void);
 
 /* agent_prov.c: provider calls on the provider's worker; these are waited for */
@@ -397,6 +386,8 @@ void metric_launch(const char *provider, const char *type, const char *region, e
 /* failed_cls: the call's error class, 0 (PROV_OK) when it succeeded */
 void metric_provider_call(const char *provider, const char *op, double seconds, int failed_cls);
 void metric_join(const char *outcome);
+/* an event node life has no edge for in the node's state (a bug: node_life.h) */
+void metric_life_refused(const char *event, const char *state);
 /* a spot interruption notice acted on (agent_notice.c) */
 void metric_notice(const char *provider, const char *type, const char *region, const char *action);
 void metric_observe(const char *name, const char *nodeset, double seconds);

@@ -18,6 +18,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "node_life.h"
 #include "crash.h"
 #include "join_verify.h"
 #include "wire.h"
@@ -709,7 +710,7 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 		INFO("%s: report of instance %s again, the one it was admitted on (its answer was lost): answered again",
 		     node, instance);
 		/* its slurmd's registration is waited for from now */
-		if (transition(node, NS_ADMITTED, &r, NS_ADMITTED, "its report answered again") != 1) {
+		if (node_life_apply(node, &r, LE_READMIT, "its report answered again") != 1) {
 			reply_reject(p, "state changed");
 			goto out;
 		}
@@ -778,7 +779,7 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 		char full[1300];
 		snprintf(full, sizeof(full), "rejected at join: %s", bad);
 		metric_join("rejected");
-		fail_node(node, NS_BOOTING, &r, NS_REJECTED, full);
+		node_life_apply(node, &r, LE_REJECT, full);
 		crash_point(CP_JOIN_REJECTED);
 		reply_reject(p, bad);
 		goto out;
@@ -789,7 +790,7 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 		launched = r.since;
 		requested = bn && bn->requested_at > 0 && bn->requested_at <= launched ? bn->requested_at : launched;
 	}
-	if (transition(node, NS_BOOTING, &r, NS_ADMITTED, digest) != 1) {
+	if (node_life_apply(node, &r, LE_ADMIT, digest) != 1) {
 		reply_reject(p, "state changed");
 		goto out;
 	}

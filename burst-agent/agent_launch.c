@@ -12,6 +12,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "node_life.h"
 #include "wire.h"
 #include "crash.h"
 #include "strutil.h"
@@ -137,7 +138,7 @@ static void launch_done(struct pjob *j, bool ran)
 		str_escape_ctl_buf(pn[i].address, sizeof(pn[i].address));
 		str_escape_ctl_buf(pn[i].error, sizeof(pn[i].error));
 	}
-	batch_begin();
+	node_life_begin();
 	for (i = 0; i < m; i++) {
 		struct node_rec rr, *r = &rr;
 		char why[1200], key[512];
@@ -157,7 +158,7 @@ static void launch_done(struct pjob *j, bool ran)
 				free(r->instance);
 				r->instance = xstrdup(pn[i].instance);
 				snprintf(why, sizeof(why), "%s launched meanwhile: terminating it", pn[i].instance);
-				transition(r->name, NS_TERMINATING, r, NS_TERMINATING, why);
+				node_life_apply(r->name, r, LE_LAUNCHED_MEANWHILE, why);
 				metric_instance_up(r->name, r->provider, r->instance_type, r->region);
 			}
 			state_node_clear(r);
@@ -182,7 +183,7 @@ static void launch_done(struct pjob *j, bool ran)
 			 * (bench/burst-scale, 0.53 -> 1.17 ms a node); the others
 			 * are told at admission, as before.
 			 */
-			if (transition(r->name, NS_LAUNCHING, r, NS_BOOTING, pn[i].instance) == 1 && r->address &&
+			if (node_life_apply(r->name, r, LE_LAUNCHED, pn[i].instance) == 1 && r->address &&
 			    r->early)
 				address_at_launch(r->name, r->instance, r->address);
 			metric_instance_up(r->name, r->provider, r->instance_type, r->region);
@@ -198,26 +199,26 @@ static void launch_done(struct pjob *j, bool ran)
 				 key, prov_class_name(pn[i].cls), pn[i].error);
 			free(r->last_error);
 			r->last_error = xstrdup(why);
-			transition(r->name, NS_LAUNCHING, r, NS_REQUESTED, why);
+			node_life_apply(r->name, r, LE_CAPACITY, why);
 			break;
 		case PROV_THROTTLED:
 		case PROV_TRANSIENT:
 			/* the same attempt again later: the same idempotency key */
 			r->retry_at = now() + 2.0;
 			snprintf(why, sizeof(why), "%s: %.900s: retrying", prov_class_name(pn[i].cls), pn[i].error);
-			transition(r->name, NS_LAUNCHING, r, NS_LAUNCHING, why);
+			node_life_apply(r->name, r, LE_LAUNCH_RETRY, why);
 			break;
 		default:
 			snprintf(why, sizeof(why), "launch of %s as %s failed (%s): %.900s",
 				 r->name, r->instance_type ? r->instance_type : "?", prov_class_name(pn[i].cls),
 				 pn[i].error);
 			/* whatever a failed launch left is cleaned up by terminating */
-			fail_node(r->name, NS_LAUNCHING, r, NS_TERMINATING, why);
+			node_life_apply(r->name, r, LE_LAUNCH_FAILED, why);
 			break;
 		}
 		state_node_clear(r);
 	}
-	if (batch_commit() < 0)
+	if (node_life_commit() < 0)
 		launched = 0;   /* still launching: adopted (batch journal) when retried */
 	/* what bench/launch-scale reads to tell the agent's time from its provider's */
 	INFO("launch of %zu node%s through %s: %zu launched; %.3f s in the provider, %.3f s recording, "
@@ -521,12 +522,13 @@ void launch_requested(void)
 				continue;
 			if (!any) {
 				/* the node set's intents in one commit */
-				batch_begin();
+				node_life_begin();
 				any = true;
 			}
 			ni->registered = false;
-			if (state_node_get(A.db, names[i], &r, &err) != 1 || r.retry_at > now()) {
-				/* (a relaunch waits for its backoff: agent_boot.c) */
+			if (state_node_get(A.db, names[i], &r, &err) != 1 || r.state != NS_REQUESTED ||
+			    r.retry_at > now()) {
+				/* (a relaunch waits for its backoff: node_life.c) */
 				state_node_clear(&r);
 				continue;
 			}
@@ -547,7 +549,7 @@ void launch_requested(void)
 				char why[3000];
 				snprintf(why, sizeof(why), "no instance type of node set %s can be launched now (%s): %s",
 					 A.cfg->nodesets[nsi].name, jp->jo.how, jp->tried ? jp->tried : "it has no candidate");
-				fail_node(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, why);
+				node_life_apply(names[i], &r, LE_NO_CANDIDATE, why);
 				state_node_clear(&r);
 				continue;
 			}
@@ -587,7 +589,7 @@ void launch_requested(void)
 					if (state_event(A.db, names[i], "budget", jp->awhy, &e2) < 0)
 						ERR("%s: %s", names[i], e2.msg);
 					ERR("%s: not launched: %s", names[i], jp->awhy);
-					fail_node_hold(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, jp->awhy, note);
+					node_life_apply_held(names[i], &r, LE_ACCOUNT_REFUSED, jp->awhy, note);
 					state_node_clear(&r);
 					continue;
 				}
@@ -630,7 +632,7 @@ void launch_requested(void)
 					if (state_event(A.db, names[i], "budget", why, &e2) < 0)
 						ERR("%s: %s", names[i], e2.msg);
 					ERR("%s: not launched: %s%s", names[i], why, r.job ? "; its job is held" : "");
-					fail_node_hold(names[i], NS_REQUESTED, &r, NS_POWERED_DOWN, why, note);
+					node_life_apply_held(names[i], &r, LE_OVER_BUDGET, why, note);
 					state_node_clear(&r);
 					continue;
 				}
@@ -667,7 +669,7 @@ void launch_requested(void)
 					snprintf(detail, sizeof(detail), "attempt %d as %s/%s%s%s (%s)", r.attempt, r.provider,
 						 r.instance_type, r.region ? "@" : "", r.region ? r.region : "", jp->jo.how);
 					/* the intent first: a crash from here on finds the node launching */
-					if (transition(names[i], NS_REQUESTED, &r, NS_LAUNCHING, detail) == 1) {
+					if (node_life_apply(names[i], &r, LE_LAUNCH, detail) == 1) {
 						pace_plan(r.provider, r.region);
 						picks[np].name = names[i];
 						picks[np].ci = ci;
@@ -679,7 +681,7 @@ void launch_requested(void)
 			state_node_clear(&r);
 		}
 		/* the intents are durable before anything is launched */
-		if (any && batch_commit() < 0)
+		if (any && node_life_commit() < 0)
 			np = 0;         /* still requested: tried again */
 		if (np) {
 			char **batch = xcalloc(np, sizeof(char *));
@@ -766,9 +768,9 @@ static void terminated(const char *node, struct node_rec *r)
 	if (r->want_resume) {
 		/* Slurm asked for the node again while it was going away */
 		r->want_resume = false;
-		transition(node, NS_TERMINATING, r, NS_REQUESTED, "instance terminated; resume requested meanwhile");
+		node_life_apply(node, r, LE_TERMINATED_RESUME, "instance terminated; resume requested meanwhile");
 	} else
-		transition(node, NS_TERMINATING, r, NS_POWERED_DOWN, "instance terminated");
+		node_life_apply(node, r, LE_TERMINATED, "instance terminated");
 }
 
 static void terminate_then(const struct term_result *t)
@@ -853,7 +855,7 @@ static void cooldown_done(void *arg, bool ran, bool ok)
 		ni->powering_down = false;
 	if (ran && state_node_get(A.db, node, &r, &err) == 1 && r.state == NS_POWERED_DOWN && r.cooldown_until > 0) {
 		r.cooldown_until = 0;
-		transition(node, NS_POWERED_DOWN, &r, NS_POWERED_DOWN,
+		node_life_apply(node, &r, LE_COOLDOWN_OVER,
 			   ok ? "cooldown over: powered down in Slurm" : "cooldown over: slurmctld refused the power-down (above)");
 	}
 	state_node_clear(&r);

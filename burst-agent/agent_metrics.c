@@ -77,6 +77,9 @@ void metrics_init(void)
 		       "Join reports by outcome: admitted, rejected (admission or acceptance), refused "
 		       "(not verified), retry, malformed, unanswered (the agent's credential could not be made: "
 		       "munged, or too many at once).", NULL, 0);
+	metrics_family(M, "burst_node_life_refused_total", METRIC_COUNTER,
+		       "Events node life has no edge for in the node's state (a bug; each is in the log): "
+		       "nothing was done, by event and state.", NULL, 0);
 	metrics_family(M, "burst_admission_duration_seconds", METRIC_HISTOGRAM,
 		       "From the instance's launch to its admission, by node set.", join_buckets,
 		       sizeof(join_buckets) / sizeof(join_buckets[0]));
@@ -158,6 +161,11 @@ void metric_notice(const char *provider, const char *type, const char *region, c
 void metric_join(const char *outcome)
 {
 	metrics_add(M, "burst_joins_total", 1, "outcome", outcome, NULL);
+}
+
+void metric_life_refused(const char *event, const char *state)
+{
+	metrics_add(M, "burst_node_life_refused_total", 1, "event", event, "state", state, NULL);
 }
 
 void metric_observe(const char *name, const char *nodeset, double seconds)

@@ -31,6 +31,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "node_life.h"
 #include "join_verify.h"
 #include "strutil.h"
 #include "wire.h"
@@ -82,12 +83,12 @@ static void act(const char *node, struct node_rec *r, const struct notice_report
 	metric_notice(r->provider, r->instance_type, r->region, rep->action);
 	if (r->state == NS_BOOTING) {
 		/* its job never ran there: it goes on elsewhere */
-		fail_node(node, NS_BOOTING, r, NS_TERMINATING, why);
+		node_life_apply(node, r, LE_NOTICE, why);
 		return;
 	}
 	free(r->last_error);
 	r->last_error = xstrdup(why);
-	if (transition(node, NS_ADMITTED, r, NS_ADMITTED, why) != 1)
+	if (node_life_apply(node, r, LE_NOTICE, why) != 1)
 		return;
 	{
 		char reason[700];

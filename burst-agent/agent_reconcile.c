@@ -12,6 +12,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "node_life.h"
 #include "crash.h"
 #include "proc.h"
 #include "reconcile.h"
@@ -62,7 +63,7 @@ static void rc_adopt(const struct rc_action *a)
 		r.instance = xstrdup(a->instance);
 		r.retry_at = 0;
 		snprintf(detail, sizeof(detail), "%s (reconcile: adopted, %s)", a->instance, a->why);
-		transition(a->node, NS_LAUNCHING, &r, NS_BOOTING, detail);
+		node_life_apply(a->node, &r, LE_ADOPTED, detail);
 	}
 	state_node_clear(&r);
 }
@@ -73,7 +74,7 @@ static void lost_clear(const char *node, struct node_rec *r)
 	metric_instance_down(node);
 	free(r->instance);
 	r->instance = NULL;
-	transition(node, NS_LOST, r, NS_POWERED_DOWN, "instance record cleared; powered down in Slurm after RejectCooldown");
+	node_life_apply(node, r, LE_LOST_CLEARED, "instance record cleared; powered down in Slurm after RejectCooldown");
 }
 
 static void lost_terminated(const struct term_result *t)
@@ -171,7 +172,6 @@ static void rc_lost_jobs(void *arg, bool ran, const uint32_t *jobs, size_t nj)
 	struct node_rec r;
 	burst_err_t err;
 	size_t i;
-	enum node_state from;
 
 	if (bn)
 		bn->lost_asked = false;
@@ -180,10 +180,9 @@ static void rc_lost_jobs(void *arg, bool ran, const uint32_t *jobs, size_t nj)
 	if (!ran || !bn || state_node_get(A.db, q->node, &r, &err) != 1 ||
 	    (r.state != NS_BOOTING && r.state != NS_ADMITTED) || !r.instance || strcmp(r.instance, q->instance))
 		goto out;
-	from = r.state;
 	INFO("reconcile: %s: %s%s", q->node, q->why, nj ? "; its job is requeued" : "");
 	r.job = 0;    /* the requeued jobs are let go on below, whoever asked for the node */
-	fail_node(q->node, from, &r, NS_LOST, q->why);
+	node_life_apply(q->node, &r, LE_LOST, q->why);
 	state_node_clear(&r);
 	if (state_node_get(A.db, q->node, &r, &err) != 1 || r.state != NS_LOST)
 		goto out;

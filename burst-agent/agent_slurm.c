@@ -25,6 +25,7 @@
 #include <slurm/slurmdb.h>
 
 #include "agent_int.h"
+#include "node_life.h"
 #include "hostlist.h"
 #include "proc.h"
 #include "slurm_compat.h"
@@ -462,13 +463,13 @@ static void t_node_states(struct scall *c)
 			ni->registered = true;
 			if (r.failures) {
 				r.failures = 0;
-				transition(c->names[i], NS_ADMITTED, &r, NS_ADMITTED, "slurmd registered");
+				node_life_apply(c->names[i], &r, LE_SLURMD_REGISTERED, "slurmd registered");
 			}
 		} else if (st & NODE_STATE_POWERING_UP) {
 			char why[300];
 			snprintf(why, sizeof(why), "slurmd of %s did not register within %d s",
 				 r.instance ? r.instance : "?", REGISTER_TIMEOUT_S);
-			slurmd_failed(c->names[i], &r, why);
+			node_life_apply(c->names[i], &r, LE_SLURMD_UNREGISTERED, why);
 		}
 		state_node_clear(&r);
 	}
@@ -556,14 +557,14 @@ static void t_early(struct scall *c)
 			r.early = false;
 			snprintf(why, sizeof(why), "launched at job %ld's allocation: its slurmd registered; Slurm has it now",
 				 r.job);
-			transition(c->names[i], r.state, &r, r.state, why);
+			node_life_apply(c->names[i], &r, LE_EARLY_TAKEN, why);
 		} else if (base == NODE_STATE_IDLE && !(st & NODE_STATE_COMPLETING)) {
 			enum node_state was = r.state;
 
 			r.early = false;
 			snprintf(why, sizeof(why), "launched at job %ld's allocation; the job left it before Slurm resumed it: instance reclaimed",
 				 r.job);
-			transition(c->names[i], r.state, &r, NS_TERMINATING, why);
+			node_life_apply(c->names[i], &r, LE_EARLY_RECLAIMED, why);
 			/* an admitted slurmd may register meanwhile: Slurm powers it down again */
 			if (was == NS_ADMITTED)
 				slurm_node(c->names[i], NULL, NODE_STATE_POWER_DOWN, NULL);
@@ -664,7 +665,7 @@ static void t_refused_jobs(struct scall *c)
 		    r.state != NS_POWERED_DOWN && r.state != NS_TERMINATING) {
 			char why[700];
 			snprintf(why, sizeof(why), "job prolog refused job %u: %.600s", j->job_id, cm);
-			fail_node(n->node, r.state, &r, NS_TERMINATING, why);
+			node_life_apply(n->node, &r, LE_PROLOG_REFUSED, why);
 		}
 		wire_notes_free(&notes);
 		state_node_clear(&r);

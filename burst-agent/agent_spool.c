@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "node_life.h"
 #include "crash.h"
 #include "hostlist.h"
 #include "resume_file.h"
@@ -50,14 +51,14 @@ static void take_early(const char *node, struct node_rec *r, const struct wire_s
 		r->job = job;
 		r->early = true;
 		snprintf(why, sizeof(why), "%s: launch at job %ld's allocation", file, job);
-		transition(node, NS_POWERED_DOWN, r, NS_REQUESTED, why);
+		node_life_apply(node, r, LE_EARLY_LAUNCH, why);
 	} else if (r->early && job && job != r->job &&
 		   (r->state == NS_REQUESTED || r->state == NS_LAUNCHING || r->state == NS_BOOTING ||
 		    r->state == NS_ADMITTED)) {
 		/* its earlier job left it; the instance goes on for this one */
 		snprintf(why, sizeof(why), "launched at job %ld's allocation: adopted by job %ld", r->job, job);
 		r->job = job;
-		transition(node, r->state, r, r->state, why);
+		node_life_apply(node, r, LE_EARLY_ADOPTED, why);
 	} else if (r->state == NS_TERMINATING && job) {
 		/* an early instance being reclaimed: launched again afterwards,
 		 * watched as launched at this job's allocation */
@@ -65,7 +66,7 @@ static void take_early(const char *node, struct node_rec *r, const struct wire_s
 		r->early = true;
 		r->job = job;
 		snprintf(why, sizeof(why), "job %ld allocated it: launched again after termination", job);
-		transition(node, r->state, r, r->state, why);
+		node_life_apply(node, r, LE_EARLY_AGAIN, why);
 	} else
 		INFO("%s: launch at job %ld's allocation while %s: nothing to do (Slurm's resume request decides)",
 		     node, job, node_state_name(r->state));
@@ -114,7 +115,7 @@ static void take_request(const char *file)
 	t0 = mono();
 	crash_point(CP_SPOOL_READ);
 	/* the request's transitions and its being taken, in one commit */
-	batch_begin();
+	node_life_begin();
 	for (i = 0; i < rq.names.n; i++) {
 		const char *node = rq.names.names[i];
 		struct node_rec r;
@@ -144,7 +145,7 @@ static void take_request(const char *file)
 					r.job = job;
 				} else
 					snprintf(why, sizeof(why), "resume: served by the launch at job %ld's allocation", r.job);
-				transition(node, r.state, &r, r.state, why);
+				node_life_apply(node, &r, LE_RESUME_SERVED, why);
 			} else if (r.state == NS_POWERED_DOWN) {
 				r.cooldown_until = 0;
 				r.retry_at = 0;
@@ -152,29 +153,29 @@ static void take_request(const char *file)
 				/* the job it is for (0: none, an admin's scontrol power up):
 				 * its contract ranks the node set's instance types */
 				r.job = resume_jobs_of(jobix, node);
-				transition(node, NS_POWERED_DOWN, &r, NS_REQUESTED, file);
+				node_life_apply(node, &r, LE_RESUME, file);
 			} else if (r.state == NS_TERMINATING || r.state == NS_REJECTED) {
 				/* launched again once the old instance is gone, for this job
 				 * (Slurm's own request: no longer one launched at allocation) */
 				r.want_resume = true;
 				r.early = false;
 				r.job = resume_jobs_of(jobix, node);
-				transition(node, r.state, &r, r.state, "resume requested: after termination");
+				node_life_apply(node, &r, LE_RESUME_AGAIN, "resume requested: after termination");
 			} else
 				INFO("%s: resume while %s: nothing to do", node, node_state_name(r.state));
 		} else if (rq.op == WIRE_OP_SUSPEND || rq.op == WIRE_OP_RESUME_FAIL) {
 			if (r.state != NS_POWERED_DOWN && r.state != NS_TERMINATING) {
 				r.want_resume = false;
-				transition(node, r.state, &r, NS_TERMINATING, op);
+				node_life_apply(node, &r, LE_SUSPEND, op);
 			} else if (r.want_resume) {
 				r.want_resume = false;
-				transition(node, r.state, &r, r.state, "suspend: resume request withdrawn");
+				node_life_apply(node, &r, LE_SUSPEND_WITHDRAWN, "suspend: resume request withdrawn");
 			}
 		}
 		state_node_clear(&r);
 	}
 	state_request_add(A.db, file, &err);
-	if (batch_commit() == 0) {
+	if (node_life_commit() == 0) {
 		INFO("spool: %s: %s of %zu node%s taken in %.3f s", file, op, rq.names.n, rq.names.n == 1 ? "" : "s",
 		     mono() - t0);
 		crash_point(CP_SPOOL_TAKEN);

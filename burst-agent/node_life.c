@@ -1,7 +1,9 @@
 /*
- * burst-agent: node life. Each node's transitions (doc/design.md §7) written to
- * SQLite before the action they lead to, batched in one transaction where
- * many go together, and the failure path.
+ * burst-agent: node life (node_life.h). Each node's transitions along the
+ * edges of node_life_table.c (doc/design.md §7), written to SQLite before
+ * the action they lead to, batched in one transaction where many go
+ * together; the failure paths; and the rules of each tick. The only
+ * caller of state_transition (tests/cli/node_life.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +18,17 @@
 
 #include "agent_int.h"
 #include "crash.h"
+#include "node_life.h"
 #include "strutil.h"
 
-/* the target state of each of A.pending, for its crash point once durable */
+#define RELAUNCH_MAX 3           /* relaunches in a row of a node whose slurmd never came up */
+#define RELAUNCH_BACKOFF_S 5.0   /* before the first; doubled for each next one */
+
+/* log lines of a batch's transitions, said once it commits, and the target
+ * state of each, for its crash point once durable */
+static char **pending;
 static enum node_state *pending_to;
+static size_t npending;
 
 /* 16 random bytes in hex: from getrandom (the kernel's urandom source,
  * without an open and a close of /dev/urandom for each of a burst's
@@ -49,7 +58,7 @@ void random_token(char *buf, size_t len)
 	explicit_bzero(r, sizeof(r));
 }
 
-int transition(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
+static int transition(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
 		      const char *detail)
 {
 	burst_err_t err;
@@ -78,10 +87,10 @@ int transition(const char *node, enum node_state from, struct node_rec *r, enum 
 		sb_init(&sb);
 		sb_addf(&sb, "%s: %s -> %s%s%s", node, from != NS_ANY ? node_state_name(from) : "*", node_state_name(to),
 			detail ? ": " : "", detail ? detail : "");
-		A.pending = xrealloc(A.pending, (A.npending + 1) * sizeof(char *));
-		pending_to = xrealloc(pending_to, (A.npending + 1) * sizeof(*pending_to));
-		pending_to[A.npending] = to;
-		A.pending[A.npending++] = sb_take(&sb);
+		pending = xrealloc(pending, (npending + 1) * sizeof(char *));
+		pending_to = xrealloc(pending_to, (npending + 1) * sizeof(*pending_to));
+		pending_to[npending] = to;
+		pending[npending++] = sb_take(&sb);
 	} else if (rc > 0) {
 		INFO("%s: %s -> %s%s%s", node, from != NS_ANY ? node_state_name(from) : "*", node_state_name(to),
 		     detail ? ": " : "", detail ? detail : "");
@@ -117,14 +126,7 @@ static void fail_slurm(const char *node, enum node_state from, long long job, co
 	}
 }
 
-/*
- * The transitions of many nodes in one transaction (one sync), for a
- * spool request, a node set's launch intents and a launch's outcome.
- * Nothing a transition leads to may be done before batch_commit returns 0
- * (fail_node's DOWN is held until then); after -1 none of the batch's
- * transitions happened.
- */
-void batch_begin(void)
+void node_life_begin(void)
 {
 	burst_err_t err;
 
@@ -132,7 +134,7 @@ void batch_begin(void)
 		ERR("%s (the transitions that follow are written one by one)", err.msg);
 }
 
-int batch_commit(void)
+int node_life_commit(void)
 {
 	burst_err_t err;
 	size_t i;
@@ -141,22 +143,22 @@ int batch_commit(void)
 	if (!state_in_batch(A.db))
 		return 0;
 	if (state_commit(A.db, &err) < 0) {
-		ERR("%s: %zu transition%s not written", err.msg, A.npending, A.npending == 1 ? "" : "s");
+		ERR("%s: %zu transition%s not written", err.msg, npending, npending == 1 ? "" : "s");
 		rc = -1;
 	}
-	for (i = 0; i < A.npending; i++) {
+	for (i = 0; i < npending; i++) {
 		if (!rc)
-			INFO("%s", A.pending[i]);
-		free(A.pending[i]);
+			INFO("%s", pending[i]);
+		free(pending[i]);
 	}
 	if (!rc)
-		for (i = 0; i < A.npending; i++)
+		for (i = 0; i < npending; i++)
 			crash_point(CP_STATE(pending_to[i], true));
-	free(A.pending);
+	free(pending);
 	free(pending_to);
-	A.pending = NULL;
+	pending = NULL;
 	pending_to = NULL;
-	A.npending = 0;
+	npending = 0;
 	/* the failed nodes' Slurm side, now that their transitions are durable
 	 * (none when they were not written: the nodes are as before) */
 	for (i = 0; i < nfa; i++) {
@@ -183,25 +185,21 @@ void admission_path(const char *node, char *buf, size_t len)
  * that its job is requeued at once (DOWN with a reason starting "burst:"),
  * the instance is terminated, and the node is kept out until its cooldown
  * is over; then it is powered down again (see cooldowns()), so that no node
- * stays DOWN for good.
+ * stays DOWN for good. With hold_note, the node's job (if any) is held with
+ * hold_note in its comment instead of let go on (a budget: agent_cost.c).
  */
-void fail_node(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
-		      const char *why)
-{
-	fail_node_hold(node, from, r, to, why, NULL);
-}
-
-void fail_node_hold(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
-		    const char *why, const char *hold_note)
+static int fail_node(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
+		     const char *why, const char *hold_note)
 {
 	char reason[512];
+	int rc;
 
 	free(r->last_error);
 	r->last_error = xstrdup(why);
 	r->cooldown_until = now() + A.cfg->reject_cooldown;
 	r->want_resume = false;
-	if (transition(node, from, r, to, why) != 1)
-		return;
+	if ((rc = transition(node, from, r, to, why)) != 1)
+		return rc;
 	snprintf(reason, sizeof(reason), "burst: %.480s", why);
 	if (state_in_batch(A.db)) {
 		/* Slurm hears of it once the batch is durable (batch_commit):
@@ -213,7 +211,140 @@ void fail_node_hold(const char *node, enum node_state from, struct node_rec *r, 
 		fa[nfa].job = r->job;
 		fa[nfa].from = from;
 		nfa++;
-		return;
+		return rc;
 	}
 	fail_slurm(node, from, r->job, reason, hold_note);
+	return rc;
+}
+
+/* why, the last console line and where to read the console, for a reason. */
+static void with_console(char *out, size_t len, const char *node, const char *why, const char *last,
+			 const char *where)
+{
+	if (last[0])
+		snprintf(out, len, "%.200s; console: \"%.120s\" (burstctl events --node %s; %.160s)", why, last,
+			 node, where);
+	else
+		snprintf(out, len, "%.200s; console: burstctl events --node %s; %.160s", why, node, where);
+}
+
+/* An instance that failed to boot: the end of its console into the event
+ * log and its last line into the reason, then the node failed. */
+static int boot_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
+		       const char *why)
+{
+	char last[200], where[300], full[700];
+
+	boot_console_record(node, r, last, sizeof(last), where, sizeof(where));
+	with_console(full, sizeof(full), node, why, last, where);
+	return fail_node(node, from, r, to, full, NULL);
+}
+
+/* An admitted node whose slurmd did not come up: launched again, at most
+ * RELAUNCH_MAX times in a row, each after a longer wait; then failed. */
+static int slurmd_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
+			 const char *why)
+{
+	char last[200], where[300], full[900];
+
+	boot_console_record(node, r, last, sizeof(last), where, sizeof(where));
+	r->failures++;
+	if (r->failures > RELAUNCH_MAX) {
+		char gave_up[400];
+		snprintf(gave_up, sizeof(gave_up), "%.250s; %d instances in a row: not launched again",
+			 why, r->failures);
+		with_console(full, sizeof(full), node, gave_up, last, where);
+		r->failures = 0;
+		return fail_node(node, from, r, to, full, NULL);
+	}
+	{
+		double wait = RELAUNCH_BACKOFF_S;
+		int k;
+		for (k = 1; k < r->failures; k++)
+			wait *= 2;
+		r->want_resume = true;
+		r->retry_at = now() + wait;
+		snprintf(full, sizeof(full), "%.300s: launching it again in %.0f s (%d of at most %d)%s%.150s%s",
+			 why, wait, r->failures, RELAUNCH_MAX, last[0] ? "; console: \"" : "", last,
+			 last[0] ? "\"" : "");
+		return transition(node, from, r, to, full);
+	}
+}
+
+int node_life_apply_held(const char *node, struct node_rec *r, enum life_event ev, const char *why,
+			 const char *hold_note)
+{
+	const struct life_edge *e = node_life_edge(r->state, ev);
+
+	if (!e) {
+		ERR("%s: a bug: event %s in state %s, which has no such edge (doc/design.md §7): refused; %s",
+		    node, life_event_name(ev) ? life_event_name(ev) : "?", node_state_name(r->state),
+		    why ? why : "");
+		metric_life_refused(life_event_name(ev) ? life_event_name(ev) : "?", node_state_name(r->state));
+		return -1;
+	}
+	switch (e->effect) {
+	case LX_FAIL:
+		return fail_node(node, e->from, r, e->to, why, hold_note);
+	case LX_BOOT_FAIL:
+		return boot_failed(node, e->from, r, e->to, why);
+	case LX_SLURMD_FAIL:
+		return slurmd_failed(node, e->from, r, e->to, why);
+	default:
+		return transition(node, e->from, r, e->to, why);
+	}
+}
+
+int node_life_apply(const char *node, struct node_rec *r, enum life_event ev, const char *why)
+{
+	return node_life_apply_held(node, r, ev, why, NULL);
+}
+
+void node_life_rejected(void)
+{
+	burst_err_t err;
+	char **names;
+	size_t i;
+
+	names = state_nodes_in(A.db, NS_REJECTED, &err);
+	for (i = 0; names && names[i]; i++) {
+		struct node_rec r;
+		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.state == NS_REJECTED)
+			node_life_apply(names[i], &r, LE_TERMINATE_REJECTED, "terminate the rejected instance");
+		state_node_clear(&r);
+	}
+	state_names_free(names);
+}
+
+void node_life_boot_timeouts(void)
+{
+	burst_err_t err;
+	char **names;
+	size_t i;
+
+	/* only those booting longer than BootTimeout */
+	names = state_nodes_due(A.db, NS_BOOTING, STATE_SINCE, now() - A.cfg->boot_timeout, &err);
+	for (i = 0; names && names[i]; i++) {
+		struct node_rec r;
+		if (state_node_get(A.db, names[i], &r, &err) == 1 && r.state == NS_BOOTING &&
+		    now() - r.since > A.cfg->boot_timeout) {
+			char why[300];
+			snprintf(why, sizeof(why), "instance %s did not join within BootTimeout=%d s",
+				 r.instance ? r.instance : "?", A.cfg->boot_timeout);
+			node_life_apply(names[i], &r, LE_BOOT_TIMEOUT, why);
+		}
+		state_node_clear(&r);
+	}
+	state_names_free(names);
+}
+
+void node_life_fini(void)
+{
+	for (size_t i = 0; i < npending; i++)
+		free(pending[i]);
+	free(pending);
+	free(pending_to);
+	pending = NULL;
+	pending_to = NULL;
+	npending = 0;
 }
