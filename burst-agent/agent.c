@@ -680,8 +680,9 @@ static int setup_active(void)
 			return -1;
 		}
 	}
-	/* every answer the agent signs: made off the loop */
-	if (join_signer_start() < 0)
+	/* every answer the agent signs: made off the loop; and a join's
+	 * commit made durable off it */
+	if (join_signer_start() < 0 || node_life_start() < 0)
 		return -1;
 	/* node reports: on each JoinListen= address (the local provider's
 	 * bridge address, or every address, when none is given); one whose
@@ -931,6 +932,13 @@ int main(int argc, char **argv)
 		if (crash_armed >= 0)
 			fprintf(stderr, "burst-agent: BURST_CRASH_POINT=%s: this agent ends at that point (for tests only)\n",
 				getenv("BURST_CRASH_POINT"));
+		if (hold_init(why, sizeof(why)) < 0) {
+			fprintf(stderr, "burst-agent: %s\n", why);
+			return 2;
+		}
+		if (hold_armed)
+			fprintf(stderr, "burst-agent: BURST_HOLD_POINT=%s: this agent waits at those points (for tests only)\n",
+				getenv("BURST_HOLD_POINT"));
 	}
 	A.conf_path = config_default_path(A.conf_path);
 	A.slurm_conf = getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf";
@@ -1019,6 +1027,7 @@ int main(int argc, char **argv)
 	free(A.jsocks);
 	free(join_wait);
 	join_signer_stop();
+	node_life_stop();
 	if (A.msock >= 0)
 		close(A.msock);
 	metrics_fini();
@@ -1033,6 +1042,7 @@ int main(int argc, char **argv)
 	agent_conf_free();
 	pace_free();
 	node_life_fini();
+	boot_fini();
 	curl_global_cleanup();
 	return 0;
 }

@@ -61,6 +61,7 @@ struct bnode {
 	double missing_since;    /* reconciler: first round its instance was not listed (0: listed) */
 	double requested_at;     /* when the agent took Slurm's last resume request for it (0: not since start) */
 	bool busy;               /* a provider call for it is in flight (launch, terminate): not repeated meanwhile */
+	bool failing;            /* its failure waits for its instance's console (node_life.c) */
 	bool paced;              /* its launch waits for its region's tokens (agent_pace.c) */
 	double retry_after;      /* mono(): a failed terminate is tried again then */
 	bool powering_down;      /* its cooldown's power-down is on the Slurm worker */
@@ -244,14 +245,17 @@ void join_too_big(struct conn *c);
 /* Answer p with o (put here); once it is written, admitted (a node name,
  * or NULL) is marked answered. */
 void join_answer(const struct join_peer *p, const char *answer, const char *admitted);
-/* The signer's worker: 0, or -1 (logged). Stopped at exit. */
+/* The munge worker (the agent's credentials made, the nodes' decoded): 0,
+ * or -1 (logged). Stopped at exit. */
 int join_signer_start(void);
 void join_signer_stop(void);
-/* Decode a munge credential: the payload (caller frees) and *uid, or NULL with why. */
-char *munge_open(const char *cred, uid_t *uid, char *why, size_t len);
 
-/* agent_notice.c: a node's spot interruption notice (req: op "notice") */
-void handle_notice(struct join_peer *p, const struct wire_join_request *req, size_t got);
+/* agent_notice.c: a node's spot interruption notice (op "notice"), its
+ * credential decoded off the loop: its payload, and the uid that made it
+ * (payload NULL: refused, failed says why). */
+void handle_notice(struct join_peer *p, const char *payload, uid_t uid, const char *failed);
+/* A notice without a credential. */
+void notice_malformed(struct join_peer *p, size_t got);
 
 /*
  * agent_slurm.c: every call to slurmctld (but slurm_settings, at start-up)
@@ -322,19 +326,43 @@ void slurm_holds_retry(void);
 void slurm_job_budget_release(uint32_t job, const char *why, void (*then)(void *arg, bool ran, bool ok), void *arg);
 
 /* agent_boot.c: instances that fail to boot */
-/* The last lines of the console of r's instance into the event log; last
- * gets its last non-empty line ("" if none), where how to read it all. */
-void boot_console_record(const char *node, const struct node_rec *r, char *last, size_t lastlen,
-			 char *where, size_t wlen);
+/* The console of r's instance read on its provider's worker, its last
+ * lines into the event log; then on the loop with its last non-empty line
+ * ("" if none) and where to read it all (at once when it cannot be read:
+ * no console, no instance; ran false: the agent stopped first). */
+typedef void (*boot_console_then)(const char *node, bool ran, const char *last, const char *where, void *arg);
+void boot_console(const char *node, const struct node_rec *r, boot_console_then then, void *arg);
 void ended_check(void);
+void boot_fini(void);
 
-/* agent_prov.c: provider calls on the provider's worker; these are waited for */
+/* agent_prov.c: provider calls on the provider's worker; these two are
+ * waited for (a restart's recovery, before the loop serves anyone) */
 int prov_exists(struct aprov *p, const char *node, const char *instance);
 /* p's whole listing (provider_ops.list), waited for: 0, or -1 with cls and err */
 int prov_list_now(struct aprov *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err);
-int prov_console(struct aprov *p, const char *node, const char *instance, char *buf, size_t len,
-		 char *where, size_t wlen, enum prov_class *cls, burst_err_t *err);
-int prov_ended(struct aprov *p, const char *node, const char *instance);
+/* An instance's console, read on p's worker; then on the loop (ran: false
+ * if the agent stopped first). where: what the driver says if it says
+ * nothing of how to read it all. */
+#define PROV_CONSOLE_BYTES 4096  /* read from the end of the console */
+struct console_result {
+	int rc;                  /* 0: buf and where; -1: cls and err */
+	const char *buf, *where;
+	enum prov_class cls;
+	const char *err;
+};
+typedef void (*console_then)(void *arg, bool ran, const struct console_result *res);
+void prov_console_async(struct aprov *p, const char *node, const char *instance, const char *where,
+			console_then then, void *arg);
+/* Whether instances ended on their own (provider_ops.ended), one after the
+ * other on p's worker; then on the loop with each answer (rc). asks (its
+ * strings too) are taken and freed after then. */
+struct ended_ask {
+	char *node, *instance;
+	int rc;                  /* 1 ended, 0 not, -1 cannot tell */
+	double t0, t1;
+};
+typedef void (*ended_then)(const char *provider, bool ran, const struct ended_ask *asks, size_t n);
+void prov_ended_async(struct aprov *p, struct ended_ask *asks, size_t n, ended_then then);
 /* The outcome of a terminate (prov_terminate_async), on the loop. */
 struct term_result {
 	const char *provider, *node, *instance, *note;

@@ -73,35 +73,6 @@ static const char *jstr(json_object *o, const char *key)
 		json_object_get_string(v) : NULL;
 }
 
-/* Decode a munge credential; the payload (caller frees) or NULL with why. */
-char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
-{
-	munge_ctx_t ctx = munge_ctx_create();
-	void *pay = NULL;
-	int plen = 0;
-	gid_t gid;
-	munge_err_t e;
-	char *out = NULL;
-
-	if (!ctx) {
-		snprintf(why, len, "cannot create a munge context");
-		return NULL;
-	}
-	if (A.munge_socket[0])
-		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, A.munge_socket);
-	e = munge_decode(cred, ctx, &pay, &plen, uid, &gid);
-	if (e != EMUNGE_SUCCESS)
-		snprintf(why, len, "munge credential refused: %s", munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
-	else {
-		out = xmalloc((size_t)plen + 1);
-		memcpy(out, pay, (size_t)plen);
-		out[plen] = '\0';
-	}
-	free(pay);
-	munge_ctx_destroy(ctx);
-	return out;
-}
-
 /*
  * The signer: the agent's credentials (a hello's proof, an answer's
  * signature) are made on a worker thread of their own, off the loop (a
@@ -114,7 +85,7 @@ char *munge_open(const char *cred, uid_t *uid, char *why, size_t len)
 #define SIGN_MAX_PER_SOURCE 16
 #define REPORT_AFTER_HELLO_S 5.0   /* the report, whole, once the hello is answered */
 
-static struct pworker *signer;
+static struct pworker *signer, *decoder;
 static uint64_t hello_serial;
 
 /* A join connection's hello (its conn's data). */
@@ -261,6 +232,11 @@ int join_signer_start(void)
 		ERR("join: %s", err.msg);
 		return -1;
 	}
+	decoder = pworker_start("munge-decode", NULL, NULL, &err);
+	if (!decoder) {
+		ERR("join: %s", err.msg);
+		return -1;
+	}
 	return 0;
 }
 
@@ -269,6 +245,8 @@ void join_signer_stop(void)
 	/* one in a munge call is left to the exit */
 	if (signer && pworker_stop(signer, false) == 0)
 		signer = NULL;
+	if (decoder && pworker_stop(decoder, false) == 0)
+		decoder = NULL;
 }
 
 static struct sign_job *sign_job(enum sign_for what, char *payload, const char *node)
@@ -375,7 +353,7 @@ static bool hello_start(struct conn *c, const struct join_hello *h)
 	return true;
 }
 
-static void handle_join(struct join_peer *p, const char *buf, size_t got);
+static void handle_join(struct join_peer *p, const char *buf, size_t got, uint64_t src);
 
 bool join_line(struct conn *c)
 {
@@ -410,7 +388,7 @@ bool join_line(struct conn *c)
 		p.authed = true;
 		p.hello = jc->hello;
 	}
-	handle_join(&p, c->buf, c->len);
+	handle_join(&p, c->buf, c->len, c->src);
 	return false;
 }
 
@@ -615,15 +593,104 @@ static void answer_admitted(const struct join_peer *p, const char *node, const s
  * database; only a verified report from the instance the token was issued
  * for is stored and decided on.
  */
-static void handle_join(struct join_peer *p, const char *buf, size_t got)
+/* A verified report's decision, waiting for its commit to be durable. */
+struct join_wait {
+	struct join_peer peer;   /* fd: a duplicate of the connection's */
+	char node[128], digest[65];
+	char *bad;               /* rejected: why; NULL: admitted */
+	char *nodeset;
+	double launched, requested;
+};
+
+static void join_durable(void *arg, bool durable)
 {
-	char why[1200], *payload = NULL;
+	struct join_wait *w = arg;
+	struct join_peer *p = &w->peer;
+	const char *node = w->node;
+	struct node_rec r;
+	burst_err_t err;
+
+	memset(&r, 0, sizeof(r));
+	if (!durable) {
+		/* not answered: the node asks again (an admitted one is
+		 * answered again then, on the same report) */
+		goto out;
+	}
+	if (w->bad) {
+		crash_point(CP_JOIN_REJECTED);
+		if (p->fd >= 0)
+			reply_reject(p, w->bad);
+		goto out;
+	}
+	crash_point(CP_JOIN_ADMITTED);
+	metric_join("admitted");
+	metric_observe("burst_admission_duration_seconds", w->nodeset, now() - w->launched);
+	if (p->fd < 0)
+		goto out;   /* it asks again, and is answered then */
+	/* as it was written (it may have moved on while that was made durable) */
+	if (state_node_get(A.db, node, &r, &err) != 1 || r.state != NS_ADMITTED || !r.provenance_id ||
+	    strcmp(r.provenance_id, w->digest)) {
+		reply_reject(p, "state changed");
+		goto out;
+	}
+	/*
+	 * The address before slurmd starts: the provider's word (the EC2
+	 * instance's private IP, the local bridge address), recorded at launch.
+	 * Where the report came from is no evidence: behind NAT or a load
+	 * balancer it is the router's. Only a driver that could not say (none
+	 * today) leaves the peer, said in the log.
+	 */
+	if (!r.address) {
+		struct sockaddr_in sa;
+		socklen_t sl = sizeof(sa);
+		char peer[INET_ADDRSTRLEN];
+		if (getpeername(p->fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET &&
+		    inet_ntop(AF_INET, &sa.sin_addr, peer, sizeof(peer))) {
+			r.address = xstrdup(peer);
+			INFO("%s: provider %s gave no address for instance %s: using %s, where its report came from (wrong behind NAT)",
+			     node, r.provider ? r.provider : "?", r.instance ? r.instance : "?", peer);
+		}
+	}
+	answer_admitted(p, node, &r, w->digest, w->requested);
+out:
+	state_node_clear(&r);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(w->bad);
+	free(w->nodeset);
+	free(w);
+}
+
+/* The open batch (the report's record and its decision) committed; the
+ * node answered once it is durable. */
+static void join_commit(const struct join_peer *p, const char *node, const char *digest, const char *bad,
+			const char *nodeset, double launched, double requested)
+{
+	struct join_wait *w = xcalloc(1, sizeof(*w));
+
+	w->peer = *p;
+	/* not inherited by what the agent starts; -1: answered by no one (the node asks again) */
+	w->peer.fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+	if (w->peer.fd < 0)
+		ERR("%s: cannot keep its join connection (%s): not answered (it asks again)", node, strerror(errno));
+	snprintf(w->node, sizeof(w->node), "%s", node);
+	snprintf(w->digest, sizeof(w->digest), "%s", digest);
+	w->bad = bad ? xstrdup(bad) : NULL;
+	w->nodeset = nodeset ? xstrdup(nodeset) : NULL;
+	w->launched = launched;
+	w->requested = requested;
+	node_life_commit_then(join_durable, w);
+}
+
+static void join_decoded(struct join_peer *p, const struct wire_join_request *rq, size_t got, const char *payload,
+			 uid_t uid, const char *failed)
+{
+	char why[1200];
 	json_object *jrec = NULL;
-	struct wire_join_request rq;
 	struct wire_join_claim pay = { NULL, NULL, NULL, NULL };
 	struct node_rec r;
 	burst_err_t err;
-	const char *node = NULL, *instance = NULL, *cred, *text, *bad = NULL, *digest;
+	const char *node = NULL, *instance = NULL, *text = rq->record, *bad = NULL, *digest;
 	const struct cfg_nodeset *ns;
 	struct join_report rep;
 	struct join_expect held;
@@ -634,33 +701,13 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 	memset(&r, 0, sizeof(r));
 	memset(&rep, 0, sizeof(rep));
 	memset(&res, 0, sizeof(res));
-	rep.uid = (uid_t)-1;
-	if (wire_join_request_decode(buf, got, &rq, &err) == 0 && rq.op == WIRE_JOIN_NOTICE) {
-		/* burst-node's interruption watch (agent_notice.c) */
-		handle_notice(p, &rq, got);
-		goto out;
-	}
-	crash_point(CP_JOIN_RECEIVED);
-	cred = rq.cred;
-	text = rq.record;
-	if (text)
-		sigv4_sha256_hex(text, strlen(text), p->digest);
-	if (!cred || !text) {
-		ERR_LIMITED("join: malformed reports", "join: malformed report (%zu bytes: no cred or record), refused", got);
-		metric_join("malformed");
-		reply_reject(p, "malformed report");
-		goto out;
-	}
-	payload = munge_open(cred, &rep.uid, why, sizeof(why));
+	rep.uid = uid;
 	if (!payload) {
-		ERR_LIMITED("join: reports without a valid credential", "join: %s; report refused", why);
+		ERR_LIMITED("join: reports without a valid credential", "join: %s; report refused", failed);
 		metric_join("refused");
-		reply_reject(p, why);
+		reply_reject(p, failed);
 		goto out;
 	}
-	/* munge_open waited on munged: an agent frozen meanwhile and deposed
-	 * decides (and logs) nothing of the report */
-	lease_check();
 	join_claims(payload, &rep, &pay);
 	rep.record = text;
 	node = rep.node;
@@ -756,7 +803,7 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 	lease_check();   /* the checks above took a while: still ours? */
 	{
 		{
-			double pv = rq.provenance_s, av = rq.acceptance_s;
+			double pv = rq->provenance_s, av = rq->acceptance_s;
 			char acc[48], prov[48];
 			/* a node without acceptance.conf ran no acceptance test; one
 			 * that reported a problem sent no provenance time */
@@ -773,6 +820,15 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 				metric_observe("burst_acceptance_duration_seconds", r.nodeset, av);
 		}
 	}
+	{
+		/* the launch was recorded at or after Slurm's resume request */
+		const struct bnode *bn = node_find(node);
+		launched = r.since;
+		requested = bn && bn->requested_at > 0 && bn->requested_at <= launched ? bn->requested_at : launched;
+	}
+	/* the record and the decision in one commit, made durable off the
+	 * loop; the node is answered once it is (join_durable) */
+	node_life_begin_unsynced();
 	if (state_record_add(A.db, node, instance, digest, text, bad ? bad : "admitted", &err) < 0)
 		ERR("%s: cannot store its record: %s", node, err.msg);
 	if (bad) {
@@ -780,46 +836,189 @@ static void handle_join(struct join_peer *p, const char *buf, size_t got)
 		snprintf(full, sizeof(full), "rejected at join: %s", bad);
 		metric_join("rejected");
 		node_life_apply(node, &r, LE_REJECT, full);
-		crash_point(CP_JOIN_REJECTED);
-		reply_reject(p, bad);
+		join_commit(p, node, digest, bad, r.nodeset, launched, requested);
 		goto out;
 	}
-	{
-		/* the launch was recorded at or after Slurm's resume request */
-		const struct bnode *bn = node_find(node);
-		launched = r.since;
-		requested = bn && bn->requested_at > 0 && bn->requested_at <= launched ? bn->requested_at : launched;
-	}
 	if (node_life_apply(node, &r, LE_ADMIT, digest) != 1) {
+		node_life_commit();
 		reply_reject(p, "state changed");
 		goto out;
 	}
-	crash_point(CP_JOIN_ADMITTED);
-	metric_join("admitted");
-	metric_observe("burst_admission_duration_seconds", r.nodeset, now() - launched);
-	/*
-	 * The address before slurmd starts: the provider's word (the EC2
-	 * instance's private IP, the local bridge address), recorded at launch.
-	 * Where the report came from is no evidence: behind NAT or a load
-	 * balancer it is the router's. Only a driver that could not say (none
-	 * today) leaves the peer, said in the log.
-	 */
-	if (!r.address) {
-		struct sockaddr_in sa;
-		socklen_t sl = sizeof(sa);
-		char peer[INET_ADDRSTRLEN];
-		if (getpeername(p->fd, (struct sockaddr *)&sa, &sl) == 0 && sa.sin_family == AF_INET &&
-		    inet_ntop(AF_INET, &sa.sin_addr, peer, sizeof(peer))) {
-			r.address = xstrdup(peer);
-			INFO("%s: provider %s gave no address for instance %s: using %s, where its report came from (wrong behind NAT)",
-			     node, r.provider ? r.provider : "?", r.instance ? r.instance : "?", peer);
-		}
-	}
-	answer_admitted(p, node, &r, digest, requested);
+	join_commit(p, node, digest, NULL, r.nodeset, launched, requested);
 out:
-	free(payload);
-	wire_join_request_free(&rq);
 	wire_join_claim_free(&pay);
 	json_object_put(jrec);
 	state_node_clear(&r);
+}
+
+/*
+ * The decoder: a report's or a notice's credential is decoded on a munge
+ * worker of its own, off the loop (a munged that is slow or stopped holds
+ * that thread, not the loop, nor the signer), its connection kept (a
+ * duplicate of its descriptor) until it is answered. At most
+ * DECODE_MAX_PENDING at once, DECODE_MAX_PER_SOURCE of one address, and
+ * within JoinReportMemory= together: beyond that a report is closed
+ * unanswered and the node asks again.
+ */
+#define DECODE_MAX_PENDING 256
+#define DECODE_MAX_PER_SOURCE 16
+
+struct decode_job {
+	struct pjob j;
+	struct decode_job *prev, *next;  /* those in flight (the loop's list) */
+	struct join_peer peer;   /* fd: a duplicate of the connection's, closed once answered */
+	uint64_t src;
+	struct wire_join_request rq;   /* the loop's: the worker does not touch it */
+	size_t got;
+	bool notice;
+	char *cred;              /* the worker's copy */
+	char munge_socket[PATH_MAX];
+	char *payload;           /* decoded, or NULL with why */
+	uid_t uid;
+	char why[300];
+};
+
+static struct decode_job *decoding;
+static size_t ndecoding, decoding_bytes;
+
+static void decode_run(struct pjob *pj, const struct provider_ops *ops, struct provider *drv)
+{
+	struct decode_job *j = (struct decode_job *)pj;
+	munge_ctx_t ctx;
+	void *pay = NULL;
+	int plen = 0;
+	gid_t gid;
+	munge_err_t e;
+
+	(void)ops;
+	(void)drv;
+	hold_point(HP_MUNGE_DECODE);
+	ctx = munge_ctx_create();
+	if (!ctx) {
+		snprintf(j->why, sizeof(j->why), "cannot create a munge context");
+		return;
+	}
+	if (j->munge_socket[0])
+		munge_ctx_set(ctx, MUNGE_OPT_SOCKET, j->munge_socket);
+	e = munge_decode(j->cred, ctx, &pay, &plen, &j->uid, &gid);
+	if (e != EMUNGE_SUCCESS)
+		snprintf(j->why, sizeof(j->why), "munge credential refused: %s",
+			 munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e));
+	else {
+		j->payload = xmalloc((size_t)plen + 1);
+		memcpy(j->payload, pay, (size_t)plen);
+		j->payload[plen] = '\0';
+	}
+	free(pay);
+	munge_ctx_destroy(ctx);
+}
+
+static void decode_done(struct pjob *pj, bool ran)
+{
+	struct decode_job *j = (struct decode_job *)pj;
+
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		decoding = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	ndecoding--;
+	decoding_bytes -= j->got;
+	if (ran) {
+		/* the decoder waited on munged: an agent frozen meanwhile and
+		 * deposed decides (and logs) nothing of the report */
+		lease_check();
+		if (j->notice)
+			handle_notice(&j->peer, j->payload, j->uid, j->why);
+		else
+			join_decoded(&j->peer, &j->rq, j->got, j->payload, j->uid, j->why);
+	}
+	close(j->peer.fd);
+	wire_join_request_free(&j->rq);
+	free(j->cred);
+	free(j->payload);
+	free(j);
+}
+
+/* rq's credential to the decoder; rq is taken (freed here, or once decided on). */
+static void decode_start(const struct join_peer *p, struct wire_join_request *rq, size_t got, uint64_t src)
+{
+	struct decode_job *j;
+	size_t mine = 0;
+	int fd;
+
+	bool notice = rq->op == WIRE_JOIN_NOTICE;
+
+	for (j = decoding; j; j = j->next)
+		mine += j->src == src;
+	if (ndecoding >= DECODE_MAX_PENDING || mine >= DECODE_MAX_PER_SOURCE ||
+	    decoding_bytes + got > A.cfg->join_report_memory) {
+		ERR_LIMITED("join: reports not decoded", "join: %s closed unanswered: %zu credentials being decoded, %zu for its "
+			    "address, %zu bytes held (at most %d, %d, JoinReportMemory=): the node asks again",
+			    notice ? "notice" : "report", ndecoding, mine, decoding_bytes, DECODE_MAX_PENDING, DECODE_MAX_PER_SOURCE);
+		metric_join("unanswered");
+		wire_join_request_free(rq);
+		return;
+	}
+	/* not inherited by what the agent starts */
+	fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0) {
+		ERR_LIMITED("join: reports not decoded", "join: %s closed unanswered: cannot keep its connection: %s; the node asks again",
+			    notice ? "notice" : "report", strerror(errno));
+		metric_join("unanswered");
+		wire_join_request_free(rq);
+		return;
+	}
+	j = xcalloc(1, sizeof(*j));
+	j->j.run = decode_run;
+	j->j.done = decode_done;
+	j->peer = *p;
+	j->peer.fd = fd;
+	j->src = src;
+	j->rq = *rq;
+	j->got = got;
+	j->notice = rq->op == WIRE_JOIN_NOTICE;
+	j->cred = xstrdup(rq->cred);
+	j->uid = (uid_t)-1;
+	snprintf(j->munge_socket, sizeof(j->munge_socket), "%s", A.munge_socket);
+	j->next = decoding;
+	if (decoding)
+		decoding->prev = j;
+	decoding = j;
+	ndecoding++;
+	decoding_bytes += got;
+	pworker_submit(decoder, &j->j);
+}
+
+/*
+ * A report or a notice, read whole: its credential decoded off the loop,
+ * then decided on there (join_decoded, handle_notice).
+ */
+static void handle_join(struct join_peer *p, const char *buf, size_t got, uint64_t src)
+{
+	struct wire_join_request rq;
+	burst_err_t err;
+
+	if (wire_join_request_decode(buf, got, &rq, &err) == 0 && rq.op == WIRE_JOIN_NOTICE) {
+		/* burst-node's interruption watch (agent_notice.c) */
+		if (!rq.cred) {
+			notice_malformed(p, got);
+			wire_join_request_free(&rq);
+			return;
+		}
+		decode_start(p, &rq, got, src);
+		return;
+	}
+	crash_point(CP_JOIN_RECEIVED);
+	if (rq.record)
+		sigv4_sha256_hex(rq.record, strlen(rq.record), p->digest);
+	if (!rq.cred || !rq.record) {
+		ERR_LIMITED("join: malformed reports", "join: malformed report (%zu bytes: no cred or record), refused", got);
+		metric_join("malformed");
+		reply_reject(p, "malformed report");
+		wire_join_request_free(&rq);
+		return;
+	}
+	decode_start(p, &rq, got, src);
 }

@@ -100,10 +100,16 @@ static void act(const char *node, struct node_rec *r, const struct notice_report
 	jobs_on(node, notice_jobs, xstrdup(node));
 }
 
-void handle_notice(struct join_peer *p, const struct wire_join_request *req, size_t got)
+void notice_malformed(struct join_peer *p, size_t got)
 {
-	char why[1200], *payload = NULL;
-	const char *cred = req->cred, *bad;
+	ERR_LIMITED("notice: malformed notices", "notice: malformed (%zu bytes: no cred), refused", got);
+	reply_notice(p, false, "malformed notice");
+}
+
+void handle_notice(struct join_peer *p, const char *payload, uid_t uid, const char *failed)
+{
+	char why[1200];
+	const char *bad;
 	struct wire_notice_claim pay = { NULL, NULL, NULL, NULL };
 	struct notice_report rep;
 	struct join_expect held;
@@ -114,16 +120,10 @@ void handle_notice(struct join_peer *p, const struct wire_join_request *req, siz
 
 	memset(&r, 0, sizeof(r));
 	memset(&rep, 0, sizeof(rep));
-	rep.uid = (uid_t)-1;
-	if (!cred) {
-		ERR_LIMITED("notice: malformed notices", "notice: malformed (%zu bytes: no cred), refused", got);
-		reply_notice(p, false, "malformed notice");
-		return;
-	}
-	payload = munge_open(cred, &rep.uid, why, sizeof(why));
+	rep.uid = uid;
 	if (!payload) {
-		ERR_LIMITED("notice: notices without a valid credential", "notice: %s; refused", why);
-		reply_notice(p, false, why);
+		ERR_LIMITED("notice: notices without a valid credential", "notice: %s; refused", failed);
+		reply_notice(p, false, failed);
 		return;
 	}
 	notice_claims(payload, &rep, &pay);
@@ -168,7 +168,6 @@ refused:
 	act(rep.node, &r, &rep);
 	reply_notice(p, true, NULL);
 out:
-	free(payload);
 	wire_notice_claim_free(&pay);
 	state_node_clear(&r);
 }

@@ -1,9 +1,10 @@
 /*
  * burst-agent: provider calls through each provider's worker (pworker.h).
- * Most wait for the call's end (after what the worker has queued before
- * it); terminations do not wait (their outcome comes back to a function of
- * the caller's), nor do launches (agent_launch.c) and listings
- * (agent_reconcile.c).
+ * Only those of a restart's recovery wait for the call's end (exists,
+ * list: before the loop serves anyone); the loop's own calls do not wait:
+ * their outcome comes back to a function of the caller's (terminate,
+ * console, ended here; launches in agent_launch.c, listings in
+ * agent_reconcile.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +13,12 @@
 #include "crash.h"
 #include "strutil.h"
 
-enum call_kind { CALL_EXISTS, CALL_CONSOLE, CALL_ENDED, CALL_LIST };
+enum call_kind { CALL_EXISTS, CALL_LIST };
 
 struct call {
 	struct pjob j;
 	enum call_kind kind;
 	const char *node, *instance;
-	char *buf, *where;
-	size_t len, wlen;
 	struct prov_list *list;  /* CALL_LIST: filled */
 	enum prov_class cls;
 	burst_err_t err;
@@ -27,8 +26,7 @@ struct call {
 	double t0, t1;           /* mono(): the driver call's start and end, on the worker */
 };
 
-static const char *const call_op[] = { [CALL_EXISTS] = "exists", [CALL_CONSOLE] = "console", [CALL_ENDED] = "ended",
-				       [CALL_LIST] = "list" };
+static const char *const call_op[] = { [CALL_EXISTS] = "exists", [CALL_LIST] = "list" };
 
 static void call_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
 {
@@ -42,16 +40,6 @@ static void call_run(struct pjob *j, const struct provider_ops *ops, struct prov
 		crash_point(CP_EXISTS_BEFORE);
 		c->rc = ops->exists(drv, c->node, c->instance);
 		crash_point(CP_EXISTS_AFTER);
-		break;
-	case CALL_CONSOLE:
-		crash_point(CP_CONSOLE_BEFORE);
-		c->rc = ops->console(drv, c->node, c->instance, c->buf, c->len, c->where, c->wlen, &c->cls, &c->err);
-		crash_point(CP_CONSOLE_AFTER);
-		break;
-	case CALL_ENDED:
-		crash_point(CP_ENDED_BEFORE);
-		c->rc = ops->ended(drv, c->node, c->instance);
-		crash_point(CP_ENDED_AFTER);
 		break;
 	case CALL_LIST:
 		crash_point(CP_LIST_BEFORE);
@@ -92,14 +80,6 @@ int prov_exists(struct aprov *p, const char *node, const char *instance)
 	return call(p, &c, NULL, NULL);
 }
 
-int prov_console(struct aprov *p, const char *node, const char *instance, char *buf, size_t len,
-		 char *where, size_t wlen, enum prov_class *cls, burst_err_t *err)
-{
-	struct call c = { .kind = CALL_CONSOLE, .node = node, .instance = instance, .buf = buf, .len = len,
-			  .where = where, .wlen = wlen };
-	return call(p, &c, cls, err);
-}
-
 int prov_list_now(struct aprov *p, struct prov_list *out, enum prov_class *cls, burst_err_t *err)
 {
 	struct call c = { .kind = CALL_LIST, .list = out };
@@ -113,10 +93,124 @@ int prov_list_now(struct aprov *p, struct prov_list *out, enum prov_class *cls, 
 	return call(p, &c, cls, err);
 }
 
-int prov_ended(struct aprov *p, const char *node, const char *instance)
+/* ---- console, not waited for ---- */
+
+struct console_job {
+	struct pjob j;
+	char *provider, *node, *instance;
+	struct console_result res;
+	char buf[PROV_CONSOLE_BYTES], where[300], err[sizeof(((burst_err_t *)0)->msg)];
+	double t0, t1;
+	console_then then;
+	void *arg;
+};
+
+static void console_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
 {
-	struct call c = { .kind = CALL_ENDED, .node = node, .instance = instance };
-	return call(p, &c, NULL, NULL);
+	struct console_job *c = (struct console_job *)j;
+	burst_err_t err;
+
+	burst_err_clear(&err);
+	c->res.cls = PROV_OK;
+	hold_point(HP_PROVIDER_CONSOLE);
+	c->t0 = mono();
+	crash_point(CP_CONSOLE_BEFORE);
+	c->res.rc = ops->console(drv, c->node, c->instance, c->buf, sizeof(c->buf), c->where, sizeof(c->where),
+				 &c->res.cls, &err);
+	crash_point(CP_CONSOLE_AFTER);
+	c->t1 = mono();
+	snprintf(c->err, sizeof(c->err), "%s", err.msg);
+}
+
+static void console_done(struct pjob *j, bool ran)
+{
+	struct console_job *c = (struct console_job *)j;
+
+	if (ran) {
+		metric_provider_call(c->provider, "console", c->t1 - c->t0,
+				     c->res.rc < 0 ? (int)(c->res.cls != PROV_OK ? c->res.cls : PROV_TRANSIENT) : 0);
+		c->res.buf = c->buf;
+		c->res.where = c->where;
+		c->res.err = c->err;
+	}
+	c->then(c->arg, ran, &c->res);
+	free(c->provider);
+	free(c->node);
+	free(c->instance);
+	free(c);
+}
+
+void prov_console_async(struct aprov *p, const char *node, const char *instance, const char *where,
+			console_then then, void *arg)
+{
+	struct console_job *c = xcalloc(1, sizeof(*c));
+
+	c->provider = xstrdup(p->cfg->name);
+	c->node = xstrdup(node);
+	c->instance = xstrdup(instance);
+	/* what the driver leaves as it is */
+	snprintf(c->where, sizeof(c->where), "%s", where);
+	c->then = then;
+	c->arg = arg;
+	c->j.run = console_run;
+	c->j.done = console_done;
+	pworker_submit(p->w, &c->j);
+}
+
+/* ---- ended, not waited for ---- */
+
+struct ended_job {
+	struct pjob j;
+	char *provider;
+	struct ended_ask *asks;
+	size_t n;
+	ended_then then;
+};
+
+static void ended_run(struct pjob *j, const struct provider_ops *ops, struct provider *drv)
+{
+	struct ended_job *e = (struct ended_job *)j;
+
+	hold_point(HP_PROVIDER_ENDED);
+	for (size_t i = 0; i < e->n; i++) {
+		e->asks[i].t0 = mono();
+		crash_point(CP_ENDED_BEFORE);
+		e->asks[i].rc = ops->ended(drv, e->asks[i].node, e->asks[i].instance);
+		crash_point(CP_ENDED_AFTER);
+		e->asks[i].t1 = mono();
+	}
+}
+
+static void ended_done(struct pjob *j, bool ran)
+{
+	struct ended_job *e = (struct ended_job *)j;
+
+	if (ran)
+		for (size_t i = 0; i < e->n; i++)
+			/* a failure (cannot tell) is transient */
+			metric_provider_call(e->provider, "ended", e->asks[i].t1 - e->asks[i].t0,
+					     e->asks[i].rc < 0 ? (int)PROV_TRANSIENT : 0);
+	e->then(e->provider, ran, e->asks, e->n);
+	for (size_t i = 0; i < e->n; i++) {
+		free(e->asks[i].node);
+		free(e->asks[i].instance);
+	}
+	free(e->asks);
+	free(e->provider);
+	free(e);
+}
+
+void prov_ended_async(struct aprov *p, struct ended_ask *asks, size_t n, ended_then then)
+{
+	struct ended_job *e = xcalloc(1, sizeof(*e));
+
+	e->provider = xstrdup(p->cfg->name);
+	e->asks = asks;
+	e->n = n;
+	e->then = then;
+	e->j.run = ended_run;
+	e->j.done = ended_done;
+	pworker_submit(p->w, &e->j);
 }
 
 /* ---- terminate, not waited for ---- */

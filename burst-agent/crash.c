@@ -3,7 +3,10 @@
  * doc/crash_points.md). One table, in enum order: each point's name and
  * what the agent has done when it ends there.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,17 @@ static const struct {
 	[CP_JOIN_ADMITTED] = { "join.admitted", "a node admitted: durable, neither Slurm nor the node told" },
 	[CP_JOIN_ANSWERED] = { "join.answered", "a node admitted and answered with its admission record" },
 };
+
+static const char *const hold_names[HP_COUNT] = {
+	[HP_MUNGE_DECODE] = "munge.decode",
+	[HP_STATE_SYNC] = "state.sync",
+	[HP_PROVIDER_CONSOLE] = "provider.console",
+	[HP_PROVIDER_ENDED] = "provider.ended",
+};
+/* each point's FIFO (NULL: not held), and whether it was reached */
+static char *hold_fifo[HP_COUNT];
+static atomic_bool hold_done[HP_COUNT];
+int hold_armed;
 
 int crash_armed = -1;
 static unsigned long crash_at = 1;
@@ -125,4 +139,67 @@ void crash_reached_(enum crash_point p)
 	logmsg("error", "crash point %s reached (time %lu): exiting at once with status %d (BURST_CRASH_POINT, for tests only)",
 	       crash_table[p].name, k, CRASH_EXIT);
 	_exit(CRASH_EXIT);
+}
+
+int hold_init(char *why, size_t len)
+{
+	const char *v = getenv("BURST_HOLD_POINT");
+	char *copy, *item, *save = NULL;
+	int p, rc = 0;
+
+	if (!v || !*v)
+		return 0;
+	copy = strdup(v);
+	if (!copy) {
+		snprintf(why, len, "BURST_HOLD_POINT: out of memory");
+		return -1;
+	}
+	for (item = strtok_r(copy, ",", &save); item && !rc; item = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(item, ':');
+		if (colon)
+			*colon = '\0';
+		for (p = 0; p < HP_COUNT && strcmp(hold_names[p], item); p++)
+			;
+		if (p == HP_COUNT || !colon || colon[1] != '/') {
+			snprintf(why, len, "BURST_HOLD_POINT=%s: each item is NAME:/ABSOLUTE/FIFO, NAME one of "
+				 "munge.decode, state.sync, provider.console, provider.ended (for tests only: unset it)", v);
+			rc = -1;
+			break;
+		}
+		free(hold_fifo[p]);
+		hold_fifo[p] = strdup(colon + 1);
+		if (!hold_fifo[p]) {
+			snprintf(why, len, "BURST_HOLD_POINT: out of memory");
+			rc = -1;
+			break;
+		}
+		hold_armed++;
+	}
+	free(copy);
+	return rc;
+}
+
+void hold_reached_(enum hold_point p)
+{
+	char buf[64];
+	int fd;
+
+	if (!hold_fifo[p] || atomic_exchange(&hold_done[p], true))
+		return;
+	logmsg("info", "hold point %s reached: held until a line is written to %s (BURST_HOLD_POINT, for tests only)",
+	       hold_names[p], hold_fifo[p]);
+	/* the open waits for the test to open it for writing; the reads, for it to close it */
+	while ((fd = open(hold_fifo[p], O_RDONLY | O_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (fd < 0)
+		logmsg("error", "hold point %s: cannot open %s: %s; going on", hold_names[p], hold_fifo[p], strerror(errno));
+	else {
+		for (;;) {
+			ssize_t n = read(fd, buf, sizeof(buf));
+			if (n <= 0 && !(n < 0 && errno == EINTR))
+				break;
+		}
+		close(fd);
+	}
+	logmsg("info", "hold point %s released", hold_names[p]);
 }

@@ -54,4 +54,25 @@ const char *crash_point_desc(enum crash_point p);
 /* The table, one point a line: NAME<TAB>DESCRIPTION. */
 void crash_points_print(FILE *f);
 
+/*
+ * Hold points, for tests only (doc/crash_points.md, "Hold points"): with
+ * BURST_HOLD_POINT=NAME:FIFO[,NAME:FIFO...] the thread that reaches the
+ * point NAME the first time logs "hold point NAME reached" and waits there
+ * until the test writes to FIFO (a named pipe it made): a slow munged or
+ * cloud API, or a slow disk, that the test ends when it likes. Each is
+ * held once; unset, every point is one load and one compare.
+ */
+enum hold_point {
+	HP_MUNGE_DECODE,         /* a credential about to be decoded (join reports, notices) */
+	HP_STATE_SYNC,           /* a join's transitions committed, about to be made durable */
+	HP_PROVIDER_CONSOLE,     /* on the provider's worker: a console about to be read */
+	HP_PROVIDER_ENDED,       /* on the provider's worker: whether instances ended, about to be asked */
+	HP_COUNT
+};
+/* Read BURST_HOLD_POINT (once, before any thread): 0, or -1 with why. */
+int hold_init(char *why, size_t len);
+void hold_reached_(enum hold_point p);
+extern int hold_armed;    /* how many points are held (0: none) */
+#define hold_point(p) do { if (hold_armed) hold_reached_(p); } while (0)
+
 #endif

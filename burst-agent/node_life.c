@@ -134,10 +134,67 @@ void node_life_begin(void)
 		ERR("%s (the transitions that follow are written one by one)", err.msg);
 }
 
-int node_life_commit(void)
+void node_life_begin_unsynced(void)
 {
 	burst_err_t err;
+
+	if (state_begin_unsynced(A.db, &err) < 0)
+		ERR("%s (the transitions that follow are written one by one)", err.msg);
+}
+
+/* What a batch's transitions lead to, held until it is durable. */
+struct batch_after {
+	char **lines;            /* their log lines */
+	enum node_state *to;     /* their target states (crash points) */
+	size_t n;
+	struct fail_after *fa;   /* the failed nodes' Slurm side */
+	size_t nfa;
+};
+
+/* The open batch's (and a fresh start for the next). */
+static struct batch_after batch_take(void)
+{
+	struct batch_after b = { pending, pending_to, npending, fa, nfa };
+
+	pending = NULL;
+	pending_to = NULL;
+	npending = 0;
+	fa = NULL;
+	nfa = 0;
+	return b;
+}
+
+/* Once the batch is durable (written: ok; else it did not happen): what it leads to. */
+static void batch_after_run(struct batch_after *b, bool written)
+{
 	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		if (written)
+			INFO("%s", b->lines[i]);
+		free(b->lines[i]);
+	}
+	if (written)
+		for (i = 0; i < b->n; i++)
+			crash_point(CP_STATE(b->to[i], true));
+	free(b->lines);
+	free(b->to);
+	/* the failed nodes' Slurm side, now that their transitions are durable
+	 * (none when they were not written: the nodes are as before) */
+	for (i = 0; i < b->nfa; i++) {
+		if (written)
+			fail_slurm(b->fa[i].node, b->fa[i].from, b->fa[i].job, b->fa[i].reason, b->fa[i].hold_note);
+		free(b->fa[i].node);
+		free(b->fa[i].reason);
+		free(b->fa[i].hold_note);
+	}
+	free(b->fa);
+}
+
+int node_life_commit(void)
+{
+	struct batch_after b;
+	burst_err_t err;
 	int rc = 0;
 
 	if (!state_in_batch(A.db))
@@ -146,32 +203,92 @@ int node_life_commit(void)
 		ERR("%s: %zu transition%s not written", err.msg, npending, npending == 1 ? "" : "s");
 		rc = -1;
 	}
-	for (i = 0; i < npending; i++) {
-		if (!rc)
-			INFO("%s", pending[i]);
-		free(pending[i]);
-	}
-	if (!rc)
-		for (i = 0; i < npending; i++)
-			crash_point(CP_STATE(pending_to[i], true));
-	free(pending);
-	free(pending_to);
-	pending = NULL;
-	pending_to = NULL;
-	npending = 0;
-	/* the failed nodes' Slurm side, now that their transitions are durable
-	 * (none when they were not written: the nodes are as before) */
-	for (i = 0; i < nfa; i++) {
-		if (!rc)
-			fail_slurm(fa[i].node, fa[i].from, fa[i].job, fa[i].reason, fa[i].hold_note);
-		free(fa[i].node);
-		free(fa[i].reason);
-		free(fa[i].hold_note);
-	}
-	free(fa);
-	fa = NULL;
-	nfa = 0;
+	b = batch_take();
+	batch_after_run(&b, rc == 0);
 	return rc;
+}
+
+/* ---- batches made durable off the loop ---- */
+
+static struct pworker *syncer;
+
+struct sync_job {
+	struct pjob j;
+	struct batch_after after;
+	char *path;
+	bool synced;
+	char err[300];
+	void (*then)(void *arg, bool durable);
+	void *arg;
+};
+
+static void sync_run(struct pjob *pj, const struct provider_ops *ops, struct provider *drv)
+{
+	struct sync_job *j = (struct sync_job *)pj;
+	burst_err_t err;
+
+	(void)ops;
+	(void)drv;
+	hold_point(HP_STATE_SYNC);
+	j->synced = state_sync(j->path, &err) == 0;
+	if (!j->synced)
+		snprintf(j->err, sizeof(j->err), "%.290s", err.msg);
+}
+
+static void sync_done(struct pjob *pj, bool ran)
+{
+	struct sync_job *j = (struct sync_job *)pj;
+
+	if (ran && !j->synced)
+		ERR("%s: %zu transition%s written, not known to be durable: what they lead to is done, "
+		    "the nodes waiting on them are not answered (they ask again)", j->err, j->after.n,
+		    j->after.n == 1 ? "" : "s");
+	/* written (and at a stop, not synced yet): the agent acts on what its
+	 * state holds, as it would after a restart */
+	batch_after_run(&j->after, true);
+	j->then(j->arg, ran && j->synced);
+	free(j->path);
+	free(j);
+}
+
+int node_life_start(void)
+{
+	burst_err_t err;
+
+	syncer = pworker_start("state-sync", NULL, NULL, &err);
+	if (!syncer) {
+		ERR("node life: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+void node_life_commit_then(void (*then)(void *arg, bool durable), void *arg)
+{
+	struct sync_job *j;
+	burst_err_t err;
+
+	if (!state_in_batch(A.db)) {
+		/* (no batch: each transition was durable when written) */
+		then(arg, true);
+		return;
+	}
+	if (state_commit(A.db, &err) < 0) {
+		struct batch_after b;
+		ERR("%s: %zu transition%s not written", err.msg, npending, npending == 1 ? "" : "s");
+		b = batch_take();
+		batch_after_run(&b, false);
+		then(arg, false);
+		return;
+	}
+	j = xcalloc(1, sizeof(*j));
+	j->j.run = sync_run;
+	j->j.done = sync_done;
+	j->after = batch_take();
+	j->path = xstrdup(state_path(A.db));
+	j->then = then;
+	j->arg = arg;
+	pworker_submit(syncer, &j->j);
 }
 
 
@@ -228,26 +345,24 @@ static void with_console(char *out, size_t len, const char *node, const char *wh
 		snprintf(out, len, "%.200s; console: burstctl events --node %s; %.160s", why, node, where);
 }
 
-/* An instance that failed to boot: the end of its console into the event
- * log and its last line into the reason, then the node failed. */
-static int boot_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
-		       const char *why)
+/* An instance that failed to boot: the last line of its console in the
+ * reason, the node failed. */
+static int boot_failed(const char *node, const struct life_edge *e, struct node_rec *r, const char *why,
+		       const char *last, const char *where)
 {
-	char last[200], where[300], full[700];
+	char full[700];
 
-	boot_console_record(node, r, last, sizeof(last), where, sizeof(where));
 	with_console(full, sizeof(full), node, why, last, where);
-	return fail_node(node, from, r, to, full, NULL);
+	return fail_node(node, e->from, r, e->to, full, NULL);
 }
 
 /* An admitted node whose slurmd did not come up: launched again, at most
  * RELAUNCH_MAX times in a row, each after a longer wait; then failed. */
-static int slurmd_failed(const char *node, enum node_state from, struct node_rec *r, enum node_state to,
-			 const char *why)
+static int slurmd_failed(const char *node, const struct life_edge *e, struct node_rec *r, const char *why,
+			 const char *last, const char *where)
 {
-	char last[200], where[300], full[900];
+	char full[900];
 
-	boot_console_record(node, r, last, sizeof(last), where, sizeof(where));
 	r->failures++;
 	if (r->failures > RELAUNCH_MAX) {
 		char gave_up[400];
@@ -255,7 +370,7 @@ static int slurmd_failed(const char *node, enum node_state from, struct node_rec
 			 why, r->failures);
 		with_console(full, sizeof(full), node, gave_up, last, where);
 		r->failures = 0;
-		return fail_node(node, from, r, to, full, NULL);
+		return fail_node(node, e->from, r, e->to, full, NULL);
 	}
 	{
 		double wait = RELAUNCH_BACKOFF_S;
@@ -267,8 +382,59 @@ static int slurmd_failed(const char *node, enum node_state from, struct node_rec
 		snprintf(full, sizeof(full), "%.300s: launching it again in %.0f s (%d of at most %d)%s%.150s%s",
 			 why, wait, r->failures, RELAUNCH_MAX, last[0] ? "; console: \"" : "", last,
 			 last[0] ? "\"" : "");
-		return transition(node, from, r, to, full);
+		return transition(node, e->from, r, e->to, full);
 	}
+}
+
+/* A failure that waits for its instance's console (LX_BOOT_FAIL, LX_SLURMD_FAIL). */
+struct console_wait {
+	const struct life_edge *e;
+	char *why, *instance;
+	int attempt;
+};
+
+static void console_read_then(const char *node, bool ran, const char *last, const char *where, void *arg)
+{
+	struct console_wait *w = arg;
+	struct bnode *ni = node_find(node);
+	struct node_rec r;
+	burst_err_t err;
+
+	if (ni)
+		ni->failing = false;
+	memset(&r, 0, sizeof(r));
+	/* as things are now: the node may have moved on while its console was read */
+	if (ran && state_node_get(A.db, node, &r, &err) == 1 && r.state == w->e->from && r.attempt == w->attempt &&
+	    !strcmp(r.instance ? r.instance : "", w->instance ? w->instance : "")) {
+		if (w->e->effect == LX_BOOT_FAIL)
+			boot_failed(node, w->e, &r, w->why, last, where);
+		else
+			slurmd_failed(node, w->e, &r, w->why, last, where);
+	}
+	state_node_clear(&r);
+	free(w->why);
+	free(w->instance);
+	free(w);
+}
+
+/* The end of the instance's console into the event log, read off the
+ * loop; the node fails (or is launched again) once it is read. */
+static int after_console(const char *node, const struct life_edge *e, const struct node_rec *r, const char *why)
+{
+	struct bnode *ni = node_find(node);
+	struct console_wait *w;
+
+	if (ni && ni->failing)
+		return 0;   /* its console is being read already: it fails then */
+	w = xcalloc(1, sizeof(*w));
+	w->e = e;
+	w->why = xstrdup(why ? why : "");
+	w->instance = r->instance ? xstrdup(r->instance) : NULL;
+	w->attempt = r->attempt;
+	if (ni)
+		ni->failing = true;
+	boot_console(node, r, console_read_then, w);
+	return 0;
 }
 
 int node_life_apply_held(const char *node, struct node_rec *r, enum life_event ev, const char *why,
@@ -287,9 +453,8 @@ int node_life_apply_held(const char *node, struct node_rec *r, enum life_event e
 	case LX_FAIL:
 		return fail_node(node, e->from, r, e->to, why, hold_note);
 	case LX_BOOT_FAIL:
-		return boot_failed(node, e->from, r, e->to, why);
 	case LX_SLURMD_FAIL:
-		return slurmd_failed(node, e->from, r, e->to, why);
+		return after_console(node, e, r, why);
 	default:
 		return transition(node, e->from, r, e->to, why);
 	}
@@ -336,6 +501,13 @@ void node_life_boot_timeouts(void)
 		state_node_clear(&r);
 	}
 	state_names_free(names);
+}
+
+void node_life_stop(void)
+{
+	/* one in an fsync is left to the exit */
+	if (syncer && pworker_stop(syncer, false) == 0)
+		syncer = NULL;
 }
 
 void node_life_fini(void)

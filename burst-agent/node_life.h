@@ -99,7 +99,10 @@ const char *life_effect_name(enum life_effect fx);
  * r->state, if that is still the node's state when written (a
  * compare-and-set): 1 done; 0 the node had moved on (nothing done); -1 not
  * written (logged): the table has no such edge, or the state could not be
- * written.
+ * written. An effect that reads the instance's console first
+ * (LX_BOOT_FAIL, LX_SLURMD_FAIL) reads it off the loop and is done once
+ * it is read, if the node is still as it was (same state, instance and
+ * attempt): 0 then.
  */
 int node_life_apply(const char *node, struct node_rec *r, enum life_event ev, const char *why);
 /* The same, a failed node's job held with hold_note in its comment (LE_OVER_BUDGET,
@@ -116,6 +119,20 @@ int node_life_apply_held(const char *node, struct node_rec *r, enum life_event e
  */
 void node_life_begin(void);
 int node_life_commit(void);
+/*
+ * A batch whose commit does not wait for the disk on the loop: it is
+ * written (and seen by the agent) at once, made durable on a worker
+ * (fsync), and only then is what its transitions lead to done (their log
+ * lines, crash points, a failed node's DOWN), and then(arg, durable)
+ * called on the loop (durable false: not written, or not known to be on
+ * the disk; the caller answers no one who would act on it). The worker:
+ * node_life_start; node_life_stop at exit (the batches not synced yet are
+ * done then, unanswered).
+ */
+void node_life_begin_unsynced(void);
+void node_life_commit_then(void (*then)(void *arg, bool durable), void *arg);
+int node_life_start(void);
+void node_life_stop(void);
 
 /* The rules of each tick: a rejected node's instance is terminated; a
  * node that missed BootTimeout failed. */

@@ -23,6 +23,7 @@ struct state_db {
 	char *path;
 	bool immutable;          /* read-only view of a database no agent has open */
 	bool batch;              /* in a state_begin transaction */
+	bool unsynced;           /* its commit does not wait for the disk (state_begin_unsynced) */
 	/* prepared statements by their SQL, kept for the connection's life:
 	 * the agent's calls were mostly SQLite's parser before */
 	struct htab stmts;
@@ -690,16 +691,48 @@ int state_begin(struct state_db *db, burst_err_t *err)
 	return 0;
 }
 
+/* the safety level goes back to FULL after an unsynced batch (it cannot
+ * change inside a transaction) */
+static void synced_again(struct state_db *db)
+{
+	burst_err_t err;
+
+	if (!db->unsynced)
+		return;
+	db->unsynced = false;
+	if (exec_kept(db, "PRAGMA synchronous=FULL", &err) < 0)
+		fprintf(stderr, "%s\n", err.msg);
+}
+
+int state_begin_unsynced(struct state_db *db, burst_err_t *err)
+{
+	if (db->batch) {
+		burst_err_set(err, "%s: a batch of changes is open already (state_begin is not nested)", db->path);
+		return -1;
+	}
+	if (exec_kept(db, "PRAGMA synchronous=NORMAL", err) < 0)
+		return -1;
+	db->unsynced = true;
+	if (state_begin(db, err) < 0) {
+		synced_again(db);
+		return -1;
+	}
+	return 0;
+}
+
 int state_commit(struct state_db *db, burst_err_t *err)
 {
+	int rc = 0;
+
 	if (!db->batch)
 		return 0;
 	db->batch = false;
 	if (exec_kept(db, "COMMIT", err) < 0) {
 		exec_kept(db, "ROLLBACK", NULL);
-		return -1;
+		rc = -1;
 	}
-	return 0;
+	synced_again(db);
+	return rc;
 }
 
 void state_rollback(struct state_db *db)
@@ -708,6 +741,31 @@ void state_rollback(struct state_db *db)
 		return;
 	db->batch = false;
 	exec_kept(db, "ROLLBACK", NULL);
+	synced_again(db);
+}
+
+int state_sync(const char *path, burst_err_t *err)
+{
+	char wal[4096];
+	int fd;
+
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	fd = open(wal, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		fd = open(path, O_RDONLY | O_CLOEXEC);   /* no log: all is in the database */
+	if (fd < 0 || fsync(fd) < 0) {
+		burst_err_set(err, "%s: cannot make the last changes durable (fsync): %s", wal, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+const char *state_path(const struct state_db *db)
+{
+	return db->path;
 }
 
 bool state_in_batch(const struct state_db *db)

@@ -88,6 +88,17 @@ int state_begin(struct state_db *db, burst_err_t *err);
 int state_commit(struct state_db *db, burst_err_t *err);
 void state_rollback(struct state_db *db);
 bool state_in_batch(const struct state_db *db);
+/*
+ * A batch whose commit does not wait for the disk (PRAGMA synchronous=NORMAL
+ * for its one commit; every other commit waits, FULL): once state_commit
+ * returns 0 it is written and seen, and survives the agent's crash, but
+ * not a power cut until state_sync has returned 0. state_sync may run on
+ * any thread (it does not use the connection): it syncs the write-ahead
+ * log of the database at path (every commit before it, of any batch).
+ */
+int state_begin_unsynced(struct state_db *db, burst_err_t *err);
+int state_sync(const char *path, burst_err_t *err);
+const char *state_path(const struct state_db *db);
 
 /*
  * Statements prepared on this connection so far. Each SQL text is prepared
