@@ -25,6 +25,7 @@
 #include "hostlist.h"
 #include "spool.h"
 #include "state.h"
+#include "views.h"
 #include "statedir.h"
 #include "strutil.h"
 
@@ -83,7 +84,7 @@ static int view_open(const struct agentview_opts *o, struct view *v)
 		view_close(v);
 		return EXIT_USAGE;
 	}
-	v->db = state_open_readonly(v->db_path, NULL, &err);
+	v->db = state_view_open(v->db_path, NULL, &err);
 	if (!v->db) {
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 		view_close(v);

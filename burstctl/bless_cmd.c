@@ -46,6 +46,7 @@
 #include "bless_cmd.h"
 #include "bless_report.h"
 #include "state.h"
+#include "views.h"
 #include "verb.h"
 #include "config.h"
 #include "policy.h"
@@ -408,7 +409,7 @@ static int unverified_records(const char *dir, const struct bless_report *r, boo
 	int bad = 0;
 
 	snprintf(path, sizeof(path), "%s/agent.db", dir);
-	db = state_open_readonly(path, &missing, &err);
+	db = state_view_open(path, &missing, &err);
 	if (!db) {
 		fprintf(stderr, "%s: %s: cannot verify the records against the agent's admissions: %s%s\n", prog,
 			allow ? "warning" : "refused", err.msg,

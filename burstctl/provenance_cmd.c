@@ -38,6 +38,7 @@
 #include "slurm_compat.h"
 #include "verb.h"
 #include "state.h"
+#include "views.h"
 #include "statedir.h"
 #include "strutil.h"
 
@@ -823,7 +824,7 @@ static int ctx_open(struct ctx *c, const struct popts *o)
 		free(path);
 		return -1;
 	}
-	c->db = state_open_readonly(path, NULL, &err);
+	c->db = state_view_open(path, NULL, &err);
 	free(path);
 	if (!c->db) {
 		fprintf(stderr, "%s: %s\n", prog, err.msg);

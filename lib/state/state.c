@@ -162,7 +162,7 @@ static int exec1(struct state_db *db, const char *sql, burst_err_t *err);
  * one, and the agent deletes no event or record (burstctl events --follow
  * reads the events after the last id it printed).
  */
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION STATE_SCHEMA_VERSION
 
 /* Columns added after the first release: added to an older database on open. */
 static const char *const added_columns[] = {
@@ -1221,6 +1221,14 @@ struct state_db *state_open_readonly(const char *path, bool *missing, burst_err_
 fail:
 	state_close(db);
 	return NULL;
+}
+
+int state_schema_version(struct state_db *db, int *version, burst_err_t *err)
+{
+	*version = 0;
+	if (int_of(db, "PRAGMA user_version", version) < 0)
+		return fail(db, err, "read the schema version");
+	return 0;
 }
 
 /* An immutable view goes stale when an agent opens the database: reconnect. */

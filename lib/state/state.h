@@ -173,6 +173,13 @@ int state_event(struct state_db *db, const char *node, const char *what,
 struct state_db *state_open_readonly(const char *path, bool *missing, burst_err_t *err);
 
 /*
+ * The schema version this build writes (PRAGMA user_version; state.c says
+ * what each one changed), and the one of db's file: 0, or -1 with err.
+ */
+#define STATE_SCHEMA_VERSION 2
+int state_schema_version(struct state_db *db, int *version, burst_err_t *err);
+
+/*
  * Every node's row, ordered by name. On success *out is a new array of *n
  * records that the caller owns and frees with state_nodes_free (which also
  * frees each record's strings); *out is NULL when *n is 0. Returns 0 or -1

@@ -314,4 +314,14 @@ run 0 -c "$conf2" nodes
 ! grep -q "$(printf '\033')" "$tmp/out" && has 'rejected: \x1b[31mred' out
 ok $? "nodes: ... and in the table"
 
+# a database of a newer agent's schema (PRAGMA user_version): refused by
+# every view, naming both versions, and left as it was
+"$PY" -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("PRAGMA user_version=99"); c.commit()' "$db2"
+for verb in status nodes events; do
+	run 2 -c "$conf2" $verb && hasre "agent\.db: the agent's state database has schema version 99, newer than this build reads \([0-9]+\)" err
+	ok $? "$verb refuses a newer schema, naming both versions"
+done
+[ "$("$PY" -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA user_version").fetchone()[0])' "$db2")" = 99 ]
+ok $? "... and does not change the file's version"
+
 done_testing
