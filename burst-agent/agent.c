@@ -637,6 +637,12 @@ static void fd_limits(void)
 	}
 }
 
+/* A driver's own crash point (provider_crash). */
+static void driver_crash(int point)
+{
+	crash_point((enum crash_point)point);
+}
+
 /* Once this agent holds the lease: its nodes, Slurm, its sockets. */
 static int setup_active(void)
 {
@@ -646,6 +652,7 @@ static int setup_active(void)
 	 * replaces a file there, it checks that this agent still holds the
 	 * lease */
 	provider_fence = lease_fence;
+	provider_crash = driver_crash;
 	for (size_t i = 0; i < A.nprovs; i++)
 		if (A.provs[i].ops->activate)
 			A.provs[i].ops->activate(A.provs[i].drv);

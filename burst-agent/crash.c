@@ -51,6 +51,9 @@ static const struct {
 	[CP_JOIN_REJECTED] = { "join.rejected", "a node rejected at join: durable, the node not answered" },
 	[CP_JOIN_ADMITTED] = { "join.admitted", "a node admitted: durable, neither Slurm nor the node told" },
 	[CP_JOIN_ANSWERED] = { "join.answered", "a node admitted and answered with its admission record" },
+	[CP_GCP_BULK_SENT] = { "gcp.bulk.sent", "the gcp driver: a bulk insert answered with its operation, not waited for" },
+	[CP_GCP_BULK_DONE] = { "gcp.bulk.done", "the gcp driver: a bulk insert's operation DONE, its VMs not listed" },
+	[CP_GCP_METADATA] = { "gcp.metadata.set", "the gcp driver: a VM's node and join token set, the batch's other VMs not yet" },
 };
 
 static const char *const hold_names[HP_COUNT] = {

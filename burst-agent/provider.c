@@ -19,6 +19,7 @@ static const struct provider_ops *const drivers[] = {
 };
 
 int (*provider_fence)(void);
+void (*provider_crash)(int point);
 
 const struct provider_ops *provider_ops_find(const char *type)
 {

@@ -184,6 +184,12 @@ struct provider_ops {
  */
 extern int (*provider_fence)(void);
 
+/*
+ * Set by the agent (crash.h): a driver calls it at its own crash points
+ * (CP_GCP_*), for tests. NULL (burstctl, the tests' drivers): nothing.
+ */
+extern void (*provider_crash)(int point);
+
 /* The driver for a provider type, or NULL. */
 const struct provider_ops *provider_ops_find(const char *type);
 

@@ -48,6 +48,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
+#include "../crash.h"
 #include "../provider.h"
 #include "gce.h"
 #include "gce_auth.h"
@@ -530,6 +531,8 @@ static void launch_chunk(struct provider *p, struct gce_client *c, struct prov_b
 		sb_free(&script);
 		return;
 	}
+	if (provider_crash)
+		provider_crash(CP_GCP_BULK_SENT);
 	cls = wait_op(c, &op, time(NULL) + p->op_wait, &err);
 	if (cls != GCE_OK) {
 		for (i = 0; i < n; i++)
@@ -538,6 +541,8 @@ static void launch_chunk(struct provider *p, struct gce_client *c, struct prov_b
 		sb_free(&script);
 		return;
 	}
+	if (provider_crash)
+		provider_crash(CP_GCP_BULK_DONE);
 	opcls = gce_op_class(&op);
 	gce_op_errors(&op, errs, sizeof(errs));
 	if (opcls == GCE_EXISTS && round == 0) {
@@ -623,6 +628,8 @@ static void launch_chunk(struct provider *p, struct gce_client *c, struct prov_b
 				set_error(pn, PROV_TRANSIENT, "gcp %s: VM %s/%s made, its node and join token not set "
 					  "(sent again, the launch sets them): %s", p->name, v->zone ? v->zone : "", v->name,
 					  err.msg);
+			else if (provider_crash)
+				provider_crash(CP_GCP_METADATA);
 			continue;
 		}
 		/* no VM: its own insert operation says why (the bulk's may not) */
