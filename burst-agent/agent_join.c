@@ -593,11 +593,10 @@ static void answer_admitted(const struct join_peer *p, const char *node, const s
  * database; only a verified report from the instance the token was issued
  * for is stored and decided on.
  */
-/* A verified report's decision, waiting for its commit to be durable. */
+/* An admission, waiting for its commit to be durable. */
 struct join_wait {
 	struct join_peer peer;   /* fd: a duplicate of the connection's */
 	char node[128], digest[65];
-	char *bad;               /* rejected: why; NULL: admitted */
 	char *nodeset;
 	double launched, requested;
 };
@@ -607,19 +606,17 @@ static void join_durable(void *arg, bool durable)
 	struct join_wait *w = arg;
 	struct join_peer *p = &w->peer;
 	const char *node = w->node;
+	struct bnode *ni = node_find(node);
 	struct node_rec r;
 	burst_err_t err;
 
 	memset(&r, 0, sizeof(r));
+	/* answered below (or it asks again, and is answered then) */
+	if (ni)
+		ni->answer_pending = false;
 	if (!durable) {
-		/* not answered: the node asks again (an admitted one is
-		 * answered again then, on the same report) */
-		goto out;
-	}
-	if (w->bad) {
-		crash_point(CP_JOIN_REJECTED);
-		if (p->fd >= 0)
-			reply_reject(p, w->bad);
+		/* not answered: the node asks again (it is answered again then,
+		 * on the same report) */
 		goto out;
 	}
 	crash_point(CP_JOIN_ADMITTED);
@@ -656,17 +653,18 @@ out:
 	state_node_clear(&r);
 	if (p->fd >= 0)
 		close(p->fd);
-	free(w->bad);
 	free(w->nodeset);
 	free(w);
 }
 
-/* The open batch (the report's record and its decision) committed; the
- * node answered once it is durable. */
-static void join_commit(const struct join_peer *p, const char *node, const char *digest, const char *bad,
-			const char *nodeset, double launched, double requested)
+/* The open batch (the report's record and its admission) committed; the
+ * node answered once it is durable, and meanwhile not taken for one
+ * answered (its slurmd's registration not waited for yet). */
+static void join_commit(const struct join_peer *p, const char *node, const char *digest, const char *nodeset,
+			double launched, double requested)
 {
 	struct join_wait *w = xcalloc(1, sizeof(*w));
+	struct bnode *ni = node_find(node);
 
 	w->peer = *p;
 	/* not inherited by what the agent starts; -1: answered by no one (the node asks again) */
@@ -675,8 +673,9 @@ static void join_commit(const struct join_peer *p, const char *node, const char 
 		ERR("%s: cannot keep its join connection (%s): not answered (it asks again)", node, strerror(errno));
 	snprintf(w->node, sizeof(w->node), "%s", node);
 	snprintf(w->digest, sizeof(w->digest), "%s", digest);
-	w->bad = bad ? xstrdup(bad) : NULL;
 	w->nodeset = nodeset ? xstrdup(nodeset) : NULL;
+	if (ni)
+		ni->answer_pending = true;
 	w->launched = launched;
 	w->requested = requested;
 	node_life_commit_then(join_durable, w);
@@ -826,25 +825,30 @@ static void join_decoded(struct join_peer *p, const struct wire_join_request *rq
 		launched = r.since;
 		requested = bn && bn->requested_at > 0 && bn->requested_at <= launched ? bn->requested_at : launched;
 	}
-	/* the record and the decision in one commit, made durable off the
-	 * loop; the node is answered once it is (join_durable) */
-	node_life_begin_unsynced();
-	if (state_record_add(A.db, node, instance, digest, text, bad ? bad : "admitted", &err) < 0)
-		ERR("%s: cannot store its record: %s", node, err.msg);
 	if (bad) {
+		/* written at once (the loop terminates a rejected node's
+		 * instance: not before the node is told why) */
 		char full[1300];
+		if (state_record_add(A.db, node, instance, digest, text, bad, &err) < 0)
+			ERR("%s: cannot store its record: %s", node, err.msg);
 		snprintf(full, sizeof(full), "rejected at join: %s", bad);
 		metric_join("rejected");
 		node_life_apply(node, &r, LE_REJECT, full);
-		join_commit(p, node, digest, bad, r.nodeset, launched, requested);
+		crash_point(CP_JOIN_REJECTED);
+		reply_reject(p, bad);
 		goto out;
 	}
+	/* the record and the admission in one commit, made durable off the
+	 * loop; the node is answered once it is (join_durable) */
+	node_life_begin_unsynced();
+	if (state_record_add(A.db, node, instance, digest, text, "admitted", &err) < 0)
+		ERR("%s: cannot store its record: %s", node, err.msg);
 	if (node_life_apply(node, &r, LE_ADMIT, digest) != 1) {
 		node_life_commit();
 		reply_reject(p, "state changed");
 		goto out;
 	}
-	join_commit(p, node, digest, NULL, r.nodeset, launched, requested);
+	join_commit(p, node, digest, r.nodeset, launched, requested);
 out:
 	wire_join_claim_free(&pay);
 	json_object_put(jrec);

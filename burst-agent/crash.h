@@ -66,7 +66,7 @@ void crash_points_print(FILE *f);
  */
 enum hold_point {
 	HP_MUNGE_DECODE,         /* a credential about to be decoded (join reports, notices) */
-	HP_STATE_SYNC,           /* a join's transitions committed, about to be made durable */
+	HP_STATE_SYNC,           /* an admission committed, about to be made durable */
 	HP_PROVIDER_CONSOLE,     /* on the provider's worker: a console about to be read */
 	HP_PROVIDER_ENDED,       /* on the provider's worker: whether instances ended, about to be asked */
 	HP_COUNT
