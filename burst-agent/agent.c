@@ -42,6 +42,7 @@
 #include "port_holder.h"
 #include "statedir.h"
 #include "strutil.h"
+#include "timer.h"
 #include "units.h"
 
 #define TICK_MS 250
@@ -64,6 +65,14 @@
 #define ACCEPT_BURST 64         /* connections taken per socket per turn of the loop */
 
 struct agent A;
+/* the server's own: its listening sockets and the connections being read */
+static int usock;                /* the control socket */
+static int *jsocks;              /* a join socket for each JoinListen= address */
+static size_t njsocks;
+static int msock;                /* MetricsListen=, -1 when off */
+static struct conn_table conns;  /* join and control connections being read */
+static unsigned long dropped_slow, dropped_full, dropped_budget; /* join connections, logged now and then */
+static double dropped_said;
 static volatile sig_atomic_t stopping, reloading;
 static size_t join_max = JOIN_MAX_CONNS;
 /* something happened that the loop's periodic work should see at once (a
@@ -299,19 +308,19 @@ static void accept_clients(int lsock, int kind)
 			uint32_t uid;
 			if (conn_local_peer_uid(fd, &uid) == 0)
 				src = conn_source_uid(src, uid);
-			if (!conn_add_capped(&A.conns, fd, kind, src, mono(), METRICS_DEADLINE_S, METRICS_MAX_CONNS,
+			if (!conn_add_capped(&conns, fd, kind, src, mono(), METRICS_DEADLINE_S, METRICS_MAX_CONNS,
 					     METRICS_MAX_PER_SOURCE, &evicted))
 				ERR("metrics: cannot wait for a connection (epoll): %s; closed", strerror(errno));
 			if (evicted)
 				metric_dropped("too_many");
 			continue;
 		}
-		if (!conn_add(&A.conns, fd, kind, src, mono(), kind == CONN_JOIN ? JOIN_DEADLINE_S : CTL_DEADLINE_S,
+		if (!conn_add(&conns, fd, kind, src, mono(), kind == CONN_JOIN ? JOIN_DEADLINE_S : CTL_DEADLINE_S,
 			      kind == CONN_JOIN ? join_max : CTL_MAX_CONNS, &evicted))
 			ERR("%s: cannot wait for a connection (epoll): %s; closed", kind == CONN_JOIN ? "join" : "control",
 			    strerror(errno));
 		if (evicted && kind == CONN_JOIN)
-			A.dropped_full++;
+			dropped_full++;
 		else if (evicted)
 			ERR_LIMITED("control: connections evicted", "control: more than %d connections open: the oldest closed", CTL_MAX_CONNS);
 	}
@@ -325,7 +334,7 @@ static void accept_clients(int lsock, int kind)
  * the kernel and back, hundreds of them, several hundred times a second.
  */
 #define EV_TAG ((uint64_t)1 << 32)
-enum { EV_CTL = 1, EV_WORKERS, EV_METRICS, EV_JOIN /* + i: A.jsocks[i] */ };
+enum { EV_CTL = 1, EV_WORKERS, EV_METRICS, EV_JOIN /* + i: jsocks[i] */ };
 #define EV_MAX 256
 
 static int loop_ep = -1;
@@ -346,15 +355,15 @@ static int loop_watch(void)
 	size_t i;
 
 	loop_ep = epoll_create1(EPOLL_CLOEXEC);
-	if (loop_ep < 0 || watch_fd(A.usock, EV_CTL) < 0 ||
+	if (loop_ep < 0 || watch_fd(usock, EV_CTL) < 0 ||
 	    (pworker_fd() >= 0 && watch_fd(pworker_fd(), EV_WORKERS) < 0) ||
-	    (A.msock >= 0 && watch_fd(A.msock, EV_METRICS) < 0) ||
-	    conn_table_watch(&A.conns, loop_ep) < 0) {
+	    (msock >= 0 && watch_fd(msock, EV_METRICS) < 0) ||
+	    conn_table_watch(&conns, loop_ep) < 0) {
 		ERR("cannot wait for the agent's sockets (epoll): %s", strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < A.njsocks; i++)
-		if (A.jsocks[i] >= 0 && watch_fd(A.jsocks[i], EV_JOIN + i) < 0) {
+	for (i = 0; i < njsocks; i++)
+		if (jsocks[i] >= 0 && watch_fd(jsocks[i], EV_JOIN + i) < 0) {
 			ERR("cannot wait for node reports (epoll): %s", strerror(errno));
 			return -1;
 		}
@@ -365,21 +374,21 @@ static int loop_watch(void)
  * request, drop it when done with. */
 static void serve_conn(size_t i, uint32_t events)
 {
-	struct conn *c = &A.conns.c[i];
+	struct conn *c = &conns.c[i];
 	enum conn_status st;
 	bool join = c->kind == CONN_JOIN;
 
 	if (c->kind == CONN_METRICS) {
 		short rev = (short)((events & EPOLLIN ? POLLIN : 0) | (events & EPOLLOUT ? POLLOUT : 0) |
 				    (events & EPOLLERR ? POLLERR : 0) | (events & EPOLLHUP ? POLLHUP : 0));
-		if (metrics_conn(c, rev) || conn_watch(&A.conns, c) < 0)
-			conn_drop(&A.conns, i);
+		if (metrics_conn(c, rev) || conn_watch(&conns, c) < 0)
+			conn_drop(&conns, i);
 		return;
 	}
 	if (join && c->out && c->outoff < c->outlen) {
 		/* the answer to its hello, not all sent at once */
-		if (conn_flush(c) == CONN_ERROR || conn_watch(&A.conns, c) < 0)
-			conn_drop(&A.conns, i);
+		if (conn_flush(c) == CONN_ERROR || conn_watch(&conns, c) < 0)
+			conn_drop(&conns, i);
 		return;
 	}
 	st = conn_pump(c, join ? MAX_REPORT : CTL_MAX_REQ);
@@ -388,8 +397,8 @@ static void serve_conn(size_t i, uint32_t events)
 		 * budget: a thousand connections that each stall with most of a
 		 * report held a gigabyte; the biggest of the source holding the
 		 * most go (this one, perhaps: c is not used after) */
-		if (join && A.conns.held > A.cfg->join_report_memory)
-			A.dropped_budget += conn_shed(&A.conns, CONN_JOIN, A.cfg->join_report_memory);
+		if (join && conns.held > A.cfg->join_report_memory)
+			dropped_budget += conn_shed(&conns, CONN_JOIN, A.cfg->join_report_memory);
 		return;
 	}
 	lease_check();   /* before answering anyone */
@@ -406,7 +415,7 @@ static void serve_conn(size_t i, uint32_t events)
 		join_too_big(c);
 	} else if (st == CONN_TOO_BIG)
 		ERR_LIMITED("control: requests too large", "control: request of more than %d bytes refused", CTL_MAX_REQ);
-	conn_drop(&A.conns, i);
+	conn_drop(&conns, i);
 }
 
 /* One turn of the loop's clients: wait up to a tick for a listening socket
@@ -416,7 +425,7 @@ static void serve_clients(void)
 {
 	struct epoll_event ev[EV_MAX];
 	bool workers = false, ctl = false, metrics = false;
-	bool *join = xcalloc(A.njsocks + 1, sizeof(*join));
+	bool *join = xcalloc(njsocks + 1, sizeof(*join));
 	double now;
 	size_t i;
 	int n = epoll_wait(loop_ep, ev, EV_MAX, TICK_MS);
@@ -428,7 +437,7 @@ static void serve_clients(void)
 			workers |= d == EV_WORKERS;
 			ctl |= d == EV_CTL;
 			metrics |= d == EV_METRICS;
-			if (d >= EV_JOIN && d - EV_JOIN < A.njsocks)
+			if (d >= EV_JOIN && d - EV_JOIN < njsocks)
 				join[d - EV_JOIN] = true;
 		}
 	}
@@ -450,40 +459,40 @@ static void serve_clients(void)
 		lease_check();
 	for (int k = 0; k < n; k++)
 		if (!(ev[k].data.u64 & EV_TAG)) {
-			size_t ci = conn_find(&A.conns, (int)ev[k].data.u64);
-			if (ci < A.conns.n)
+			size_t ci = conn_find(&conns, (int)ev[k].data.u64);
+			if (ci < conns.n)
 				serve_conn(ci, ev[k].events);
 		}
 	if (ctl)
-		accept_clients(A.usock, CONN_CTL);
-	for (i = 0; i < A.njsocks; i++)
+		accept_clients(usock, CONN_CTL);
+	for (i = 0; i < njsocks; i++)
 		if (join[i])
-			accept_clients(A.jsocks[i], CONN_JOIN);
+			accept_clients(jsocks[i], CONN_JOIN);
 	if (metrics)
-		accept_clients(A.msock, CONN_METRICS);
+		accept_clients(msock, CONN_METRICS);
 	free(join);
 	now = mono();
-	for (i = A.conns.n; i-- > 0;)
-		if (A.conns.c[i].deadline <= now) {
-			if (A.conns.c[i].kind == CONN_JOIN)
-				A.dropped_slow++;
-			else if (A.conns.c[i].kind == CONN_METRICS)
+	for (i = conns.n; i-- > 0;)
+		if (conns.c[i].deadline <= now) {
+			if (conns.c[i].kind == CONN_JOIN)
+				dropped_slow++;
+			else if (conns.c[i].kind == CONN_METRICS)
 				metric_dropped("deadline");
 			else
 				ERR_LIMITED("control: requests too slow", "control: no whole request within %.0f s: closed",
 					    CTL_DEADLINE_S);
-			conn_drop(&A.conns, i);
+			conn_drop(&conns, i);
 		}
 	/* what a flood of join connections did, once in a while rather than a line each */
-	if ((A.dropped_slow || A.dropped_full || A.dropped_budget) && now - A.dropped_said >= 10) {
+	if ((dropped_slow || dropped_full || dropped_budget) && now - dropped_said >= 10) {
 		char mem[32];
 		units_format((double)A.cfg->join_report_memory, UNIT_SIZE, mem, sizeof(mem));
 		ERR("join: closed %lu connection%s with no whole report within %.0f s, %lu beyond %zu open at once, "
 		    "%lu holding the most of the partial reports beyond JoinReportMemory=%s",
-		    A.dropped_slow, A.dropped_slow == 1 ? "" : "s", JOIN_DEADLINE_S, A.dropped_full, join_max,
-		    A.dropped_budget, mem);
-		A.dropped_slow = A.dropped_full = A.dropped_budget = 0;
-		A.dropped_said = now;
+		    dropped_slow, dropped_slow == 1 ? "" : "s", JOIN_DEADLINE_S, dropped_full, join_max,
+		    dropped_budget, mem);
+		dropped_slow = dropped_full = dropped_budget = 0;
+		dropped_said = now;
 	}
 }
 
@@ -494,7 +503,7 @@ static int setup(void)
 	char dbpath[PATH_MAX];
 
 	metrics_init();
-	A.msock = -1;
+	msock = -1;
 	if (load_conf() < 0)
 		return -1;
 	snprintf(A.spool, sizeof(A.spool), "%s/spool", A.cfg->state_dir);
@@ -572,10 +581,10 @@ static void listen_retry(void)
 {
 	double t = mono();
 
-	for (size_t i = 0; join_wait && i < A.njsocks; i++) {
+	for (size_t i = 0; join_wait && i < njsocks; i++) {
 		const struct cfg_listen *l = &A.cfg->join_listen[i];
 		int fd;
-		if (A.jsocks[i] >= 0 || !join_wait[i].waiting)
+		if (jsocks[i] >= 0 || !join_wait[i].waiting)
 			continue;
 		fd = listen_tcp(l->addr, l->port);
 		if (fd < 0) {
@@ -591,7 +600,7 @@ static void listen_retry(void)
 			close(fd);
 			continue;
 		}
-		A.jsocks[i] = fd;
+		jsocks[i] = fd;
 		port_free(&join_wait[i], "node reports", l->addr, l->port);
 	}
 	if (metrics_wait.waiting) {
@@ -608,7 +617,7 @@ static void listen_retry(void)
 			    strerror(errno));
 			close(fd);
 		} else if (fd >= 0) {
-			A.msock = fd;
+			msock = fd;
 			port_free(&metrics_wait, "metrics", A.cfg->metrics_addr, A.cfg->metrics_port);
 		}
 	}
@@ -681,8 +690,8 @@ static int setup_active(void)
 		    A.spool, (unsigned)A.slurm_uid, strerror(errno));
 	{
 		char why[PATH_MAX + 200];
-		A.usock = listen_unix(A.cfg->socket_path, why, sizeof(why));
-		if (A.usock < 0) {
+		usock = listen_unix(A.cfg->socket_path, why, sizeof(why));
+		if (usock < 0) {
 			ERR("cannot listen on SocketPath=%s: %s", A.cfg->socket_path, why);
 			return -1;
 		}
@@ -694,27 +703,27 @@ static int setup_active(void)
 	/* node reports: on each JoinListen= address (the local provider's
 	 * bridge address, or every address, when none is given); one whose
 	 * port another process holds is opened once it is free */
-	A.njsocks = A.cfg->njoin_listen;
-	A.jsocks = xcalloc(A.njsocks, sizeof(*A.jsocks));
-	join_wait = xcalloc(A.njsocks, sizeof(*join_wait));
-	for (size_t i = 0; i < A.njsocks; i++) {
+	njsocks = A.cfg->njoin_listen;
+	jsocks = xcalloc(njsocks, sizeof(*jsocks));
+	join_wait = xcalloc(njsocks, sizeof(*join_wait));
+	for (size_t i = 0; i < njsocks; i++) {
 		const struct cfg_listen *l = &A.cfg->join_listen[i];
-		A.jsocks[i] = listen_tcp(l->addr, l->port);
-		if (A.jsocks[i] < 0 && errno == EADDRINUSE)
+		jsocks[i] = listen_tcp(l->addr, l->port);
+		if (jsocks[i] < 0 && errno == EADDRINUSE)
 			port_taken(&join_wait[i], "node reports", l->addr, l->port, NO_JOIN_PORT);
-		else if (A.jsocks[i] < 0) {
+		else if (jsocks[i] < 0) {
 			ERR("cannot listen for node reports on %s port %d: %s (JoinListen=; is that address this host's?)",
 			    l->addr, l->port, strerror(errno));
 			return -1;
 		}
 	}
 	/* metrics are optional: the agent serves without them while their port is taken */
-	A.msock = metrics_listen();
-	if (A.msock == -3) {
-		A.msock = -1;
+	msock = metrics_listen();
+	if (msock == -3) {
+		msock = -1;
 		port_taken(&metrics_wait, "metrics", A.cfg->metrics_addr, A.cfg->metrics_port, NO_METRICS_PORT);
 	}
-	if (A.msock == -2)
+	if (msock == -2)
 		return -1;
 	return loop_watch();
 }
@@ -832,37 +841,28 @@ static void recover(void)
 	lost_nodes();
 }
 
-static void tick(void)
+/* the log's held-back lines, once a turn */
+static void flush_limited(void)
 {
-	burst_err_t err;
-	char **names;
-	size_t i;
-
 	loglimit_flush_all(false);
-	lease_check();
-	listen_retry();
-	take_spool();
-	launch_requested();
-	launch_retry();
-	node_life_rejected();
-	names = state_nodes_in(A.db, NS_TERMINATING, &err);
-	for (i = 0; names && names[i]; i++)
-		terminate(names[i]);
-	state_names_free(names);
-	cooldowns();
-	registration_check();
-	early_check();
-	release_refused_jobs();
-	cost_tick();
-	slurm_holds_retry();
-	lease_check();
-	reconcile();
-	lost_nodes();
-	lost_jobs_go_on();
-	ended_check();
-	node_life_boot_timeouts();
-	/* last: the jobs on every node lost or noticed this turn, in one reading */
-	slurm_jobs_send();
+}
+
+/* The loop's own periodic work; then each part's (timer.h), in an order
+ * that keeps a turn's: a part's later phases wait for the earlier ones. */
+static void register_timers(void)
+{
+	timer_add(TP_FIRST, 0, flush_limited, "held-back log lines");
+	lease_timers();
+	timer_add(TP_FIRST, 0, listen_retry, "listening sockets taken again");
+	spool_timers();
+	launch_timers();
+	/* before the Slurm adapter's: the jobs of the nodes it finds lost go
+	 * on in the same turn */
+	reconcile_timers();
+	slurm_timers();
+	cost_timers();
+	boot_timers();
+	node_life_timers();
 }
 
 /* Log to path ("syslog" for syslog); reopened on SIGHUP, for logrotate. */
@@ -984,12 +984,13 @@ int main(int argc, char **argv)
 	}
 	if (setup_active() < 0)
 		return 1;
+	register_timers();
 	{
 		char lis[512] = "";
 		for (size_t i = 0; i < A.cfg->njoin_listen; i++) {
 			size_t l = strlen(lis);
 			snprintf(lis + l, sizeof(lis) - l, "%s%s:%d%s", i ? ", " : "", A.cfg->join_listen[i].addr,
-				 A.cfg->join_listen[i].port, A.jsocks[i] < 0 ? " (once free)" : "");
+				 A.cfg->join_listen[i].port, jsocks[i] < 0 ? " (once free)" : "");
 		}
 		INFO("started: %zu nodes in %zu node sets, state %s, socket %s, node reports on %s%s%s%s",
 		     A.nnodes, A.cfg->nnodesets, A.cfg->state_dir, A.cfg->socket_path, lis,
@@ -1018,25 +1019,25 @@ int main(int argc, char **argv)
 		if (kicked || mono() - last_tick >= TICK_MS / 1000.0) {
 			kicked = false;
 			last_tick = mono();
-			tick();
+			timer_run(last_tick);
 		}
 	}
 	loglimit_flush_all(true);
 	INFO("stopping (instances keep running; a restart takes them up again)");
 	A.exiting = true;
-	conn_table_free(&A.conns);
+	conn_table_free(&conns);
 	if (loop_ep >= 0)
 		close(loop_ep);
-	close(A.usock);
-	for (size_t i = 0; i < A.njsocks; i++)
-		if (A.jsocks[i] >= 0)
-			close(A.jsocks[i]);
-	free(A.jsocks);
+	close(usock);
+	for (size_t i = 0; i < njsocks; i++)
+		if (jsocks[i] >= 0)
+			close(jsocks[i]);
+	free(jsocks);
 	free(join_wait);
 	join_signer_stop();
 	node_life_stop();
-	if (A.msock >= 0)
-		close(A.msock);
+	if (msock >= 0)
+		close(msock);
 	metrics_fini();
 	cost_fini();
 	unlink(A.cfg->socket_path);
@@ -1048,9 +1049,14 @@ int main(int argc, char **argv)
 	state_close(A.db);
 	agent_conf_free();
 	pace_free();
+	timer_reset();
 	node_life_fini();
 	boot_fini();
 	curl_global_cleanup();
 	return 0;
 }
 
+struct conn_table *agent_conns(void)
+{
+	return &conns;
+}

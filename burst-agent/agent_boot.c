@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agent_int.h"
+#include "timer.h"
 #include "node_life.h"
 #include "strutil.h"
 
@@ -156,19 +157,15 @@ static void ended_answered(const char *provider, bool ran, const struct ended_as
  * start). Asked of their providers once a second, on each one's worker (a
  * provider still answering the last round is not asked again).
  */
-void ended_check(void)
+static void ended_check(void)
 {
 	static const enum node_state states[] = { NS_BOOTING, NS_ADMITTED };
-	static double last;
 	struct ended_ask **asks;
 	size_t *nasks;
 	burst_err_t err;
 	size_t s, i;
 	bool *may_end;
 
-	if (now() - last < 1.0)
-		return;
-	last = now();
 	/* the node sets whose providers can tell (local): the others' nodes
 	 * (aws, openstack) are not read every second, thousands booting at
 	 * once in a burst */
@@ -242,4 +239,9 @@ void boot_fini(void)
 	free(ended_asking);
 	ended_asking = NULL;
 	nended_asking = 0;
+}
+
+void boot_timers(void)
+{
+	timer_add(TP_CHECKS, 1.0, ended_check, "instances that ended");
 }

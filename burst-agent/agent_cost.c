@@ -16,6 +16,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "timer.h"
 #include "node_life.h"
 #include "wire.h"
 #include "cost.h"
@@ -184,7 +185,7 @@ static void job_cost(uint32_t job)
 
 static void budget_release(void);
 
-void cost_tick(void)
+static void cost_tick(void)
 {
 	static double last;
 	double t = mono();
@@ -477,4 +478,9 @@ static void budget_release(void)
 	}
 	budget_round_end();
 	state_budget_holds_free(h, n);
+}
+
+void cost_timers(void)
+{
+	timer_add(TP_ACT, 0, cost_tick, "job costs noted");
 }

@@ -77,16 +77,6 @@ uint64_t addr_key(const char *instance, const char *address);
 /* Tell slurmctld a just launched instance's address (agent_join.c). */
 void address_at_launch(const char *node, const char *instance, const char *address);
 
-/* Reconciler: a job requeued from a lost node, to let go on at once. */
-struct lost_job {
-	uint32_t id;
-	double until;            /* give up watching it then */
-	double next;             /* when to ask slurmctld to schedule it again */
-	bool pending;            /* seen requeued (pending) */
-	bool released, nudged;
-	bool noticed;            /* requeued by the agent: its node got an interruption notice */
-};
-
 /* A configured provider and its driver. */
 struct aprov {
 	const struct cfg_provider *cfg;
@@ -111,13 +101,6 @@ struct agent {
 	size_t *nranked;
 	char spool[PATH_MAX], nodes_dir[PATH_MAX];
 	const char *conf_path, *slurm_conf, *libexec, *node_bin;
-	int usock;
-	int *jsocks;             /* a join socket for each JoinListen= address */
-	size_t njsocks;
-	int msock;               /* MetricsListen=, -1 when off */
-	struct conn_table conns; /* join and control connections being read */
-	unsigned long dropped_slow, dropped_full, dropped_budget; /* join connections, logged now and then */
-	double dropped_said;
 	uid_t slurm_uid;
 	char munge_socket[PATH_MAX]; /* empty: munge's default */
 	struct slurm_acct slurm_acct; /* Slurm's accounting enforcement, read at start (slurm_settings) */
@@ -127,10 +110,6 @@ struct agent {
 	FILE *log;               /* NULL: stderr */
 	bool syslog;             /* log to syslog (LOG_DAEMON) instead */
 	const char *log_path;    /* -L, else burst.conf LogFile= */
-	struct rc_seen *seen;    /* reconciler: instances listed in the last round */
-	size_t nseen;
-	struct lost_job *lost_jobs;
-	size_t nlost_jobs;
 	bool exiting;            /* at exit: a worker in the middle of a call is not waited for */
 };
 
@@ -155,6 +134,9 @@ void logmsg_limited(struct loglimit *l, const char *level, const char *fmt, ...)
 /* the held-back lines' summaries that are due (every tick; force: all, at exit) */
 void loglimit_flush_all(bool force);
 double now(void);
+/* The connections the loop reads (the server's, in agent.c): the join
+ * code answers on them. */
+struct conn_table *agent_conns(void);
 /* For durations: seconds on a clock that does not jump. */
 double mono(void);
 
@@ -190,11 +172,13 @@ void admission_path(const char *node, char *buf, size_t len);
 
 /* agent_spool.c */
 void take_spool(void);
+void spool_timers(void);
 
 /* agent_launch.c */
 void cooldown_key(const char *prov, const char *type, const char *region, char *buf, size_t len);
-void launch_requested(void);
 void launch_retry(void);
+/* launches of requested nodes, retries, terminations and cooldowns: each turn */
+void launch_timers(void);
 /* Send these launching nodes (one candidate) as one batch now; how many were
  * sent. With prov, only those still launching through prov in region (the
  * region queue they waited in; NULL region: none): a node picked again for
@@ -220,7 +204,6 @@ void pace_terminate_throttled(const char *prov, const char *region);
 size_t pace_waiting(void);
 void pace_free(void);
 void terminate(const char *node);
-void cooldowns(void);
 
 /*
  * agent_join.c: join reports and admission. A node on a join connection,
@@ -278,23 +261,23 @@ void slurm_node_then(const char *name, const char *addr, uint32_t state, const c
 /* Let job (requeued from node) start at once: its BeginTime cleared. */
 void slurm_job_begin_now(uint32_t job, const char *node);
 /* Requeue job (running on node, whose instance is about to go); once
- * requeued it is let go on as one from a lost node (A.lost_jobs). */
+ * requeued it is let go on as one from a lost node. */
 void slurm_job_requeue(uint32_t job, const char *node, const char *why);
-void registration_check(void);
-/* Nodes launched at allocation whose job left them before Slurm took them over: reclaimed. */
-void early_check(void);
-void release_refused_jobs(void);
+/* A job Slurm requeued from a lost node: let go on once it is pending
+ * (watched a while by the Slurm adapter, each turn). */
+void slurm_lost_job_watch(uint32_t job);
+/* Each turn: slurmds that did not register, nodes launched at allocation
+ * whose job left them before Slurm took them over (reclaimed), jobs held
+ * after a refusal, holds to try again, jobs requeued from lost nodes, and
+ * last the turn's jobs_on() requests in one. */
+void slurm_timers(void);
 /* The running jobs on node, to then(arg, true, ids, n) on the loop (none
  * when slurmctld could not say); then(arg, false, NULL, 0) if the agent
  * stopped first. */
 void jobs_on(const char *node, void (*then)(void *arg, bool ran, const uint32_t *ids, size_t n), void *arg);
-/* The jobs_on() requests made since the last reading go out, in one (once a tick). */
-void slurm_jobs_send(void);
 /* A job's contract: 0 while slurmctld is asked (try again later), 1 with
  * *contract (a new string) or NULL and why. */
 int slurm_job_contract(uint32_t job, char **contract, char *why, size_t len);
-/* Jobs requeued from lost nodes (A.lost_jobs) let go on. */
-void lost_jobs_go_on(void);
 /* What the contract reading (slurm_job_contract) found of the job besides:
  * its account and time limit (minutes; 0 when unlimited or not known).
  * false when the job was not read (yet). */
@@ -318,8 +301,6 @@ void slurm_job_admin_note(uint32_t job, const char *note, bool final,
 /* Hold the job (requeued from a node the agent failed) once it is pending,
  * with note appended to its comment (what squeue -o %k shows). */
 void slurm_job_hold(uint32_t job, const char *note);
-/* Holds whose job was not pending yet, tried again when due (from the loop). */
-void slurm_holds_retry(void);
 /* Release a job held for a budget (its note taken off its comment), if it
  * is still held so; then(arg, ran, ok) on the loop, ok also when it was
  * not held any more. */
@@ -332,7 +313,8 @@ void slurm_job_budget_release(uint32_t job, const char *why, void (*then)(void *
  * no console, no instance; ran false: the agent stopped first). */
 typedef void (*boot_console_then)(const char *node, bool ran, const char *last, const char *where, void *arg);
 void boot_console(const char *node, const struct node_rec *r, boot_console_then then, void *arg);
-void ended_check(void);
+/* instances that ended on their own, asked once a second */
+void boot_timers(void);
 void boot_fini(void);
 
 /* agent_prov.c: provider calls on the provider's worker; these two are
@@ -380,7 +362,8 @@ void prov_terminate_async(struct aprov *p, const char *node, const char *instanc
 bool prov_any_pending(void);
 
 /* agent_reconcile.c */
-void reconcile(void);
+/* its rounds and the lost nodes: each turn */
+void reconcile_timers(void);
 void lost_finish(const char *node, struct node_rec *r);
 void lost_nodes(void);
 /* An instance terminated (its provider said so): a round's listing that
@@ -398,6 +381,8 @@ void lease_check(void);
 int lease_fence(void);
 /* A clean stop: hand the lease over at once. */
 void lease_release(void);
+/* the lease checked at the start of a turn, and before the reconciler */
+void lease_timers(void);
 
 /* agent_metrics.c: counted on the loop where each event is handled */
 #define METRICS_MAX_REQ 8192      /* a scraper's request line and header */
@@ -437,8 +422,8 @@ void cost_transition(const char *node, const struct node_rec *before, const stru
 void cost_adopted(const struct node_rec *r);
 /* Slurm's jobs (a whole reading): the holds of burst nodes; ended jobs' costs. */
 void cost_jobs(const struct job_info_msg *msg);
-/* Running jobs' cost so far into their admin comments, every CostNoteInterval. */
-void cost_tick(void);
+/* Running jobs' cost so far into their admin comments, every CostNoteInterval (a turn checks). */
+void cost_timers(void);
 /* A launch round: the budgets' spending read once (budget_round_begin),
  * then each launch (of count nodes) checked: 0 within every budget (its estimate is
  * counted for the next), 1 a budget would be crossed (why names it). */

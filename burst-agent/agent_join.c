@@ -169,8 +169,8 @@ static void send_line(int fd, const char *s)
 
 static void hello_signed(struct sign_job *j)
 {
-	size_t ci = conn_find(&A.conns, j->fd);
-	struct conn *c = ci < A.conns.n ? &A.conns.c[ci] : NULL;
+	size_t ci = conn_find(agent_conns(), j->fd);
+	struct conn *c = ci < agent_conns()->n ? &agent_conns()->c[ci] : NULL;
 	struct join_conn *jc = c ? c->data : NULL;
 	char *line;
 	size_t n;
@@ -181,7 +181,7 @@ static void hello_signed(struct sign_job *j)
 		ERR_LIMITED("join: credentials not made", "join: cannot prove the agent to %s: munge: %s (is munged running? socket %s); the node asks again",
 			    j->node, j->err, j->munge_socket[0] ? j->munge_socket : "default");
 		metric_join("unanswered");
-		conn_drop(&A.conns, ci);
+		conn_drop(agent_conns(), ci);
 		return;
 	}
 	line = join_hello_answer(j->cred);
@@ -191,8 +191,8 @@ static void hello_signed(struct sign_job *j)
 	line[n + 1] = '\0';
 	jc->signing = false;
 	c->deadline = mono() + REPORT_AFTER_HELLO_S;
-	if (conn_send(c, line, n + 1) == CONN_ERROR || conn_watch(&A.conns, c) < 0)
-		conn_drop(&A.conns, ci);
+	if (conn_send(c, line, n + 1) == CONN_ERROR || conn_watch(agent_conns(), c) < 0)
+		conn_drop(agent_conns(), ci);
 }
 
 static void sign_done(struct pjob *pj, bool ran)
@@ -328,9 +328,9 @@ static bool hello_start(struct conn *c, const struct join_hello *h)
 	struct sign_job *j;
 	size_t mine = 0, pending = pworker_pending(signer);
 
-	for (size_t i = 0; i < A.conns.n; i++) {
-		const struct join_conn *o = A.conns.c[i].data;
-		mine += o && o->signing && A.conns.c[i].src == c->src;
+	for (size_t i = 0; i < agent_conns()->n; i++) {
+		const struct join_conn *o = agent_conns()->c[i].data;
+		mine += o && o->signing && agent_conns()->c[i].src == c->src;
 	}
 	if (pending >= SIGN_MAX_PENDING || mine >= SIGN_MAX_PER_SOURCE) {
 		char *en = str_escape_ctl(h->node);

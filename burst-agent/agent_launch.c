@@ -12,6 +12,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "timer.h"
 #include "node_life.h"
 #include "wire.h"
 #include "crash.h"
@@ -471,7 +472,7 @@ static void pick_index_free(struct pick_index *x)
  * anything is launched; then the node set's nodes go in one batch per
  * candidate.
  */
-void launch_requested(void)
+static void launch_requested(void)
 {
 	burst_err_t err;
 	long *jobof = NULL;
@@ -863,7 +864,7 @@ static void cooldown_done(void *arg, bool ran, bool ok)
 }
 
 /* Nodes whose cooldown is over are powered down in Slurm again (idle~). */
-void cooldowns(void)
+static void cooldowns(void)
 {
 	burst_err_t err;
 	double t = now();
@@ -888,4 +889,23 @@ void cooldowns(void)
 		state_node_clear(&r);
 	}
 	state_names_free(names);
+}
+
+/* The terminating nodes' instances terminated (those not in a call already). */
+static void terminate_all(void)
+{
+	burst_err_t err;
+	char **names = state_nodes_in(A.db, NS_TERMINATING, &err);
+
+	for (size_t i = 0; names && names[i]; i++)
+		terminate(names[i]);
+	state_names_free(names);
+}
+
+void launch_timers(void)
+{
+	timer_add(TP_INTAKE, 0, launch_requested, "launches of requested nodes");
+	timer_add(TP_INTAKE, 0, launch_retry, "launches retried");
+	timer_add(TP_ACT, 0, terminate_all, "terminations");
+	timer_add(TP_ACT, 0, cooldowns, "cooldowns over");
 }

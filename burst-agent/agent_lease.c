@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "timer.h"
 #include "strutil.h"
 
 #define LEASE_POLL_S 0.25        /* the standby's look at the lease */
@@ -312,4 +313,11 @@ void lease_release(void)
 	default:
 		ERR("lease: cannot release it: %s", err.msg);
 	}
+}
+
+void lease_timers(void)
+{
+	timer_add(TP_FIRST, 0, lease_check, "lease");
+	/* again before the reconciler acts on what it found */
+	timer_add(TP_RECONCILE, 0, lease_check, "lease");
 }

@@ -12,6 +12,7 @@
 #include <slurm/slurm.h>
 
 #include "agent_int.h"
+#include "timer.h"
 #include "node_life.h"
 #include "crash.h"
 #include "proc.h"
@@ -187,11 +188,7 @@ static void rc_lost_jobs(void *arg, bool ran, const uint32_t *jobs, size_t nj)
 	if (state_node_get(A.db, q->node, &r, &err) != 1 || r.state != NS_LOST)
 		goto out;
 	for (i = 0; i < nj; i++) {
-		A.lost_jobs = xrealloc(A.lost_jobs, (A.nlost_jobs + 1) * sizeof(*A.lost_jobs));
-		memset(&A.lost_jobs[A.nlost_jobs], 0, sizeof(*A.lost_jobs));
-		A.lost_jobs[A.nlost_jobs].id = jobs[i];
-		A.lost_jobs[A.nlost_jobs].until = now() + 120 + A.cfg->reject_cooldown;
-		A.nlost_jobs++;
+		slurm_lost_job_watch(jobs[i]);
 		INFO("%s: job %u was running there: Slurm requeues it", q->node, jobs[i]);
 	}
 	lost_finish(q->node, &r);
@@ -217,6 +214,10 @@ out:
  * idle (an hour-long burst) still gets its rounds, and a hung one holds up
  * no other provider's.
  */
+/* the reconciler's own: the instances listed in the last round (when each
+ * was first seen, reconcile.h) */
+static struct rc_seen *seen;
+static size_t nseen;
 static unsigned round_seq;       /* the current round's number (list_job.round) */
 static struct {
 	bool on;                 /* a round's listings are out */
@@ -387,7 +388,7 @@ static void list_done(struct pjob *j, bool ran)
 		reconcile_finish();
 }
 
-void reconcile(void)
+static void reconcile(void)
 {
 	static double last;
 	double t = now();
@@ -482,7 +483,7 @@ static void reconcile_finish(void)
 	 * state, provider, instance, attempt, since) and no other: a round
 	 * over a burst's nodes is the agent's peak of memory */
 	listed = xcalloc(A.nprovs + 1, sizeof(*listed));
-	rc_seen_begin(&sr, A.seen, A.nseen);
+	rc_seen_begin(&sr, seen, nseen);
 	tnow = now();
 	for (i = 0; i < A.nprovs && i < R.nprovs; i++) {
 		struct aprov *p = &A.provs[i];
@@ -510,7 +511,7 @@ static void reconcile_finish(void)
 		}
 	}
 	/* instances of a provider whose listing failed keep their first sighting */
-	rc_seen_end(&sr, listed, nl, &A.seen, &A.nseen);
+	rc_seen_end(&sr, listed, nl, &seen, &nseen);
 	rn = xcalloc(nrecs ? nrecs : 1, sizeof(*rn));
 	for (i = 0; i < nrecs; i++) {
 		struct bnode *ni_ = node_find(recs[i].name);
@@ -591,4 +592,10 @@ out:
 		htab_free(&R.gone);
 	}
 	memset(&R, 0, sizeof(R));
+}
+
+void reconcile_timers(void)
+{
+	timer_add(TP_RECONCILE, 0, reconcile, "reconciler");
+	timer_add(TP_RECONCILE, 0, lost_nodes, "lost nodes");
 }

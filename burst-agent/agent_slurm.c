@@ -25,6 +25,7 @@
 #include <slurm/slurmdb.h>
 
 #include "agent_int.h"
+#include "timer.h"
 #include "node_life.h"
 #include "hostlist.h"
 #include "proc.h"
@@ -131,6 +132,19 @@ struct jobs_req {
 	size_t n;
 };
 static void jobs_batch_end(struct scall *c, bool ran);
+
+/* A job requeued from a lost node (or one under a notice), let go on at
+ * once: the Slurm adapter's own (lost_jobs_go_on). */
+struct lost_job {
+	uint32_t id;
+	double until;            /* give up watching it then */
+	double next;             /* when to ask slurmctld to schedule it again */
+	bool pending;            /* seen requeued (pending) */
+	bool released, nudged;
+	bool noticed;            /* requeued by the agent: its node got an interruption notice */
+};
+static struct lost_job *lost_jobs;
+static size_t nlost_jobs;
 
 /* A lost job as slurmctld has it (lost_jobs_go_on). */
 struct sjob {
@@ -334,6 +348,24 @@ static void w_requeue(struct scall *c)
 	c->err = c->rc == SLURM_SUCCESS ? 0 : burst_slurm_errno();
 }
 
+/* job watched until it runs again (lost_jobs_go_on) */
+static struct lost_job *lost_job_add(uint32_t job)
+{
+	struct lost_job *lj;
+
+	lost_jobs = xrealloc(lost_jobs, (nlost_jobs + 1) * sizeof(*lost_jobs));
+	lj = &lost_jobs[nlost_jobs++];
+	memset(lj, 0, sizeof(*lj));
+	lj->id = job;
+	lj->until = now() + 120 + A.cfg->reject_cooldown;
+	return lj;
+}
+
+void slurm_lost_job_watch(uint32_t job)
+{
+	lost_job_add(job);
+}
+
 static void t_requeue(struct scall *c)
 {
 	struct lost_job *lj;
@@ -345,11 +377,7 @@ static void t_requeue(struct scall *c)
 	}
 	INFO("%s: job %u requeued before its instance goes (%s)", c->node, c->job, c->reason);
 	/* Slurm holds it back (BeginTime) as if it could still run there: let it go on */
-	A.lost_jobs = xrealloc(A.lost_jobs, (A.nlost_jobs + 1) * sizeof(*A.lost_jobs));
-	lj = &A.lost_jobs[A.nlost_jobs++];
-	memset(lj, 0, sizeof(*lj));
-	lj->id = c->job;
-	lj->until = now() + 120 + A.cfg->reject_cooldown;
+	lj = lost_job_add(c->job);
 	lj->noticed = true;
 }
 
@@ -485,7 +513,7 @@ static void t_node_states(struct scall *c)
  * longer wait, and then goes DOWN (slurmd_failed, agent_boot.c). The
  * nodes' states are read on the Slurm worker, one round at a time.
  */
-void registration_check(void)
+static void registration_check(void)
 {
 	static double last;
 	burst_err_t err;
@@ -573,7 +601,7 @@ static void t_early(struct scall *c)
 	}
 }
 
-void early_check(void)
+static void early_check(void)
 {
 	static const enum node_state live[] = { NS_REQUESTED, NS_LAUNCHING, NS_BOOTING, NS_ADMITTED };
 	static double last;
@@ -679,7 +707,7 @@ static void t_refused_jobs(struct scall *c)
  * jobs are read (what changed since the last reading) every second on the
  * Slurm worker, one reading at a time.
  */
-void release_refused_jobs(void)
+static void release_refused_jobs(void)
 {
 	static double last_check;
 	struct scall *c;
@@ -775,7 +803,7 @@ static void jobs_send(void)
 	sc_submit(c);
 }
 
-void slurm_jobs_send(void)
+static void slurm_jobs_send(void)
 {
 	if (njq && !jq_out)
 		jobs_send();
@@ -864,9 +892,9 @@ static void t_lost_jobs(struct scall *c)
 		struct lost_job *lj = NULL;
 		bool done = false;
 
-		for (i = 0; i < A.nlost_jobs && !lj; i++)
-			if (A.lost_jobs[i].id == s->id)
-				lj = &A.lost_jobs[i];
+		for (i = 0; i < nlost_jobs && !lj; i++)
+			if (lost_jobs[i].id == s->id)
+				lj = &lost_jobs[i];
 		if (!lj)
 			continue;
 		if (s->found) {
@@ -894,7 +922,7 @@ static void t_lost_jobs(struct scall *c)
 		} else
 			done = s->gone;
 		if (done)
-			*lj = A.lost_jobs[--A.nlost_jobs];
+			*lj = lost_jobs[--nlost_jobs];
 	}
 }
 
@@ -908,25 +936,25 @@ static void t_lost_jobs(struct scall *c)
  * pass, and the periodic one comes only every minute. The jobs are read on
  * the Slurm worker, one round at a time.
  */
-void lost_jobs_go_on(void)
+static void lost_jobs_go_on(void)
 {
 	static double last;
 	struct scall *c;
 	size_t i = 0;
 
-	if (!A.nlost_jobs || lost_busy || now() - last < 1.0)
+	if (!nlost_jobs || lost_busy || now() - last < 1.0)
 		return;
 	last = now();
 	c = sc_new("load_job", w_lost_jobs, t_lost_jobs);
-	while (i < A.nlost_jobs) {
-		if (now() > A.lost_jobs[i].until) {
+	while (i < nlost_jobs) {
+		if (now() > lost_jobs[i].until) {
 			/* given up on */
-			A.lost_jobs[i] = A.lost_jobs[--A.nlost_jobs];
+			lost_jobs[i] = lost_jobs[--nlost_jobs];
 			continue;
 		}
 		c->jobs = xrealloc(c->jobs, (c->n + 1) * sizeof(*c->jobs));
 		memset(&c->jobs[c->n], 0, sizeof(*c->jobs));
-		c->jobs[c->n++].id = A.lost_jobs[i++].id;
+		c->jobs[c->n++].id = lost_jobs[i++].id;
 	}
 	if (!c->n) {
 		sc_done(&c->pj, false);
@@ -1443,7 +1471,7 @@ void slurm_job_hold(uint32_t job, const char *note)
 	hold_submit(job, note, 0);
 }
 
-void slurm_holds_retry(void)
+static void slurm_holds_retry(void)
 {
 	size_t i = 0;
 	double t = mono();
@@ -1535,4 +1563,18 @@ void slurm_adapter_free(void)
 	free(contracts);
 	contracts = NULL;
 	ncontracts = 0;
+	free(lost_jobs);
+	lost_jobs = NULL;
+	nlost_jobs = 0;
+}
+
+void slurm_timers(void)
+{
+	timer_add(TP_ACT, 0, registration_check, "slurmd registrations");
+	timer_add(TP_ACT, 0, early_check, "nodes launched at allocation");
+	timer_add(TP_ACT, 0, release_refused_jobs, "jobs held after a refusal");
+	timer_add(TP_ACT, 0, slurm_holds_retry, "holds tried again");
+	timer_add(TP_RECONCILE, 0, lost_jobs_go_on, "jobs requeued from lost nodes");
+	/* last: the jobs on every node lost or noticed this turn, in one reading */
+	timer_add(TP_LAST, 0, slurm_jobs_send, "jobs on nodes asked of slurmctld");
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "agent_int.h"
+#include "timer.h"
 #include "node_life.h"
 #include "crash.h"
 #include "hostlist.h"
@@ -199,4 +200,9 @@ void take_spool(void)
 	for (i = 0; names[i]; i++)
 		take_request(names[i]);
 	spool_list_free(names);
+}
+
+void spool_timers(void)
+{
+	timer_add(TP_INTAKE, 0, take_spool, "spool");
 }

@@ -20,6 +20,7 @@
 #include "crash.h"
 #include "node_life.h"
 #include "strutil.h"
+#include "timer.h"
 
 #define RELAUNCH_MAX 3           /* relaunches in a row of a node whose slurmd never came up */
 #define RELAUNCH_BACKOFF_S 5.0   /* before the first; doubled for each next one */
@@ -465,7 +466,7 @@ int node_life_apply(const char *node, struct node_rec *r, enum life_event ev, co
 	return node_life_apply_held(node, r, ev, why, NULL);
 }
 
-void node_life_rejected(void)
+static void node_life_rejected(void)
 {
 	burst_err_t err;
 	char **names;
@@ -481,7 +482,7 @@ void node_life_rejected(void)
 	state_names_free(names);
 }
 
-void node_life_boot_timeouts(void)
+static void node_life_boot_timeouts(void)
 {
 	burst_err_t err;
 	char **names;
@@ -519,4 +520,10 @@ void node_life_fini(void)
 	pending = NULL;
 	pending_to = NULL;
 	npending = 0;
+}
+
+void node_life_timers(void)
+{
+	timer_add(TP_LIFE, 0, node_life_rejected, "rejected nodes' instances");
+	timer_add(TP_CHECKS, 0, node_life_boot_timeouts, "BootTimeout");
 }

@@ -134,10 +134,9 @@ void node_life_commit_then(void (*then)(void *arg, bool durable), void *arg);
 int node_life_start(void);
 void node_life_stop(void);
 
-/* The rules of each tick: a rejected node's instance is terminated; a
- * node that missed BootTimeout failed. */
-void node_life_rejected(void);
-void node_life_boot_timeouts(void);
+/* The rules of each turn (timer.h): a rejected node's instance is
+ * terminated; a node that missed BootTimeout failed. */
+void node_life_timers(void);
 
 /* At exit: what node life keeps in memory. */
 void node_life_fini(void);
