@@ -79,6 +79,12 @@ if gce_client=$(burst_npm_tool gce-client "$npm_dir"); then
 else
 	echo "Google's Compute Engine client: not installed (above: why); the gcp tests that check the fake with it will fail"
 fi
+# the same for the azure tests: Microsoft's SDK (@azure/arm-compute, @azure/identity)
+if azure_sdk=$(burst_npm_tool azure-sdk "$npm_dir"); then
+	echo "Microsoft's Azure SDK: $azure_sdk"
+else
+	echo "Microsoft's Azure SDK: not installed (above: why); the azure tests that check the fake with it will fail"
+fi
 [ -d "$npm_dir" ] || npm_dir=
 # the counters, count_suite, count_tap, side_counts, side_add, suite_summary
 . tools/suite-count.sh
