@@ -15,6 +15,7 @@ static const struct provider_ops *const drivers[] = {
 	&provider_aws,
 	&provider_openstack,
 	&provider_gcp,
+	&provider_azure,
 	NULL,
 };
 

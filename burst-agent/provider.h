@@ -197,6 +197,10 @@ extern const struct provider_ops provider_local;
 extern const struct provider_ops provider_aws;
 extern const struct provider_ops provider_openstack;
 extern const struct provider_ops provider_gcp;
+extern const struct provider_ops provider_azure;
+
+/* The azure driver's request counters (bench, the CLI test driver). */
+void azure_provider_stats(const struct provider *p, unsigned *calls, unsigned *throttled, unsigned *tokens);
 
 /* The openstack driver's request counters (bench, the CLI test driver). */
 void openstack_provider_stats(const struct provider *p, unsigned *api_calls, unsigned *tokens);

@@ -74,12 +74,14 @@ struct cfg_provider {
 	char *compute_endpoint;  /* ComputeEndpoint= instead of the token catalog's */
 	char **accelerators;     /* Accelerators=ALIAS:MODEL,... (catalog refresh: extra specs' aliases) */
 	size_t naccelerators;
-	int build_wait;          /* BuildWait= seconds a launch waits for servers to leave BUILD (default 30) */
+	int build_wait;          /* BuildWait= seconds a launch waits for servers to leave BUILD (default 30;
+				  * azure: for its VMs' create operations, default 60) */
 	/* gcp (all may be NULL/0); Image= is the boot image (a family or image
 	 * path), CredentialsFile= a service account's JSON key (none: the
 	 * metadata server's token), Endpoint= the compute API's root URL */
 	char *project;           /* Project= (default: the key's project_id / the metadata server's) */
-	char **zones;            /* Zones=a,b: the zones a launch may use (default: the region's) */
+	char **zones;            /* Zones=a,b: the zones a launch may use (default: the region's;
+				  * azure: 1,2,3, tried in order on capacity) */
 	size_t nzones;
 	char *network;           /* Network= (default: global/networks/default) */
 	char *subnetwork;        /* Subnetwork= regions/R/subnetworks/NAME */
@@ -90,7 +92,17 @@ struct cfg_provider {
 	char *disk_type;         /* DiskType= pd-balanced, ... */
 	int disk_size_gb;        /* DiskSizeGB= (0: the image's) */
 	bool external_ip;        /* ExternalIP=yes: an ephemeral external address */
-	bool spot;               /* Spot=yes: provisioningModel SPOT */
+	bool spot;               /* Spot=yes: provisioningModel SPOT (azure: Priority=Spot) */
+	/* azure (all may be NULL/0); Image= is a URN PUBLISHER:OFFER:SKU:VERSION or an image's
+	 * resource id, SubnetId= the subnet's resource id, CredentialsFile= a file of
+	 * AZURE_* names (none: the VM's managed identity), Endpoint= ARM's URL */
+	char *subscription;      /* Subscription= the subscription id */
+	char *resource_group;    /* ResourceGroup= where the VMs go */
+	char *admin_user;        /* AdminUser= (default burst) */
+	char *ssh_public_key;    /* SshPublicKey= a public key file for AdminUser */
+	double max_price;        /* MaxPrice= USD per hour for spot, -1: up to on-demand (default) */
+	char *metadata_endpoint; /* MetadataEndpoint= the instance metadata service (tests) */
+	char *os_disk_type;      /* OsDiskType= Standard_LRS|StandardSSD_LRS|Premium_LRS (default StandardSSD_LRS) */
 	/* rate limits, per region (lib/core/ratelimit.h): the type's documented
 	 * ones (rate_limits_default), each overridden by LaunchRate=,
 	 * TerminateRate= and RequestRate=launch:..,terminate:.. */

@@ -240,6 +240,27 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 					 p->where.file, p->where.line, p->name);
 			problems++;
 		}
+		if (!strcmp(p->type, "azure")) {
+			const char *miss = !p->subscription ? "Subscription= (the subscription id)"
+					   : !p->resource_group ? "ResourceGroup= (where its VMs go)"
+					   : !p->image_id ? "Image=PUBLISHER:OFFER:SKU:VERSION or an image's resource id"
+					   : !p->subnet_id ? "SubnetId= (the subnet's resource id)"
+					   : !p->nregions ? "Regions= (e.g. eastus)" : NULL;
+			size_t z;
+			if (miss) {
+				burst_err_append(err, "%s:%d: Provider %s (azure) needs %s", p->where.file, p->where.line,
+						 p->name, miss);
+				problems++;
+			}
+			for (z = 0; z < p->nzones; z++)
+				if (!p->zones[z][0] || strlen(p->zones[z]) > 8 ||
+				    strspn(p->zones[z], "0123456789") != strlen(p->zones[z])) {
+					burst_err_append(err, "%s:%d: Provider %s (azure): Zones: '%s' is not an availability "
+							 "zone number such as 1", p->where.file, p->where.line, p->name,
+							 p->zones[z]);
+					problems++;
+				}
+		}
 		if (p->cloud && strcmp(p->type, "openstack")) {
 			burst_err_append(err, "%s:%d: Provider %s: Cloud= is for openstack providers (a clouds.yaml entry)",
 					 p->where.file, p->where.line, p->name);

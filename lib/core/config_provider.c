@@ -28,7 +28,7 @@ static const struct provider_type {
 	{ "aws", true },
 	{ "openstack", true },
 	{ "gcp", true },
-	{ "azure", false },
+	{ "azure", true },
 };
 #define NTYPES (sizeof(provider_types) / sizeof(provider_types[0]))
 
@@ -217,6 +217,33 @@ static void set_accelerators(struct loader *ld, const char *file, int line, stru
 		  &pl->p.accelerators, &pl->p.naccelerators);
 }
 
+static void set_priority(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	if (!str_ieq(val, "Regular") && !str_ieq(val, "Spot"))
+		cfg_err(ld, file, line, "Provider %s: Priority=%s: want Regular or Spot", pl->p.name, val);
+	pl->p.spot = str_ieq(val, "Spot");
+}
+
+static void set_max_price(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	char *end = NULL;
+	double v = strtod(val, &end);
+
+	if (!end || end == val || *end || !(v == -1 || (v > 0 && v < 10000)))
+		cfg_err(ld, file, line, "Provider %s: MaxPrice=%s: want USD per hour (e.g. 0.5), or -1 for up to the "
+			"on-demand price", pl->p.name, val);
+	pl->p.max_price = v;
+}
+
+static void set_os_disk_type(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	if (!str_ieq(val, "Standard_LRS") && !str_ieq(val, "StandardSSD_LRS") && !str_ieq(val, "Premium_LRS"))
+		cfg_err(ld, file, line, "Provider %s: OsDiskType=%s: want Standard_LRS, StandardSSD_LRS or Premium_LRS",
+			pl->p.name, val);
+	free(pl->p.os_disk_type);
+	pl->p.os_disk_type = xstrdup(val);
+}
+
 /* The keys of a Provider= line. */
 static const struct pkey {
 	const char *name;
@@ -277,6 +304,15 @@ static const struct pkey {
 	PSET("DiskSizeGB", set_disk_size),
 	PSET("ExternalIP", set_external_ip),
 	PSET("Spot", set_spot),
+	/* azure (and Zones=, Image=, SubnetId=, CredentialsFile=, Endpoint=, CaFile=, BuildWait=) */
+	PSTR("Subscription", subscription),
+	PSTR("ResourceGroup", resource_group),
+	PSTR("AdminUser", admin_user),
+	PSTR("SshPublicKey", ssh_public_key),
+	PSET("Priority", set_priority),
+	PSET("MaxPrice", set_max_price),
+	PSTR("MetadataEndpoint", metadata_endpoint),
+	PSET("OsDiskType", set_os_disk_type),
 #undef PSTR
 #undef PLIST
 #undef PSET
@@ -323,6 +359,7 @@ void cfg_parse_provider(struct loader *ld, const char *file, int line, struct co
 	memset(&pl, 0, sizeof(pl));
 	p->name = xstrdup(w[0].val);
 	p->build_wait = -1;
+	p->max_price = -1;
 	for (i = 0; i < NPKEYS; i++)
 		keys[i] = pkeys[i].name;
 	keys[NPKEYS] = NULL;
@@ -401,6 +438,12 @@ void cfg_free_provider(struct cfg_provider *p)
 	cfg_free_list(p->network_tags, p->nnetwork_tags);
 	free(p->instance_template);
 	free(p->disk_type);
+	free(p->subscription);
+	free(p->resource_group);
+	free(p->admin_user);
+	free(p->ssh_public_key);
+	free(p->metadata_endpoint);
+	free(p->os_disk_type);
 }
 
 bool config_has_driver(const char *type)

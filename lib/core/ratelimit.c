@@ -81,6 +81,16 @@ void rate_limits_default(const char *type, struct rate_limits *out)
 		out->launch_calls = (struct rate_spec){ 5, 2 };
 		out->terminate = (struct rate_spec){ 1000, 20 };
 		out->terminate_calls = (struct rate_spec){ 100, 5 };
+	} else if (type && str_ieq(type, "azure")) {
+		/* Microsoft's "Understand how Azure Resource Manager throttles
+		 * requests" and the compute resource provider's throttling
+		 * (issue 31): one PUT or DELETE per VM takes from the
+		 * subscription's writes or deletes (200, then 10/s) and the
+		 * region's VM create/update/delete (1,500, then 500/min) */
+		out->launch = (struct rate_spec){ 200, 500.0 / 60 };
+		out->launch_calls = (struct rate_spec){ 200, 500.0 / 60 };
+		out->terminate = (struct rate_spec){ 200, 500.0 / 60 };
+		out->terminate_calls = (struct rate_spec){ 200, 500.0 / 60 };
 	}
 }
 

@@ -27,7 +27,9 @@
  *   aws_driver_cli CONF PROVIDER ended NODE INSTANCE
  *       prints 1, 0 or -1
  * With an openstack or gcp provider, the driver's request counters go to stderr
- * at the end: "api_calls N tokens N".
+ * at the end: "api_calls N tokens N" (azure: "api_calls N throttled N
+ * tokens N"); after a launch, "address NODE ADDR" for each node whose
+ * address the driver found (on stderr).
  * Exits 100 on bad usage, 2 when the configuration or the driver fails.
  */
 #include <stdio.h>
@@ -99,6 +101,9 @@ static int do_launch(const struct provider_ops *ops, struct provider *p, const c
 			printf("%s %s %s%s%s\n", nodes[i].node, nodes[i].instance[0] ? nodes[i].instance : "-",
 			       prov_class_name(nodes[i].cls), nodes[i].cls ? " " : "", nodes[i].cls ? nodes[i].error : "");
 	}
+	for (i = 0; i < n; i++)   /* Slurm's NodeAddr as the driver found it */
+		if (nodes[i].address[0])
+			fprintf(stderr, "address %s %s\n", nodes[i].node, nodes[i].address);
 	for (i = 0; i < nown; i++)
 		free(own[i]);
 	free(own);
@@ -227,6 +232,11 @@ int main(int argc, char **argv)
 		else
 			openstack_provider_stats(p, &calls, &tokens);
 		fprintf(stderr, "api_calls %u tokens %u\n", calls, tokens);
+	}
+	if (!strcmp(pc->type, "azure")) {
+		unsigned calls, throttled, tokens;
+		azure_provider_stats(p, &calls, &throttled, &tokens);
+		fprintf(stderr, "api_calls %u throttled %u tokens %u\n", calls, throttled, tokens);
 	}
 	ops->fini(p);
 	config_free(cfg);

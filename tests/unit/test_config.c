@@ -558,9 +558,8 @@ int main(void)
 			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
 		if (ok(cfg != NULL, "azure.conf parses")) {
 			n = config_check(cfg, cat, &err);
-			ok(n == 1, "a provider type without a driver is a problem (%d)", n);
-			has_str(err.msg, "azure.conf:2: Provider alpha: Type=azure has no driver in burst-agent (drivers: local, aws, openstack, gcp)",
-				"... naming the drivers there are");
+			ok(n == 1, "an azure provider with only Regions= is one problem (%d)", n);
+			has_str(err.msg, "azure.conf:2: Provider alpha (azure) needs Subscription=", "... naming what it needs");
 			config_free(cfg);
 		}
 		cfg = load("gcp.conf",
@@ -598,6 +597,30 @@ int main(void)
 		ok(cfg == NULL && strstr(err.msg, "gcp3.conf:1: Provider alpha: Spot=maybe: want yes or no") &&
 		   strstr(err.msg, "DiskSizeGB=5: want GB from 10 to 65536"),
 		   "Spot= not yes/no and a DiskSizeGB= too small: refused, naming the line: %s", err.msg);
+		cfg = load("azure2.conf",
+			   "JoinAddress=10.0.0.5:6830\n"
+			   "Provider=az Type=azure Catalog=alpha Regions=eastus Subscription=s1 ResourceGroup=rg Zones=1,2,3 "
+			   "Image=Canonical:ubuntu-24_04-lts:server:latest Priority=Spot MaxPrice=0.5 OsDiskType=Premium_LRS "
+			   "SubnetId=/subscriptions/s1/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/v/subnets/n\n"
+			   "Provider=az2 Type=azure Catalog=alpha Regions=eastus Subscription=s1 Image=Canonical:o:s:latest Zones=1,east\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=gpu.t4\n", &err);
+		if (ok(cfg != NULL, "azure2.conf parses: %s", cfg ? "" : err.msg)) {
+			ok(cfg->providers[0].nzones == 3 && !strcmp(cfg->providers[0].zones[2], "3") && cfg->providers[0].spot &&
+			   cfg->providers[0].max_price == 0.5 && !strcmp(cfg->providers[0].resource_group, "rg"),
+			   "azure keys: Zones, Priority, MaxPrice, ResourceGroup");
+			ok(!cfg->providers[1].spot && cfg->providers[1].max_price == -1, "defaults: Regular, MaxPrice -1");
+			n = config_check(cfg, cat, &err);
+			ok(n == 2, "an azure provider without ResourceGroup=, a zone that is no number: two problems (%d): %s", n, err.msg);
+			has_str(err.msg, "Provider az2 (azure): Zones: 'east' is not an availability zone number", "... the zone");
+			has_str(err.msg, "azure2.conf:3: Provider az2 (azure) needs ResourceGroup=", "... naming file:line and the key");
+			config_free(cfg);
+		}
+		cfg = load("azbad.conf",
+			   "Provider=az Type=azure Catalog=alpha Priority=Low MaxPrice=cheap OsDiskType=SSD\n", &err);
+		ok(cfg == NULL, "bad azure values are refused");
+		has_str(err.msg, "Priority=Low: want Regular or Spot", "... a priority");
+		has_str(err.msg, "MaxPrice=cheap: want USD per hour", "... a price");
+		has_str(err.msg, "OsDiskType=SSD: want Standard_LRS", "... a disk type");
 		config_free(cfg);
 		cfg = load("nolisten.conf",
 			   "JoinListen=192.0.2.77:7000 JoinAddress=10.0.0.5:6830\n"
