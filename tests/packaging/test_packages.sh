@@ -143,11 +143,14 @@ PlugStackConfig=/etc/slurm/plugstack.conf
 NodeName=n1 CPUs=1 State=UNKNOWN
 PartitionName=p Nodes=n1 Default=YES
 CONF
+# (as the admin guide says: a file of its own in the directory Debian's
+# plugstack.conf includes, which stays the package's)
 printf '%s\n' 'required spank_cloud_contract.so conf=/etc/slurm/burst.conf' \
-	'include /etc/slurm-burst/plugstack.d/*.conf' >"$R/etc/slurm/plugstack.conf"
+	'include /etc/slurm-burst/plugstack.d/*.conf' >"$R/etc/slurm/plugstack.conf.d/slurm-burst.conf"
 in_root sbatch --help >"$tmp/out" 2>&1
-grep -q -- '--cloud-contract=NAME|EXPR' "$tmp/out"
-ok $? "plugstack.conf names the plugin by file name; the root's sbatch --help shows --cloud-contract" "$tmp/out"
+grep -q -- '--cloud-contract=NAME|EXPR' "$tmp/out" &&
+	in_root dpkg --verify slurm-wlm-basic-plugins >>"$tmp/out" 2>&1
+ok $? "plugstack.conf.d/slurm-burst.conf names the plugin by file name; the root's sbatch --help shows --cloud-contract; Debian's plugstack.conf is untouched" "$tmp/out"
 adm=$(sed -n 's/^required \([^ ]*\)$/\1/p' "$R/etc/slurm-burst/plugstack.d/burst-admission.conf" 2>/dev/null)
 [ -n "$adm" ] && [ -f "$R$adm" ] && [ "$(basename "$adm")" = spank_burst_admission.so ] &&
 	[ -z "$(ls "$R"/usr/lib/*/slurm-wlm/spank_burst_admission.so 2>/dev/null | grep -v "^$R$adm$")" ]
