@@ -19,6 +19,8 @@
 
 BURST_MOTO_DEBIAN_SUITE=${BURST_MOTO_DEBIAN_SUITE:-trixie}
 BURST_MOTO_DEBIAN_MIRROR=${BURST_MOTO_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# the system's python3, which Debian's moto runs on (a test names another)
+BURST_MOTO_SYSTEM_PYTHON=${BURST_MOTO_SYSTEM_PYTHON:-/usr/bin/python3}
 
 burst_moto_ok() {   # burst_moto_ok PYTHON: does it have what the tests need?
 	[ -n "$1" ] && "$1" -c 'import moto, moto.server, flask_cors, boto3' >/dev/null 2>&1
@@ -34,12 +36,12 @@ burst_moto_from_apt() {
 	[ -n "$cand" ] && [ "$cand" != "(none)" ] || { echo "apt: no python3-moto in this system's sources"; return 1; }
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		python3-moto python3-boto3 python3-flask-cors || return 1
-	burst_moto_ok /usr/bin/python3 && echo /usr/bin/python3
+	burst_moto_ok "$BURST_MOTO_SYSTEM_PYTHON" && echo "$BURST_MOTO_SYSTEM_PYTHON"
 }
 
 # Debian 13's python3-moto unpacked into DIR, for Debian 12's python3.
 burst_moto_from_debian_suite() {
-	local dir=$1 apt deb deps py=/usr/bin/python3 a
+	local dir=$1 apt deb deps py=$BURST_MOTO_SYSTEM_PYTHON a
 	[ -x "$py" ] || { echo "no $py"; return 1; }
 	command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "no apt-get/dpkg-deb"; return 1; }
 	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] || { echo "no debian-archive-keyring"; return 1; }
@@ -75,7 +77,7 @@ burst_moto_from_debian_suite() {
 
 # A virtual environment with pip's moto.
 burst_moto_from_pip() {
-	local dir=$1 py=/usr/bin/python3
+	local dir=$1 py=$BURST_MOTO_SYSTEM_PYTHON
 	[ -x "$py" ] || py=$(command -v python3) || { echo "no python3"; return 1; }
 	rm -rf "$dir/venv"
 	"$py" -m venv "$dir/venv" || { echo "no venv module for $py (python3-venv)"; return 1; }
@@ -88,7 +90,7 @@ burst_moto_from_pip() {
 # burst_moto_python DIR makes; installs nothing. Returns 1 when none has it.
 burst_moto_find() {
 	local py
-	for py in "${BURST_MOTO_PYTHON:-}" "$(command -v python3)" /usr/bin/python3 \
+	for py in "${BURST_MOTO_PYTHON:-}" "$(command -v python3)" "$BURST_MOTO_SYSTEM_PYTHON" \
 		${1:+"$1/bin/python3" "$1/venv/bin/python3"}; do
 		if burst_moto_ok "$py"; then
 			echo "$py"
@@ -115,6 +117,11 @@ burst_moto_python() {
 			return 0
 		fi
 	done
+	if [ ! -x "$BURST_MOTO_SYSTEM_PYTHON" ] && ! command -v python3 >/dev/null; then
+		# (as root, apt brings python3 with python3-moto: a user without it)
+		echo "moto: this machine has no python3, which moto_server runs on: as root, apt-get install python3 (or run this as root: it installs python3-moto from Debian), or set BURST_MOTO_PYTHON to a python3 that has moto and boto3 (see $log)" >&2
+		return 1
+	fi
 	echo "moto: neither apt nor pip could provide it (see $log): install python3-moto python3-boto3 python3-flask-cors (Debian 13), or pip install 'moto[server]' boto3, or set BURST_MOTO_PYTHON to a python3 that has them" >&2
 	return 1
 }
