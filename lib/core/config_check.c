@@ -38,8 +38,24 @@ static const char *local_bridge_problem(const struct cfg_provider *p, char *why,
 		return NULL;
 	exists = if_nametoindex(p->bridge) != 0;
 	if (!exists) {
-		snprintf(why, len, "Bridge=%s does not exist on this host: create it (ip link add %s type bridge; ip addr add %s dev %s; ip link set %s up)",
-			 p->bridge, p->bridge, p->address ? p->address : "ADDR/PREFIX", p->bridge, p->bridge);
+		/* a MAC of its own (the admin guide, section 3: without one the
+		 * bridge takes its ports' lowest and changes it as instances come
+		 * and go): a locally administered one made of the IPv4 address */
+		char mac[32] = "02:00:XX:XX:XX:XX";
+		struct in_addr a;
+
+		snprintf(want, sizeof(want), "%s", p->address ? p->address : "");
+		if ((slash = strchr(want, '/')))
+			*slash = '\0';
+		if (inet_pton(AF_INET, want, &a) == 1) {
+			const unsigned char *b = (const unsigned char *)&a.s_addr;
+
+			snprintf(mac, sizeof(mac), "02:00:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3]);
+		}
+		snprintf(why, len, "Bridge=%s does not exist on this host: create it with an address and a MAC of its own "
+			 "(ip link add %s address %s type bridge; ip addr add %s dev %s; ip link set %s up), "
+			 "and make it persistent (a systemd-networkd .netdev with MACAddress=; admin guide, section 3)",
+			 p->bridge, p->bridge, mac, p->address ? p->address : "ADDR/PREFIX", p->bridge, p->bridge);
 		return why;
 	}
 	if (!p->address)

@@ -510,8 +510,10 @@ int main(void)
 		if (ok(cfg != NULL, "nobridge.conf parses")) {
 			n = config_check(cfg, cat, &err);
 			ok(n == 1, "a Bridge= that does not exist is a problem (%d)", n);
-			has_str(err.msg, "nobridge.conf:1: Provider alpha: Bridge=brnone9z does not exist on this host: create it (ip link add brnone9z type bridge",
-				"... naming file:line, the bridge and how to make it");
+			has_str(err.msg, "nobridge.conf:1: Provider alpha: Bridge=brnone9z does not exist on this host: create it with an address and a MAC of its own "
+				"(ip link add brnone9z address 02:00:0a:fa:09:01 type bridge; ip addr add 10.250.9.1/24 dev brnone9z; ip link set brnone9z up), "
+				"and make it persistent (a systemd-networkd .netdev with MACAddress=",
+				"... naming file:line, the bridge and how to make it, with a MAC made of its address, persistent");
 			config_free(cfg);
 		}
 		cfg = load("lobridge.conf",
