@@ -158,7 +158,8 @@ static void job_note(uint32_t job, double dollars, double secs, bool unknown, bo
 	struct final_note *f = NULL;
 
 	snprintf(text, sizeof(text), "%.4f USD (%.1f instance-seconds%s%s)", dollars, secs,
-		 unknown ? ", some at an unknown price, not counted" : "", final ? "" : " so far");
+		 unknown ? ", some at an unknown price, not counted: no Price= line or catalog price for its type" : "",
+		 final ? "" : " so far");
 	note = wire_note_encode(WIRE_NOTE_COST, NULL, text);
 	if (final) {
 		f = xcalloc(1, sizeof(*f));

@@ -886,6 +886,38 @@ static void fmt_utc(double t, char *buf, size_t len)
 
 /* cost --budgets: each Budget= line's spending in its period so far, as the
  * agent counts it before a launch (lib/core/cost.c's cost_spent). */
+
+static int strcmp_null(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+/* The instance types whose time the cost could not price, and the line
+ * that would price each (a first try with the local provider has none). */
+static void unpriced_hint(const struct cost_inst *insts, size_t ni, double secs)
+{
+	size_t i, j;
+
+	printf("note: %.4f hours at no known price, not counted:", secs / 3600.0);
+	for (i = 0; i < ni; i++) {
+		if (!isnan(insts[i].price))
+			continue;
+		for (j = 0; j < i; j++)   /* each (type, provider, region) once */
+			if (isnan(insts[j].price) && !strcmp_null(insts[j].type, insts[i].type) &&
+			    !strcmp_null(insts[j].provider, insts[i].provider) && !strcmp_null(insts[j].region, insts[i].region))
+				break;
+		if (j < i)
+			continue;
+		if (insts[i].region && *insts[i].region)
+			printf(" %s (provider %s, region %s)", insts[i].type ? insts[i].type : "?",
+			       insts[i].provider ? insts[i].provider : "?", insts[i].region);
+		else   /* (a price is per region: the provider needs one) */
+			printf(" %s (provider %s, no region: give the provider Regions=NAME first)",
+			       insts[i].type ? insts[i].type : "?", insts[i].provider ? insts[i].provider : "?");
+	}
+	printf("; give each a price in burst.conf for the instances launched from now on: "
+	       "Price=TYPE Provider=P Region=R OnDemand=USD-PER-HOUR (burst.conf(5))\n");
+}
 static int cost_budgets(const struct agentview_opts *o)
 {
 	struct view v;
@@ -1124,6 +1156,8 @@ int agentview_cost(const struct agentview_opts *o, int argc, char **argv)
 			printf("%-24s %-5s %12.4f %12.4f%s\n", rows[k].key, rows[k].kind, rows[k].seconds / 3600.0,
 			       rows[k].dollars, rows[k].unpriced > 0 ? "  (some time at an unknown price: not counted)" : "");
 		printf("%-24s %-5s %12.4f %12.4f\n", "total", "", tot_s / 3600.0, tot_d);
+		if (tot_u > 0)
+			unpriced_hint(insts, ni, tot_u);
 	}
 	for (k = 0; k < nrows; k++)
 		free(rows[k].key);

@@ -105,6 +105,13 @@ run 0 -c "$conf" cost
 grep -Eq '^7 +job +0\.0083 +0\.0300$' "$tmp/out" && grep -Eq '^- +boot +0\.0097 +0\.2100  \(some time at an unknown price: not counted\)$' "$tmp/out" &&
 	grep -Eq '^total +0\.0667 +0\.9100$' "$tmp/out" && head -1 "$tmp/out" | grep -q '^cost from the first record to .*, by job'
 ok $? "the text: hours and dollars a line, the total"
+# (n3's 50 s, its type without a price: what to write, once per type)
+[ "$(grep -c '^note: ' "$tmp/out")" = 1 ] &&
+	grep -q '^note: 0\.0139 hours at no known price, not counted: g\.odd (provider aws, region us-east-1); give each a price in burst\.conf for the instances launched from now on: Price=TYPE Provider=P Region=R OnDemand=USD-PER-HOUR (burst\.conf(5))$' "$tmp/out"
+ok $? "... and a note naming the type of unknown price, and the Price= line that gives one" "$tmp/out"
+run 0 -c "$conf" cost --since @$((T + 60)) --until @$((T + 70))
+! grep -q '^note: ' "$tmp/out"
+ok $? "... no note when all was priced" "$tmp/out"
 
 # --budgets: each Budget= line's spending in its period, as the agent counts
 # it before a launch; the same records, 200 s ago, in this year's period
