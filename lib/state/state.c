@@ -1206,6 +1206,13 @@ struct state_db *state_open_readonly(const char *path, bool *missing, burst_err_
 			burst_err_set(err, "%s: cannot read the agent's state database: %s", path, strerror(errno));
 		goto fail;
 	}
+	/* (SQLite would say only "unable to open database file") */
+	if (access(path, R_OK) < 0 && errno == EACCES) {
+		burst_err_set(err, "%s: cannot read the agent's state database: it is readable by its owner (uid %ld) alone, "
+			      "as the agent makes it (mode %04o): run this as root (sudo), or as that user",
+			      path, (long)sb.st_uid, (unsigned)(sb.st_mode & 07777));
+		goto fail;
+	}
 	if (ro_connect(db, false, &code, err) == 0)
 		return db;
 	/*

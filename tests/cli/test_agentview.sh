@@ -298,6 +298,15 @@ ok $? "nodes works for a reader who cannot write StateDir"
 ok $? "... and lists every node"
 [ ! -e "$db-wal" ] && [ ! -e "$db-shm" ]
 ok $? "... without leaving files in StateDir"
+if [ "$(id -u)" -eq 0 ]; then
+	# the agent makes agent.db 0600: a user is told why, not SQLite's words
+	chmod 600 "$db"
+	"${asuser[@]}" "$B" -c "$conf" status >"$tmp/out" 2>"$tmp/err"; rc=$?
+	[ $rc = 2 ] && grep -q "^burstctl: $db: cannot read the agent's state database: it is readable by its owner (uid 0) alone, as the agent makes it (mode 0600): run this as root (sudo), or as that user$" "$tmp/err" &&
+		! grep -q "unable to open" "$tmp/err"
+	ok $? "status as a user when agent.db is 0600: exit $rc, says whose it is and what to do" "$tmp/err"
+	chmod 644 "$db"
+fi
 
 # text from nodes (a rejection's reason quotes the node's record): written
 # out, never sent raw to the terminal
