@@ -4,6 +4,7 @@
  * Exit codes: 0 ok, 1 no match, 2 usage or input error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <json-c/json.h>
 
@@ -34,6 +36,7 @@
 #define EXIT_OK 0
 #define EXIT_NOMATCH 1
 #define EXIT_USAGE 2
+#define EXIT_WRITE 1     /* slurm-conf --output: the file could not be written */
 
 #ifndef BURST_SYSCONFDIR
 #define BURST_SYSCONFDIR "/etc"
@@ -53,6 +56,7 @@ struct opts {
 	bool whole_catalog;
 	bool nodes_only;         /* slurm-conf */
 	const char *libexecdir;  /* slurm-conf */
+	const char *output;      /* slurm-conf: the file to write, atomically */
 	int limit;
 	struct agentview_opts av; /* status, nodes, events */
 };
@@ -96,6 +100,7 @@ static void usage(FILE *f)
 "                           and status: the newest N events\n"
 "      --nodes-only         with slurm-conf: only the NodeName and PartitionName lines\n"
 "      --libexecdir DIR     with slurm-conf: where the power-save programs are\n"
+"      --output FILE        with slurm-conf: write FILE whole (or leave it as it was), for slurm.conf's Include\n"
 "  -j, --json               machine-readable output\n"
 "  -h, --help               this text\n"
 "  -V, --version            the version\n"
@@ -786,7 +791,7 @@ static int cmd_check_config(struct opts *o, int argc, char **argv)
  */
 #define REALMEMORY_FRACTION 0.94   /* the kernel keeps some of an instance's memory */
 
-static int cmd_slurm_conf(struct opts *o, int argc, char **argv)
+static int slurm_conf_print(struct opts *o, int argc, char **argv)
 {
 	struct burst_config *cfg;
 	struct catalog *cat;
@@ -798,7 +803,7 @@ static int cmd_slurm_conf(struct opts *o, int argc, char **argv)
 	json_object *top = NULL, *sets = NULL;
 
 	if (argc) {
-		fprintf(stderr, "%s: slurm-conf takes no argument such as '%s' (options: --nodes-only, --libexecdir DIR)\n",
+		fprintf(stderr, "%s: slurm-conf takes no argument such as '%s' (options: --nodes-only, --libexecdir DIR, --output FILE)\n",
 			prog, argv[0]);
 		return EXIT_USAGE;
 	}
@@ -921,6 +926,73 @@ static int cmd_slurm_conf(struct opts *o, int argc, char **argv)
 	catalog_free(cat);
 	config_free(cfg);
 	return EXIT_OK;
+}
+
+/*
+ * slurm-conf --output FILE: the lines into a file of the same directory,
+ * synced, then renamed over FILE, which slurm.conf includes: slurmctld
+ * never reads half a file, and FILE is left as it was when anything fails.
+ */
+static int cmd_slurm_conf(struct opts *o, int argc, char **argv)
+{
+	struct strbuf sb;
+	char *tmp, *dir, *slash;
+	int fd, saved = -1, rc, dfd;
+
+	if (!o->output)
+		return slurm_conf_print(o, argc, argv);
+	sb_init(&sb);
+	sb_addf(&sb, "%s.XXXXXX", o->output);
+	tmp = sb_take(&sb);
+	if ((fd = mkstemp(tmp)) < 0) {
+		fprintf(stderr, "%s: --output %s: cannot make a file in its directory: %s\n", prog, o->output, strerror(errno));
+		free(tmp);
+		return EXIT_WRITE;
+	}
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+		fprintf(stderr, "%s: --output %s: %s\n", prog, o->output, strerror(errno));
+		rc = EXIT_WRITE;
+		goto out;
+	}
+	rc = slurm_conf_print(o, argc, argv);
+	if (fflush(stdout) != 0 || ferror(stdout) || fsync(STDOUT_FILENO) < 0) {
+		fprintf(stderr, "%s: --output %s: cannot write %s: %s\n", prog, o->output, tmp, strerror(errno));
+		if (rc == EXIT_OK)
+			rc = EXIT_WRITE;
+	}
+	dup2(saved, STDOUT_FILENO);
+	clearerr(stdout);
+	if (rc == EXIT_OK && fchmod(fd, 0644) < 0) {
+		fprintf(stderr, "%s: --output %s: %s\n", prog, o->output, strerror(errno));
+		rc = EXIT_WRITE;
+	}
+	if (rc == EXIT_OK && rename(tmp, o->output) < 0) {
+		fprintf(stderr, "%s: --output %s: cannot replace it: %s\n", prog, o->output, strerror(errno));
+		rc = EXIT_WRITE;
+	}
+	if (rc == EXIT_OK) {
+		/* the rename itself, on disk */
+		dir = xstrdup(o->output);
+		slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir ? 1 : 0] = '\0';
+		if ((dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY)) >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+		free(dir);
+		fprintf(stderr, "%s: wrote %s\n", prog, o->output);
+	}
+out:
+	if (saved >= 0)
+		close(saved);
+	close(fd);
+	if (rc != EXIT_OK)
+		unlink(tmp);   /* FILE stays as it was */
+	free(tmp);
+	return rc;
 }
 
 static int cmd_keys(const struct opts *o)
@@ -1103,6 +1175,7 @@ int main(int argc, char **argv)
 	o.whole_catalog = gl.catalog;
 	o.nodes_only = gl.nodes_only;
 	o.libexecdir = gl.libexecdir;
+	o.output = gl.output;
 	o.json = gl.json;
 	o.av.follow = gl.follow;
 	o.av.node = gl.node;

@@ -84,6 +84,7 @@ static const struct option globals[CTL_NGLOBALS] = {
 	[CTL_G_UNTIL] = { "until", required_argument, NULL, LONG_ONLY(CTL_G_UNTIL) },
 	[CTL_G_BY] = { "by", required_argument, NULL, LONG_ONLY(CTL_G_BY) },
 	[CTL_G_BUDGETS] = { "budgets", no_argument, NULL, LONG_ONLY(CTL_G_BUDGETS) },
+	[CTL_G_OUTPUT] = { "output", required_argument, NULL, LONG_ONLY(CTL_G_OUTPUT) },
 };
 
 static bool names_option(const struct option *own, const char *name)
@@ -138,6 +139,7 @@ bool ctl_global(int ch, const char *arg, struct ctl_globals *gl)
 	case LONG_ONLY(CTL_G_SINCE): gl->since = arg; break;
 	case LONG_ONLY(CTL_G_UNTIL): gl->until = arg; break;
 	case LONG_ONLY(CTL_G_BY): gl->by = arg; break;
+	case LONG_ONLY(CTL_G_OUTPUT): gl->output = arg; break;
 	case LONG_ONLY(CTL_G_BUDGETS): gl->budgets = true; break;
 	default: return false;
 	}

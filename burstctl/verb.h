@@ -28,7 +28,7 @@ extern const char *const ctl_long_valued[];
 enum ctl_global {
 	CTL_G_CONFIG, CTL_G_CATALOG_DIR, CTL_G_EXPLAIN, CTL_G_PROVIDER, CTL_G_CATALOG, CTL_G_LIMIT,
 	CTL_G_NODES_ONLY, CTL_G_LIBEXECDIR, CTL_G_JSON, CTL_G_HELP, CTL_G_VERSION, CTL_G_FOLLOW,
-	CTL_G_NODE, CTL_G_SINCE, CTL_G_UNTIL, CTL_G_BY, CTL_G_BUDGETS,
+	CTL_G_NODE, CTL_G_SINCE, CTL_G_UNTIL, CTL_G_BY, CTL_G_BUDGETS, CTL_G_OUTPUT,
 	CTL_NGLOBALS
 };
 #define CTL_G(name) (1u << CTL_G_##name)
@@ -39,7 +39,7 @@ enum ctl_global {
 /* The global options given, by whichever verb parsed them. */
 struct ctl_globals {
 	const char *config, *catalog_dir, *provider, *limit, *libexecdir;
-	const char *node, *since, *until, *by;
+	const char *node, *since, *until, *by, *output;
 	bool explain, catalog, nodes_only, json, follow, budgets;
 };
 

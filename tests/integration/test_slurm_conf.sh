@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # test_slurm_conf.sh - slurmctld of the installed Slurm release starts from
 # what 'burstctl slurm-conf' writes, with no error and no "defunct" line in
-# its log, and its cloud nodes are visible powered down (idle~).
+# its log, and its cloud nodes are visible powered down (idle~). The lines
+# come as the admin guide says: `slurm-conf --output FILE`, which slurm.conf
+# includes; then the guide's recipe for a change (a node added to burst.conf:
+# slurm-conf --output again, and on 22.05 a restart of slurmctld, from 23.11
+# on `scontrol reconfigure`) shows the new node.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -23,13 +27,19 @@ CONF
 	grep -Ev '^(SlurmctldParameters|CommunicationParameters|PrivateData|TreeWidth|JobSubmitPlugins|NodeName|PartitionName)=' \
 		"$LAB/etc/slurm.conf" >"$LAB/etc/slurm.conf.base" || return 1
 	"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --libexecdir "$build/plugins/power_save" \
-		>"$LAB/slurm-conf.out" 2>"$LAB/slurm-conf.err" || return 1
+		--output "$LAB/etc/burst-nodes.conf" >"$LAB/slurm-conf.stdout" 2>"$LAB/slurm-conf.err" || return 1
+	cp "$LAB/etc/burst-nodes.conf" "$LAB/slurm-conf.out"
 	{ cat "$LAB/etc/slurm.conf.base"
-	  sed 's/^\(PartitionName=.*\)$/\1 Default=YES/' "$LAB/slurm-conf.out"; } >"$LAB/etc/slurm.conf"
+	  echo "Include $LAB/etc/burst-nodes.conf"
+	  # (a site's own default partition, which slurm-conf does not make)
+	  echo "PartitionName=main Nodes=ALL Default=YES"; } >"$LAB/etc/slurm.conf"
 }
 lab_up || bail "the lab did not start"
 cd "$LAB" || bail "no lab directory"
 
+[ ! -s "$LAB/slurm-conf.stdout" ] && grep -qx "burstctl: wrote $LAB/etc/burst-nodes.conf" "$LAB/slurm-conf.err" &&
+	[ "$(stat -c %a "$LAB/etc/burst-nodes.conf")" = 644 ] && grep -q '^NodeName=burst-\[1-2\]' "$LAB/slurm-conf.out"
+ok $? "slurm-conf --output wrote the file slurm.conf includes (0644), nothing on stdout" "$LAB/slurm-conf.err"
 grep -q "^# for Slurm $(slurmctld -V | awk '{ print $2 }'), the release this burstctl was built for$" "$LAB/slurm-conf.out"
 ok $? "slurm-conf says which Slurm release its lines are for: the installed one" "$LAB/slurm-conf.out"
 if [ "$rel" -lt 2311 ]; then
@@ -65,6 +75,30 @@ ok $? "... (its log is read: the first start's missing state file is there)" "$L
 ok $? "the cloud nodes are shown powered down (idle~) by scontrol and sinfo" "$LAB/log/slurmctld.log"
 scontrol show config 2>/dev/null | grep -q "^ResumeProgram *= $build/plugins/power_save/burst-resume$"
 ok $? "... with slurm-burst's ResumeProgram"
+
+# the guide's recipe for a change: burst.conf gains a node; the file is
+# written again; 22.05 takes a new node at a restart of slurmctld only,
+# 23.11 and later at scontrol reconfigure
+sed -i 's/^NodeSet=local Nodes=burst-\[1-2\]/NodeSet=local Nodes=burst-[1-3]/' "$LAB/etc/burst.conf"
+ino=$(stat -c %i "$LAB/etc/burst-nodes.conf")
+"$burstctl" --config "$LAB/etc/burst.conf" slurm-conf --libexecdir "$build/plugins/power_save" \
+	--output "$LAB/etc/burst-nodes.conf" 2>"$LAB/slurm-conf.err"
+grep -q '^NodeName=burst-\[1-3\]' "$LAB/etc/burst-nodes.conf" && [ "$(stat -c %i "$LAB/etc/burst-nodes.conf")" != "$ino" ] &&
+	[ -z "$(ls "$LAB/etc" | grep '^burst-nodes\.conf\.')" ]
+ok $? "slurm-conf --output replaces the file by a rename (a new inode, no temporary left)" "$LAB/slurm-conf.err"
+if [ "$rel" -lt 2311 ]; then
+	kill "$(cat "$LAB/pid/slurmctld.pid")"
+	for i in $(seq 100); do scontrol ping 2>/dev/null | grep -q 'is UP' || break; sleep 0.1; done
+	lab_ctld; ok $? "22.05: slurmctld restarted" "$LAB/log/slurmctld.log"
+else
+	scontrol reconfigure >"$LAB/reconf.out" 2>&1; ok $? "$rel: scontrol reconfigure" "$LAB/reconf.out"
+fi
+for i in $(seq 100); do
+	[ "$(sinfo -h -n burst-3 -o %T 2>/dev/null)" = "idle~" ] && break
+	sleep 0.1
+done
+[ "$(sinfo -h -n burst-3 -o %T 2>/dev/null)" = "idle~" ] && [ "$(lab_node_state burst-1)" = "idle~" ]
+ok $? "the new node burst-3 is there, powered down, beside the others" "$LAB/log/slurmctld.log"
 
 lab_down
 done_testing
