@@ -1168,3 +1168,28 @@ int agentview_cost(const struct agentview_opts *o, int argc, char **argv)
 	view_close(&v);
 	return EXIT_OK;
 }
+
+int agentview_state(const struct agentview_opts *o, int argc, char **argv)
+{
+	struct view v;
+	burst_err_t err;
+	int rc;
+	char when[40];
+
+	if (argc != 2 || strcmp(argv[0], "backup")) {
+		fprintf(stderr, "%s: usage: burstctl [-c burst.conf] state backup FILE\n", prog);
+		return EXIT_USAGE;
+	}
+	if ((rc = view_open(o, &v)) != 0)
+		return rc;
+	rc = EXIT_OK;
+	if (state_backup(v.db, argv[1], &err) < 0) {
+		fprintf(stderr, "%s: state backup: %s (%s is untouched; nothing was written)\n", prog, err.msg, argv[1]);
+		rc = 1;
+	} else {
+		fmt_utc(v.now, when, sizeof(when));
+		printf("%s: the agent's state (%s) as of %s\n", argv[1], v.db_path, when);
+	}
+	view_close(&v);
+	return rc;
+}

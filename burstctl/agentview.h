@@ -27,5 +27,7 @@ int agentview_nodes(const struct agentview_opts *o, int argc, char **argv);
 int agentview_events(const struct agentview_opts *o, int argc, char **argv);
 /* burstctl cost [--since T] [--until T] [--by job|user|account|partition|nodeset|provider] */
 int agentview_cost(const struct agentview_opts *o, int argc, char **argv);
+/* state backup FILE: a consistent copy of agent.db while the agent runs */
+int agentview_state(const struct agentview_opts *o, int argc, char **argv);
 
 #endif

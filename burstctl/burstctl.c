@@ -1048,6 +1048,7 @@ static int cmd_status(struct opts *o, int argc, char **argv) { return agentview_
 static int cmd_nodes(struct opts *o, int argc, char **argv) { return agentview_nodes(&o->av, argc, argv); }
 static int cmd_events(struct opts *o, int argc, char **argv) { return agentview_events(&o->av, argc, argv); }
 static int cmd_cost(struct opts *o, int argc, char **argv) { return agentview_cost(&o->av, argc, argv); }
+static int cmd_state(struct opts *o, int argc, char **argv) { return agentview_state(&o->av, argc, argv); }
 
 /* The verbs, in the order burstctl --help lists them. */
 static const struct verb verb_table[] = {
@@ -1076,6 +1077,9 @@ static const struct verb verb_table[] = {
 	  "                           (--since T, --until T, --by job|user|account|partition|\n"
 	  "                           nodeset|provider; T: 2h ago, 2026-11-01[T08:00] UTC, @EPOCH;\n"
 	  "                           --budgets: each Budget= line's spending in its period)\n" },
+	{ "state", NULL, NULL, cmd_state,
+	  "  state backup FILE        a consistent copy of the agent's state database, taken\n"
+	  "                           while the agent runs (SQLite's online backup; 0600)\n" },
 	{ "catalog", "refresh", catref_cmd_main, NULL, catref_cmd_usage },
 	{ "attest", NULL, attest_cmd_main, NULL, attest_cmd_usage },
 	{ "attest-key", NULL, attest_cmd_main, NULL, NULL },

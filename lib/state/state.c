@@ -2004,3 +2004,107 @@ void state_budget_holds_free(struct budget_hold *v, size_t n)
 		free(v[i].budget);
 	free(v);
 }
+
+/* state_backup's copy, open as out: checked and made one file. */
+static int backup_check(sqlite3 *out, const char *tmp, burst_err_t *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	/* a copy of a WAL database is one too: make it a single file */
+	rc = sqlite3_exec(out, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(out, "PRAGMA integrity_check", -1, &st, NULL);
+	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+	    !strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
+		sqlite3_finalize(st);
+		return 0;
+	}
+	burst_err_set(err, "%s: the copy does not check: %s", tmp,
+		      st && sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : sqlite3_errmsg(out));
+	sqlite3_finalize(st);
+	return -1;
+}
+
+int state_backup(struct state_db *db, const char *dest, burst_err_t *err)
+{
+	struct strbuf sb;
+	sqlite3 *out = NULL;
+	sqlite3_backup *b;
+	char *tmp, *dir, *slash;
+	int fd, rc, tries, ret = -1;
+
+	sb_init(&sb);
+	sb_addf(&sb, "%s.XXXXXX", dest);
+	tmp = sb_take(&sb);
+	if ((fd = mkstemp(tmp)) < 0) {
+		burst_err_set(err, "%s: cannot make a file in its directory: %s", dest, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	/* the agent's state holds its nodes' records: as private as agent.db */
+	if (fchmod(fd, 0600) < 0) {
+		burst_err_set(err, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (sqlite3_open_v2(tmp, &out, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		burst_err_set(err, "%s: %s", tmp, out ? sqlite3_errmsg(out) : "out of memory");
+		goto out;
+	}
+	if (!(b = sqlite3_backup_init(out, "main", db->db, "main"))) {
+		burst_err_set(err, "%s: cannot start a backup: %s", db->path, sqlite3_errmsg(out));
+		goto out;
+	}
+	/* every page in one step: one read transaction, one moment of the
+	 * agent's state (the agent's writes to the WAL go on beside it) */
+	for (tries = 0; (rc = sqlite3_backup_step(b, -1)) == SQLITE_BUSY || rc == SQLITE_LOCKED; tries++) {
+		if (tries == 50)
+			break;
+		sqlite3_sleep(100);
+	}
+	sqlite3_backup_finish(b);
+	if (rc != SQLITE_DONE) {
+		burst_err_set(err, "%s: the backup did not finish: %s", db->path,
+			      rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? "the database stayed locked for 5 s" : sqlite3_errstr(rc));
+		goto out;
+	}
+	if (backup_check(out, tmp, err) < 0)
+		goto out;
+	if (sqlite3_close(out) != SQLITE_OK) {
+		burst_err_set(err, "%s: %s", tmp, sqlite3_errmsg(out));
+		goto out;
+	}
+	out = NULL;
+	if (fsync(fd) < 0 || rename(tmp, dest) < 0) {
+		burst_err_set(err, "%s: cannot write it: %s", dest, strerror(errno));
+		goto out;
+	}
+	/* the rename, on disk */
+	dir = xstrdup(dest);
+	slash = strrchr(dir, '/');
+	if (slash)
+		slash[slash == dir ? 1 : 0] = '\0';
+	{
+		int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+	}
+	free(dir);
+	ret = 0;
+out:
+	if (out)
+		sqlite3_close(out);
+	close(fd);
+	if (ret < 0) {
+		unlink(tmp);
+		sb_init(&sb);   /* and a journal the copy may have left */
+		sb_addf(&sb, "%s-journal", tmp);
+		dir = sb_take(&sb);
+		unlink(dir);
+		free(dir);
+	}
+	free(tmp);
+	return ret;
+}

@@ -180,6 +180,15 @@ struct state_db *state_open_readonly(const char *path, bool *missing, burst_err_
 int state_schema_version(struct state_db *db, int *version, burst_err_t *err);
 
 /*
+ * A copy of the whole database db (open for reading, an agent may be
+ * writing it) as it was at one moment: SQLite's online backup in one read
+ * transaction, into a temporary file beside dest that is checked
+ * (integrity_check), made a single file (no -wal), synced, 0600, and renamed
+ * over dest. 0, or -1 with err (dest untouched, nothing left beside it).
+ */
+int state_backup(struct state_db *db, const char *dest, burst_err_t *err);
+
+/*
  * Every node's row, ordered by name. On success *out is a new array of *n
  * records that the caller owns and frees with state_nodes_free (which also
  * frees each record's strings); *out is NULL when *n is 0. Returns 0 or -1
