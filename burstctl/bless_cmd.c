@@ -51,6 +51,7 @@
 #include "config.h"
 #include "policy.h"
 #include "strutil.h"
+#include "syncdir.h"
 
 #define EXIT_OK 0
 #define EXIT_NONE 1
@@ -161,7 +162,7 @@ static int bless_entry(const struct kind *K, const char *dir, const char *entry,
 	size_t n = 0, i;
 	burst_err_t err;
 	bool missing;
-	int lfd = -1, fd = -1, dfd, rc = EXIT_USAGE;
+	int lfd = -1, fd = -1, rc = EXIT_USAGE;
 	FILE *f = NULL;
 
 	size_t before = 0, namelen = K == &DRIVERS ? strcspn(entry, "=") + 1 : 0;
@@ -223,11 +224,7 @@ static int bless_entry(const struct kind *K, const char *dir, const char *entry,
 		unlink(tmp);
 		goto out;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
+	(void)sync_dir(dir);
 	printf("blessed %s (%s)\n", entry, path);
 	if (!before && !configured && K == &KERNELS)
 		printf("note: no kernel was blessed before, so any kernel was admitted; from now on only "

@@ -32,6 +32,7 @@
 #include "resolver.h"
 #include "slurm_compat.h"
 #include "strutil.h"
+#include "syncdir.h"
 
 #define EXIT_OK 0
 #define EXIT_NOMATCH 1
@@ -936,8 +937,8 @@ static int slurm_conf_print(struct opts *o, int argc, char **argv)
 static int cmd_slurm_conf(struct opts *o, int argc, char **argv)
 {
 	struct strbuf sb;
-	char *tmp, *dir, *slash;
-	int fd, saved = -1, rc, dfd;
+	char *tmp;
+	int fd, saved = -1, rc;
 
 	if (!o->output)
 		return slurm_conf_print(o, argc, argv);
@@ -973,16 +974,7 @@ static int cmd_slurm_conf(struct opts *o, int argc, char **argv)
 		rc = EXIT_WRITE;
 	}
 	if (rc == EXIT_OK) {
-		/* the rename itself, on disk */
-		dir = xstrdup(o->output);
-		slash = strrchr(dir, '/');
-		if (slash)
-			slash[slash == dir ? 1 : 0] = '\0';
-		if ((dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY)) >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-		free(dir);
+		(void)sync_parent_dir(o->output);   /* the rename itself, on disk */
 		fprintf(stderr, "%s: wrote %s\n", prog, o->output);
 	}
 out:

@@ -19,6 +19,7 @@
 #include "catalog_refresh.h"
 #include "keys.h"
 #include "strutil.h"
+#include "syncdir.h"
 
 #define MAX_LINE 4096
 
@@ -159,7 +160,7 @@ int catref_write(const char *path, const struct catref_table *t, burst_err_t *er
 	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 	char *tmp;
 	FILE *f = NULL;
-	int fd, dfd, rc = -1;
+	int fd, rc = -1;
 	size_t i;
 
 	if (slash)
@@ -201,11 +202,7 @@ int catref_write(const char *path, const struct catref_table *t, burst_err_t *er
 		burst_err_set(err, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
 		goto out;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		(void)fsync(dfd);
-		close(dfd);
-	}
+	(void)sync_dir(dir);
 	rc = 0;
 out:
 	if (rc < 0)

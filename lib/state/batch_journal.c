@@ -11,6 +11,7 @@
 
 #include "batch_journal.h"
 #include "strutil.h"
+#include "syncdir.h"
 
 /* One (node, attempt) of a batch in the index; entries of the same key
  * in several batches are chained, newest first in the index. */
@@ -205,23 +206,6 @@ const struct bj_batch *bj_find(const struct batch_journal *j, const char *node, 
 	return e->b;
 }
 
-/* The directory of path, synced: a file made or renamed there survives a crash. */
-static int sync_dir(const char *path)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	int fd, rc = -1;
-
-	if (slash)
-		slash[slash == dir ? 1 : 0] = '\0';
-	fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0 && fsync(fd) == 0)
-		rc = 0;
-	if (fd >= 0)
-		close(fd);
-	free(dir);
-	return rc;
-}
-
 static void batch_line(struct strbuf *s, const struct bj_batch *b)
 {
 	size_t i;
@@ -270,7 +254,7 @@ int bj_add(struct batch_journal *j, const char *token, const char *const *nodes,
 		goto out;
 	}
 	if ((wr = write(fd, s.s, s.len)) != (ssize_t)s.len || fdatasync(fd) < 0 ||
-	    (!j->dir_synced && sync_dir(j->path) < 0)) {
+	    (!j->dir_synced && sync_parent_dir(j->path) < 0)) {
 		int e = errno;
 		char cut[300] = "";
 		/* no part of the line may stay: the next one would run on from it,
@@ -392,7 +376,7 @@ int bj_rewrite(struct batch_journal *j, burst_err_t *err)
 	}
 	/* the rename made durable: until then a crash leaves the old file,
 	 * which holds everything the new one does */
-	sync_dir(j->path);
+	sync_parent_dir(j->path);
 	j->dir_synced = true;
 	j->file_lines = kept_lines(j);
 	j->rewrites++;

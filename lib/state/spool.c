@@ -20,6 +20,7 @@
 
 #include "spool.h"
 #include "strutil.h"
+#include "syncdir.h"
 
 static int mkdir_p(const char *dir, burst_err_t *err)
 {
@@ -67,7 +68,7 @@ int spool_write(const char *dir, const char *kind, const char *text,
 {
 	char tmp[PATH_MAX], final[PATH_MAX], base[128];
 	struct timespec ts;
-	int fd, dfd, n;
+	int fd, n;
 
 	if (mkdir_p(dir, err) < 0)
 		return -1;
@@ -98,11 +99,7 @@ int spool_write(const char *dir, const char *kind, const char *text,
 		unlink(tmp);
 		return -1;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
+	(void)sync_dir(dir);
 	if (name)
 		snprintf(name, namelen, "%s", base);
 	return 0;

@@ -17,6 +17,7 @@
 #include "state.h"
 #include "state_rows.h"
 #include "strutil.h"
+#include "syncdir.h"
 
 struct state_db {
 	sqlite3 *db;
@@ -2031,7 +2032,7 @@ int state_backup(struct state_db *db, const char *dest, burst_err_t *err)
 	struct strbuf sb;
 	sqlite3 *out = NULL;
 	sqlite3_backup *b;
-	char *tmp, *dir, *slash;
+	char *tmp, *journal;
 	int fd, rc, tries, ret = -1;
 
 	sb_init(&sb);
@@ -2079,19 +2080,7 @@ int state_backup(struct state_db *db, const char *dest, burst_err_t *err)
 		burst_err_set(err, "%s: cannot write it: %s", dest, strerror(errno));
 		goto out;
 	}
-	/* the rename, on disk */
-	dir = xstrdup(dest);
-	slash = strrchr(dir, '/');
-	if (slash)
-		slash[slash == dir ? 1 : 0] = '\0';
-	{
-		int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
-		if (dfd >= 0) {
-			fsync(dfd);
-			close(dfd);
-		}
-	}
-	free(dir);
+	(void)sync_parent_dir(dest);   /* the rename, on disk */
 	ret = 0;
 out:
 	if (out)
@@ -2101,9 +2090,9 @@ out:
 		unlink(tmp);
 		sb_init(&sb);   /* and a journal the copy may have left */
 		sb_addf(&sb, "%s-journal", tmp);
-		dir = sb_take(&sb);
-		unlink(dir);
-		free(dir);
+		journal = sb_take(&sb);
+		unlink(journal);
+		free(journal);
 	}
 	free(tmp);
 	return ret;
