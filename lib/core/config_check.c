@@ -36,6 +36,10 @@ static const char *local_bridge_problem(const struct cfg_provider *p, char *why,
 
 	if (!p->bridge)
 		return NULL;
+	/* Address= without its prefix length */
+	snprintf(want, sizeof(want), "%s", p->address ? p->address : "");
+	if ((slash = strchr(want, '/')))
+		*slash = '\0';
 	exists = if_nametoindex(p->bridge) != 0;
 	if (!exists) {
 		/* a MAC of its own (the admin guide, section 3: without one the
@@ -44,9 +48,6 @@ static const char *local_bridge_problem(const struct cfg_provider *p, char *why,
 		char mac[32] = "02:00:XX:XX:XX:XX";
 		struct in_addr a;
 
-		snprintf(want, sizeof(want), "%s", p->address ? p->address : "");
-		if ((slash = strchr(want, '/')))
-			*slash = '\0';
 		if (inet_pton(AF_INET, want, &a) == 1) {
 			const unsigned char *b = (const unsigned char *)&a.s_addr;
 
@@ -60,9 +61,6 @@ static const char *local_bridge_problem(const struct cfg_provider *p, char *why,
 	}
 	if (!p->address)
 		return NULL;
-	snprintf(want, sizeof(want), "%s", p->address);
-	if ((slash = strchr(want, '/')))
-		*slash = '\0';
 	if (getifaddrs(&ifs) == 0) {
 		for (i = ifs; i && !has_addr; i = i->ifa_next) {
 			char got[INET_ADDRSTRLEN];
