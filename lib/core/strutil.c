@@ -45,6 +45,34 @@ void *xrealloc(void *p, size_t n)
 	return q;
 }
 
+void strv_add(struct strv *l, char *s)
+{
+	if (l->n + 1 >= l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = s;
+	l->v[l->n] = NULL;
+}
+
+char **strv_take(struct strv *l)
+{
+	char **v = l->v ? l->v : xcalloc(1, sizeof(*v));
+
+	l->v = NULL;
+	l->n = l->cap = 0;
+	return v;
+}
+
+void strv_free(char **v)
+{
+	size_t i;
+
+	for (i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
 char *xstrdup(const char *s)
 {
 	return xstrndup(s, strlen(s));

@@ -14,6 +14,17 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
+/* A NULL-terminated list of strings being built: strv_add takes s (the
+ * list stays NULL-terminated), strv_take gives the list (an empty one when
+ * nothing was added), strv_free frees one. */
+struct strv {
+	char **v;
+	size_t n, cap;
+};
+void strv_add(struct strv *l, char *s);
+char **strv_take(struct strv *l);
+void strv_free(char **v);
+
 /* The wall clock (CLOCK_REALTIME), in seconds. */
 double wall_seconds(void);
 

@@ -114,42 +114,32 @@ char **spool_list(const char *dir, burst_err_t *err)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
+	struct strv l = { NULL, 0, 0 };
 	char **v;
-	size_t n = 0, cap = 16;
+	size_t n;
 
-	v = xcalloc(cap, sizeof(char *));
 	if (!d) {
 		if (errno == ENOENT)
-			return v;
+			return strv_take(&l);
 		burst_err_set(err, "cannot read spool directory %s: %s", dir, strerror(errno));
-		free(v);
 		return NULL;
 	}
 	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		if (de->d_name[0] == '.' || l < 6 || strcmp(de->d_name + l - 5, ".json"))
+		size_t len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".json"))
 			continue;
-		if (n + 1 >= cap) {
-			cap *= 2;
-			v = xrealloc(v, cap * sizeof(char *));
-		}
-		v[n++] = xstrdup(de->d_name);
+		strv_add(&l, xstrdup(de->d_name));
 	}
 	closedir(d);
-	v[n] = NULL;
+	n = l.n;
+	v = strv_take(&l);
 	qsort(v, n, sizeof(char *), cmp_name);
 	return v;
 }
 
 void spool_list_free(char **names)
 {
-	size_t i;
-
-	if (!names)
-		return;
-	for (i = 0; names[i]; i++)
-		free(names[i]);
-	free(names);
+	strv_free(names);
 }
 
 char *spool_read(const char *dir, const char *name, uid_t owner, size_t max, size_t *len,

@@ -977,13 +977,7 @@ char **state_nodes_due(struct state_db *db, enum node_state stv, enum state_time
 
 void state_names_free(char **names)
 {
-	size_t i;
-
-	if (!names)
-		return;
-	for (i = 0; names[i]; i++)
-		free(names[i]);
-	free(names);
+	strv_free(names);
 }
 
 int state_record_add(struct state_db *db, const char *node, const char *instance,

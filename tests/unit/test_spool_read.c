@@ -144,6 +144,29 @@ int main(void)
 	t = spool_read(dir, "missing.json", me, 1024, NULL, &err);
 	ok(!t && strstr(err.msg, "missing.json: cannot open"), "a missing file names itself (%s)", err.msg);
 
+	/* the listing: the .json names in order, no dot files, nothing else */
+	{
+		char **names, sub[400];
+		size_t i;
+
+		snprintf(sub, sizeof(sub), "%s/list", dir);
+		names = spool_list(sub, &err);
+		ok(names && !names[0], "spool_list of a missing directory: an empty list");
+		spool_list_free(names);
+		if (mkdir(sub, 0700) == 0) {
+			static const char *const files[] = { "c.json", "a.json", ".b.json", "d.txt", "b.json" };
+			for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+				snprintf(path, sizeof(path), "%.400s/%.20s", sub, files[i]);
+				put(path, "{}");
+			}
+		}
+		names = spool_list(sub, &err);
+		ok(names && names[0] && names[1] && names[2] && !names[3] && !strcmp(names[0], "a.json") &&
+		   !strcmp(names[1], "b.json") && !strcmp(names[2], "c.json"),
+		   "spool_list: a.json b.json c.json, in order, without .b.json and d.txt");
+		spool_list_free(names);
+	}
+
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	if (system(path) != 0)
 		return 1;

@@ -98,5 +98,30 @@ int main(void)
 		}
 		ok(fast == 200000 && bad == 0, "200,000 random decimals: all answered, all as strtod to the bit (%d differ)", bad);
 	}
+	{
+		struct strv l = { NULL, 0, 0 };
+		char **v, name[32];
+		size_t i, n;
+		bool all = true;
+
+		v = strv_take(&l);
+		ok(v && !v[0], "strv: nothing added is an empty list, not NULL");
+		strv_free(v);
+		for (i = 0; i < 40; i++) {
+			snprintf(name, sizeof(name), "n%zu", i);
+			strv_add(&l, xstrdup(name));
+			all = all && l.v[l.n] == NULL;
+		}
+		ok(all, "strv: NULL-terminated after every add, past its growth");
+		v = strv_take(&l);
+		for (n = 0; v[n]; n++) {
+			snprintf(name, sizeof(name), "n%zu", n);
+			all = all && !strcmp(v[n], name);
+		}
+		ok(n == 40 && all, "strv: the 40 names in order");
+		ok(l.v == NULL && l.n == 0, "strv: taking leaves the builder empty");
+		strv_free(v);
+		strv_free(NULL);
+	}
 	return done_testing();
 }
