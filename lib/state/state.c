@@ -99,10 +99,18 @@ static void stmts_drop(struct state_db *db)
 	" id INTEGER PRIMARY KEY, time REAL NOT NULL, node TEXT NOT NULL, instance TEXT," \
 	" provenance_id TEXT NOT NULL, decision TEXT NOT NULL, record TEXT NOT NULL"
 
-static const char schema[] =
+/* set on every open, before the migrations' transaction (SQLite does not
+ * change the journal mode within one) */
+static const char pragmas[] =
 	"PRAGMA journal_mode=WAL;"
-	"PRAGMA synchronous=FULL;"
-	/* events and records: ids without AUTOINCREMENT (see events_table) */
+	"PRAGMA synchronous=FULL;";
+
+/*
+ * The tables but nodes, made where missing on every open (within its
+ * transaction): each was added in a version without a step of its own.
+ * events and records: ids without AUTOINCREMENT (see drop_autoincrement).
+ */
+static const char schema_tables[] =
 	"CREATE TABLE IF NOT EXISTS events (" EVENTS_COLUMNS ");"
 	"CREATE TABLE IF NOT EXISTS requests (name TEXT PRIMARY KEY, time REAL NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS records (" RECORDS_COLUMNS ");"
@@ -156,16 +164,24 @@ static const char nodes_columns[] =
 static int exec1(struct state_db *db, const char *sql, burst_err_t *err);
 
 /*
- * PRAGMA user_version: 1 is the nodes table with its CHECK on the state
- * (state IN (...)); 2 that CHECK as comparisons, and events and records
- * without AUTOINCREMENT (which wrote sqlite_sequence on every insert). Their
- * ids stay monotonic without it: a new row's id is the largest one's plus
- * one, and the agent deletes no event or record (burstctl events --follow
- * reads the events after the last id it printed).
+ * The schema's versions (PRAGMA user_version), each reached from the one
+ * before by one step of migrations[] below:
+ *   0  an agent from before the versions: the nodes table without a CHECK,
+ *      perhaps without the columns added_columns[] adds;
+ *   1  every column; the nodes table's CHECK on the state as an IN list;
+ *   2  that CHECK as comparisons (states_check), and events and records
+ *      without AUTOINCREMENT (which wrote sqlite_sequence on every insert).
+ *      Their ids stay monotonic without it: a new row's id is the largest
+ *      one's plus one, and the agent deletes no event or record (burstctl
+ *      events --follow reads the events after the last id it printed).
+ * A change to the tables that an older burstctl or agent would misread
+ * (a column renamed, dropped or given another meaning; a table rebuilt)
+ * takes a new version and a step; a table or an index added with
+ * IF NOT EXISTS, as those of schema_tables, does not.
  */
 #define SCHEMA_VERSION STATE_SCHEMA_VERSION
 
-/* Columns added after the first release: added to an older database on open. */
+/* Columns added after the first release: added to a version 0 database. */
 static const char *const added_columns[] = {
 	"ALTER TABLE nodes ADD COLUMN want_resume INTEGER NOT NULL DEFAULT 0",
 	"ALTER TABLE nodes ADD COLUMN provenance_id TEXT",
@@ -329,81 +345,147 @@ static int drop_autoincrement(struct state_db *db, const char *t, const char *co
 }
 
 /*
- * The state tables at SCHEMA_VERSION: the nodes table made whole in a new
- * database; in an older one, the columns added since are added, then, in
- * one transaction, the nodes table is rebuilt with the CHECK on its states
- * (a row whose state is no node state's name stops the upgrade, named) and
- * events and records without AUTOINCREMENT, every row kept.
+ * Step 1 (0 -> 1): the columns added after the first release are added
+ * (those the file has already are kept as they are), and every node's
+ * state must be a node state's name: a row with anything else stops the
+ * migration, naming the node and what to do (step 2's CHECK would refuse
+ * it with SQLite's words).
  */
-static int nodes_schema(struct state_db *db, burst_err_t *err)
+static int migrate_1(struct state_db *db, burst_err_t *err)
 {
-	char names[256], check[512], sql[2048], *msg = NULL;
-	int version = 0, had = 0;
+	char names[256], sql[512], *msg = NULL;
+	sqlite3_stmt *st;
+	int rc;
 
-	node_state_sql_list(names, sizeof(names));
-	states_check(check, sizeof(check));
-	if (int_of(db, "PRAGMA user_version", &version) < 0 ||
-	    int_of(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='nodes'", &had) < 0)
-		return fail(db, err, "read the schema version");
-	if (version >= SCHEMA_VERSION)
-		return 0;
-	if (!had) {
-		snprintf(sql, sizeof(sql), nodes_table, "nodes", check);
-		if (exec1(db, sql, err) < 0)
-			return -1;
-	}
-	for (size_t i = 0; had && added_columns[i]; i++) {
+	for (size_t i = 0; added_columns[i]; i++) {
 		/* "duplicate column name" when the database has it already */
 		if (sqlite3_exec(db->db, added_columns[i], NULL, NULL, &msg) != SQLITE_OK &&
 		    !strstr(msg ? msg : "", "duplicate column")) {
-			burst_err_set(err, "%s: cannot upgrade the state database: %s", db->path, msg);
+			burst_err_set(err, "%s: %s: %s", db->path, added_columns[i], msg ? msg : "?");
 			sqlite3_free(msg);
 			return -1;
 		}
 		sqlite3_free(msg);
 		msg = NULL;
 	}
-	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
+	node_state_sql_list(names, sizeof(names));
+	snprintf(sql, sizeof(sql), "SELECT name, state FROM nodes WHERE state NOT IN (%s) ORDER BY name LIMIT 1", names);
+	if (prep(db, sql, &st) != SQLITE_OK)
+		return fail(db, err, "read the nodes' states");
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		burst_err_set(err, "%s: node %s is in state '%s', which is no node state (%s): set it to powered_down "
+			      "with sqlite3 while the agent is stopped", db->path, (const char *)sqlite3_column_text(st, 0),
+			      (const char *)sqlite3_column_text(st, 1), names);
+	else if (rc != SQLITE_DONE)
+		fail(db, err, "read the nodes' states");
+	unprep(db, st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/*
+ * Step 2 (1 -> 2): the nodes table made again with its CHECK as
+ * comparisons, every row kept; events and records without AUTOINCREMENT,
+ * every row and id kept.
+ */
+static int migrate_2(struct state_db *db, burst_err_t *err)
+{
+	char check[512], sql[2048];
+
+	states_check(check, sizeof(check));
+	snprintf(sql, sizeof(sql), nodes_table, "nodes_v2", check);
+	if (exec1(db, sql, err) < 0)
 		return -1;
-	/* another connection may have upgraded it meanwhile */
-	if (int_of(db, "PRAGMA user_version", &version) < 0) {
-		fail(db, err, "read the schema version");
-		goto undo;
-	}
-	if (version >= SCHEMA_VERSION)
-		return exec1(db, "COMMIT", err);
-	if (had && version < 1) {
-		sqlite3_stmt *st;
-		snprintf(sql, sizeof(sql), "SELECT name, state FROM nodes WHERE state NOT IN (%s) ORDER BY name LIMIT 1", names);
-		if (prep(db, sql, &st) != SQLITE_OK) {
-			fail(db, err, "upgrade: prepare");
-			goto undo;
-		}
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			burst_err_set(err, "%s: cannot upgrade the state database: node %s is in state '%s', which is "
-				      "no node state (%s): set it to powered_down with sqlite3 while the agent is stopped",
-				      db->path, (const char *)sqlite3_column_text(st, 0),
-				      (const char *)sqlite3_column_text(st, 1), names);
-			unprep(db, st);
-			goto undo;
-		}
-		unprep(db, st);
-	}
-	if (had) {
-		snprintf(sql, sizeof(sql), nodes_table, "nodes_v2", check);
-		if (exec1(db, sql, err) < 0)
-			goto undo;
-		snprintf(sql, sizeof(sql), "INSERT INTO nodes_v2(%s) SELECT %s FROM nodes", nodes_columns, nodes_columns);
-		if (exec1(db, sql, err) < 0 || exec1(db, "DROP TABLE nodes", err) < 0 ||
-		    exec1(db, "ALTER TABLE nodes_v2 RENAME TO nodes", err) < 0)
-			goto undo;
-	}
+	snprintf(sql, sizeof(sql), "INSERT INTO nodes_v2(%s) SELECT %s FROM nodes", nodes_columns, nodes_columns);
+	if (exec1(db, sql, err) < 0 || exec1(db, "DROP TABLE nodes", err) < 0 ||
+	    exec1(db, "ALTER TABLE nodes_v2 RENAME TO nodes", err) < 0)
+		return -1;
 	if (drop_autoincrement(db, "events", EVENTS_COLUMNS, "id, time, node, what, detail", err) < 0 ||
 	    drop_autoincrement(db, "records", RECORDS_COLUMNS,
 			       "id, time, node, instance, provenance_id, decision, record", err) < 0)
+		return -1;
+	return 0;
+}
+
+/* migrations[i] takes a database from version i to i + 1 */
+static const struct migration {
+	const char *what;
+	int (*run)(struct state_db *db, burst_err_t *err);
+} migrations[] = {
+	{ "the columns added since the first release; every node in a node state", migrate_1 },
+	{ "the nodes' CHECK as comparisons; events and records without AUTOINCREMENT", migrate_2 },
+};
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == SCHEMA_VERSION,
+	       "one migration step per schema version");
+
+/* A database written by a newer agent: refused, the file as it was. */
+static int newer_refused(struct state_db *db, int version, burst_err_t *err)
+{
+	burst_err_set(err, "%s is at schema %d, newer than this burst-agent's (%d): a later release's agent "
+		      "wrote it, and this one would misread it. Run that release again, or, to go back to this "
+		      "one, restore the copy of agent.db taken before the upgrade (burstctl state backup); the "
+		      "file is left as it is", db->path, version, SCHEMA_VERSION);
+	return -1;
+}
+
+/*
+ * The state tables at SCHEMA_VERSION, in one transaction: a new database is
+ * made whole at it; an older one is taken there one step of migrations[]
+ * after the other, then given the tables and indexes it lacks; a newer one
+ * is refused. A step that fails undoes the whole transaction: the file stays
+ * at its version, every row as it was, and err says which step and why.
+ */
+static int migrate(struct state_db *db, burst_err_t *err)
+{
+	char check[512], sql[2048];
+	int version = 0, had = 0;
+
+	/* before anything is written: a newer file is left untouched */
+	if (int_of(db, "PRAGMA user_version", &version) < 0)
+		return fail(db, err, "read the schema version");
+	if (version > SCHEMA_VERSION)
+		return newer_refused(db, version, err);
+	if (exec1(db, pragmas, err) < 0 || exec1(db, "BEGIN IMMEDIATE", err) < 0)
+		return -1;
+	/* (read again in the transaction: another connection may have migrated it meanwhile) */
+	if (int_of(db, "PRAGMA user_version", &version) < 0 ||
+	    int_of(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='nodes'", &had) < 0) {
+		fail(db, err, "read the schema version");
 		goto undo;
-	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
-	if (exec1(db, sql, err) < 0 || exec1(db, "COMMIT", err) < 0)
+	}
+	if (version > SCHEMA_VERSION) {
+		newer_refused(db, version, err);
+		goto undo;
+	}
+	if (!had) {
+		/* a new database (or one without nodes): made at this version */
+		states_check(check, sizeof(check));
+		snprintf(sql, sizeof(sql), nodes_table, "nodes", check);
+		if (exec1(db, sql, err) < 0)
+			goto undo;
+	}
+	if (exec1(db, schema_tables, err) < 0)
+		goto undo;
+	for (int v = version; had && v < SCHEMA_VERSION; v++) {
+		burst_err_t e;
+		if (migrations[v].run(db, &e) < 0) {
+			size_t pl = strlen(db->path);
+			/* (the step's message without the file's name, said once) */
+			const char *why = !strncmp(e.msg, db->path, pl) && !strncmp(e.msg + pl, ": ", 2) ? e.msg + pl + 2 : e.msg;
+			burst_err_set(err, "%s: cannot migrate the state database from schema %d to %d: step %d -> %d (%s) "
+				      "failed: %s. Nothing of the migration is kept: the file is at schema %d, as it was",
+				      db->path, version, SCHEMA_VERSION, v, v + 1, migrations[v].what, why, version);
+			goto undo;
+		}
+	}
+	if (exec1(db, nodes_indexes, err) < 0)
+		goto undo;
+	if (version != SCHEMA_VERSION || !had) {
+		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
+		if (exec1(db, sql, err) < 0)
+			goto undo;
+	}
+	if (exec1(db, "COMMIT", err) < 0)
 		goto undo;
 	return 0;
 undo:
@@ -414,7 +496,6 @@ undo:
 struct state_db *state_open(const char *path, burst_err_t *err)
 {
 	struct state_db *db = xcalloc(1, sizeof(*db));
-	char *msg = NULL;
 
 	db->path = xstrdup(path);
 	/* live join tokens: the database and its -wal and -shm (which SQLite
@@ -475,13 +556,7 @@ struct state_db *state_open(const char *path, burst_err_t *err)
 		return NULL;
 	}
 	sqlite3_busy_timeout(db->db, 5000);
-	if (sqlite3_exec(db->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
-		burst_err_set(err, "%s: cannot set up the state database: %s", path, msg);
-		sqlite3_free(msg);
-		state_close(db);
-		return NULL;
-	}
-	if (nodes_schema(db, err) < 0 || exec1(db, nodes_indexes, err) < 0) {
+	if (migrate(db, err) < 0) {
 		state_close(db);
 		return NULL;
 	}

@@ -44,10 +44,12 @@ struct node_rec {
 };
 
 /*
- * Open (creating if needed) path; caller closes with state_close. The
- * nodes table's CHECK admits only the node states' names; a database of an
- * older agent (schema version 0) is upgraded to it on open, and refused,
- * naming the node, if a row holds anything else.
+ * Open (creating if needed) path; caller closes with state_close. A
+ * database of an older schema version is migrated to STATE_SCHEMA_VERSION
+ * in one transaction, one step per version (state.c); if a step fails
+ * (e.g. a node in a state that is none, named) nothing of it is kept and
+ * NULL is returned with err naming the step. A database of a newer version
+ * is refused before anything is written to it.
  */
 struct state_db *state_open(const char *path, burst_err_t *err);
 void state_close(struct state_db *db);

@@ -18,9 +18,16 @@ struct state_db *state_view_open(const char *path, bool *missing, burst_err_t *e
 		return NULL;
 	}
 	if (version > STATE_SCHEMA_VERSION) {
-		burst_err_set(err, "%s: the agent's state database has schema version %d, newer than this build "
-			      "reads (%d): use the burstctl of the burst-agent release that wrote it",
-			      path, version, STATE_SCHEMA_VERSION);
+		burst_err_set(err, "%s is at schema %d, this burstctl reads %d to %d: upgrade burstctl (install the "
+			      "slurm-burst release of the agent that wrote it)", path, version, STATE_VIEW_OLDEST,
+			      STATE_SCHEMA_VERSION);
+		state_close(db);
+		return NULL;
+	}
+	if (version < STATE_VIEW_OLDEST) {
+		burst_err_set(err, "%s is at schema %d, this burstctl reads %d to %d: start the new burst-agent, "
+			      "which migrates it when it opens it (burstctl only reads it)", path, version,
+			      STATE_VIEW_OLDEST, STATE_SCHEMA_VERSION);
 		state_close(db);
 		return NULL;
 	}

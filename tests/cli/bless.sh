@@ -50,6 +50,7 @@ def add(node, fixture, decision):
 add("burst-1", "a100x8", "admitted")
 add("burst-1", "a10gx4", "admitted")
 add("burst-1", "h100x8-missing1", "kernel 6.5.0-1018-aws is not blessed")
+db.execute("PRAGMA user_version=2")  # a schema burstctl reads (lib/state/views.h)
 db.commit()
 PY
 ok $? "made an agent database"

@@ -5,7 +5,10 @@
  * database and one upgraded from an agent before the CHECK), an old
  * database holding a state that is no node state is refused, named, and a
  * database of schema version 1 (the CHECK as an IN list, events and records
- * with AUTOINCREMENT) is upgraded with every row and id kept.
+ * with AUTOINCREMENT) is upgraded with every row and id kept. A migration
+ * is one transaction: a step that fails after another succeeded, and a
+ * database of a newer agent (a downgrade), leave the file's bytes as they
+ * were.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +76,8 @@ static int v1_database(const char *path, const char *rows)
 		" instance_type TEXT, region TEXT, retry_at REAL NOT NULL DEFAULT 0,"
 		" failures INTEGER NOT NULL DEFAULT 0, early INTEGER NOT NULL DEFAULT 0);"
 		"CREATE INDEX nodes_state_since ON nodes(state, since);"
+		"CREATE TABLE requests (name TEXT PRIMARY KEY, time REAL NOT NULL);"
+		"CREATE TABLE cooldowns (key TEXT PRIMARY KEY, until REAL NOT NULL, failures INTEGER NOT NULL, last_error TEXT);"
 		"PRAGMA user_version=1;";
 	return make_database(path, v1, rows, "version 1 database");
 }
@@ -110,6 +115,56 @@ static int raw_insert(const char *path, const char *node, const char *st, char *
 	sqlite3_free(msg);
 	sqlite3_close(h);
 	return rc;
+}
+
+/* The whole file at path (malloc'd, its length in *len), or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n)
+			*len = (size_t)n;
+		else {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Whether path's bytes are still before's (and no -wal holds a change to them). */
+static int same_file(const char *path, const char *before, size_t blen)
+{
+	char wal[300];
+	size_t n;
+	char *now = slurp(path, &n);
+	int same = now && before && n == blen && !memcmp(now, before, n);
+
+	free(now);
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	return same && access(wal, F_OK) != 0;
+}
+
+static int set_user_version(const char *path, int v)
+{
+	sqlite3 *h;
+	char sql[64];
+	int rc;
+
+	if (sqlite3_open(path, &h) != SQLITE_OK)
+		return -1;
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", v);
+	rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+	sqlite3_close(h);
+	return rc == SQLITE_OK ? 0 : -1;
 }
 
 static int user_version(const char *path)
@@ -227,8 +282,11 @@ int main(void)
 		       "INSERT INTO records(time, node, instance, provenance_id, decision, record)"
 		       " VALUES(7,'burst-1','i-1','prov-1','admitted','{\"a\": 1}');"
 		       "INSERT INTO records(time, node, instance, provenance_id, decision, record)"
-		       " VALUES(8,'burst-2',NULL,'prov-2','rejected','{\"b\": 2}');") == 0,
-	   "a version 1 database: two nodes, three events (the last two handed out deleted), two records");
+		       " VALUES(8,'burst-2',NULL,'prov-2','rejected','{\"b\": 2}');"
+		       "INSERT INTO requests(name, time) VALUES('burst-3', 12);"
+		       "INSERT INTO cooldowns(key, until, failures, last_error) VALUES('aws1/c5.large', 99, 2, 'capacity');") == 0,
+	   "a version 1 database: two nodes, three events (the last two handed out deleted), two records,"
+	   " a pending request, a cooldown");
 	ok(user_version(path) == 1, "... at version 1");
 	db = state_open(path, &err);
 	ok(db != NULL, "opened: %s", db ? "upgraded" : err.msg);
@@ -257,6 +315,12 @@ int main(void)
 		   why, sizeof(why)),
 	       "1|7.0|burst-1|i-1|prov-1|admitted|{\"a\": 1};2|8.0|burst-2|-|prov-2|rejected|{\"b\": 2}",
 	       "the two records are kept, with their ids");
+	is_str(one(path, "SELECT (SELECT group_concat(name || '|' || time) FROM requests) || ';' ||"
+		   " (SELECT group_concat(key || '|' || until || '|' || failures || '|' || last_error) FROM cooldowns)",
+		   why, sizeof(why)), "burst-3|12.0;aws1/c5.large|99.0|2|capacity", "the pending request and the cooldown are kept");
+	is_str(one(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('instances', 'holds',"
+		   " 'job_costs', 'budget_holds', 'lease')", why, sizeof(why)), "5",
+	       "the tables added since (cost, budget holds, lease) are made");
 	memset(&r, 0, sizeof(r));
 	ok(db && state_transition(db, "burst-2", NS_LOST, &r, NS_POWERED_DOWN, "test", &err) == 1,
 	   "the agent goes on with it");
@@ -283,9 +347,58 @@ int main(void)
 	ok(db == NULL, "is not opened");
 	ok(!db && strstr(err.msg, "burst-7") && strstr(err.msg, "'bootng'") && strstr(err.msg, "powered_down"),
 	   "the error names the node, its state and what to do: %s", err.msg);
+	ok(!db && strstr(err.msg, "step 0 -> 1") && strstr(err.msg, "at schema 0, as it was"),
+	   "... which step failed, and that the file is as it was");
+	is_str(one(path, "SELECT count(*) FROM pragma_table_info('nodes') WHERE name IN ('provider', 'early')", why,
+		   sizeof(why)), "0", "no column of the step was added (the step's ALTERs are undone with it)");
 	ok(user_version(path) == 0 && raw_insert(path, "burst-8", "whatever", why, sizeof(why)) == 0,
 	   "the database is left as it was (version 0, no CHECK)");
 	state_close(db);
+
+	/* a later step that fails undoes the earlier ones: the file's bytes as they were */
+	{
+		char *before;
+		size_t blen;
+		snprintf(path, sizeof(path), "%s/stuck.db", dir);
+		ok(old_database(path, "INSERT INTO nodes(name, nodeset, state, since) VALUES('burst-1','ns','booting',5);"
+				      "INSERT INTO events(time, node, what) VALUES(1,'burst-1','powered_down -> requested');"
+				      "CREATE TABLE nodes_v2 (left_by TEXT);") == 0,
+		   "a version 0 database where step 1 -> 2 cannot make its table (nodes_v2 is taken)");
+		before = slurp(path, &blen);
+		db = state_open(path, &err);
+		ok(db == NULL, "is not opened");
+		ok(!db && strstr(err.msg, "from schema 0 to 2") && strstr(err.msg, "step 1 -> 2") &&
+		   strstr(err.msg, "nodes_v2") && strstr(err.msg, "at schema 0, as it was"),
+		   "the error names the step and why: %s", err.msg);
+		ok(same_file(path, before, blen), "the file is byte for byte as it was: step 0 -> 1's columns are not kept");
+		is_str(one(path, "SELECT (SELECT count(*) FROM pragma_table_info('nodes')) || ' ' ||"
+			   " (SELECT count(*) FROM nodes) || ' ' || (SELECT count(*) FROM events)", why, sizeof(why)),
+		       "14 1 1", "... 14 columns, one node, one event");
+		free(before);
+		state_close(db);
+	}
+
+	/* a database of a newer agent (a downgrade): refused, untouched */
+	{
+		char *before, sql[96];
+		size_t blen;
+		snprintf(path, sizeof(path), "%s/newer.db", dir);
+		db = state_open(path, &err);
+		ok(db && state_node_ensure(db, "burst-1", "ns", &err) == 0, "a database of this build, with a node");
+		state_close(db);
+		ok(set_user_version(path, STATE_SCHEMA_VERSION + 1) == 0 && user_version(path) == STATE_SCHEMA_VERSION + 1,
+		   "its version set to %d, as a newer agent would", STATE_SCHEMA_VERSION + 1);
+		before = slurp(path, &blen);
+		db = state_open(path, &err);
+		ok(db == NULL, "this build's agent does not open it");
+		snprintf(sql, sizeof(sql), "is at schema %d, newer than this burst-agent's (%d)", STATE_SCHEMA_VERSION + 1,
+			 STATE_SCHEMA_VERSION);
+		ok(!db && strstr(err.msg, path) && strstr(err.msg, sql) && strstr(err.msg, "burstctl state backup"),
+		   "the error names the file, both versions and the way back: %s", err.msg);
+		ok(same_file(path, before, blen), "the file is byte for byte as it was");
+		free(before);
+		state_close(db);
+	}
 
 	{
 		char cmd[300];

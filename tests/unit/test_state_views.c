@@ -1,7 +1,8 @@
 /*
  * test_state_views.c - the face burstctl reads the agent's state through:
- * a database of this build's schema, or an older one, opens; a newer one
- * is refused, and the message names both versions.
+ * a database of this build's schema, or an older one of the same columns,
+ * opens; a newer one is refused (upgrade burstctl), and so is one older
+ * than burstctl reads (start the new agent), each message naming both.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ int main(void)
 	struct state_db *db;
 	burst_err_t err;
 	bool missing = false;
-	char want[128];
+	char want[512];
 	int v = -1;
 
 	if (!mkdtemp(dir))
@@ -57,18 +58,25 @@ int main(void)
 	ok(db != NULL && !missing, "this build's schema opens");
 	state_close(db);
 
-	ok(set_version(STATE_SCHEMA_VERSION - 1) == 0, "an older agent's version");
+	ok(set_version(STATE_VIEW_OLDEST) == 0, "the oldest version burstctl reads (%d)", STATE_VIEW_OLDEST);
 	db = state_view_open(path, NULL, &err);
-	ok(db != NULL, "... opens (the newer columns are read where present)");
+	ok(db != NULL, "... opens (the same columns)");
+	state_close(db);
+
+	ok(set_version(STATE_VIEW_OLDEST - 1) == 0, "an older one (%d)", STATE_VIEW_OLDEST - 1);
+	db = state_view_open(path, &missing, &err);
+	ok(db == NULL && !missing, "... is refused, and not as missing");
+	snprintf(want, sizeof(want), "%s is at schema %d, this burstctl reads %d to %d: start the new burst-agent", path,
+		 STATE_VIEW_OLDEST - 1, STATE_VIEW_OLDEST, STATE_SCHEMA_VERSION);
+	has_str(err.msg, want, "... naming the file, the versions, and the agent that migrates it");
 	state_close(db);
 
 	ok(set_version(STATE_SCHEMA_VERSION + 1) == 0, "a newer agent's version");
 	db = state_view_open(path, &missing, &err);
 	ok(db == NULL && !missing, "... is refused, and not as missing");
-	snprintf(want, sizeof(want), "has schema version %d, newer than this build reads (%d)",
-		 STATE_SCHEMA_VERSION + 1, STATE_SCHEMA_VERSION);
-	has_str(err.msg, want, "... naming both versions");
-	has_str(err.msg, path, "... and the file");
+	snprintf(want, sizeof(want), "%s is at schema %d, this burstctl reads %d to %d: upgrade burstctl", path,
+		 STATE_SCHEMA_VERSION + 1, STATE_VIEW_OLDEST, STATE_SCHEMA_VERSION);
+	has_str(err.msg, want, "... naming the file, both versions, and what to upgrade");
 	state_close(db);
 
 	{
