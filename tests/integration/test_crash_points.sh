@@ -22,7 +22,7 @@
 # no spool request left untaken or set aside.
 #
 # CRASH_POINTS="p1 p2" runs those points only.
-# burst-matrix: host-only (the agent's own crash recovery, about 10 minutes over its 36 points; its Slurm calls are those test_lifecycle and test_reconcile make on both releases; left out of the second release to keep ./check.sh within CI's time)
+# burst-matrix: host-only (the agent's own crash recovery, about 5 minutes over its 36 points in two labs; its Slurm calls are those test_lifecycle and test_reconcile make on both releases; left out of the second release to keep ./check.sh within CI's time)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -35,6 +35,51 @@ agent="$build/burst-agent/burst-agent"
 # test runs them (test_gcp_agent.sh)
 points=${CRASH_POINTS:-$("$agent" --list-crash-points | cut -f1 | grep -v '^gcp\.')}
 [ -n "$points" ] || bail "burst-agent --list-crash-points listed nothing"
+
+# The points are shared out over BURST_CRASH_SHARDS labs (default 2) run side
+# by side, each this script in its own process with its own Slurm, agent and
+# network: a round mostly waits on Slurm's and the agent's timers
+# (SuspendTimeout, VanishGrace, the reconciler), so two labs take about half
+# the time of one. Their TAP is renumbered here, every line kept; a shard
+# that ends without its plan fails. BURST_CRASH_SHARDS=1 runs them in one lab.
+shards=${BURST_CRASH_SHARDS:-2}
+[[ "$shards" =~ ^[1-9]$ ]] || bail "BURST_CRASH_SHARDS=$shards: give a number from 1 to 9"
+if [ -z "${BURST_CRASH_SHARD:-}" ] && [ "$shards" -gt 1 ] && [ "$(wc -w <<<"$points")" -gt 1 ]; then
+	out=$(mktemp -d "${TMPDIR:-/tmp}/burst-crash-shards.XXXXXX") || bail "no temporary directory"
+	pids=()
+	# a shard tears its lab down on TERM (lab.sh's trap): passed on
+	trap 'kill "${pids[@]}" 2>/dev/null; wait; rm -rf "$out"' EXIT
+	trap 'exit 130' INT TERM
+	k=0
+	for p in $points; do   # dealt out in turn: each shard gets every kind of point
+		echo "$p" >>"$out/points.$((k % shards + 1))"
+		k=$((k + 1))
+	done
+	for ((s = 1; s <= shards; s++)); do
+		[ -s "$out/points.$s" ] || continue
+		BURST_CRASH_SHARD=$s CRASH_POINTS=$(tr '\n' ' ' <"$out/points.$s") \
+			bash "$0" >"$out/tap.$s" 2>"$out/err.$s" &
+		pids[s]=$!
+	done
+	for s in "${!pids[@]}"; do
+		wait "${pids[s]}"
+		rc=$?
+		while IFS= read -r line; do
+			case $line in
+			"ok "*) ok 0 "[shard $s] ${line#* - }" ;;
+			"not ok "*) ok 1 "[shard $s] ${line#* - }" /dev/null ;;
+			1..*) ;;
+			"Bail out!"*) ok 1 "[shard $s] ${line#Bail out! }" /dev/null ;;
+			*) echo "$line" ;;
+			esac
+		done <"$out/tap.$s"
+		grep -q '^1\.\.[0-9]' "$out/tap.$s"
+		ok $? "[shard $s] ran to its plan (exit $rc; points: $(tr '\n' ' ' <"$out/points.$s"))" "$out/err.$s"
+		cat "$out/err.$s" >&2
+	done
+	done_testing
+	exit
+fi
 
 SLURM_CONF_NODES="# nodes: below"
 SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 60 5 3600)
