@@ -28,9 +28,9 @@
 # budgets, cost), left out to keep the run within CI's time; and the
 # OpenStack ones (Nova and Keystone are not in the root). doc/compat.md has
 # the table. The steps that need no Slurm daemon (ASan, valgrind, catalog,
-# distcheck, packages) and the second Slurm's root, build and integration
-# tests run beside the host's test suite, one job at a time (their output
-# follows the suite's).
+# distcheck, packages), and the second Slurm's root, build and integration
+# tests, run beside the host's test suite as two more streams, each one job
+# at a time (their output follows the suite's).
 # Before the last line it prints one line per Slurm release,
 # "slurm 22.05.8: N passed, N failed", the skipped points and expected
 # failures, and what did not run (the second release, the host-only files);
@@ -198,10 +198,10 @@ root_setup() {
 # 7. the integration tests again against Debian 13's Slurm (24.11), in the
 # Debian root, with the project built inside it against that Slurm's
 # headers (root_setup); the source and the build directory are bind-mounted
-# at the same paths as here. Part of the side work: they run beside the
-# host's suite (about 11 minutes less than after it; the labs of both take
-# distinct bridges and ports, tests/integration/lab.sh's lab_pick_net, and
-# the root has its own /run, /tmp and /var/tmp). One test at a time, each TAP
+# at the same paths as here. A stream of its own (root_work), started with
+# the host's suite and the side work, not after the side work's steps (the
+# labs of both Slurms take distinct bridges and ports, tests/integration/
+# lab.sh's lab_pick_net, and the root has its own /run, /tmp and /var/tmp). One test at a time, each TAP
 # point counted, its time printed. Not there: a test whose file has the line
 # "# burst-matrix: host-only (why)" near its top (no Slurm in it, or what it
 # needs is not in the root, e.g. Nova's packages for the OpenStack tests);
@@ -266,9 +266,13 @@ side_work() {
 		suite_notrun "distcheck, dist-files and the packages (no ASan build: see build-asan above)"
 	fi
 	side_counts "$out/side-host.counts"
+}
+# 7. in its own process beside the other two: its tests mostly wait on
+# Slurm's and the agent's timers, the steps above mostly compute
+root_work() {
+	local jobs=1 t0
 	suite_reset
 	if [ "${BURST_SECOND_SLURM:-yes}" != no ]; then
-		local t0
 		t0=$(date +%s)
 		root_setup
 		root_side_tests
@@ -279,10 +283,12 @@ side_work() {
 rm -f "$out/side-host.counts" "$out/side-root.counts" "$out/side-root.slurm"
 side_work >"$out/side.log" 2>&1 &
 side_pid=$!
+root_work >"$out/root.log" 2>&1 &
+root_pid=$!
 
 # 1. (continued) the host's test suite: unit, CLI and integration tests
 if [ -f "$out/main/Makefile" ]; then
-	echo "== make check (the side work, steps 2 to 6, runs beside it: $out/side.log)"
+	echo "== make check (beside it: steps 2 to 6, $out/side.log; step 7, $out/root.log)"
 	rm -f "$out/main/test-suite.log"
 	(cd "$out/main" && make -j"$jobs" check) >"$out/check.log" 2>&1
 	count_suite "$out/main/test-suite.log" "make check" $?
@@ -292,6 +298,8 @@ fi
 wait "$side_pid"
 cat "$out/side.log"
 side_add "$out/side-host.counts" "steps 2 to 6" "$out/side.log"
+wait "$root_pid"
+cat "$out/root.log"
 
 # the host's Slurm: everything above
 host_slurm=$(slurmctld -V 2>/dev/null | awk '{ print $2 }')
@@ -303,7 +311,7 @@ if [ "${BURST_SECOND_SLURM:-yes}" = no ]; then
 	echo "== the second Slurm release: not run (BURST_SECOND_SLURM=no)"
 	suite_notrun "the second Slurm release (BURST_SECOND_SLURM=no)"
 else
-	side_add "$out/side-root.counts" "the second Slurm's root, build and tests" "$out/side.log"
+	side_add "$out/side-root.counts" "the second Slurm's root, build and tests" "$out/root.log"
 	root_slurm=$(cat "$out/side-root.slurm" 2>/dev/null)
 	releases+=("slurm ${root_slurm:-unknown}: $((passed - host_passed)) passed, $((failed - host_failed)) failed")
 fi
