@@ -902,7 +902,15 @@ static int gcp_list(struct provider *p, struct prov_list *out, enum prov_class *
 		/* another provider's (the same project behind two Provider lines) */
 		if (v->provider && *p->name_label && strcmp(v->provider, p->name_label))
 			continue;
-		if (v->node) {
+		if (!v->has_token && strcmp(state_of(v->status), "stopping") && strcmp(state_of(v->status), "stopped")) {
+			/* made by a bulk insert whose launch did not get to set
+			 * its node and join token (a crash, a failed
+			 * setMetadata): no node's yet. Adopted as its name says,
+			 * it would wait for a token forever; left to its launch,
+			 * sent again (the same requestId, or its name in use),
+			 * it gets them; no launch within OrphanGrace: an orphan */
+			node[0] = '\0';
+		} else if (v->node) {
 			snprintf(node, sizeof(node), "%s", v->node);
 			attempt = v->attempt ? atoi(v->attempt) : 0;
 		} else if (!node_of_name(p, v->name, node, sizeof(node), &attempt)) {

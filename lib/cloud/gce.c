@@ -562,8 +562,9 @@ static int vm_from(json_object *o, struct gce_vm *v)
 		}
 	}
 	/* what the labels cannot carry (a bulk insert gives every VM the same
-	 * ones): the node and attempt the driver sets in each VM's metadata */
-	if ((!v->node || !v->attempt) && json_object_object_get_ex(o, "metadata", &x) &&
+	 * ones): the node, attempt and join token the driver sets in each VM's
+	 * metadata */
+	if (json_object_object_get_ex(o, "metadata", &x) &&
 	    json_object_object_get_ex(x, "items", &x) && json_object_is_type(x, json_type_array)) {
 		size_t i, n = json_object_array_length(x);
 		for (i = 0; i < n; i++) {
@@ -575,6 +576,8 @@ static int vm_from(json_object *o, struct gce_vm *v)
 				v->node = cloud_text(val);
 			else if (!v->attempt && !strcmp(k, GCE_META_ATTEMPT))
 				v->attempt = cloud_text(val);
+			else if (!strcmp(k, GCE_META_TOKEN) && *val)
+				v->has_token = true;
 		}
 	}
 	if (json_object_object_get_ex(o, "scheduling", &x)) {

@@ -167,6 +167,7 @@ struct gce_vm {
 	 * from the metadata items GCE_META_NODE, GCE_META_ATTEMPT) */
 	char *cluster, *provider, *node, *attempt, *batch;
 	bool preemptible;        /* scheduling.provisioningModel SPOT or preemptible */
+	bool has_token;          /* its metadata holds a GCE_META_TOKEN item, not empty */
 };
 
 struct gce_vms {

@@ -72,7 +72,9 @@ Control (JSON; no token):
   GET  /_fake/state      {"vms": [...], "throttled": [...], "tokens": N, "windows": ...}
   POST /_fake/config     {"capacity": {...}, "cpu_quota": {...}, "quota": {...},
                           "boot_delay": S, "op_delay": S, "wait_max": S,
-                          "delete_delay": S, "fail": [{"match": {"method", "path"
+                          "delete_delay": S, "page_size": N (a listing's pages hold
+                          at most N: Compute Engine may answer fewer than maxResults),
+                          "fail": [{"match": {"method", "path"
                           (a regular expression)}, "status": N, "reason": R,
                           "message": M, "times": N}], "echo_assertion":
                           true (a refused JWT is quoted back in error_description,
@@ -698,6 +700,8 @@ class H(BaseHTTPRequestHandler):
                 for k in ("capacity", "cpu_quota", "quota"):
                     if k in req:
                         CONFIG[k] = req[k]
+                if "page_size" in req:
+                    CONFIG["page_size"] = int(req["page_size"])
                 for k in ("boot_delay", "op_delay", "wait_max", "delete_delay", "window"):
                     if k in req:
                         CONFIG[k] = float(req[k])
@@ -805,7 +809,7 @@ class H(BaseHTTPRequestHandler):
             vms = sorted((v for v in VMS.values() if zone is None or v["_zone"] == zone), key=lambda v: v["name"])
             vms = [v for v in vms if matches(vm_view(v), flt)]
             start = int(q.get("pageToken") or 0)
-            size = min(int(q.get("maxResults") or 500), 500)
+            size = min(int(q.get("maxResults") or 500), 500, int(CONFIG.get("page_size") or 500))
             page, nxt = vms[start:start + size], (start + size if start + size < len(vms) else None)
             if zone:
                 out = {"kind": "compute#instanceList", "id": "projects/%s/zones/%s/instances" % (ARGS.project, zone),

@@ -120,6 +120,14 @@ ok $? "the startup script: its instance id (ZONE/NAME), node and token from the 
 drv g list
 [ "$(awk '$3 == "n2" {print $1, $2, $4}' "$work/out")" = "$n2vm drv 1" ] && [ "$(grep -c ' drv ' "$work/out")" = 4 ]
 ok $? "list: the cluster's VMs by label, each with its node and attempt" "$work/out" "$work/err"
+pages() { python3 -c 'import json, sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["path"] == "aggregated/instances"))' "$work/log.jsonl"; }
+ctl config '{"page_size": 3}'
+p0=$(pages)
+drv g list
+[ "$(grep -c ' drv ' "$work/out")" = 4 ] && [ "$(($(pages) - p0))" = 2 ] &&
+	grep -q '"pageToken": "3"' "$work/log.jsonl"
+ok $? "list: pages of 3 (nextPageToken): every VM, from two pages" "$work/out" "$work/err"
+ctl config '{"page_size": 500}'
 ctl vm '{"name": "drv-n1-1", "serial": "burst-node: joined\n"}'
 drv g console n1 us-central1-a/drv-n1-1
 grep -qx 'where gcloud compute instances get-serial-port-output drv-n1-1 --zone us-central1-a' "$work/out" &&
@@ -128,9 +136,25 @@ ok $? "console: the serial port's output, and the gcloud command that shows it a
 drv g exists n1 us-central1-a/drv-n1-1; [ "$(cat "$work/out")" = 1 ]; ok $? "exists: 1 for a VM"
 drv g exists n9 us-central1-a/drv-n9-1; [ "$(cat "$work/out")" = 0 ]; ok $? "exists: 0 for none"
 
+# --- a VM made, its node and join token not set (a crash, a failed setMetadata) ---
+ctl config '{"fail": [{"match": {"method": "POST", "path": "setMetadata"}, "status": 403, "reason": "forbidden", "message": "Required compute.instances.setMetadata permission", "times": 1}]}'
+drv g launch --type n2-standard-4 m1:1:tok-m
+[ "$(col m1 3)" = transient ] && grep -q 'm1 .*its node and join token not set' "$work/out"
+ok $? "setMetadata refused after the bulk insert: transient (the launch is sent again)" "$work/out"
+drv g list
+[ "$(awk '$1 ~ /drv-m1-1$/ {print $3}' "$work/out")" = - ]
+ok $? "list: that VM is no node's (no join token in its metadata): the reconciler does not adopt it" "$work/out"
+drv g launch --type n2-standard-4 m1:1:tok-m
+[ "$(col m1 3)" = ok ] && [ "$(state 'print(sum(1 for v in d["vms"] if v["name"] == "drv-m1-1"))')" = 1 ] &&
+	[ "$(state 'vm = [v for v in d["vms"] if v["name"] == "drv-m1-1"][0]; print([i["value"] for i in vm["metadata"]["items"] if i["key"] == "burst-join-token"][0])')" = tok-m ]
+ok $? "... the launch sent again: the same VM, now with its node's join token" "$work/out"
+drv g list
+[ "$(awk '$1 ~ /drv-m1-1$/ {print $3, $4}' "$work/out")" = "m1 1" ]
+ok $? "... and listed as m1's, attempt 1" "$work/out"
+
 # --- faults ---
 drv gc launch --type n2-standard-4 c1:1:t
-[ "$(col c1 3)" = capacity ] && grep -q 'ZONE_RESOURCE_POOL_EXHAUSTED' "$work/out" && [ "$(vms)" = 4 ]
+[ "$(col c1 3)" = capacity ] && grep -q 'ZONE_RESOURCE_POOL_EXHAUSTED' "$work/out" && [ "$(vms)" = 5 ]
 ok $? "a zone without capacity (zonal bulkInsert): capacity, Google's code in the message (the next candidate)" "$work/out"
 grep -q 'zones/us-central1-c/instances/bulkInsert' "$work/log.jsonl"; ok $? "... Zones= of one zone: the zonal bulkInsert"
 drv geu launch --type n2-standard-16 e1:1:t e2:1:t

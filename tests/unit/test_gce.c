@@ -170,6 +170,15 @@ static void test_vms(void)
 	ok(!strcmp(l.v[0].id, "4100000000000000123"), "its id (a uint64 as a string)");
 	is_str(l.v[1].name, "evil\\x1b]0;x\\x07", "a name's control characters written out");
 	ok(l.v[1].ip == NULL, "an address that is not one is not taken");
+	ok(!l.v[0].has_token && !l.v[1].has_token, "no join token in their metadata");
+	gce_vms_free(&l);
+	ok(gce_vms_parse("{\"items\":[{\"name\":\"t\",\"status\":\"RUNNING\",\"metadata\":{\"items\":["
+			 "{\"key\":\"burst-node\",\"value\":\"n7\"},{\"key\":\"burst-join-token\",\"value\":\"tk\"}]}},"
+			 "{\"name\":\"e\",\"status\":\"RUNNING\",\"metadata\":{\"items\":["
+			 "{\"key\":\"burst-join-token\",\"value\":\"\"}]}}]}", &l, &next, &err) == 0 && l.n == 2,
+	   "VMs with metadata items parse");
+	ok(l.v[0].has_token && !strcmp(l.v[0].node, "n7") && !l.v[1].has_token,
+	   "a join token in the metadata is seen; an empty one is none");
 	gce_vms_free(&l);
 	ok(gce_vms_parse("{\"kind\":\"compute#instanceList\",\"items\":[{\"name\":\"a\",\"status\":\"RUNNING\"}],"
 			 "\"nextPageToken\":\"7\"}", &l, &next, &err) == 0 && l.n == 1 && next && !strcmp(next, "7"),
