@@ -25,6 +25,44 @@ void cooldown_key(const char *prov, const char *type, const char *region, char *
 	snprintf(buf, len, "%s/%s@%s", prov, type, region ? region : "-");
 }
 
+/*
+ * Compute Engine's quotas are per VM family (CPUS_PER_VM_FAMILY: N2_CPUS,
+ * E2_CPUS, ...) and region: a gcp launch refused for quota cools down every
+ * candidate of that provider and region whose machine type is of the same
+ * family (the name's part before its first '-'), not only the type that
+ * was refused; the others would be refused the same way, each after a
+ * round trip. One already cooling down is left as it is.
+ */
+static void quota_family(const char *prov, const char *type, const char *region, const char *error)
+{
+	struct aprov *p = prov ? prov_by_name(prov) : NULL;
+	const char *dash = type ? strchr(type, '-') : NULL;
+	burst_err_t err;
+	double t = now();
+
+	if (!p || !dash || strcmp(p->cfg->type ? p->cfg->type : p->cfg->name, "gcp"))
+		return;
+	for (size_t k = 0; k < A.cs->n; k++) {
+		const struct candidate *c = &A.cs->c[k];
+		const char *tn = catalog_str(A.cat, c->type->name);
+		const char *rn = c->region >= 0 ? catalog_str(A.cat, c->region) : NULL;
+		char key[512];
+
+		if (prov_of(c) != p || !tn || !strcmp(tn, type) || strncmp(tn, type, (size_t)(dash - type) + 1) ||
+		    !(rn && region ? !strcmp(rn, region) : rn == region))
+			continue;
+		cooldown_key(p->cfg->name, tn, rn, key, sizeof(key));
+		if (state_cooldown_until(A.db, key) > t)
+			continue;
+		if (state_cooldown_hit(A.db, key, A.cfg->reject_cooldown > 0 ? A.cfg->reject_cooldown : 60, 3600,
+				       error, &err) < 0)
+			ERR("cooldown %s: %s", key, err.msg);
+		else
+			INFO("%s: cooling down with %s/%s@%s: quota of its family (%.*s) in that region", key, prov,
+			     type, region ? region : "-", (int)(dash - type), type);
+	}
+}
+
 /* What a pick says of the candidates it passed over, at most. */
 #define TRIED_MAX 2048
 
@@ -196,6 +234,8 @@ static void launch_done(struct pjob *j, bool ran)
 			cooldown_key(r->provider, r->instance_type, r->region, key, sizeof(key));
 			state_cooldown_hit(A.db, key, A.cfg->reject_cooldown > 0 ? A.cfg->reject_cooldown : 60,
 					   3600, pn[i].error, &err);
+			if (pn[i].cls == PROV_QUOTA)
+				quota_family(r->provider, r->instance_type, r->region, pn[i].error);
 			snprintf(why, sizeof(why), "%.500s %s: %.500s: trying the next candidate",
 				 key, prov_class_name(pn[i].cls), pn[i].error);
 			free(r->last_error);
