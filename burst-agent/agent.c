@@ -16,6 +16,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -73,7 +74,7 @@ static int msock;                /* MetricsListen=, -1 when off */
 static struct conn_table conns;  /* join and control connections being read */
 static unsigned long dropped_slow, dropped_full, dropped_budget; /* join connections, logged now and then */
 static double dropped_said;
-static volatile sig_atomic_t stopping, reloading;
+static volatile sig_atomic_t stopping, reloading, reopening;
 static size_t join_max = JOIN_MAX_CONNS;
 /* something happened that the loop's periodic work should see at once (a
  * spool poke, a worker's outcome, a join): else it runs once a tick, not
@@ -865,13 +866,19 @@ static void register_timers(void)
 	node_life_timers();
 }
 
-/* Log to path ("syslog" for syslog); reopened on SIGHUP, for logrotate. */
+/*
+ * Log to path ("syslog" for syslog). A file is opened again on SIGUSR1 (and
+ * on SIGHUP's reload): logrotate renamed it, the lines go on in a new one.
+ * The new file takes the old one's descriptor (dup3), so the FILE every
+ * thread writes through is never closed: a line is in the old file or in
+ * the new one, whole, never lost. -1 with errno, the log unchanged.
+ */
 static int open_log(const char *path)
 {
-	FILE *f;
+	int fd;
 
-	A.log_path = path;
 	if (!strcmp(path, "syslog")) {
+		A.log_path = path;
 		if (!A.syslog)
 			openlog("burst-agent", LOG_PID, LOG_DAEMON);
 		A.syslog = true;
@@ -880,21 +887,60 @@ static int open_log(const char *path)
 	/* close-on-exec: the programs the agent starts (instances, providers'
 	 * helpers) must not hold its log open (a rotated log's space would
 	 * never be freed while an instance lives) */
-	f = fopen(path, "ae");
-	if (!f) {
-		fprintf(stderr, "burst-agent: cannot open the log %s: %s\n", path, strerror(errno));
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
+	if (fd < 0)
 		return -1;
+	if (A.log) {
+		int e;
+		fflush(A.log);
+		if (dup3(fd, fileno(A.log), O_CLOEXEC) < 0) {
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		close(fd);
+	} else {
+		FILE *f = fdopen(fd, "a");
+		if (!f) {
+			int e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		A.log = f;
 	}
-	if (A.log)
-		fclose(A.log);
-	A.log = f;
+	A.log_path = path;
 	return 0;
+}
+
+/* SIGUSR1 (logrotate's postrotate): the log file opened again, nothing else */
+static void reopen_log(const char *why)
+{
+	if (!A.log_path || A.syslog)
+		return;
+	if (open_log(A.log_path) < 0)
+		ERR("%s: cannot open the log %s again: %s; still writing to the file it was (fix the path, then send SIGUSR1 again)",
+		    why, A.log_path, strerror(errno));
+	else
+		INFO("%s: log %s opened again", why, A.log_path);
+}
+
+/* the loop's, and a standby's while it waits for the lease */
+void log_reopen_if_asked(void)
+{
+	if (reopening) {
+		reopening = 0;
+		reopen_log("SIGUSR1");
+	}
 }
 
 static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
 		reloading = 1;
+	else if (sig == SIGUSR1)
+		reopening = 1;
 	else
 		stopping = 1;
 }
@@ -951,8 +997,10 @@ int main(int argc, char **argv)
 	A.slurm_conf = getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf";
 	A.libexec = getenv("BURST_LIBEXECDIR") ? getenv("BURST_LIBEXECDIR") : BURST_LIBEXECDIR;
 	A.node_bin = getenv("BURST_NODE") ? getenv("BURST_NODE") : BURST_LIBEXECDIR "/burst-node";
-	if (logpath && open_log(logpath) < 0)
+	if (logpath && open_log(logpath) < 0) {
+		fprintf(stderr, "burst-agent: cannot open the log %s: %s\n", logpath, strerror(errno));
 		return 1;
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	memset(&sa, 0, sizeof(sa));
@@ -960,6 +1008,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* before any thread: the providers' workers use libcurl */
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -968,8 +1017,10 @@ int main(int argc, char **argv)
 	}
 	if (setup() < 0)
 		return 1;
-	if (!logpath && A.cfg->log_file && open_log(A.cfg->log_file) < 0)
+	if (!logpath && A.cfg->log_file && open_log(A.cfg->log_file) < 0) {
+		fprintf(stderr, "burst-agent: cannot open the log %s: %s\n", A.cfg->log_file, strerror(errno));
 		return 1;
+	}
 	/* a standby until this agent holds the lease: no spool, no joins, no reconciler */
 	switch (lease_acquire(&stopping)) {
 	case 0:
@@ -1001,11 +1052,11 @@ int main(int argc, char **argv)
 	while (!stopping) {
 		lease_check();
 		serve_clients();
+		log_reopen_if_asked();
 		/* a reload replaces the drivers: only when none is in a call */
 		if (reloading && !prov_any_pending()) {
 			reloading = 0;
-			if (A.log_path && open_log(A.log_path) < 0)
-				ERR("SIGHUP: cannot reopen the log %s: %s", A.log_path, strerror(errno));
+			reopen_log("SIGHUP");
 			if (load_conf() == 0) {
 				ensure_nodes();
 				INFO("SIGHUP: %s read again: %zu nodes in %zu node sets", A.conf_path, A.nnodes,

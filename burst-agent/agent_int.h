@@ -117,6 +117,7 @@ extern struct agent A;
 
 /* agent.c: logging and clocks */
 void logmsg(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_reopen_if_asked(void);   /* SIGUSR1's: the log file opened again */
 #define INFO(...) logmsg("info", __VA_ARGS__)
 #define ERR(...) logmsg("error", __VA_ARGS__)
 /*

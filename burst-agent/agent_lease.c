@@ -165,9 +165,12 @@ int lease_acquire(const volatile sig_atomic_t *stopping)
 	L.ttl = A.cfg->lease_timeout;
 	memset(&seen, 0, sizeof(seen));
 	while (!*stopping) {
-		int rc = state_lease_get(A.db, &cur, &err);
+		int rc;
 		const char *how = NULL;
 		double t = boottime();
+
+		log_reopen_if_asked();
+		rc = state_lease_get(A.db, &cur, &err);
 
 		if (rc < 0) {
 			ERR("standby: %s", err.msg);

@@ -55,4 +55,20 @@ comm -23 "$tmp/contrib" "$tmp/deb-ex" >"$tmp/miss"
 specdoc x '%files agent' >"$tmp/rpm-ex"
 comm -23 "$tmp/contrib" "$tmp/rpm-ex" >"$tmp/miss"
 [ ! -s "$tmp/miss" ]; ok $? "the RPM's agent %doc has every contrib file" "$tmp/miss"
+
+# the man pages and the logrotate file make install installs, as the
+# packages' file lists name them: each in the Debian packages' .install
+# files and in the RPM's %files, and nothing there that make install lacks
+{
+	amvar dist_man_MANS | sed -E 's|^doc/man/(.*)\.([0-9])$|usr/share/man/man\2/\1.\2|'
+	amvar dist_logrotate_DATA | sed 's|^contrib/logrotate/|etc/logrotate.d/|'
+} | sort -u >"$tmp/inst"
+[ "$(grep -c '^usr/share/man/' "$tmp/inst")" -ge 5 ] && grep -q '^etc/logrotate.d/' "$tmp/inst"
+ok $? "Makefile.am's man pages and logrotate file read" "$tmp/inst"
+cat "$src"/debian/*.install | grep -E '^(usr/share/man/|etc/logrotate.d/)' | sort -u >"$tmp/deb-inst"
+same "$tmp/deb-inst" "$tmp/inst" "debian/*.install (man pages, logrotate)"
+sed -n 's/^\(%config(noreplace) \)\{0,1\}\(%{_mandir}\|%{_sysconfdir}\)\/\([^ ]*\)$/\2\/\3/p' "$src/slurm-burst.spec.in" |
+	sed -e 's|^%{_mandir}/\(.*\)\*$|usr/share/man/\1|' -e 's|^%{_sysconfdir}/logrotate.d/|etc/logrotate.d/|' |
+	grep -E '^(usr/share/man/|etc/logrotate.d/)' | sort -u >"$tmp/rpm-inst"
+same "$tmp/rpm-inst" "$tmp/inst" "the RPM's %files (man pages, logrotate)"
 done_testing
