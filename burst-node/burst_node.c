@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -535,8 +536,75 @@ static int join(int argc, char **argv)
 	return 1;
 }
 
+/* the first directory of PATH (else /usr/sbin:/usr/bin) with an executable name */
+static int find_program(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH") && *getenv("PATH") ? getenv("PATH") : "/usr/sbin:/usr/bin";
+
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		if (n && (size_t)snprintf(out, len, "%.*s/%s", (int)n, path, name) < len && access(out, X_OK) == 0)
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -1;
+}
+
+/*
+ * burst-node check: what join needs of this image, checked without an
+ * agent (contrib/images/provision-node.sh ends with it): the plugstack.conf
+ * of slurm.conf (or beside its path) must load the admission plugin, as
+ * join requires; slurmd on the PATH; munge's key, only root's.
+ * 0 when all is there; else 1, each problem said.
+ */
+static int node_check(int argc, char **argv)
+{
+	const char *sc = getenv("SLURM_CONF") && *getenv("SLURM_CONF") ? getenv("SLURM_CONF") : "/etc/slurm/slurm.conf";
+	const char *key = getenv("BURST_MUNGE_KEY") && *getenv("BURST_MUNGE_KEY") ? getenv("BURST_MUNGE_KEY")
+										   : "/etc/munge/munge.key";
+	char why[3000], slurmd[4096];
+	struct stat st;
+	int bad = 0;
+
+	(void)argv;
+	if (argc > 1) {
+		fprintf(stderr, "usage: burst-node check (see burst-node(8))\n");
+		return 2;
+	}
+	/* as join checks it: without slurm.conf (configless), the plugstack.conf beside its path */
+	if (access(sc, R_OK) < 0)
+		printf("burst-node check: note: no slurm.conf at %s (%s): fine for configless Slurm\n", sc, strerror(errno));
+	if (plugstack_admission_problem(sc, BURST_SPANK_PLUGINDIR, why, sizeof(why))) {
+		printf("burst-node check: %s\n", why);
+		bad = 1;
+	} else
+		printf("burst-node check: ok: the plugstack.conf of %s loads the admission plugin %s\n", sc, ADMISSION_PLUGIN);
+	if (find_program("slurmd", slurmd, sizeof(slurmd)) < 0) {
+		printf("burst-node check: no slurmd on the PATH: install the cluster's Slurm release's (Debian: apt-get install slurmd)\n");
+		bad = 1;
+	} else
+		printf("burst-node check: ok: slurmd %s\n", slurmd);
+	if (stat(key, &st) < 0) {
+		printf("burst-node check: munge key %s: %s: install the cluster's (mode 0400, owner munge)\n", key,
+		       strerror(errno));
+		bad = 1;
+	} else if (st.st_mode & 077) {
+		printf("burst-node check: munge key %s is mode %03o: munged refuses a key others may read: chmod 0400 it\n",
+		       key, (unsigned)(st.st_mode & 0777));
+		bad = 1;
+	} else
+		printf("burst-node check: ok: munge key %s\n", key);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "--version")) {
+		printf("burst-node (slurm-burst) %s, built for Slurm %s\n", PACKAGE_VERSION, BURST_SLURM_VERSION);
+		return 0;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "check"))
+		return node_check(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "join"))
 		return join(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "accept"))
@@ -545,6 +613,6 @@ int main(int argc, char **argv)
 		return node_provenance(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "health"))
 		return node_health(argc - 1, argv + 1);
-	fprintf(stderr, "usage: burst-node join|accept|provenance|health ... (see burst-node(8))\n");
+	fprintf(stderr, "usage: burst-node join|accept|provenance|health|check ... | --version (see burst-node(8))\n");
 	return 2;
 }
