@@ -1,6 +1,7 @@
 /*
  * catref_cmd.c - burstctl catalog refresh: rewrite a provider's catalog CSV
- * from EC2's DescribeInstanceTypes (lib/cloud/catalog_refresh.h has the rules).
+ * from EC2's DescribeInstanceTypes, Nova's flavors or Compute Engine's
+ * machine types (lib/cloud/catalog_refresh.h has the rules).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +20,9 @@
 #include "catref_cmd.h"
 #include "config.h"
 #include "ec2.h"
+#include "gce.h"
+#include "gce_auth.h"
+#include "gce_catalog.h"
 #include "openstack_api.h"
 #include "strutil.h"
 #include "verb.h"
@@ -31,7 +35,8 @@ static const char *prog = "burstctl catalog refresh";
 const char catref_cmd_usage[] =
 "  catalog refresh --provider NAME [--region R] [--output FILE | --output-dir DIR]\n"
 "                  [--drop-missing]\n"
-"                           rewrite the provider's catalog from EC2's DescribeInstanceTypes\n";
+"                           rewrite the provider's catalog from EC2's DescribeInstanceTypes,\n"
+"                           Nova's flavors or Compute Engine's machine types\n";
 
 static void usage(FILE *f)
 {
@@ -181,6 +186,72 @@ static int new_table(const char *path, const char *catname, struct catref_table 
 }
 
 /* A compute microversion with flavors' extra_specs inline (2.61), or the provider's if later. */
+/*
+ * A gcp provider's machine types in region: every page of
+ * acceleratorTypes.aggregatedList (the accelerators' names), then of
+ * machineTypes.aggregatedList, with the provider's key (or the metadata
+ * server) as the driver has them. 0, or -1 with err.
+ */
+static int gcp_types(const struct cfg_provider *p, const char *region, bool allow_http,
+		     struct ec2_instance_types *api, burst_err_t *err)
+{
+	struct gce_auth_opts ao;
+	struct gce_client_opts co;
+	struct gce_auth *auth = NULL;
+	struct gce_client *gc = NULL;
+	struct gce_accels acc = { 0 };
+	const char *project;
+	int rc = -1;
+
+	memset(&ao, 0, sizeof(ao));
+	ao.key_file = p->credentials;
+	ao.ca_file = p->ca_file;
+	ao.allow_http = allow_http;
+	if (!(auth = gce_auth_new(&ao, err)))
+		return -1;
+	if (!(project = p->project) && !(project = gce_auth_project(auth, err)))
+		goto out;
+	memset(&co, 0, sizeof(co));
+	co.endpoint = p->endpoint;
+	co.project = project;
+	co.auth = auth;
+	co.ca_file = p->ca_file;
+	co.allow_http = allow_http;
+	if (!(gc = gce_client_new(&co, err)))
+		goto out;
+	for (int pass = 0; pass < 2; pass++) {
+		char *page = NULL;
+		do {
+			char path[600], *ans = NULL, *next = NULL;
+			int prc;
+
+			snprintf(path, sizeof(path), "aggregated/%s?maxResults=500%s%s",
+				 pass ? "machineTypes" : "acceleratorTypes", page ? "&pageToken=" : "", page ? page : "");
+			free(page);
+			page = NULL;
+			if (gce_call(gc, "GET", path, NULL, pass ? "list the machine types" : "list the accelerator types",
+				     &ans, err) != GCE_OK) {
+				free(ans);
+				goto out;
+			}
+			prc = pass ? gce_machine_types_parse(ans, region, &acc, api, &next, err) :
+				gce_accels_parse(ans, &acc, &next, err);
+			free(ans);
+			if (prc < 0) {
+				free(next);
+				goto out;
+			}
+			page = next;
+		} while (page);
+	}
+	rc = 0;
+out:
+	gce_accels_free(&acc);
+	gce_client_free(gc);
+	gce_auth_free(auth);
+	return rc;
+}
+
 static const char *os_microversion(const char *mv)
 {
 	int major = 0, minor = 0;
@@ -203,7 +274,7 @@ int catref_cmd_main(const char *verb, int argc, char **argv)
 	struct ctl_globals gl;
 	const char *config = NULL, *catdir = NULL, *pname = NULL, *region = NULL;
 	const char *output = NULL, *outdir = NULL;
-	bool json = false, drop = false, openstack = false;
+	bool json = false, drop = false, openstack = false, gcp = false;
 	struct burst_config *cfg = NULL;
 	const struct cfg_provider *p = NULL;
 	struct catalog *cat = NULL;
@@ -280,13 +351,15 @@ int catref_cmd_main(const char *verb, int argc, char **argv)
 		sb_free(&sb);
 		goto out;
 	}
-	if (strcmp(p->type, "aws") && strcmp(p->type, "openstack")) {
+	if (strcmp(p->type, "aws") && strcmp(p->type, "openstack") && strcmp(p->type, "gcp")) {
 		fprintf(stderr, "%s: provider %s is of type %s: only aws providers (from EC2's "
-			"DescribeInstanceTypes) and openstack ones (from Nova's flavors) can be refreshed\n",
+			"DescribeInstanceTypes), openstack ones (from Nova's flavors) and gcp ones (from "
+			"Compute Engine's machine types) can be refreshed\n",
 			prog, p->name, p->type);
 		goto out;
 	}
 	openstack = !strcmp(p->type, "openstack");
+	gcp = !strcmp(p->type, "gcp");
 	if (!region)
 		region = p->nregions ? p->regions[0] : NULL;
 	if (!region && !openstack) {
@@ -345,6 +418,18 @@ int catref_cmd_main(const char *verb, int argc, char **argv)
 		}
 		goto merge;
 	}
+	if (gcp) {
+		if (gcp_types(p, region, cfg->allow_insecure_endpoint, &api, &err) < 0) {
+			fprintf(stderr, "%s: provider %s: %s\n", prog, p->name, err.msg);
+			goto out;
+		}
+		if (!api.n) {
+			fprintf(stderr, "%s: provider %s: Compute Engine lists no machine type in a zone of %s: "
+				"nothing written\n", prog, p->name, region);
+			goto out;
+		}
+		goto merge;
+	}
 	c = ec2_client_for_provider(region, p->endpoint, p->ca_file, p->credentials, p->profile, &err);
 	if (!c) {
 		fprintf(stderr, "%s: provider %s: %s\n", prog, p->name, err.msg);
@@ -367,6 +452,9 @@ merge:
 	if (openstack) {
 		mo.source = "openstack-api";
 		mo.api = "Nova's flavors";
+	} else if (gcp) {
+		mo.source = "gcp-api";
+		mo.api = "Compute Engine's machineTypes.aggregatedList";
 	}
 	mo.drop_missing = drop;
 	mo.provider = p->name;
@@ -390,7 +478,7 @@ merge:
 		}
 	}
 	sha256_file(out, sum);
-	print_report(&rep, out, sum, t.nrows, json, openstack ? "Nova" : "EC2");
+	print_report(&rep, out, sum, t.nrows, json, openstack ? "Nova" : gcp ? "Compute Engine" : "EC2");
 	rc = EXIT_OK;
 out:
 	catref_report_free(&rep);

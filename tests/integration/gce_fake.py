@@ -126,6 +126,7 @@ MACHINE_TYPES = {
     "n2-standard-2": (2, 8192), "n2-standard-4": (4, 16384), "n2-standard-8": (8, 32768),
     "n2-highmem-8": (8, 65536), "c2-standard-8": (8, 32768), "c3-standard-8": (8, 32768),
     "a2-highgpu-1g": (12, 87040), "g2-standard-4": (4, 16384),
+    "n4-standard-2": (2, 8192), "t2a-standard-1": (1, 4096),
 }
 ACCELERATORS = {"nvidia-tesla-a100": "NVIDIA A100 40GB", "nvidia-l4": "NVIDIA L4"}
 
@@ -864,6 +865,7 @@ class H(BaseHTTPRequestHandler):
                 items["zones/" + z] = {"machineTypes": [
                     {"kind": "compute#machineType", "id": new_id(), "name": n, "guestCpus": c, "memoryMb": m,
                      "zone": z, "isSharedCpu": False, "maximumPersistentDisks": 128,
+                     "architecture": "ARM64" if n.startswith("t2a-") else "X86_64",
                      "maximumPersistentDisksSizeGb": "263168", "description": "%d vCPUs, %g GB RAM" % (c, m / 1024),
                      "selfLink": "%s/zones/%s/machineTypes/%s" % (base_url(None), z, n),
                      **({"accelerators": [{"guestAcceleratorType": "nvidia-tesla-a100", "guestAcceleratorCount": 1}]}

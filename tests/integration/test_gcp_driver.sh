@@ -198,4 +198,40 @@ grep -q 'Instances.SetMetadata' "$work/out" && grep -q 'RegionInstances.BulkInse
 	grep -q 'RegionOperations.Wait' "$work/out" && grep -q 'Instances.AggregatedList' "$work/out"
 ok $? "... among them bulkInsert, wait, aggregatedList and setMetadata" "$work/out"
 
+# --- burstctl catalog refresh: Compute Engine's machine types into gcp.csv ---
+# (after the schema check: burstctl's requests are not the driver's)
+burstctl="$build/burstctl/burstctl"
+# its rows without the efa column the refresh adds (no, for every machine type)
+cat_csv() { awk -F, -v t="$1" '$1 == t' "$work/cat/gcp.csv" | cut -d, -f1-16,18; }
+"$burstctl" --config "$work/burst.conf" --catalog-dir "$src/share/catalog" --json catalog refresh --provider g \
+	--output-dir "$work/cat" >"$work/out" 2>"$work/err"
+ok $? "burstctl catalog refresh --provider g: from machineTypes and acceleratorTypes (aggregatedList)" "$work/out" "$work/err"
+[ "$(cat_csv n4-standard-2)" = "n4-standard-2,2,8192,0,,,,,,,,,x86_64,,,,gcp-api" ] &&
+	[ "$(awk -F, '$1 == "n4-standard-2" {print $17}' "$work/cat/gcp.csv")" = no ]
+ok $? "a machine type the catalog lacks is added: vCPUs, memory, x86_64, source gcp-api ($(cat_csv n4-standard-2))" "$work/cat/gcp.csv"
+[ "$(cat_csv e2-standard-2)" = "$(awk -F, '$1 == "e2-standard-2"' "$src/share/catalog/gcp.csv")" ] &&
+	[ "$(cat_csv t2a-standard-1)" = "$(awk -F, '$1 == "t2a-standard-1"' "$src/share/catalog/gcp.csv")" ]
+ok $? "rows Compute Engine agrees with are kept byte for byte (t2a-standard-1: ARM64 is the catalog's aarch64)" "$work/cat/gcp.csv"
+cat_csv a2-highgpu-1g | grep -q '^a2-highgpu-1g,12,87040,1,A100-40GB,GPU,NVIDIA,ampere,40960,Intel Xeon Platinum 8273CL,Intel,cascadelake,x86_64,' &&
+	cat_csv g2-standard-4 | grep -q '^g2-standard-4,4,16384,1,L4,GPU,NVIDIA,ada,24576,'
+ok $? "the shipped catalog's verified facts kept: A100-40GB (named 'NVIDIA A100 40GB'), L4, processors" "$work/cat/gcp.csv"
+python3 - "$work/out" "$src/share/catalog/gcp.csv" "$work/cat/gcp.csv" >"$work/rep" 2>&1 <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+rows = lambda f: sum(1 for l in open(f) if l.strip() and not l.startswith("#")) - 1
+print(r["added"], len(r["missing"]), rows(sys.argv[2]), rows(sys.argv[3]))
+assert r["added"] == ["n4-standard-2"] and "e2-medium" in r["missing"] and rows(sys.argv[3]) == rows(sys.argv[2]) + 1
+EOF2
+ok $? "the report: one added, those the fake lacks reported missing and kept ($(cat "$work/rep"))" "$work/rep" "$work/out"
+grep -q "^# refreshed .*Compute Engine's machineTypes.aggregatedList" "$work/cat/gcp.csv" && [ -s "$work/cat/gcp-prices.csv" ]
+ok $? "a '# refreshed' line naming Compute Engine; the prices beside it" "$work/cat/gcp.csv"
+"$burstctl" --catalog-dir "$work/cat" catalog show n4-standard-2 >"$work/out" 2>&1
+grep -q 'n4-standard-2' "$work/out"; ok $? "burstctl catalog show reads the refreshed catalog back" "$work/out"
+ctl config '{"fail": [{"match": {"method": "GET", "path": "aggregated/machineTypes"}, "status": 403, "reason": "forbidden", "message": "Required compute.machineTypes.list permission", "times": 1}]}'
+rm -rf "$work/cat2"
+"$burstctl" --config "$work/burst.conf" --catalog-dir "$src/share/catalog" catalog refresh --provider g \
+	--output-dir "$work/cat2" >"$work/out" 2>&1
+[ $? = 2 ] && grep -q 'compute.machineTypes.list' "$work/out" && [ ! -e "$work/cat2/gcp.csv" ]
+ok $? "refused (a missing permission): exit 2, Google's words, nothing written" "$work/out"
+
 done_testing

@@ -20,6 +20,7 @@
 
 #include "gce.h"
 #include "gce_auth.h"
+#include "gce_catalog.h"
 #include "strutil.h"
 #include "tap.h"
 
@@ -484,6 +485,47 @@ static void test_auth_opts(void)
 	}
 }
 
+static void test_catalog(void)
+{
+	struct gce_accels acc = { 0 };
+	struct ec2_instance_types l = { 0 };
+	burst_err_t err;
+	char *next = NULL;
+
+	ok(gce_accels_parse("{\"items\":{\"zones/us-central1-a\":{\"acceleratorTypes\":["
+			    "{\"name\":\"nvidia-tesla-a100\",\"description\":\"NVIDIA A100 40GB\"},"
+			    "{\"name\":\"nvidia-l4\",\"description\":\"NVIDIA L4\"}]},"
+			    "\"zones/us-central1-b\":{\"acceleratorTypes\":[{\"name\":\"nvidia-l4\",\"description\":\"NVIDIA L4\"}]},"
+			    "\"zones/x\":{\"warning\":{\"code\":\"NO_RESULTS_ON_PAGE\"}}},\"nextPageToken\":\"p2\"}",
+			    &acc, &next, &err) == 0 && acc.n == 2 && next && !strcmp(next, "p2"),
+	   "accelerator types: two, each once, and the next page");
+	free(next);
+	ok(gce_machine_types_parse("{\"items\":{"
+				   "\"zones/us-central1-a\":{\"machineTypes\":["
+				   "{\"name\":\"a2-highgpu-1g\",\"guestCpus\":12,\"memoryMb\":87040,\"architecture\":\"X86_64\","
+				   "\"accelerators\":[{\"guestAcceleratorType\":\"nvidia-tesla-a100\",\"guestAcceleratorCount\":1}]},"
+				   "{\"name\":\"t2a-standard-1\",\"guestCpus\":1,\"memoryMb\":4096,\"architecture\":\"ARM64\"},"
+				   "{\"name\":\"g9-old\",\"guestCpus\":2,\"memoryMb\":4096,\"deprecated\":{\"state\":\"OBSOLETE\"}},"
+				   "{\"name\":\"a3-x\",\"guestCpus\":8,\"memoryMb\":8192,"
+				   "\"accelerators\":[{\"guestAcceleratorType\":\"nvidia-tesla-t4\",\"guestAcceleratorCount\":\"2\"}]}]},"
+				   "\"zones/us-central1-b\":{\"machineTypes\":[{\"name\":\"t2a-standard-1\",\"guestCpus\":1,\"memoryMb\":4096}]},"
+				   "\"zones/europe-west4-a\":{\"machineTypes\":[{\"name\":\"eu-only\",\"guestCpus\":1,\"memoryMb\":1024}]}}}",
+				   "us-central1", &acc, &l, &next, &err) == 0 && !next,
+	   "machine types of one region parse");
+	ok(l.n == 3, "three: each once, not another region's, not an OBSOLETE one (%zu)", l.n);
+	ok(l.n == 3 && !strcmp(l.v[0].name, "a2-highgpu-1g") && l.v[0].vcpus == 12 && l.v[0].memory_mib == 87040 &&
+	   !strcmp(l.v[0].arch, "x86_64") && l.v[0].gpu_count == 1 && !strcmp(l.v[0].gpu_manufacturer, "NVIDIA") &&
+	   !strcmp(l.v[0].gpu_name, "A100 40GB") && l.v[0].gpu_memory_mib == 40960,
+	   "a GPU type: its accelerator named by the description (NVIDIA, A100 40GB, 40960 MiB)");
+	ok(l.n == 3 && !strcmp(l.v[1].arch, "arm64") && l.v[1].gpu_count == 0, "ARM64 is arm64; no accelerator");
+	ok(l.n == 3 && l.v[2].gpu_count == 2 && !strcmp(l.v[2].gpu_manufacturer, "NVIDIA") && !strcmp(l.v[2].gpu_name, "T4") &&
+	   l.v[2].gpu_memory_mib == 0, "an accelerator without a description: named from its type (nvidia-tesla-t4: T4)");
+	ec2_instance_types_free(&l);
+	ok(gce_machine_types_parse("[1]", NULL, &acc, &l, &next, &err) < 0 && strstr(err.msg, "machine types"),
+	   "not a listing: refused, saying so");
+	gce_accels_free(&acc);
+}
+
 int main(void)
 {
 	test_classify();
@@ -495,5 +537,6 @@ int main(void)
 	test_key_and_jwt();
 	test_tokens();
 	test_auth_opts();
+	test_catalog();
 	return done_testing();
 }
