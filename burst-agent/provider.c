@@ -205,8 +205,9 @@ void ud_join_tail(struct strbuf *s)
 		"[ -n \"$REGION\" ] && set -- \"$@\" --region \"$REGION\"\n"
 		"[ -n \"$ACCEPTANCE\" ] && set -- \"$@\" --acceptance \"$ACCEPTANCE\"\n"
 		"[ -n \"${BURST_MUNGE_SOCKET:-}\" ] && set -- \"$@\" --munge-socket \"$BURST_MUNGE_SOCKET\"\n"
-		"# an instance metadata service to watch for an interruption notice (aws)\n"
+		"# a metadata service to watch for an interruption notice (aws; a gcp Spot VM)\n"
 		"[ -n \"${BURST_IMDS:-}\" ] && set -- \"$@\" --imds \"$BURST_IMDS\"\n"
+		"[ -n \"${BURST_GCE_METADATA:-}\" ] && set -- \"$@\" --gce-metadata \"$BURST_GCE_METADATA\"\n"
 		"set -- \"$@\" -- slurmd -D -b\n"
 		"[ -n \"${SLURMD_CONF:-}\" ] && set -- \"$@\" -f \"$SLURMD_CONF\"\n"
 		"exec \"${BURST_NODE_BIN:-burst-node}\" join \"$@\" -N \"$NODE\"\n");

@@ -2,7 +2,8 @@
  * burst-node - what runs on a burst node.
  *
  *   burst-node join --agent ADDR:PORT --node NAME --instance ID [--token TOKEN]
- *                   --record FILE [--imds URL [--imds-interval S]] [--sysroot DIR]
+ *                   --record FILE [--imds URL | --gce-metadata URL [--imds-interval S]]
+ *                   [--sysroot DIR]
  *                   [--join-timeout S] -- SLURMD [ARG...]
  *   (the token otherwise from BURST_JOIN_TOKEN in the environment: off ps)
  *
@@ -16,7 +17,9 @@
  * With --imds (the aws provider's user data gives it) a child process
  * watches that instance metadata service for a spot interruption notice
  * from the start and reports it to the agent (interrupt.c), beside the join
- * and then beside slurmd.
+ * and then beside slurmd; with --gce-metadata (a gcp Spot VM's startup
+ * script gives it), Compute Engine's metadata server for the VM's
+ * preemption (instance/preempted).
  *
  *   burst-node provenance [--sysroot DIR] [...] [--pretty | --id]
  *
@@ -372,13 +375,14 @@ static int join(int argc, char **argv)
 		{ "sysroot", required_argument, NULL, 's' },
 		{ "imds", required_argument, NULL, 'I' },
 		{ "imds-interval", required_argument, NULL, 'W' },
+		{ "gce-metadata", required_argument, NULL, 'G' },
 		{ "join-timeout", required_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sysroot = "/";
 	const char *agent = NULL, *node = NULL, *instance = NULL, *token = NULL, *record = NULL;
 	static char envtoken[256];
-	const char *munge_socket = NULL, *acceptance = NULL, *imds = NULL;
+	const char *munge_socket = NULL, *acceptance = NULL, *imds = NULL, *gce_md = NULL;
 	static struct watch_opts wo;
 	long interval = WATCH_INTERVAL_DEFAULT_S, join_timeout = JOIN_RETRY_S;
 	char *end;
@@ -402,6 +406,7 @@ static int join(int argc, char **argv)
 		case 'A': acceptance = optarg; break;
 		case 's': sysroot = optarg; break;
 		case 'I': imds = optarg; break;
+		case 'G': gce_md = optarg; break;
 		case 'W':
 			interval = strtol(optarg, &end, 10);
 			if (!*optarg || *end || interval < 1 || interval > WATCH_INTERVAL_MAX_S) {
@@ -432,15 +437,21 @@ static int join(int argc, char **argv)
 		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID [--token T] --record FILE [--munge-socket PATH]\n"
 			"                       (the token: --token or BURST_JOIN_TOKEN in the environment)\n"
 			"                       [--instance-type T] [--provider P] [--region R] [--acceptance CONF]\n"
-			"                       [--imds URL [--imds-interval SECONDS]] [--join-timeout SECONDS]\n"
+			"                       [--imds URL | --gce-metadata URL [--imds-interval SECONDS]]\n"
+			"                       [--join-timeout SECONDS]\n"
 			"                       [--sysroot DIR] -- SLURMD [ARG...]\n");
+		return 2;
+	}
+	if (imds && *imds && gce_md && *gce_md) {
+		fprintf(stderr, "burst-node: give --imds (EC2) or --gce-metadata (Compute Engine), not both\n");
 		return 2;
 	}
 	po.node = node;
 	po.instance_id = instance;
-	if (imds && *imds) {
+	if ((imds && *imds) || (gce_md && *gce_md)) {
 		/* from the start: a notice may come while the node boots */
-		wo.imds = imds;
+		wo.imds = imds && *imds ? imds : gce_md;
+		wo.gce = !(imds && *imds);
 		wo.interval_s = (unsigned)interval;
 		wo.agent = agent;
 		wo.node = node;

@@ -14,6 +14,9 @@
  * {"ok":false,"reason":...}; without an answer of the agent's (none, or one
  * that is not signed: a process on its port while it was stopped) the
  * notice is sent again at the next poll, until the instance is gone.
+ * Compute Engine says a Spot VM's preemption about 30 s ahead: its
+ * metadata server's instance/preempted answers FALSE, then TRUE (a notice:
+ * terminate, 30 s from when it was read).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -212,12 +215,14 @@ static void watch(pid_t parent)
 	burst_err_t err;
 	bool noticed = false;
 
-	m = imds_open(W->imds, IMDS_TIMEOUT_MS, &err);
+	const char *path = W->gce ? GCE_PREEMPTED_PATH : IMDS_NOTICE_PATH;
+
+	m = W->gce ? imds_open_gce(W->imds, IMDS_TIMEOUT_MS, &err) : imds_open(W->imds, IMDS_TIMEOUT_MS, &err);
 	if (!m) {
 		say("%s: not watching", err.msg);
 		_exit(1);
 	}
-	say("watching %s%s every %u s", imds_base(m), IMDS_NOTICE_PATH, W->interval_s);
+	say("watching %s%s every %u s", imds_base(m), path, W->interval_s);
 	for (;;) {
 		struct timespec ts = { (time_t)W->interval_s, 0 };
 		struct imds_notice n;
@@ -229,10 +234,11 @@ static void watch(pid_t parent)
 		/* burst-node (or the slurmd it became) ended: so does the watch */
 		if (getppid() != parent)
 			_exit(0);
-		if (imds_get(m, IMDS_NOTICE_PATH, IMDS_NOTICE_MAX, &status, &body, &len, &err) < 0)
+		if (imds_get(m, path, IMDS_NOTICE_MAX, &status, &body, &len, &err) < 0)
 			problem(err.msg);
-		else if ((rc = imds_notice_parse(status, body, len, &n, why, sizeof(why))) < 0) {
-			snprintf(msg, sizeof(msg), "%s%s: not a notice: %s", imds_base(m), IMDS_NOTICE_PATH, why);
+		else if ((rc = W->gce ? imds_gce_preempted_parse(status, body, len, time(NULL), &n, why, sizeof(why)) :
+			  imds_notice_parse(status, body, len, &n, why, sizeof(why))) < 0) {
+			snprintf(msg, sizeof(msg), "%s%s: not a notice: %s", imds_base(m), path, why);
 			problem(msg);
 		} else if (rc == 1) {
 			if (!noticed)

@@ -7,6 +7,7 @@
 #define BURST_NODE_INTERRUPT_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 #define WATCH_INTERVAL_DEFAULT_S 5   /* EC2 gives two minutes' notice; it suggests polling every 5 s */
@@ -14,6 +15,7 @@
 
 struct watch_opts {
 	const char *imds;          /* the metadata service, e.g. http://169.254.169.254 */
+	bool gce;                  /* imds is Compute Engine's metadata server: instance/preempted */
 	unsigned interval_s;       /* between polls, 1..WATCH_INTERVAL_MAX_S */
 	const char *agent;         /* ADDR:PORT, the agent's join port */
 	const char *node, *instance, *munge_socket;

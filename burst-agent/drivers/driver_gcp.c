@@ -298,6 +298,9 @@ static void startup_script(const struct provider *p, const struct prov_batch *b,
 		"\tNODE= TOKEN=\n"
 		"\tsleep 1\n"
 		"done\n");
+	if (p->spot)
+		/* a Spot VM: burst-node watches for its preemption (instance/preempted) */
+		sb_add(s, "BURST_GCE_METADATA=${BURST_GCE_METADATA:-http://${GCE_METADATA_HOST:-metadata.google.internal}}\n");
 	ud_join_tail(s);
 }
 

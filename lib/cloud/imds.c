@@ -20,6 +20,7 @@ struct imds {
 	long timeout_ms;
 	char *token;             /* NULL: none yet */
 	double token_until;      /* CLOCK_MONOTONIC seconds: asked for again from then */
+	bool gce;                /* Compute Engine's metadata server: no token, Metadata-Flavor: Google */
 };
 
 static double mono_s(void)
@@ -58,6 +59,22 @@ struct imds *imds_open(const char *endpoint, long timeout_ms, burst_err_t *err)
 		imds_close(m);
 		return NULL;
 	}
+	return m;
+}
+
+struct imds *imds_open_gce(const char *endpoint, long timeout_ms, burst_err_t *err)
+{
+	const char *host = getenv("GCE_METADATA_HOST");
+	char def[300];
+	struct imds *m;
+
+	if (!endpoint || !*endpoint) {
+		snprintf(def, sizeof(def), "http://%.280s", host && *host ? host : GCE_METADATA_DEFAULT_HOST);
+		endpoint = def;
+	}
+	m = imds_open(endpoint, timeout_ms, err);
+	if (m)
+		m->gce = true;
 	return m;
 }
 
@@ -128,7 +145,9 @@ static int request(struct imds *m, const char *path, const char *token, size_t m
 	curl_easy_setopt(m->h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(m->h, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(m->h, CURLOPT_WRITEDATA, &b);
-	if (!token) {
+	if (m->gce) {
+		hdrs = curl_slist_append(hdrs, "Metadata-Flavor: Google");
+	} else if (!token) {
 		curl_easy_setopt(m->h, CURLOPT_CUSTOMREQUEST, "PUT");
 		snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token-ttl-seconds: %d", IMDS_TOKEN_TTL_S);
 		hdrs = curl_slist_append(hdrs, hdr);
@@ -201,6 +220,8 @@ int imds_get(struct imds *m, const char *path, size_t max, long *status, char **
 
 	*body = NULL;
 	*len = 0;
+	if (m->gce)
+		return request(m, path, NULL, max, status, body, len, err);
 	for (tries = 0; tries < 2; tries++) {
 		if ((!m->token || mono_s() >= m->token_until) && get_token(m, err) < 0)
 			return -1;
@@ -330,4 +351,37 @@ out:
 	if (rc < 0)
 		memset(n, 0, sizeof(*n));
 	return rc;
+}
+
+int imds_gce_preempted_parse(long status, const char *body, size_t len, time_t now, struct imds_notice *n,
+			     char *why, size_t wlen)
+{
+	char text[16], q[80];
+	struct tm tm;
+
+	memset(n, 0, sizeof(*n));
+	if (status != 200) {
+		snprintf(why, wlen, "HTTP %ld (200 with TRUE or FALSE expected)", status);
+		return -1;
+	}
+	if (!body || len >= sizeof(text) || memchr(body, '\0', len)) {
+		snprintf(why, wlen, "an answer of %zu bytes (TRUE or FALSE expected)", len);
+		return -1;
+	}
+	memcpy(text, body, len);
+	text[len] = '\0';
+	str_trim(text);
+	if (!strcmp(text, "FALSE"))
+		return 0;
+	if (strcmp(text, "TRUE")) {
+		quote(text, q, sizeof(q));
+		snprintf(why, wlen, "'%s' (TRUE or FALSE expected)", q);
+		return -1;
+	}
+	/* Compute Engine stops a preempted VM about 30 s after it says so */
+	n->action = IMDS_ACTION_TERMINATE;
+	snprintf(n->action_name, sizeof(n->action_name), "terminate");
+	n->at = now + GCE_PREEMPT_NOTICE_S;
+	strftime(n->time, sizeof(n->time), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&n->at, &tm));
+	return 1;
 }

@@ -30,6 +30,15 @@ struct imds;
  * NULL with err if libcurl cannot start.
  */
 struct imds *imds_open(const char *endpoint, long timeout_ms, burst_err_t *err);
+/*
+ * A client of Compute Engine's metadata server instead (endpoint NULL or
+ * empty: http:// $GCE_METADATA_HOST, else GCE_METADATA_DEFAULT_HOST): GETs
+ * with Metadata-Flavor: Google, no token; imds_get as below.
+ */
+#define GCE_METADATA_DEFAULT_HOST "metadata.google.internal"
+#define GCE_PREEMPTED_PATH "/computeMetadata/v1/instance/preempted"
+#define GCE_PREEMPT_NOTICE_S 30            /* a preempted VM is stopped about 30 s after the notice */
+struct imds *imds_open_gce(const char *endpoint, long timeout_ms, burst_err_t *err);
 /* The endpoint in use, without a trailing '/'. */
 const char *imds_base(const struct imds *m);
 /*
@@ -74,5 +83,14 @@ int imds_notice_time(const char *s, time_t *at);
  */
 int imds_notice_parse(long status, const char *body, size_t len, struct imds_notice *n, char *why,
 		      size_t wlen);
+
+/*
+ * The answer of GCE_PREEMPTED_PATH: 1 with *n for TRUE (the VM is being
+ * preempted: action terminate, time now + GCE_PREEMPT_NOTICE_S), 0 for
+ * FALSE, -1 with why for anything else (another status, another word, a
+ * longer answer).
+ */
+int imds_gce_preempted_parse(long status, const char *body, size_t len, time_t now, struct imds_notice *n,
+			     char *why, size_t wlen);
 
 #endif

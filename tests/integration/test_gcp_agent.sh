@@ -15,7 +15,10 @@
 #     gcp.metadata.set) and at provider.launch.after: started again, the
 #     node gets exactly one VM (nothing launched twice), carrying the node's
 #     join token (nothing lost);
-#  3. every request the agent sent fits Google's compute v1 schema.
+#  3. a Spot VM's burst-node watches the metadata server's
+#     instance/preempted; preempted, the agent drains the node and requeues
+#     its job within Compute Engine's 30 s;
+#  4. every request the agent sent fits Google's compute v1 schema.
 # Needs node and Google's client (tools/npm-tool.sh gce-client), python3-cryptography.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -61,7 +64,9 @@ OrphanGrace=30
 AllowInsecureEndpoint=yes
 Provider=gcp Type=gcp Regions=us-central1 Zones=us-central1-a CredentialsFile=$aux/key.json Endpoint=$ep Image=projects/debian-cloud/global/images/family/debian-12 NetworkTags=burst-node JoinAddress=$LAB_NET.1:$jp
 Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
+Provider=gcpspot Type=gcp Regions=us-central1 Zones=us-central1-b CredentialsFile=$aux/key.json Endpoint=$ep Image=projects/debian-cloud/global/images/family/debian-12 Spot=yes JoinAddress=$LAB_NET.1:$jp
 NodeSet=cloud Nodes=burst-[1-5] Partition=burst Providers=gcp InstanceTypes=e2-medium,e2-standard-2
+NodeSet=spot Nodes=burst-6 Partition=burst Providers=gcpspot InstanceTypes=e2-standard-2
 CONF
 	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
 }
@@ -165,7 +170,40 @@ for point in gcp.bulk.sent gcp.bulk.done gcp.metadata.set provider.launch.after;
 done
 echo "# $(python3 -c 'import json, sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["path"].endswith("/bulkInsert")))' "$aux/log.jsonl") bulk inserts sent in all"
 
-# --- 3. every request the agent sent, against Google's schema ---
+# --- 3. a Spot VM preempted: the job requeued before Compute Engine stops it ---
+sid=$(sbatch --parsable --cloud-contract=small -w burst-6 -o /dev/null --wrap 'sleep 600' 2>"$LAB/err")
+ok $? "a job on burst-6 (a Spot=yes provider)" "$LAB/err"
+wait_log "burst-6: launching -> booting: $vm_re" 120
+ok $? "burst-6 launched" "$LAB/log/agent.log"
+i6=$(instance_of burst-6)
+v6=${i6#*/}
+[ "$(fstate "print([v['scheduling'].get('provisioningModel') for v in d['vms'] if v['name'] == '$v6'][0])")" = SPOT ]
+ok $? "its VM $v6 is a Spot VM (scheduling.provisioningModel SPOT)"
+vm_meta "$v6" startup-script >"$LAB/ss6.sh"
+addr6=$(vm_ip "$v6")
+mkdir -p "$LAB/emu/burst-6"
+"$inst" start "burst-lab$$-emu-burst-6" burst-6 "$addr6/24" "$LAB_BR" "$LAB/emu/burst-6" -- \
+	env GCE_METADATA_HOST="$LAB_NET.1:$(cat "$aux/port")" \
+	BURST_NODE_BIN="$(lab_node_image)" BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" \
+	BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" SLURMD_CONF="$SLURM_CONF" PATH="$PATH" \
+	sh "$LAB/ss6.sh" >/dev/null
+lab_wait_job "$sid" RUNNING 180
+ok $? "it joined; the job runs" "$LAB/emu/burst-6/node.log" "$LAB/log/agent.log"
+grep -q "watching http://$LAB_NET.1:$(cat "$aux/port")/computeMetadata/v1/instance/preempted every 5 s" "$LAB/emu/burst-6/node.log"
+ok $? "its burst-node watches the metadata server's instance/preempted" "$LAB/emu/burst-6/node.log"
+curl -sf -X POST -d "{\"name\": \"$v6\", \"preempted\": true}" "$ep/_fake/vm" >/dev/null
+t0=$(date +%s)
+wait_log "burst-6: job $sid requeued before its instance goes (spot interruption notice)" 30
+ok $? "preempted (instance/preempted TRUE): the agent requeued the job within 30 s ($(($(date +%s) - t0)) s)" "$LAB/log/agent.log" "$LAB/emu/burst-6/node.log"
+scontrol show node burst-6 | grep -q "Reason=burst: spot interruption notice: terminate at .* (instance $i6)"
+ok $? "burst-6 drained: the notice's reason, its VM named ($(lab_node_state burst-6))" "$LAB/log/agent.log"
+[ "$(scontrol show job "$sid" | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')" = 1 ]
+ok $? "the job was requeued (Restarts=1)"
+grep -q "the agent took the notice" "$LAB/emu/burst-6/node.log"; ok $? "the node: the agent took the notice" "$LAB/emu/burst-6/node.log"
+scancel "$sid" 2>/dev/null
+"$inst" stop "burst-lab$$-emu-burst-6"
+
+# --- 4. every request the agent sent, against Google's schema ---
 if [ -n "$nm" ]; then
 	NODE_PATH=$nm node "$src/tests/integration/gce_schema_check.js" "$aux/log.jsonl" --agent slurm-burst/ --min 10 >"$LAB/schema.out" 2>&1
 	ok $? "every request the agent sent fits the compute v1 schema ($(grep '^checked' "$LAB/schema.out"))" "$LAB/schema.out"

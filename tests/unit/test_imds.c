@@ -97,5 +97,16 @@ int main(void)
 		ok(imds_notice_parse(200, body, sizeof(body) - 1, &n, why, sizeof(why)) == -1 && strstr(why, "NUL"),
 		   "a NUL byte in the answer: refused (%s)", why);
 	}
+	/* Compute Engine's instance/preempted: FALSE, then TRUE about 30 s ahead */
+	ok(imds_gce_preempted_parse(200, "FALSE", 5, 1505722920, &n, why, sizeof(why)) == 0, "gce: FALSE is no notice");
+	ok(imds_gce_preempted_parse(200, "TRUE\n", 5, 1505722920, &n, why, sizeof(why)) == 1 &&
+	   n.action == IMDS_ACTION_TERMINATE && !strcmp(n.action_name, "terminate") && n.at == 1505722950 &&
+	   !strcmp(n.time, "2017-09-18T08:22:30Z"), "gce: TRUE is a terminate notice 30 s from its reading (%s)", n.time);
+	ok(imds_gce_preempted_parse(200, "maybe", 5, 0, &n, why, sizeof(why)) == -1 && strstr(why, "'maybe'"),
+	   "gce: another word refused, quoted (%s)", why);
+	ok(imds_gce_preempted_parse(404, "", 0, 0, &n, why, sizeof(why)) == -1 && strstr(why, "HTTP 404"),
+	   "gce: another status refused (%s)", why);
+	ok(imds_gce_preempted_parse(200, "TRUETRUETRUETRUETRUE", 20, 0, &n, why, sizeof(why)) == -1,
+	   "gce: a longer answer refused");
 	return done_testing();
 }
