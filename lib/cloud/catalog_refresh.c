@@ -402,6 +402,10 @@ void catref_map(const struct ec2_instance_type *it, const struct catalog *cat,
 		cells[CATREF_STORAGE_TYPE] = xstrdup(ssd ? (it->storage_nvme ? "nvme-ssd" : "ssd") :
 						     !strcasecmp(it->storage_disk, "hdd") ? "hdd" : it->storage_disk);
 		cells[CATREF_STORAGE_GIB] = fmt_long(it->storage_gb);
+	} else if (it->storage_disk && !*it->storage_disk) {
+		/* the API says nothing of storage (Compute Engine's machine types) */
+		cells[CATREF_STORAGE_TYPE] = xstrdup("");
+		cells[CATREF_STORAGE_GIB] = xstrdup("");
 	} else {
 		cells[CATREF_STORAGE_TYPE] = xstrdup("ebs");
 		cells[CATREF_STORAGE_GIB] = xstrdup("");

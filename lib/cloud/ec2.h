@@ -239,7 +239,7 @@ struct ec2_instance_type {
 	char *arch;                  /* the first supported architecture: x86_64, arm64, ...; NULL if none */
 	char *cpu_manufacturer;      /* Intel, AMD, AWS; NULL when not given */
 	long storage_gb;             /* instance storage in all (totalSizeInGB), 0 when none */
-	char *storage_disk;          /* ssd, hdd; NULL when no instance storage */
+	char *storage_disk;          /* ssd, hdd; NULL when no instance storage; "": the API says nothing of it */
 	bool storage_nvme;           /* the instance storage is NVMe (nvmeSupport not unsupported) */
 	int neuron_count;            /* AWS Neuron devices (Inferentia, Trainium), 0 when none */
 	char *neuron_name;

@@ -172,6 +172,7 @@ int gce_machine_types_parse(const char *json, const char *region, const struct g
 			it->name = str_escape_ctl(name);
 			it->vcpus = (int)long_of(m, "guestCpus");
 			it->memory_mib = long_of(m, "memoryMb");
+			it->storage_disk = xstrdup("");   /* a machine type says nothing of disks */
 			if (arch && !strcmp(arch, "X86_64"))
 				it->arch = xstrdup("x86_64");
 			else if (arch && !strcmp(arch, "ARM64"))

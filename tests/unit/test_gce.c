@@ -517,6 +517,7 @@ static void test_catalog(void)
 	   !strcmp(l.v[0].arch, "x86_64") && l.v[0].gpu_count == 1 && !strcmp(l.v[0].gpu_manufacturer, "NVIDIA") &&
 	   !strcmp(l.v[0].gpu_name, "A100 40GB") && l.v[0].gpu_memory_mib == 40960,
 	   "a GPU type: its accelerator named by the description (NVIDIA, A100 40GB, 40960 MiB)");
+	ok(l.n == 3 && l.v[0].storage_disk && !*l.v[0].storage_disk, "no word on storage (not EC2's ebs)");
 	ok(l.n == 3 && !strcmp(l.v[1].arch, "arm64") && l.v[1].gpu_count == 0, "ARM64 is arm64; no accelerator");
 	ok(l.n == 3 && l.v[2].gpu_count == 2 && !strcmp(l.v[2].gpu_manufacturer, "NVIDIA") && !strcmp(l.v[2].gpu_name, "T4") &&
 	   l.v[2].gpu_memory_mib == 0, "an accelerator without a description: named from its type (nvidia-tesla-t4: T4)");
