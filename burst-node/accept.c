@@ -61,31 +61,6 @@ static void run_one(const char *line, int timeout, struct acceptance_result *res
 		acceptance_result_fail(res, ACCEPTANCE_FAIL, "%s", why);
 }
 
-static int write_file(const char *path, const char *what, const struct acceptance_result *r,
-		      size_t n, const char *suite)
-{
-	FILE *f = fopen(path, "w");
-	int rc;
-
-	if (!f) {
-		fprintf(stderr, "burst-node accept: cannot write the %s file %s: %s\n", what, path,
-			strerror(errno));
-		return -1;
-	}
-	if (!strcmp(what, "JUnit"))
-		rc = acceptance_write_junit(f, suite, r, n);
-	else if (!strcmp(what, "JSON"))
-		rc = acceptance_write_json(f, r, n);
-	else
-		rc = acceptance_write_tap(f, r, n);
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc < 0)
-		fprintf(stderr, "burst-node accept: writing the %s file %s failed: %s\n", what, path,
-			strerror(errno));
-	return rc;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -194,15 +169,7 @@ int accept_main(int argc, char **argv)
 		failed |= r->status == ACCEPTANCE_FAIL;
 	}
 	rc = failed ? 1 : 0;
-	if (tap) {
-		if (write_file(tap, "TAP", res, n, NULL) < 0)
-			rc = 2;
-	} else if (acceptance_write_tap(stdout, res, n) < 0) {
-		rc = 2;
-	}
-	if (junit && write_file(junit, "JUnit", res, n, "acceptance") < 0)
-		rc = 2;
-	if (json && write_file(json, "JSON", res, n, NULL) < 0)
+	if (acceptance_write_reports("burst-node accept", tap, junit, json, "acceptance", res, n) < 0)
 		rc = 2;
 	for (i = 0; i < n; i++)
 		acceptance_result_free(&res[i]);

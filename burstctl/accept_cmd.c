@@ -316,31 +316,6 @@ static void check_ranks(const char *output, char **hosts, size_t n, const char *
 	free(seen);
 }
 
-static int write_report(const char *path, const char *what, const struct acceptance_result *r,
-			size_t n)
-{
-	FILE *f = fopen(path, "w");
-	int rc;
-
-	if (!f) {
-		fprintf(stderr, "burstctl accept: cannot write the %s file %s: %s\n", what, path,
-			strerror(errno));
-		return -1;
-	}
-	if (!strcmp(what, "JUnit"))
-		rc = acceptance_write_junit(f, "mpi-acceptance", r, n);
-	else if (!strcmp(what, "JSON"))
-		rc = acceptance_write_json(f, r, n);
-	else
-		rc = acceptance_write_tap(f, r, n);
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc < 0)
-		fprintf(stderr, "burstctl accept: writing the %s file %s failed: %s\n", what, path,
-			strerror(errno));
-	return rc;
-}
-
 #define PROBE_TAG "burst-accept-node"
 
 /*
@@ -616,15 +591,8 @@ int accept_cmd_main(const char *verb, int argc, char **argv)
 		free(sub);
 	}
 	rc = failed ? EXIT_FAILED : EXIT_OK;
-	if (o.tap) {
-		if (write_report(o.tap, "TAP", res, nres) < 0)
-			rc = EXIT_USAGE;
-	} else if (acceptance_write_tap(stdout, res, nres) < 0) {
-		rc = EXIT_USAGE;
-	}
-	if (o.junit && write_report(o.junit, "JUnit", res, nres) < 0)
-		rc = EXIT_USAGE;
-	if (o.json && write_report(o.json, "JSON", res, nres) < 0)
+	if (acceptance_write_reports("burstctl accept", o.tap, o.junit, o.json, "mpi-acceptance", res,
+				     nres) < 0)
 		rc = EXIT_USAGE;
 out:
 	for (i = 0; i < nres; i++)

@@ -13,9 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "confwords.h"
 #include "strutil.h"
+#include "syncdir.h"
 
 #define MAX_WORDS 64
 #define MAX_LINE_LEN 65536
@@ -1161,4 +1164,99 @@ int acceptance_write_json(FILE *f, const struct acceptance_result *r, size_t n)
 	fputs(n ? "\n]\n" : "]\n", f);
 	fflush(f);
 	return ferror(f) ? -1 : 0;
+}
+
+static int write_format(FILE *f, const char *what, const char *suite,
+			const struct acceptance_result *r, size_t n)
+{
+	if (!strcmp(what, "JUnit"))
+		return acceptance_write_junit(f, suite, r, n);
+	if (!strcmp(what, "JSON"))
+		return acceptance_write_json(f, r, n);
+	return acceptance_write_tap(f, r, n);
+}
+
+int acceptance_write_file(const char *path, const char *what, const char *suite,
+			  const struct acceptance_result *r, size_t n, char *err, size_t errlen)
+{
+	struct stat st;
+	char *tmp;
+	mode_t mask;
+	FILE *f;
+	int fd, rc;
+
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (!(f = fopen(path, "w"))) {
+			snprintf(err, errlen, "cannot write the %s report to %s: %s", what, path,
+				 strerror(errno));
+			return -1;
+		}
+		rc = write_format(f, what, suite, r, n);
+		if (fclose(f) != 0)
+			rc = -1;
+		if (rc < 0)
+			snprintf(err, errlen, "writing the %s report to %s failed: %s", what, path,
+				 strerror(errno));
+		return rc;
+	}
+	tmp = xmalloc(strlen(path) + sizeof(".XXXXXX"));
+	strcpy(stpcpy(tmp, path), ".XXXXXX");
+	if ((fd = mkstemp(tmp)) < 0) {
+		snprintf(err, errlen, "cannot write the %s report %s: cannot make a file beside it: "
+			 "%s (is its directory there and writable?)", what, path, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	mask = umask(0);   /* a report reads like any file the user makes */
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "w"))) {
+		snprintf(err, errlen, "cannot write the %s report %s: %s", what, tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	rc = write_format(f, what, suite, r, n);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		rc = -1;
+	if (fclose(f) != 0)
+		rc = -1;
+	if (rc < 0)
+		snprintf(err, errlen, "writing the %s report %s failed: %s; %s is unchanged", what,
+			 tmp, strerror(errno), path);
+	else if (rename(tmp, path) != 0) {
+		snprintf(err, errlen, "cannot put the %s report in place as %s: %s", what, path,
+			 strerror(errno));
+		rc = -1;
+	} else
+		sync_parent_dir(path);
+	if (rc < 0)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int acceptance_write_reports(const char *prog, const char *tap, const char *junit,
+			     const char *json, const char *suite,
+			     const struct acceptance_result *r, size_t n)
+{
+	const struct {
+		const char *path, *what;
+	} out[] = { { tap, "TAP" }, { junit, "JUnit" }, { json, "JSON" } };
+	char err[PATH_MAX + 256];
+	int rc = 0;
+	size_t i;
+
+	if (!tap && (acceptance_write_tap(stdout, r, n) < 0 || fflush(stdout) != 0)) {
+		fprintf(stderr, "%s: writing the TAP report to standard output failed: %s\n", prog,
+			strerror(errno));
+		rc = -1;
+	}
+	for (i = 0; i < sizeof(out) / sizeof(out[0]); i++)
+		if (out[i].path &&
+		    acceptance_write_file(out[i].path, out[i].what, suite, r, n, err, sizeof(err)) < 0) {
+			fprintf(stderr, "%s: %s\n", prog, err);
+			rc = -1;
+		}
+	return rc;
 }

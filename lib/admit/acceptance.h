@@ -191,4 +191,22 @@ int acceptance_write_tap(FILE *f, const struct acceptance_result *r, size_t n);
 int acceptance_write_junit(FILE *f, const char *suite, const struct acceptance_result *r, size_t n);
 int acceptance_write_json(FILE *f, const struct acceptance_result *r, size_t n);
 
+/*
+ * A report file of n results in the format `what` ("TAP", "JUnit" with one
+ * testsuite named suite, or "JSON"): written beside path and renamed over it,
+ * so that a reader (a CI job, bless --from-report) never sees half a report
+ * and a failed write leaves an older report whole; a path that exists and is
+ * not a regular file (/dev/stdout, a pipe) is written in place. 0, or -1
+ * with why (naming the file and what to do) in err.
+ */
+int acceptance_write_file(const char *path, const char *what, const char *suite,
+			  const struct acceptance_result *r, size_t n, char *err, size_t errlen);
+
+/* The reports a command was asked for: TAP to tap (stdout when NULL), JUnit
+ * (testsuite suite) to junit and JSON to json when not NULL. Each failure is
+ * said on stderr after "prog: ". 0, or -1 when any report was not written. */
+int acceptance_write_reports(const char *prog, const char *tap, const char *junit,
+			     const char *json, const char *suite,
+			     const struct acceptance_result *r, size_t n);
+
 #endif

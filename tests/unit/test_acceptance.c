@@ -3,8 +3,12 @@
  * suggestion, quoting, references), the sanity/performance logic (tolerances,
  * missing reference, which reference a node gets) and the writers.
  */
+#include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "acceptance.h"
@@ -335,6 +339,84 @@ static void test_perf(void)
 	acceptance_free(c);
 }
 
+/* the directory holds only name (no temporary left beside it) */
+static int only_file(const char *dir, const char *name)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0, found = 0;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			n++;
+			found |= !strcmp(e->d_name, name);
+		}
+	if (d)
+		closedir(d);
+	return n == 1 && found;
+}
+
+/* acceptance_write_file: the report whole or not at all */
+static void test_report_files(const struct acceptance_result *r, size_t n)
+{
+	char dir[] = "/tmp/test_acceptance.XXXXXX", path[256], err[512];
+	struct rlimit lim, small;
+	struct stat st;
+	char *s, *want;
+	mode_t mask;
+	size_t len;
+
+	if (!ok(mkdtemp(dir) != NULL, "a scratch directory"))
+		return;
+	snprintf(path, sizeof(path), "%s/report.xml", dir);
+	mask = umask(022);
+	ok(acceptance_write_file(path, "JUnit", "acceptance", r, n, err, sizeof(err)) == 0,
+	   "a JUnit report file is written");
+	umask(mask);
+	s = tap_slurp(path, &len);
+	want = render(1, r, n);
+	ok(!strcmp(s, want), "the file holds what the writer renders");
+	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0644, "mode 0644 under umask 022, like any "
+	   "file the user makes (not mkstemp's 0600): %o", (unsigned)(st.st_mode & 0777));
+	ok(only_file(dir, "report.xml"), "no temporary file is left beside it");
+	free(s);
+
+	/* a write that fails part way (a file size limit) leaves the old report whole */
+	getrlimit(RLIMIT_FSIZE, &lim);
+	small = lim;
+	small.rlim_cur = 64;
+	signal(SIGXFSZ, SIG_IGN);
+	setrlimit(RLIMIT_FSIZE, &small);
+	ok(acceptance_write_file(path, "JSON", NULL, r, n, err, sizeof(err)) == -1,
+	   "a report that cannot be written whole fails");
+	setrlimit(RLIMIT_FSIZE, &lim);
+	signal(SIGXFSZ, SIG_DFL);
+	has_str(err, "report.xml is unchanged", "the error says the old report is kept");
+	s = tap_slurp(path, &len);
+	ok(!strcmp(s, want), "the old report is whole");
+	ok(only_file(dir, "report.xml"), "and the half-written one is gone");
+	free(s);
+	free(want);
+
+	/* a path whose directory is missing: named, nothing made */
+	snprintf(path, sizeof(path), "%s/no-such-dir/report.tap", dir);
+	ok(acceptance_write_file(path, "TAP", NULL, r, n, err, sizeof(err)) == -1,
+	   "a report in a missing directory fails");
+	has_str(err, path, "the error names the file");
+	has_str(err, "is its directory there and writable?", "and what to check");
+
+	/* a device is written in place, not replaced */
+	ok(acceptance_write_file("/dev/null", "TAP", NULL, r, n, err, sizeof(err)) == 0 &&
+	   stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode), "/dev/null is written, still a device");
+	ok(acceptance_write_file("/dev/full", "TAP", NULL, r, n, err, sizeof(err)) == -1,
+	   "a full device fails");
+	has_str(err, "/dev/full", "naming it");
+
+	snprintf(path, sizeof(path), "%s/report.xml", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_writers(void)
 {
 	burst_err_t err;
@@ -393,6 +475,7 @@ static void test_writers(void)
 		"\"upper\":null,\"target\":\"default\",\"passed\":true}}", "JSON perf (inf upper is null)");
 	free(s);
 
+	test_report_files(r, 4);
 	for (size_t i = 0; i < 4; i++)
 		acceptance_result_free(&r[i]);
 	acceptance_free(c);
