@@ -4,38 +4,18 @@
  * "required|optional PATH [ARGS]" and "include GLOB"; '#' comments.)
  */
 #include <glob.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
 #include "plugstack_check.h"
+#include "slurmconf.h"
 
 #define MAX_INCLUDE_DEPTH 4
-
-/* the value of KEY= in slurm.conf (first match, case-insensitive key), or false */
-static bool slurm_conf_value(const char *path, const char *key, char *out, size_t len)
-{
-	char line[4096];
-	size_t kl = strlen(key);
-	bool found = false;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *p = line + strspn(line, " \t");
-		if (!strncasecmp(p, key, kl) && p[kl] == '=') {
-			p += kl + 1;
-			p[strcspn(p, " \t\r\n#")] = '\0';
-			snprintf(out, len, "%s", p);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
 
 struct scan {
 	const char *dirs;       /* where relative plugin names are looked for */
@@ -114,19 +94,25 @@ static void scan_file(struct scan *s, const char *path, int depth)
 const char *plugstack_admission_problem(const char *slurm_conf, const char *plugin_dirs,
 					char *why, size_t len)
 {
+	static const char *const keys[] = { "PlugStackConfig", "PluginDir" };
 	struct scan s;
-	char stack[4096], dirs[4096];
+	char stack[4096], dirs[4096], *v[2] = { NULL, NULL }, err[PATH_MAX + 256];
 
 	memset(&s, 0, sizeof(s));
-	if (!slurm_conf_value(slurm_conf, "PlugStackConfig", stack, sizeof(stack))) {
+	/* slurm.conf unreadable: the plugstack.conf beside it is looked for
+	 * (slurmd would not start; its own error says why) */
+	slurmconf_values(slurm_conf, keys, 2, v, err, sizeof(err));
+	if (v[0])
+		snprintf(stack, sizeof(stack), "%s", v[0]);
+	else {
 		const char *slash = strrchr(slurm_conf, '/');
 		snprintf(stack, sizeof(stack), "%.*s/plugstack.conf",
 			 slash ? (int)(slash - slurm_conf) : 1, slash ? slurm_conf : ".");
 	}
-	if (slurm_conf_value(slurm_conf, "PluginDir", dirs, sizeof(dirs)))
-		s.dirs = dirs;
-	else
-		s.dirs = plugin_dirs;
+	snprintf(dirs, sizeof(dirs), "%s", v[1] ? v[1] : plugin_dirs ? plugin_dirs : "");
+	s.dirs = v[1] || plugin_dirs ? dirs : NULL;
+	free(v[0]);
+	free(v[1]);
 	if (access(stack, R_OK) != 0) {
 		snprintf(why, len, "this node has no plugstack.conf (%.1000s): it would run jobs without the admission check (see the admin guide: plugstack.conf)",
 			 stack);

@@ -1,6 +1,6 @@
 /*
- * slurmconf.c - Slurm's accounting enforcement, for budgets by account
- * (slurmconf.h). The rules are slurmctld's (22.05 and 24.11):
+ * slurmconf.c - slurm.conf read as slurmctld reads it, and Slurm's
+ * accounting enforcement, for budgets by account (slurmconf.h). The rules are slurmctld's (22.05 and 24.11):
  * src/common/read_config.c reads AccountingStorageEnforce, and
  * src/slurmctld/controller.c turns enforcement off when
  * AccountingStorageType is not accounting_storage/slurmdbd.
@@ -44,22 +44,18 @@ int slurm_enforce_associations(const char *value)
 }
 
 struct reader {
-	char enforce[256], type[128], cluster[128];
-	bool have_enforce, have_type;
+	const char *const *keys;    /* the keys wanted, and their values (the last wins) */
+	size_t nkeys;
+	char **vals;
+	char cluster[128];
 	char why[PATH_MAX + 256];
 };
 
-static void take(char *dst, size_t len, bool *have, const char *val)
-{
-	snprintf(dst, len, "%s", val);
-	*have = true;
-}
-
-/* One logical line: its words; the keys this cares about kept (the last wins). */
+/* One logical line: its words; the keys wanted kept (the last wins). */
 static void line_words(struct reader *r, char *text)
 {
 	struct conf_word w[MAX_WORDS];
-	size_t bad = 0;
+	size_t bad = 0, i;
 	int n = conf_split_words(text, w, MAX_WORDS, false, &bad), k;
 
 	if (n <= 0 || !w[0].key)
@@ -72,12 +68,13 @@ static void line_words(struct reader *r, char *text)
 	for (k = 0; k < n; k++) {
 		if (!w[k].key)
 			continue;
-		if (!strcasecmp(w[k].key, "AccountingStorageEnforce"))
-			take(r->enforce, sizeof(r->enforce), &r->have_enforce, w[k].val);
-		else if (!strcasecmp(w[k].key, "AccountingStorageType"))
-			take(r->type, sizeof(r->type), &r->have_type, w[k].val);
-		else if (!strcasecmp(w[k].key, "ClusterName"))
+		if (!strcasecmp(w[k].key, "ClusterName"))
 			snprintf(r->cluster, sizeof(r->cluster), "%s", w[k].val);
+		for (i = 0; i < r->nkeys; i++)
+			if (!strcasecmp(w[k].key, r->keys[i])) {
+				free(r->vals[i]);
+				r->vals[i] = xstrdup(w[k].val ? w[k].val : "");
+			}
 	}
 }
 
@@ -192,20 +189,43 @@ static void verdict(struct slurm_acct *out)
 	out->associations = out->dbd && slurm_enforce_associations(out->enforce) == 1;
 }
 
-void slurmconf_acct(const char *path, struct slurm_acct *out)
+int slurmconf_values(const char *path, const char *const *keys, size_t nkeys, char **vals,
+		     char *why, size_t whylen)
 {
 	struct reader r;
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	r.keys = keys;
+	r.nkeys = nkeys;
+	r.vals = vals;
+	for (i = 0; i < nkeys; i++)
+		vals[i] = NULL;
+	if (read_file(&r, path, 0) < 0) {
+		for (i = 0; i < nkeys; i++) {
+			free(vals[i]);
+			vals[i] = NULL;
+		}
+		snprintf(why, whylen, "%s", r.why);
+		return -1;
+	}
+	return 0;
+}
+
+void slurmconf_acct(const char *path, struct slurm_acct *out)
+{
+	static const char *const keys[] = { "AccountingStorageEnforce", "AccountingStorageType" };
+	char *v[2];
 
 	memset(out, 0, sizeof(*out));
-	memset(&r, 0, sizeof(r));
 	snprintf(out->source, sizeof(out->source), "%s", path);
-	if (read_file(&r, path, 0) < 0) {
-		snprintf(out->why, sizeof(out->why), "%s", r.why);
+	if (slurmconf_values(path, keys, 2, v, out->why, sizeof(out->why)) < 0)
 		return;
-	}
 	out->known = true;
-	snprintf(out->enforce, sizeof(out->enforce), "%s", r.have_enforce ? r.enforce : "none");
-	snprintf(out->type, sizeof(out->type), "%s", r.have_type ? r.type : "accounting_storage/none");
+	snprintf(out->enforce, sizeof(out->enforce), "%s", v[0] ? v[0] : "none");
+	snprintf(out->type, sizeof(out->type), "%s", v[1] ? v[1] : "accounting_storage/none");
+	free(v[0]);
+	free(v[1]);
 	verdict(out);
 }
 

@@ -1,5 +1,6 @@
 /*
- * slurmconf.h - what budgets by account need to know of Slurm's
+ * slurmconf.h - global keys of slurm.conf read as slurmctld reads them
+ * (the node's plugstack check), and what budgets by account need to know of Slurm's
  * accounting: whether slurmctld checks that a job's account is one of its
  * user's associations (AccountingStorageEnforce, with slurmdbd), read from
  * slurmctld's running configuration (the agent) or from slurm.conf
@@ -40,6 +41,16 @@ int slurm_enforce_associations(const char *value);
  * file or an included one cannot be read).
  */
 void slurmconf_acct(const char *path, struct slurm_acct *out);
+
+/*
+ * The values of keys[0..nkeys) in the slurm.conf at path, read as slurmctld
+ * reads it (as slurmconf_acct above; keys in node, partition and node set
+ * lines are the object's, not global): vals[i] allocated, NULL when the key
+ * is not set. 0, or -1 with why (the file that cannot be read) in why and
+ * every vals[i] NULL.
+ */
+int slurmconf_values(const char *path, const char *const *keys, size_t nkeys, char **vals,
+		     char *why, size_t whylen);
 
 /* Fill out from the values slurmctld runs with (its configuration as
  * scontrol show config has it): the enforce flags' associations bit and the

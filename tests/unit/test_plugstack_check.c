@@ -107,6 +107,28 @@ int main(void)
 	ok(check("slurm2.conf", libdir, why, sizeof(why)) == NULL, "slurm.conf's PlugStackConfig= is the file read");
 	ok(check("slurm.conf", libdir, why, sizeof(why)) != NULL, "... and without it, plugstack.conf beside slurm.conf");
 
+	/* slurm.conf read as slurmctld reads it: an Include followed (a site's
+	 * slurm-burst lines by Include, the admin guide's recipe), the last
+	 * value of a key wins, a node line's words are the node's */
+	{
+		char sc[2200];
+		snprintf(sc, sizeof(sc), "PlugStackConfig=%s/plugstack.conf\n", dir);
+		put("first.conf", sc);
+		snprintf(sc, sizeof(sc), "PlugStackConfig=%s\n", text);
+		put("inc.conf", sc);
+		put("slurm3.conf", "ClusterName=x\nInclude first.conf\nNodeName=n1 PlugStackConfig=/nope\n"
+		    "Include inc.conf  # the burst lines\n");
+	}
+	if (!ok(check("slurm3.conf", libdir, why, sizeof(why)) == NULL,
+		"PlugStackConfig= in an included file, its last value: the file read (failed before: "
+		"the first value in slurm.conf itself, none here)"))
+		diag("%s", why);
+	put("slurm4.conf", "ClusterName=x\nInclude missing.conf\n");
+	ok(check("slurm4.conf", libdir, why, sizeof(why)) != NULL && strstr(why, dir) &&
+	   strstr(why, "/plugstack.conf"),
+	   "an Include that cannot be read: plugstack.conf beside slurm.conf is looked for (and is "
+	   "without the plugin here): refused");
+
 	{
 		char cmd[600];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
