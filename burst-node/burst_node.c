@@ -525,16 +525,16 @@ static int join(int argc, char **argv)
 		return 1;
 	}
 	{
-		FILE *f = ans.has_record ? fopen(record, "w") : NULL;
-		size_t i;
-		if (!f) {
-			fprintf(stderr, "burst-node: %s: cannot write the admission record %s\n", node, record);
+		char why[4096 + 256];
+		if (!ans.has_record) {
+			fprintf(stderr, "burst-node: %s: the agent admitted the node without an admission "
+				"record; slurmd is not started (a bug of the agent: report it)\n", node);
 			wire_join_answer_free(&ans);
 			return 1;
 		}
-		for (i = 0; i < ans.nrecord; i++)
-			fprintf(f, "%s=%s\n", ans.record[i].key, ans.record[i].value);
-		if (fclose(f) != 0) {
+		if (wire_record_write(record, ans.record, ans.nrecord, why, sizeof(why)) < 0) {
+			fprintf(stderr, "burst-node: %s: cannot write the admission record %s: %s; slurmd "
+				"is not started\n", node, record, why);
 			wire_join_answer_free(&ans);
 			return 1;
 		}

@@ -231,6 +231,20 @@ char *wire_join_answer_encode(const struct wire_join_answer *a);
 int wire_join_answer_decode(const char *text, struct wire_join_answer *a, burst_err_t *err);
 void wire_join_answer_free(struct wire_join_answer *a);
 
+/*
+ * The admission record file (StateDir/nodes/NODE/admission.env): an
+ * answer's record as KEY=VALUE lines in order, which burst-node writes when
+ * the node is admitted and the SPANK admission plugin reads in each job's
+ * prolog. wire_record_write refuses a key that is not [A-Za-z0-9_] or a
+ * value with a line break (it would forge a line) and writes beside path,
+ * then renames (a reader sees the old record or the new one, never half):
+ * 0, or -1 with why. wire_record_get: the value of key (the first line
+ * that sets it) copied into buf, or false (no such key, no file).
+ */
+int wire_record_write(const char *path, const struct wire_kv *kv, size_t n, char *why,
+		      size_t whylen);
+bool wire_record_get(const char *path, const char *key, char *buf, size_t len);
+
 /* The agent's answer to a notice: taken, or refused with a reason. */
 struct wire_notice_answer {
 	bool ok;

@@ -2,13 +2,17 @@
  * wire_join.c - what travels on the join port inside the authenticated
  * envelope (wire.h; the envelope: lib/admit/join_auth.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "strutil.h"
+#include "syncdir.h"
 #include "wire.h"
 
 /* ---- helpers ---- */
@@ -360,4 +364,84 @@ const char *wire_answer_verdict(const char *text)
 		wire_notice_answer_free(&n);
 	}
 	return v;
+}
+
+int wire_record_write(const char *path, const struct wire_kv *kv, size_t n, char *why,
+		      size_t whylen)
+{
+	char *tmp;
+	mode_t mask;
+	FILE *f;
+	size_t i;
+	int fd, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		const char *k = kv[i].key, *v = kv[i].value ? kv[i].value : "";
+		if (!k || !*k || k[strspn(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					 "0123456789_")]) {
+			snprintf(why, whylen, "the admission record's key %zu ('%.64s') is not a name of "
+				 "letters, digits and '_'", i + 1, k ? k : "");
+			return -1;
+		}
+		if (v[strcspn(v, "\r\n")]) {
+			snprintf(why, whylen, "the admission record's %.64s holds a line break", k);
+			return -1;
+		}
+	}
+	tmp = xmalloc(strlen(path) + sizeof(".XXXXXX"));
+	strcpy(stpcpy(tmp, path), ".XXXXXX");
+	if ((fd = mkstemp(tmp)) < 0) {
+		snprintf(why, whylen, "cannot make a file beside %s: %s", path, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "w"))) {
+		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		free(tmp);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s=%s\n", kv[i].key, kv[i].value ? kv[i].value : "");
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
+		rc = -1;
+	if (fclose(f) != 0)
+		rc = -1;
+	if (rc < 0)
+		snprintf(why, whylen, "writing %s failed: %s", tmp, strerror(errno));
+	else if (rename(tmp, path) != 0) {
+		snprintf(why, whylen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+		rc = -1;
+	} else
+		sync_parent_dir(path);
+	if (rc < 0)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+bool wire_record_get(const char *path, const char *key, char *buf, size_t len)
+{
+	char line[1024];
+	size_t kl = strlen(key);
+	bool found = false, whole = true;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		/* a line's start only (the tail of a line longer than the buffer is not one) */
+		bool start = whole;
+		whole = strchr(line, '\n') != NULL;
+		line[strcspn(line, "\n")] = '\0';
+		if (start && !strncmp(line, key, kl) && line[kl] == '=') {
+			snprintf(buf, len, "%s", line + kl + 1);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
 }

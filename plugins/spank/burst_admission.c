@@ -47,27 +47,6 @@ SPANK_PLUGIN(burst_admission, 1);
 
 static struct plugstack_args args;
 
-/* The value of KEY in a KEY=VALUE file (first match), copied into buf. */
-static bool record_get(const char *path, const char *key, char *buf, size_t len)
-{
-	char line[1024];
-	size_t kl = strlen(key);
-	bool found = false;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!strncmp(line, key, kl) && line[kl] == '=') {
-			snprintf(buf, len, "%s", line + kl + 1);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 static bool in_list(const char *list, const char *word)
 {
 	size_t wl = strlen(word);
@@ -136,16 +115,16 @@ static const char *admission_check(const struct burst_config *cfg, const char *n
 		snprintf(why, len, "node %s has no admission record (%.900s): it was not admitted by burst-agent", node, path);
 		return why;
 	}
-	if (!record_get(path, "CLOUD_NODE", v, sizeof(v)) || strcmp(v, node)) {
+	if (!wire_record_get(path, "CLOUD_NODE", v, sizeof(v)) || strcmp(v, node)) {
 		snprintf(why, len, "the admission record %.900s is not for node %s", path, node);
 		return why;
 	}
-	if (!record_get(path, "CLOUD_NODESET", v, sizeof(v)) || strcmp(v, ns->name)) {
+	if (!wire_record_get(path, "CLOUD_NODESET", v, sizeof(v)) || strcmp(v, ns->name)) {
 		snprintf(why, len, "the admission record %.900s is for node set '%s', not %s", path, v, ns->name);
 		return why;
 	}
-	if (!record_get(path, "CLOUD_INSTANCE_ID", v, sizeof(v)) || !*v ||
-	    !record_get(path, "CLOUD_PROVENANCE_ID", v, sizeof(v)) || strlen(v) != 64) {
+	if (!wire_record_get(path, "CLOUD_INSTANCE_ID", v, sizeof(v)) || !*v ||
+	    !wire_record_get(path, "CLOUD_PROVENANCE_ID", v, sizeof(v)) || strlen(v) != 64) {
 		snprintf(why, len, "the admission record %.900s lacks an instance or provenance id", path);
 		return why;
 	}

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "strutil.h"
 #include "tap.h"
@@ -226,6 +227,50 @@ static void join_messages(void)
 	is_str(wire_answer_verdict("{\"ok\":true}"), "taken", "a notice taken: taken");
 }
 
+/* the admission record file: what burst-node writes is what the admission
+ * plugin reads; nothing that would forge a line is written */
+static void admission_record(void)
+{
+	char dir[] = "/tmp/test_wire.XXXXXX", path[128], buf[128], why[512], big[3000];
+	struct wire_kv kv[] = {
+		{ "CLOUD_NODE", "burst-1" }, { "CLOUD_INSTANCE_ID", "i-0abc=def" },
+		{ "CLOUD_EMPTY", "" }, { "CLOUD_NODE", "second" }, { "CLOUD_BIG", big },
+	};
+	struct wire_kv forged[] = { { "CLOUD_NODE", "burst-1\nCLOUD_NODESET=gpu" } };
+	struct wire_kv badkey[] = { { "CLOUD NODE", "x" } };
+	FILE *f;
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big + 1013, "CLOUD_NODESET=gpu", 17);   /* at the start of fgets's second 1023 bytes */
+	if (!ok(mkdtemp(dir) != NULL, "a scratch directory"))
+		return;
+	snprintf(path, sizeof(path), "%s/admission.env", dir);
+	ok(wire_record_write(path, kv, 5, why, sizeof(why)) == 0, "a record is written");
+	ok(wire_record_get(path, "CLOUD_NODE", buf, sizeof(buf)) && !strcmp(buf, "burst-1"),
+	   "a key reads back, its first line: %s", buf);
+	ok(wire_record_get(path, "CLOUD_INSTANCE_ID", buf, sizeof(buf)) && !strcmp(buf, "i-0abc=def"),
+	   "a value with '=' in it whole: %s", buf);
+	ok(wire_record_get(path, "CLOUD_EMPTY", buf, sizeof(buf)) && !strcmp(buf, ""), "an empty value");
+	ok(!wire_record_get(path, "CLOUD_NOD", buf, sizeof(buf)) &&
+	   !wire_record_get(path, "CLOUD_NODESET", buf, sizeof(buf)),
+	   "a key's prefix is no key; a long value's tail is no line of its own");
+	ok(!wire_record_get("/nonexistent/admission.env", "CLOUD_NODE", buf, sizeof(buf)),
+	   "no file: no value");
+	ok(wire_record_write(path, forged, 1, why, sizeof(why)) == -1 && strstr(why, "line break"),
+	   "a value with a line break is refused: %s", why);
+	ok(wire_record_write(path, badkey, 1, why, sizeof(why)) == -1 && strstr(why, "CLOUD NODE"),
+	   "a key that is not a name is refused: %s", why);
+	ok(wire_record_get(path, "CLOUD_NODE", buf, sizeof(buf)) && !strcmp(buf, "burst-1"),
+	   "and the record written before is whole");
+	f = fopen(path, "r");
+	ok(f && fgetc(f) == 'C', "the file is KEY=VALUE text");
+	if (f)
+		fclose(f);
+	unlink(path);
+	ok(rmdir(dir) == 0, "nothing left beside it (no temporary file)");
+}
+
 int main(int argc, char **argv)
 {
 	/* with a file: decode each line as a job's admin comment and print its
@@ -251,5 +296,6 @@ int main(int argc, char **argv)
 	spool_round_trip();
 	notes();
 	join_messages();
+	admission_record();
 	return done_testing();
 }
