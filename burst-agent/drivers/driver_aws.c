@@ -43,6 +43,7 @@
 #include "../provider.h"
 #include "batch_journal.h"
 #include "ec2.h"
+#include "region_cache.h"
 #include "sigv4.h"
 #include "strutil.h"
 
@@ -57,11 +58,6 @@
 /* EC2 takes at most 16 KiB of user data (before base64); keep a margin. */
 #define AWS_USER_DATA_MAX 15360
 
-struct region_client {
-	char *region;
-	struct ec2_client *c;
-};
-
 struct provider {
 	struct batch_journal J;  /* StateDir/aws-PROVIDER.batches (lib/state/batch_journal.h) */
 	char *name;
@@ -75,8 +71,7 @@ struct provider {
 	char **regions;          /* Regions= (NULL-terminated) */
 	bool min_count_all;
 	bool paced;              /* rate limits configured: the agent paces launches and terminations */
-	struct region_client *rc;
-	size_t nrc;
+	struct region_cache rc;  /* struct ec2_client per region */
 };
 
 static char *dup_or_null(const char *s)
@@ -219,12 +214,16 @@ static struct provider *aws_init(const struct cfg_provider *cfg, const struct bu
 	return p;
 }
 
+static void free_client(void *c)
+{
+	ec2_client_free(c);
+}
+
 /* The region's client, made on first use; NULL with err (and *cls). */
 static struct ec2_client *client_for(struct provider *p, const char *region, enum prov_class *cls,
 				     burst_err_t *err)
 {
 	struct ec2_client *c;
-	size_t i;
 
 	if (!region)
 		region = p->default_region;
@@ -233,9 +232,8 @@ static struct ec2_client *client_for(struct provider *p, const char *region, enu
 		burst_err_set(err, "provider %s has no region: set Regions= on its Provider= line", p->name);
 		return NULL;
 	}
-	for (i = 0; i < p->nrc; i++)
-		if (!strcmp(p->rc[i].region, region))
-			return p->rc[i].c;
+	if ((c = region_cache_get(&p->rc, region)))
+		return c;
 	c = ec2_client_for_provider(region, p->endpoint, p->ca_file, p->credentials, p->profile, err);
 	if (!c) {
 		/* no credentials (or a bad endpoint): nothing an instant retry fixes */
@@ -243,10 +241,7 @@ static struct ec2_client *client_for(struct provider *p, const char *region, enu
 		return NULL;
 	}
 	ec2_client_paced(c, p->paced);
-	p->rc = xrealloc(p->rc, (p->nrc + 1) * sizeof(*p->rc));
-	p->rc[p->nrc].region = xstrdup(region);
-	p->rc[p->nrc].c = c;
-	p->nrc++;
+	region_cache_put(&p->rc, region, c);
 	return c;
 }
 
@@ -748,7 +743,7 @@ static int all_clients(struct provider *p, enum prov_class *cls, burst_err_t *er
 	for (i = 0; p->regions[i]; i++)
 		if (!client_for(p, p->regions[i], cls, err))
 			return -1;
-	if (!p->nrc && !client_for(p, NULL, cls, err))
+	if (!p->rc.n && !client_for(p, NULL, cls, err))
 		return -1;
 	return 0;
 }
@@ -768,8 +763,8 @@ static int aws_terminate(struct provider *p, const char *node, const char *insta
 	if (all_clients(p, cls, err) < 0)
 		return -1;
 	/* the instance lives in one of the regions we launched in */
-	for (i = 0; i < p->nrc; i++) {
-		c = p->rc[i].c;
+	for (i = 0; i < p->rc.n; i++) {
+		c = p->rc.clients[i];
 		ec = ec2_terminate_instances(c, ids, 1, err);
 		if (ec != EC2_NOT_FOUND)
 			break;
@@ -806,8 +801,8 @@ static int aws_exists(struct provider *p, const char *node, const char *instance
 	memset(&dp, 0, sizeof(dp));
 	dp.instance_ids = ids;
 	dp.nids = 1;
-	for (i = 0; i < p->nrc; i++) {
-		enum ec2_class ec = ec2_describe_instances(p->rc[i].c, &dp, &l, &err);
+	for (i = 0; i < p->rc.n; i++) {
+		enum ec2_class ec = ec2_describe_instances(p->rc.clients[i], &dp, &l, &err);
 		if (ec == EC2_OK && l.n) {
 			const char *st = l.v[0].state ? l.v[0].state : "";
 			res = strcmp(st, "terminated") && strcmp(st, "shutting-down") ? 1 : 0;
@@ -836,8 +831,8 @@ static int aws_console(struct provider *p, const char *node, const char *instanc
 		return 0;
 	if (all_clients(p, cls, err) < 0)
 		return -1;
-	for (i = 0; i < p->nrc; i++) {
-		ec = ec2_console_output(p->rc[i].c, instance, &text, err);
+	for (i = 0; i < p->rc.n; i++) {
+		ec = ec2_console_output(p->rc.clients[i], instance, &text, err);
 		if (ec != EC2_NOT_FOUND)
 			break;
 	}
@@ -845,9 +840,9 @@ static int aws_console(struct provider *p, const char *node, const char *instanc
 		*cls = prov_of_ec2(ec);
 		return -1;
 	}
-	if (i < p->nrc && p->rc[i].region)
+	if (i < p->rc.n && p->rc.regions[i])
 		snprintf(where, wlen, "aws ec2 get-console-output --latest --region %s --instance-id %s",
-			 p->rc[i].region, instance);
+			 p->rc.regions[i], instance);
 	{
 		size_t n = strlen(text);
 		const char *from = n > len - 1 ? text + n - (len - 1) : text;
@@ -914,15 +909,15 @@ static void aws_listing_free(void *v)
 /* The listing is complete: the journal's finished batches go. */
 static void list_compact(struct provider *p, const struct aws_listing *ls, double listed_at, struct prov_list *out)
 {
-	const char **regions = xcalloc(p->nrc + 1, sizeof(char *));
+	const char **regions = xcalloc(p->rc.n + 1, sizeof(char *));
 	double grace = JOURNAL_GRACE;
 	burst_err_t e;
 	long dropped;
 	size_t r;
 
-	for (r = 0; r < p->nrc; r++) {
-		double bound = (double)ec2_client_call_bound_ms(p->rc[r].c) / 1000.0;
-		regions[r] = p->rc[r].region;
+	for (r = 0; r < p->rc.n; r++) {
+		double bound = (double)ec2_client_call_bound_ms(p->rc.clients[r]) / 1000.0;
+		regions[r] = p->rc.regions[r];
 		if (bound > grace)
 			grace = bound;
 	}
@@ -955,7 +950,7 @@ static int aws_list_step(struct provider *p, struct prov_list_cursor *cur, struc
 	ls = cur->priv;
 	if (all_clients(p, cls, err) < 0)
 		return -1;
-	if (cur->region >= p->nrc)
+	if (cur->region >= p->rc.n)
 		goto complete;
 	cl[0] = p->cluster;
 	describe_live_by_tag(&dp, f, "tag:burst:cluster", cl);
@@ -963,12 +958,12 @@ static int aws_list_step(struct provider *p, struct prov_list_cursor *cur, struc
 	 * are read past, never copied */
 	dp.tag_keys = list_tags;
 	dp.ntag_keys = 2;
-	ec = ec2_describe_instances_page(p->rc[cur->region].c, &dp, cur->page, &l, &next, err);
+	ec = ec2_describe_instances_page(p->rc.clients[cur->region], &dp, cur->page, &l, &next, err);
 	if (ec != EC2_OK) {
 		char m[sizeof(err->msg)];
 		*cls = prov_of_ec2(ec);
 		snprintf(m, sizeof(m), "aws DescribeInstances (tag:burst:cluster=%.128s) in %.64s: %.3000s",
-			 p->cluster, p->rc[cur->region].region, ec2_detail(err->msg));
+			 p->cluster, p->rc.regions[cur->region], ec2_detail(err->msg));
 		burst_err_set(err, "%s", m);
 		ec2_instances_free(&l);
 		return -1;
@@ -1004,7 +999,7 @@ static int aws_list_step(struct provider *p, struct prov_list_cursor *cur, struc
 	cur->page = next;
 	if (!next)
 		cur->region++;
-	if (cur->region < p->nrc)
+	if (cur->region < p->rc.n)
 		return 1;
 complete:
 	/* every region listed whole */
@@ -1030,11 +1025,7 @@ static void aws_fini(struct provider *p)
 
 	if (!p)
 		return;
-	for (i = 0; i < p->nrc; i++) {
-		ec2_client_free(p->rc[i].c);
-		free(p->rc[i].region);
-	}
-	free(p->rc);
+	region_cache_free(&p->rc, free_client);
 	for (i = 0; i < p->nsgs; i++)
 		free(p->sgs[i]);
 	free(p->sgs);

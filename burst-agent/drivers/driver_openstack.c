@@ -35,11 +35,12 @@
 
 #include "../provider.h"
 #include "openstack_api.h"
+#include "region_cache.h"
 #include "sha256.h"
 #include "strutil.h"
 
 struct region_client {
-	char *region;            /* "" for the credentials' own */
+	const char *region;      /* "" for the credentials' own (the cache's copy) */
 	struct os_client *c;
 	char **flavor_names, **flavor_ids;
 	size_t nflavors;
@@ -57,8 +58,7 @@ struct provider {
 	size_t nregions;
 	int build_wait;
 	bool allow_http;
-	struct region_client *rc;
-	size_t nrc;
+	struct region_cache rc;  /* struct region_client per region */
 };
 
 static char *dup_or_null(const char *s)
@@ -146,14 +146,13 @@ static struct provider *os_init(const struct cfg_provider *cfg, const struct bur
 static struct region_client *client_for(struct provider *p, const char *region, enum prov_class *cls,
 					burst_err_t *err)
 {
+	struct region_client *r;
 	struct os_client *c;
-	size_t i;
 
 	if (!region)
 		region = p->nregions ? p->regions[0] : "";
-	for (i = 0; i < p->nrc; i++)
-		if (!strcmp(p->rc[i].region, region))
-			return &p->rc[i];
+	if ((r = region_cache_get(&p->rc, region)))
+		return r;
 	{
 		/* the provider's own copies of its settings (burst.conf may be reloaded) */
 		struct cfg_provider cp;
@@ -172,11 +171,17 @@ static struct region_client *client_for(struct provider *p, const char *region, 
 		*cls = PROV_AUTH;
 		return NULL;
 	}
-	p->rc = xrealloc(p->rc, (p->nrc + 1) * sizeof(*p->rc));
-	memset(&p->rc[p->nrc], 0, sizeof(p->rc[0]));
-	p->rc[p->nrc].region = xstrdup(region);
-	p->rc[p->nrc].c = c;
-	return &p->rc[p->nrc++];
+	r = xcalloc(1, sizeof(*r));
+	r->c = c;
+	region_cache_put(&p->rc, region, r);
+	r->region = p->rc.regions[p->rc.n - 1];
+	return r;
+}
+
+/* the i-th region's client, for calls that try every region */
+static struct os_client *client_at(const struct provider *p, size_t i)
+{
+	return ((const struct region_client *)p->rc.clients[i])->c;
 }
 
 static json_object *jparse(const char *s)
@@ -780,7 +785,7 @@ static int all_clients(struct provider *p, enum prov_class *cls, burst_err_t *er
 	for (i = 0; i < p->nregions; i++)
 		if (!client_for(p, p->regions[i], cls, err))
 			return -1;
-	if (!p->nrc && !client_for(p, NULL, cls, err))
+	if (!p->rc.n && !client_for(p, NULL, cls, err))
 		return -1;
 	return 0;
 }
@@ -796,13 +801,13 @@ static int os_terminate(struct provider *p, const char *node, const char *instan
 		return 0;
 	if (all_clients(p, cls, err) < 0)
 		return -1;
-	for (i = 0; i < p->nrc; i++) {
+	for (i = 0; i < p->rc.n; i++) {
 		char path[256], what[400], *ans = NULL;
 		long st;
 
 		snprintf(path, sizeof(path), "/servers/%s", instance);
 		snprintf(what, sizeof(what), "openstack %s: delete server %s (%s)", p->name, instance, node);
-		c = os_compute(p->rc[i].c, "DELETE", path, NULL, what, &st, &ans, err);
+		c = os_compute(client_at(p, i), "DELETE", path, NULL, what, &st, &ans, err);
 		free(ans);
 		if (c != OS_NOT_FOUND)
 			break;
@@ -827,13 +832,13 @@ static int os_exists(struct provider *p, const char *node, const char *instance)
 		return 0;
 	if (all_clients(p, &cls, &err) < 0)
 		return -1;
-	for (i = 0; i < p->nrc; i++) {
+	for (i = 0; i < p->rc.n; i++) {
 		char path[256], *ans = NULL;
 		long st;
 		enum os_class c;
 
 		snprintf(path, sizeof(path), "/servers/%s", instance);
-		c = os_compute(p->rc[i].c, "GET", path, NULL, "show server", &st, &ans, &err);
+		c = os_compute(client_at(p, i), "GET", path, NULL, "show server", &st, &ans, &err);
 		if (c == OS_OK) {
 			json_object *root = jparse(ans), *s;
 			const char *status = root && json_object_object_get_ex(root, "server", &s) ? jstr(s, "status") : NULL;
@@ -867,16 +872,16 @@ static int os_list(struct provider *p, struct prov_list *out, enum prov_class *c
 	*cls = PROV_OK;
 	if (all_clients(p, cls, err) < 0)
 		return -1;
-	for (r = 0; r < p->nrc; r++) {
+	for (r = 0; r < p->rc.n; r++) {
 		struct srv *v = NULL;
 		size_t n = 0;
-		enum os_class c = list_cluster(p, &p->rc[r], &v, &n, err);
+		enum os_class c = list_cluster(p, p->rc.clients[r], &v, &n, err);
 
 		if (c != OS_OK) {
 			char m[sizeof(err->msg)];
 			*cls = prov_of_os(c);
 			snprintf(m, sizeof(m), "openstack %.128s%s%.64s: %.3000s", p->name,
-				 *p->rc[r].region ? " in " : "", p->rc[r].region, err->msg);
+				 *p->rc.regions[r] ? " in " : "", p->rc.regions[r], err->msg);
 			burst_err_set(err, "%s", m);
 			return -1;
 		}
@@ -894,20 +899,22 @@ static int os_list(struct provider *p, struct prov_list *out, enum prov_class *c
 	return 0;
 }
 
+static void free_region_client(void *v)
+{
+	struct region_client *r = v;
+
+	os_client_free(r->c);
+	free_list(r->flavor_names, r->nflavors);
+	free_list(r->flavor_ids, r->nflavors);
+	free(r->image_id);
+	free(r);
+}
+
 static void os_fini(struct provider *p)
 {
-	size_t i;
-
 	if (!p)
 		return;
-	for (i = 0; i < p->nrc; i++) {
-		os_client_free(p->rc[i].c);
-		free(p->rc[i].region);
-		free_list(p->rc[i].flavor_names, p->rc[i].nflavors);
-		free_list(p->rc[i].flavor_ids, p->rc[i].nflavors);
-		free(p->rc[i].image_id);
-	}
-	free(p->rc);
+	region_cache_free(&p->rc, free_region_client);
 	free(p->name);
 	free(p->cluster);
 	free(p->credentials);
@@ -933,8 +940,8 @@ void openstack_provider_stats(const struct provider *p, unsigned *api_calls, uns
 	size_t i;
 
 	*api_calls = *tokens = 0;
-	for (i = 0; p && i < p->nrc; i++) {
-		struct os_stats s = os_client_stats(p->rc[i].c);
+	for (i = 0; p && i < p->rc.n; i++) {
+		struct os_stats s = os_client_stats(client_at(p, i));
 		*api_calls += s.api_calls;
 		*tokens += s.tokens;
 	}
