@@ -206,10 +206,16 @@ int az_vm_from_json(json_object *o, struct az_vm *out)
 {
 	json_object *props = get(o, "properties"), *tags = get(o, "tags"), *z = get(o, "zones"), *nics, *iv;
 
+	json_object *name = get(o, "name");
+
 	memset(out, 0, sizeof(*out));
-	if (!props || !get(o, "name"))
+	/* a VM has its name: a string, not empty, that fits whole (a name cut
+	 * short would be another VM's) */
+	if (!props || !json_object_is_type(props, json_type_object) || !name ||
+	    !json_object_is_type(name, json_type_string) || !json_object_get_string_len(name) ||
+	    (size_t)json_object_get_string_len(name) >= sizeof(out->name))
 		return -1;
-	cp(out->name, sizeof(out->name), get(o, "name"));
+	cp(out->name, sizeof(out->name), name);
 	cp(out->location, sizeof(out->location), get(o, "location"));
 	cp(out->state, sizeof(out->state), get(props, "provisioningState"));
 	cp(out->size, sizeof(out->size), get(get(props, "hardwareProfile"), "vmSize"));

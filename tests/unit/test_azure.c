@@ -329,11 +329,23 @@ static void test_vm(void)
 	   vm.attempt == 4 && !strcmp(vm.nic_id, "/subscriptions/s/nic1") && !strcmp(vm.power, "running"),
 	   "a VM read back: state, zone, tags, NIC, power");
 	ok(az_vm_parse("{\"error\":{}}", &vm) < 0, "an error is no VM");
+	/* found by fuzz_azure: a VM whose name was no string was read as a VM without a name */
+	ok(az_vm_parse("{\"name\":5,\"properties\":{}}", &vm) < 0, "a name that is no string: no VM");
+	ok(az_vm_parse("{\"name\":\"\",\"properties\":{}}", &vm) < 0, "an empty name: no VM");
+	ok(az_vm_parse("{\"name\":\"a\",\"properties\":[]}", &vm) < 0, "properties that are no object: no VM");
+	{
+		char big[200];
+		memset(big, 'x', 100);
+		snprintf(big + 100, sizeof(big) - 100, "\",\"properties\":{}}");
+		memcpy(big, "{\"name\":\"", 9);
+		ok(az_vm_parse(big, &vm) < 0, "a name too long to hold whole: no VM (not another VM's, cut short)");
+	}
 	{
 		struct { long n; } cnt = { 0 };
-		long r = az_vm_list_parse("{\"value\":[{\"name\":\"a\",\"properties\":{}},{\"x\":1},{\"name\":\"b\",\"properties\":{}}],"
+		long r = az_vm_list_parse("{\"value\":[{\"name\":\"a\",\"properties\":{}},{\"x\":1},{\"name\":7,\"properties\":{}},"
+					  "{\"name\":\"b\",\"properties\":{}}],"
 					  "\"nextLink\":\"https://h/next\"}", NULL, &cnt, &n);
-		ok(r == 2 && n && !strcmp(n, "https://h/next"), "a listing page: its VMs, its nextLink");
+		ok(r == 2 && n && !strcmp(n, "https://h/next"), "a listing page: its VMs (not one without a name), its nextLink");
 		free(n);
 		ok(az_vm_list_parse("{\"value\":[]}", NULL, NULL, &n) == 0 && !n, "the last page: no nextLink");
 		ok(az_vm_list_parse("{}", NULL, NULL, &n) < 0, "no value: no listing");

@@ -29,7 +29,7 @@
 	TARGET(contract) TARGET(config) TARGET(acceptance) TARGET(join) TARGET(ec2) \
 	TARGET(resume) TARGET(imds) TARGET(aws_creds) TARGET(openstack) TARGET(openstack_auth) \
 	TARGET(attest) TARGET(elf_notes) TARGET(driver_version) TARGET(blessed) TARGET(spool) \
-	TARGET(bless_report) TARGET(gce)
+	TARGET(bless_report) TARGET(gce) TARGET(azure)
 TARGETS
 #undef TARGET
 
