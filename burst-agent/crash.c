@@ -54,6 +54,8 @@ static const struct {
 	[CP_GCP_BULK_SENT] = { "gcp.bulk.sent", "the gcp driver: a bulk insert answered with its operation, not waited for" },
 	[CP_GCP_BULK_DONE] = { "gcp.bulk.done", "the gcp driver: a bulk insert's operation DONE, its VMs not listed" },
 	[CP_GCP_METADATA] = { "gcp.metadata.set", "the gcp driver: a VM's node and join token set, the batch's other VMs not yet" },
+	[CP_AZURE_PUT_SENT] = { "azure.put.sent", "the azure driver: a VM's PUT answered (the VM being made), its operation not polled" },
+	[CP_AZURE_OP_DONE] = { "azure.op.done", "the azure driver: a VM's create Succeeded, its address not read" },
 };
 
 static const char *const hold_names[HP_COUNT] = {

@@ -34,6 +34,7 @@ enum crash_point {
 	CP_JOIN_RECEIVED, CP_JOIN_VERIFIED, CP_JOIN_REJECTED, CP_JOIN_ADMITTED, CP_JOIN_ANSWERED,
 	/* inside a driver's launch, on the provider's worker (provider_crash) */
 	CP_GCP_BULK_SENT, CP_GCP_BULK_DONE, CP_GCP_METADATA,
+	CP_AZURE_PUT_SENT, CP_AZURE_OP_DONE,
 	CP_COUNT
 };
 

@@ -186,7 +186,7 @@ extern int (*provider_fence)(void);
 
 /*
  * Set by the agent (crash.h): a driver calls it at its own crash points
- * (CP_GCP_*), for tests. NULL (burstctl, the tests' drivers): nothing.
+ * (CP_GCP_*, CP_AZURE_*), for tests. NULL (burstctl, the tests' drivers): nothing.
  */
 extern void (*provider_crash)(int point);
 

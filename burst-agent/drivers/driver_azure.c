@@ -7,10 +7,14 @@
  * after it when Zones= are given (e.g. c1-gpu-3-a2z1). ARM's PUT of a VM is
  * idempotent by name, so the name is the launch intent: it is known before
  * the PUT and follows from what the agent has stored (node, attempt), and a
- * PUT sent again after a crash (or a lost answer) makes no second VM. A
- * launch first lists the resource group and adopts the VM a node already
- * has for this attempt (tags burst-cluster, burst-node, burst-attempt), so
- * that a crash after the PUT adopts instead of trying the next zone.
+ * PUT sent again after a crash (or a lost answer) makes no second VM: the
+ * name is the launch journal, and the driver keeps no other. A launch first
+ * lists the resource group and adopts the VM a node already has for this
+ * attempt (tags burst-cluster, burst-node, burst-attempt), so that a crash
+ * after the PUT adopts instead of trying the next zone; a VM the listing
+ * does not show yet (ARM's listings may lag a create) gets its PUT again,
+ * answered with that same VM (crash points azure.put.sent, azure.op.done:
+ * doc/crash_points.md).
  *
  * Each node is one PUT that makes the VM with its OS disk and its network
  * interface (both deleted with the VM), the node's join script as
@@ -41,6 +45,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "../crash.h"
 #include "../provider.h"
 #include "arm.h"
 #include "azure_auth.h"
@@ -417,6 +422,7 @@ static bool put_vm(struct provider *p, struct prov_batch *b, size_t i, struct pe
 		free(body);
 		free(path);
 		if (cls == AZ_OK) {
+			struct az_vm vm;
 			snprintf(pn->instance, sizeof(pn->instance), "%s", name);
 			pn->cls = PROV_OK;
 			free(w->op);
@@ -424,7 +430,12 @@ static bool put_vm(struct provider *p, struct prov_batch *b, size_t i, struct pe
 			w->async = a.async_op != NULL;
 			w->next = mono() + (a.retry_after >= 0 ? a.retry_after : 1);
 			w->done = !w->op;
+			/* no operation: the VM existed (a PUT sent again), as its answer says */
+			if (w->done && az_vm_parse(a.body, &vm) == 0 && !strcasecmp(vm.state, "Succeeded"))
+				vm_address(p, &vm, pn->address, sizeof(pn->address));
 			arm_answer_free(&a);
+			if (provider_crash)
+				provider_crash(CP_AZURE_PUT_SENT);
 			return !w->done;
 		}
 		arm_answer_free(&a);
@@ -553,6 +564,8 @@ static size_t az_launch(struct provider *p, struct prov_batch *b)
 		arm_answer_free(&a);
 		if (!strcasecmp(status, "Succeeded")) {
 			struct az_vm vm;
+			if (provider_crash)
+				provider_crash(CP_AZURE_OP_DONE);
 			memset(&vm, 0, sizeof(vm));
 			copy(vm.name, sizeof(vm.name), pn->instance);
 			vm_address(p, &vm, pn->address, sizeof(pn->address));

@@ -42,6 +42,16 @@ ok $? "select with accelerator_count=4 node_memory_size<=256G exits 0"
 [ "$(types)" = "g5.12xlarge" ]
 ok $? "... and leaves exactly g5.12xlarge (got: $(types))"
 
+# --- select across the clouds: 8 GPUs of 80 GB or more, azure beside aws and gcp, with prices ---
+run 0 select 'accelerator_count>=8 accelerator_memory_size>=80G'
+ok $? "select 'accelerator_count>=8 accelerator_memory_size>=80G' exits 0"
+for pt in "aws p4de.24xlarge" "gcp a2-ultragpu-8g" "azure Standard_ND96amsr_A100_v4" "azure Standard_ND96isr_H100_v5"; do
+	awk -v p="${pt% *}" -v t="${pt#* }" 'NR > 1 && $1 == p && $2 == t && $NF ~ /^[0-9]+\.[0-9]+@[a-z0-9-]+$/ { f = 1 } END { exit !f }' "$tmp/out"
+	ok $? "... lists $pt with its price"
+done
+! awk 'NR > 1 && $1 == "azure"' "$tmp/out" | grep -v ' 8 x ' | grep -q .
+ok $? "... and each azure size it lists has 8 accelerators"
+
 # --- resolve the named contract with --explain ---
 run 0 --config "$conf" resolve gpu4-ampere --explain
 ok $? "resolve gpu4-ampere --explain exits 0"

@@ -33,6 +33,10 @@ DIR/config.json (read at start and again on POST /_fake/config) says:
   delete_delay               seconds from a DELETE to the VM (with its NIC) being
                              gone, whether or not its operation is polled (default 1)
   subnet_prefix              "10.77" (the NICs' private addresses: PREFIX.X.Y)
+  ip_base                    "A.B.C.D": the NICs' addresses are D+1, D+2, ... in A.B.C
+                             instead (a test's network, where its VMs are emulated)
+  list_lag                   seconds a created VM stays out of listings (ARM's
+                             listings may lag a create; default 0)
 
 Buckets (issue 31, from Microsoft's documentation of ARM's and the compute
 resource provider's throttling): per subscription reads 250 then 25/s,
@@ -144,6 +148,12 @@ class Fake:
 
     def new_ip(self):
         self.ipseq += 1
+        base = self.c("ip_base", "")
+        if base:
+            a, b, c, d = (int(x) for x in base.split("."))
+            if d + self.ipseq > 254:
+                raise ValueError("ip_base %s: no address left for NIC %d" % (base, self.ipseq))
+            return "%d.%d.%d.%d" % (a, b, c, d + self.ipseq)
         return "%s.%d.%d" % (self.c("subnet_prefix", "10.77"), (self.ipseq >> 8) & 255, self.ipseq & 255 or 1)
 
 
@@ -628,7 +638,7 @@ class Handler(BaseHTTPRequestHandler):
                                                                          "deleteOption": (cfgs[0].get("properties") or {}).get("deleteOption", "Detach")}}]
             F.vms[k] = vm
             F.meta[k] = {"cores": vm_cores(size), "region": loc, "fail": fail, "nic": nicname, "customData": custom,
-                         "ready_at": time.time() + float(F.c("boot_delay", 0))}
+                         "ready_at": time.time() + float(F.c("boot_delay", 0)), "created": time.time()}
             self.new_op("create", k, loc)
             return 201, json.loads(json.dumps(vm))
 
@@ -655,7 +665,8 @@ class Handler(BaseHTTPRequestHandler):
         with F.lock:
             for k in list(F.vms):
                 self.advance(k)
-            ks = sorted(F.vms)
+            lag, now = float(F.c("list_lag", 0)), time.time()
+            ks = sorted(k for k in F.vms if F.meta[k].get("created", 0) + lag <= now)
             items = [json.loads(json.dumps(F.vms[k])) for k in ks[start:start + page]]
         doc = {"value": items}
         if start + page < len(ks):

@@ -31,9 +31,9 @@ build=${BURST_TOP_BUILDDIR:-$src}
 agent="$build/burst-agent/burst-agent"
 [ -x "$agent" ] || bail "no $agent (build first)"
 
-# a driver's own points (gcp.*) are reached only by its launches: its
-# test runs them (test_gcp_agent.sh)
-points=${CRASH_POINTS:-$("$agent" --list-crash-points | cut -f1 | grep -v '^gcp\.')}
+# a driver's own points (gcp.*, azure.*) are reached only by its launches:
+# its test runs them (test_gcp_agent.sh, test_azure_agent.sh)
+points=${CRASH_POINTS:-$("$agent" --list-crash-points | cut -f1 | grep -v '^gcp\.\|^azure\.')}
 [ -n "$points" ] || bail "burst-agent --list-crash-points listed nothing"
 
 # The points are shared out over BURST_CRASH_SHARDS labs (default 2) run side
