@@ -445,7 +445,17 @@ static int migrate(struct state_db *db, burst_err_t *err)
 		return fail(db, err, "read the schema version");
 	if (version > SCHEMA_VERSION)
 		return newer_refused(db, version, err);
-	if (exec1(db, pragmas, err) < 0 || exec1(db, "BEGIN IMMEDIATE", err) < 0)
+	if (exec1(db, pragmas, err) < 0)
+		return -1;
+	/*
+	 * This build's version: nothing to migrate, and no write transaction
+	 * (a standby starting while the active agent holds SQLite's write lock
+	 * waits for none). What is missing is made, each statement on its own;
+	 * on a whole database none of them writes.
+	 */
+	if (version == SCHEMA_VERSION)
+		return exec1(db, schema_tables, err) < 0 || exec1(db, nodes_indexes, err) < 0 ? -1 : 0;
+	if (exec1(db, "BEGIN IMMEDIATE", err) < 0)
 		return -1;
 	/* (read again in the transaction: another connection may have migrated it meanwhile) */
 	if (int_of(db, "PRAGMA user_version", &version) < 0 ||
@@ -480,12 +490,8 @@ static int migrate(struct state_db *db, burst_err_t *err)
 	}
 	if (exec1(db, nodes_indexes, err) < 0)
 		goto undo;
-	if (version != SCHEMA_VERSION || !had) {
-		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
-		if (exec1(db, sql, err) < 0)
-			goto undo;
-	}
-	if (exec1(db, "COMMIT", err) < 0)
+	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", SCHEMA_VERSION);
+	if (exec1(db, sql, err) < 0 || exec1(db, "COMMIT", err) < 0)
 		goto undo;
 	return 0;
 undo:
