@@ -8,7 +8,11 @@
 # (forking: wait for it; anything else: in the background). Output goes to
 # /var/log/guide-test/UNIT.log, the main pid to /run/guide-test/UNIT.pid.
 #
-#   systemctl daemon-reload | enable [--now] UNIT... | start UNIT... | is-active UNIT
+#   systemctl daemon-reload | enable [--now] UNIT... | start|stop|restart UNIT... | is-active UNIT
+#
+# stop signals the main pid alone (SIGTERM, SIGKILL after 90 s, as systemd's
+# TimeoutStopSec), which is what KillMode=process, burst-agent's, does; the
+# other units here are stopped only by the end of the test's root.
 # no set -u: systemd expands an unset variable to nothing
 log=/var/log/guide-test run=/run/guide-test
 mkdir -p "$log" "$run"
@@ -33,7 +37,7 @@ service_values() {   # FILE KEY
 start_unit() {
 	local u=${1%.service} f type user group cmd pre v
 	f=$(unit_file "$u") || die "unit $u.service not found"
-	[ -f "$run/$u.pid" ] && kill -0 "$(cat "$run/$u.pid")" 2>/dev/null && return 0
+	[ -f "$run/$u.pid" ] && runs "$(cat "$run/$u.pid")" && return 0
 	type=$(service_values "$f" Type | tail -1)
 	user=$(service_values "$f" User | tail -1)
 	group=$(service_values "$f" Group | tail -1)
@@ -75,7 +79,29 @@ start_unit() {
 	) || die "$u did not start (see $log/$u.log)"
 }
 
-[ $# -gt 0 ] || die "usage: daemon-reload | enable [--now] UNIT... | start UNIT... | is-active UNIT"
+# whether pid runs (the root's first process, a sleep, reaps no one: an
+# exited daemon stays a zombie, which kill -0 would take for alive)
+runs() {
+	[ -r "/proc/$1/stat" ] && [ "$(sed -n 's/.*) \(.\).*/\1/p' "/proc/$1/stat")" != Z ]
+}
+
+stop_unit() {
+	local u=${1%.service} pid i
+	unit_file "$u" >/dev/null || die "unit $u.service not found"
+	[ -f "$run/$u.pid" ] || return 0
+	pid=$(cat "$run/$u.pid")
+	if kill -TERM "$pid" 2>/dev/null; then
+		for ((i = 0; i < 900; i++)); do
+			runs "$pid" || break
+			sleep 0.1
+		done
+		runs "$pid" && kill -KILL "$pid"
+	fi
+	echo "systemctl (test stand-in): stopped $u (pid $pid)" >>"$log/$u.log"
+	rm -f "$run/$u.pid"
+}
+
+[ $# -gt 0 ] || die "usage: daemon-reload | enable [--now] UNIT... | start|stop|restart UNIT... | is-active UNIT"
 case "$1" in
 daemon-reload) exit 0 ;;
 enable)
@@ -92,9 +118,17 @@ start)
 	shift
 	for u in "$@"; do start_unit "$u"; done
 	;;
+stop)
+	shift
+	for u in "$@"; do stop_unit "$u"; done
+	;;
+restart)
+	shift
+	for u in "$@"; do stop_unit "$u" && start_unit "$u"; done
+	;;
 is-active)
 	u=${2%.service}
-	[ -f "$run/$u.pid" ] && kill -0 "$(cat "$run/$u.pid")" 2>/dev/null
+	[ -f "$run/$u.pid" ] && runs "$(cat "$run/$u.pid")"
 	;;
 *) die "$1: not supported by the test's stand-in" ;;
 esac

@@ -9,10 +9,28 @@
 #                                    in the directory holding the .debs
 #   <!-- guide-test: file PATH -->   the next code block is the content of PATH
 #   <!-- guide-test: job -->         the next code block submits a job
+#   <!-- guide-test: upgrade -->     the next code block upgrades the packages,
+#                                    run in the directory of this build's .debs
 #
 # and then checks that the job bursts a node of the local provider and
 # completes there. Only installed files are used: nothing of the source or
 # build tree is visible in the root.
+#
+# The upgrade: the guide's steps before it install the PREVIOUS release's
+# .debs; before its block runs, the harness has a job running on a burst node
+# (it waits for a file the harness makes afterwards) and asks slurmctld to
+# resume the other node; after it, the packages are this build's, the agent
+# runs the new program, every node, instance, cost row and event of before is
+# in agent.db, the job completes and the other node is admitted, and no node
+# was lost. The previous release: BURST_UPGRADE_DEBS=DIR (its four .debs),
+# else built with dpkg-buildpackage (no tests) from `git archive` of
+# BURST_UPGRADE_FROM (default: the commit named below, main before agent.db
+# had migrations: move it on at each release) and cached under
+# /var/cache/slurm-burst/upgrade-debs/COMMIT; its version is given a `~prev`
+# suffix so that it sorts before this build's. Without either (a release
+# tarball, or a clone without that commit) the guide runs with this build's
+# .debs throughout and the upgrade block reinstalls them, and the checks
+# that need two releases are skipped, saying why.
 #
 # The root runs in namespaces of its own: mount (pivot_root into the copy),
 # PID (killing its first process ends everything the guide started) and
@@ -78,6 +96,49 @@ else
 fi
 [ "$(ls "$debs"/slurm-burst-*.deb 2>/dev/null | wc -l)" -eq 4 ] || bail "not four .debs in $debs"
 
+# ---- the previous release's .debs (the upgrade step starts from them) ----
+upgrade_from_default=53c129594fe18ee51eeefe67fac2052ac5f1322b
+prev=$tmp/prev prev_why=
+mkdir -p "$prev"
+copy4() {   # FROM TO: the four packages (not the -dbgsym ones dh makes beside them)
+	local p
+	for p in common agent node spank; do
+		[ "$(ls "$1"/slurm-burst-${p}_*.deb 2>/dev/null | wc -l)" = 1 ] && cp "$1"/slurm-burst-${p}_*.deb "$2/" || return 1
+	done
+}
+if [ -n "${BURST_UPGRADE_DEBS:-}" ]; then
+	copy4 "$BURST_UPGRADE_DEBS" "$prev"
+	st=$?
+	ok $st "the previous release's four .debs from $BURST_UPGRADE_DEBS"
+	[ $st = 0 ] || prev_why="not four .debs in BURST_UPGRADE_DEBS"
+else
+	ref=${BURST_UPGRADE_FROM:-$upgrade_from_default}
+	commit=$(git -C "$src" rev-parse --verify -q "$ref^{commit}" 2>/dev/null)
+	if [ -z "$commit" ]; then
+		prev_why="no previous release: $src is no git checkout holding $ref (a release tarball?), and no BURST_UPGRADE_DEBS"
+	else
+		cache=${BURST_UPGRADE_CACHE:-/var/cache/slurm-burst/upgrade-debs}/$commit
+		if ! copy4 "$cache" "$prev"; then
+			rm -rf "$cache.tmp" "$prev"/* && mkdir -p "$tmp/prev-src" "$cache.tmp" &&
+				git -C "$src" archive --prefix=slurm-burst/ "$commit" | tar -x -C "$tmp/prev-src" &&
+				(cd "$tmp/prev-src/slurm-burst" &&
+					v=$(dpkg-parsechangelog -S Version) &&
+					{ printf 'slurm-burst (%s~prev) unstable; urgency=medium\n\n  * The previous release, for the upgrade test (%s).\n\n -- test <test@localhost>  %s\n\n' \
+						"$v" "$commit" "$(date -R)"; cat debian/changelog; } >debian/changelog.new &&
+					mv debian/changelog.new debian/changelog &&
+					DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -b -us -uc) >"$tmp/prev.log" 2>&1 &&
+				copy4 "$tmp/prev-src" "$cache.tmp" && rm -rf "$cache" && mv "$cache.tmp" "$cache" &&
+				copy4 "$cache" "$prev"
+			st=$?
+			ok $st "the previous release's .debs built from ${commit:0:12} (git archive, dpkg-buildpackage, no tests)" "$tmp/prev.log"
+			[ $st = 0 ] || prev_why="the previous release's .debs did not build (above)"
+		else
+			echo "# the previous release's four .debs of ${commit:0:12}, from $cache"
+		fi
+	fi
+fi
+[ -n "$prev_why" ] && echo "# $prev_why: the guide installs this build's .debs, and its upgrade step reinstalls them"
+
 # ---- the guide's steps, from its text ----
 # each marked block becomes $tmp/steps/NN (its text) and NN.what (KIND [PATH]
 # and the guide's line number)
@@ -124,7 +185,10 @@ ok $? "... $nsteps steps, one of them the job"
 minbase_root
 cp -a "$base" "$R"
 ok $? "a fresh copy of the Debian 12 minbase root"
-mkdir -p "$R/root/debs" "$R/.oldroot" && cp "$debs"/*.deb "$R/root/debs/"
+# the guide's install steps get the previous release's .debs when there
+# are some; its upgrade step, this build's
+mkdir -p "$R/root/debs" "$R/root/debs-new" "$R/.oldroot" && cp "$debs"/*.deb "$R/root/debs-new/"
+if [ -z "$prev_why" ]; then cp "$prev"/*.deb "$R/root/debs/"; else cp "$debs"/*.deb "$R/root/debs/"; fi
 # the harness's part: no daemon starts at install (as in a chroot), apt's
 # question answered, the systemctl stand-in
 printf '#!/bin/sh\nexit 101\n' >"$R/usr/sbin/policy-rc.d" && chmod 755 "$R/usr/sbin/policy-rc.d"
@@ -169,8 +233,88 @@ in_root_net() { nsenter -t "$init" -m -p -r -w "${in_env[@]}" "$@"; }
 
 # the packages apt will want, fetched beforehand (the root has no network)
 in_root_net apt-get update >"$tmp/apt.log" 2>&1 &&
-	in_root_net sh -c 'cd /root/debs && apt-get install --download-only ./*.deb' >>"$tmp/apt.log" 2>&1
+	in_root_net sh -c 'cd /root/debs && apt-get install --download-only ./*.deb' >>"$tmp/apt.log" 2>&1 &&
+	in_root_net sh -c 'cd /root/debs-new && apt-get install --download-only ./*.deb' >>"$tmp/apt.log" 2>&1
 ok $? "apt-get update and --download-only of what the .debs need (harness, this host's network)" "$tmp/apt.log"
+
+# ---- the upgrade step ----
+skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $*"; }
+db="$R/var/lib/slurm-burst/agent.db"
+# rows of agent.db (read on this host, read-only) that an upgrade must keep,
+# one a line: nodes with an instance, instances, holds, job costs, events
+keep_rows() {
+	python3 - "$db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True, timeout=10)
+q = {
+    "node": "SELECT name, instance FROM nodes WHERE instance IS NOT NULL AND state != 'powered_down'",
+    "instance": "SELECT provider, instance, node, launched FROM instances",
+    "hold": "SELECT job, node, start FROM holds",
+    "cost": "SELECT job, dollars FROM job_costs",
+    "event": "SELECT id, node, what FROM events",
+}
+for k, sql in q.items():
+    for r in c.execute(sql):
+        print(k, *r, sep="|")
+PY
+}
+upgrade_step() {   # STEP LINE
+	local step=$1 line=$2 cname j2 x y i st v0 v1 pid0 pid1 missing
+	cname=$(sed -n "s/.*--cloud-contract=\([^ ]*\).*/\1/p" "$(grep -l '^job ' "$tmp"/steps/*.what | sed 's/\.what$//')")
+	# a job that runs across the upgrade: it ends once the harness says so
+	j2=$(in_root sh -c "cd /root && sbatch --parsable --cloud-contract=$cname --wrap='while [ ! -e /root/upgrade-done ]; do sleep 0.2; done; hostname'" 2>"$step.log")
+	for ((i = 0; i < 180; i++)); do
+		st=$(in_root squeue -h -j "$j2" -o %T 2>/dev/null)
+		[ "$st" = RUNNING ] && break
+		sleep 1
+	done
+	x=$(in_root squeue -h -j "$j2" -o %N 2>/dev/null)
+	[ "$st" = RUNNING ] && [[ "$x" =~ ^burst-[12]$ ]]
+	ok $? "upgrade: job $j2 runs on burst node $x before the upgrade ($st)" "$step.log"
+	y=burst-1; [ "$x" = burst-1 ] && y=burst-2
+	keep_rows >"$tmp/rows.before" 2>>"$step.log"
+	v0=$(in_root dpkg-query -W -f '${Version}' slurm-burst-agent)
+	pid0=$(in_root cat /run/guide-test/burst-agent.pid)
+	# a resume that the old agent takes or the new one finds in the spool
+	in_root scontrol update nodename="$y" state=power_up >>"$step.log" 2>&1
+	in_root bash -e -c "cd /root/debs-new
+$(cat "$step")" >>"$step.log" 2>&1
+	ok $? "guide line $line: $(head -1 "$step") ... (the upgrade, while job $j2 runs)" "$step.log"
+	v1=$(in_root dpkg-query -W -f '${Version}' slurm-burst-agent)
+	if [ -n "$prev_why" ]; then
+		skip "the packages are upgraded from the previous release ($prev_why)"
+	else
+		[ "$v0" != "$v1" ] && [[ "$v0" == *~prev ]]
+		ok $? "... the packages went from $v0 to $v1" "$step.log"
+	fi
+	pid1=$(in_root cat /run/guide-test/burst-agent.pid)
+	[ -n "$pid1" ] && [ "$pid1" != "$pid0" ] && in_root systemctl is-active burst-agent &&
+		in_root cmp -s "/proc/$pid1/exe" /usr/sbin/burst-agent
+	ok $? "... the agent was restarted (pid $pid0 -> $pid1) and runs the installed program" "$R/var/log/guide-test/burst-agent.log"
+	: >"$R/root/upgrade-done"
+	for ((i = 0; i < 120; i++)); do
+		st=$(in_root squeue -h -t all -j "$j2" -o %T 2>/dev/null)
+		[[ "$st" =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|BOOT_FAIL)$ ]] && break
+		sleep 1
+	done
+	[ "$st" = COMPLETED ] && grep -qx "$x" "$R/root/slurm-$j2.out"
+	ok $? "... job $j2 completes on $x ($st)" "$R/root/slurm-$j2.out"
+	for ((i = 0; i < 120; i++)); do
+		in_root burstctl nodes "$y" >"$tmp/nodes.y" 2>&1
+		grep -q "^$y  *[^ ]*  *admitted " "$tmp/nodes.y" && break
+		sleep 1
+	done
+	grep -q "^$y  *[^ ]*  *admitted " "$tmp/nodes.y"
+	ok $? "... $y, resumed just before the upgrade, is admitted" "$tmp/nodes.y"
+	keep_rows >"$tmp/rows.after" 2>>"$step.log"
+	missing=$(sort "$tmp/rows.before" | comm -23 - <(sort "$tmp/rows.after"))
+	[ -s "$tmp/rows.before" ] && [ -z "$missing" ] && grep -q "^node|$x|" "$tmp/rows.after"
+	ok $? "... every node's instance, instance, hold, job cost and event of before is in agent.db ($(wc -l <"$tmp/rows.before") rows; missing: ${missing:-none})" "$tmp/rows.after"
+	in_root burstctl events >"$tmp/lost" 2>&1
+	in_root sinfo -h -N -o '%N %T' >"$tmp/sinfo" 2>&1
+	! grep -Eq -- '-> (lost|rejected)' "$tmp/lost" && ! grep -Eiq ' [^ ]*(down|drain|fail)' "$tmp/sinfo"
+	ok $? "... no node was lost, rejected or set down" "$tmp/lost" "$tmp/sinfo"
+}
 
 # ---- the steps ----
 job=
@@ -197,6 +341,10 @@ $(cat "$step")" >"$step.log" 2>&1
 		job=$(sed -n 's/^Submitted batch job \([0-9][0-9]*\)$/\1/p' "$step.log")
 		[ $st -eq 0 ] && [ -n "$job" ]
 		ok $? "guide line $line: $(head -1 "$step") (job $job)" "$step.log"
+		;;
+	upgrade)
+		line=$a
+		upgrade_step "$step" "$line"
 		;;
 	*)
 		ok 1 "guide line $a: unknown marker 'guide-test: $kind'"
