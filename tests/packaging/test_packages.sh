@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # tests/packaging/test_packages.sh - the packages, as a site gets them (TAP,
-# root): from the `make dist` tarball, dpkg-buildpackage builds the .debs and
-# rpmbuild -ta the RPMs; the .debs install with apt into a clean Debian 12
-# root (debootstrap --variant=minbase, cached; each run works on a fresh
-# copy), where the files, owners, the unit and the plugin are checked, and an
-# upgrade and a purge keep the agent's state.
+# root): the .debs are built in a clean Debian 12 root (debootstrap
+# --variant=minbase, cached; each run works on a fresh copy) with the
+# commands of the admin guide's "From a clone to packages" and nothing else:
+# from a clone of this checkout's HEAD commit (committed work only), `apt-get
+# build-dep ./`, `autoreconf -fi`, `./configure`, `make deb` (whose
+# dh_auto_test runs the unit tests); from a release tarball (no git
+# checkout), the same without the clone and autoreconf. rpmbuild -ta builds
+# the RPMs from the `make dist` tarball. The .debs install with apt into
+# another fresh copy, where the files, owners, the unit and the plugin are
+# checked, and an upgrade and a purge keep the agent's state.
 #
 # The root is cached under /var/cache/slurm-burst/roots (BURST_ROOTS_DIR) and
 # made from the Debian mirror of this host's apt sources (BURST_DEBIAN_MIRROR)
@@ -24,7 +29,7 @@ tmp=$(mktemp -d /var/tmp/burst-pkg.XXXXXX)
 R="$tmp/root"
 cleanup() {
 	local m
-	for m in $(awk -v r="$R" 'index($2, r) == 1 { print $2 }' /proc/self/mounts | sort -r); do
+	for m in $(awk -v r="$tmp/" 'index($2, r) == 1 { print $2 }' /proc/self/mounts | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
 	rm -rf "$tmp"
@@ -40,13 +45,31 @@ tarball="$build/slurm-burst-$version.tar.gz"
 [ -f "$tarball" ]; ok $? "the tarball slurm-burst-$version.tar.gz" "$tmp/log"
 TAP_DIAG="$tmp/none"   # from here on, each check names its own log
 
-# ---- .debs ----
-mkdir -p "$tmp/deb" && tar -C "$tmp/deb" -xzf "$tarball"
-(cd "$tmp/deb/slurm-burst-$version" && dpkg-buildpackage -b -us -uc) >"$tmp/deb.log" 2>&1
-ok $? "dpkg-buildpackage -b -us -uc from the tarball" "$tmp/deb.log"
+# ---- .debs: in a clean root, with the guide's commands only ----
+minbase_root
+BR="$tmp/build-root"
+cp -a "$base" "$BR" && mount --bind /proc "$BR/proc" && mount --bind /dev "$BR/dev" && mount --bind /sys "$BR/sys"
+ok $? "a fresh copy of the Debian $suite minbase root to build in"
+cp /etc/resolv.conf "$BR/etc/resolv.conf" 2>/dev/null
+if commit=$(git -C "$src" rev-parse --verify -q HEAD 2>/dev/null); then
+	# a site's clone, of the commit checked out here
+	git clone -q --no-checkout "$src" "$BR/root/slurm-burst" >"$tmp/deb.log" 2>&1 &&
+		git -C "$BR/root/slurm-burst" checkout -q "$commit" >>"$tmp/deb.log" 2>&1
+	ok $? "a clone of ${commit:0:12} in the root" "$tmp/deb.log"
+	from="a clone" steps="apt-get build-dep -y ./ && autoreconf -fi && ./configure && make deb"
+else
+	mkdir -p "$BR/root/slurm-burst" && tar -C "$BR/root/slurm-burst" --strip-components=1 -xzf "$tarball"
+	ok $? "the release tarball unpacked in the root (no git checkout here)"
+	from="the tarball" steps="apt-get build-dep -y ./ && ./configure && make deb"
+fi
+chroot "$BR" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root DEBIAN_FRONTEND=noninteractive \
+	sh -ec "apt-get update && cd /root/slurm-burst && $steps" >>"$tmp/deb.log" 2>&1
+ok $? "from $from, in the clean root: $steps" "$tmp/deb.log"
+grep -q 'dh_auto_test' "$tmp/deb.log" && grep -Eq '^# PASS: +[1-9]' "$tmp/deb.log"
+ok $? "... whose dh_auto_test ran the unit tests ($(sed -n 's/^# PASS: *//p' "$tmp/deb.log" | head -1) passed)" "$tmp/deb.log"
 debs=()
 for p in common agent node spank; do
-	f=$(ls "$tmp"/deb/slurm-burst-${p}_${version}_*.deb 2>/dev/null | head -1)
+	f=$(ls "$BR"/root/slurm-burst/slurm-burst-${p}_${version}_*.deb 2>/dev/null | head -1)
 	[ -n "$f" ]; ok $? "slurm-burst-$p built" "$tmp/deb.log"
 	debs+=("$f")
 done
@@ -75,7 +98,6 @@ grep -qx '/usr/lib64/slurm/spank_burst_admission.so' "$tmp/rpm-node.files" &&
 ok $? "the node RPM has the admission plugin and the plugstack.d file that loads it" "$tmp/rpm-node.files"
 
 # ---- a clean Debian 12 root ----
-minbase_root
 cp -a "$base" "$R"
 ok $? "a fresh copy of the Debian $suite minbase root"
 mount --bind /proc "$R/proc" && mount --bind /dev "$R/dev" && mount --bind /sys "$R/sys"
