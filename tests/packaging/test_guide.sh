@@ -263,13 +263,15 @@ upgrade_step() {   # STEP LINE
 	cname=$(sed -n "s/.*--cloud-contract=\([^ ]*\).*/\1/p" "$(grep -l '^job ' "$tmp"/steps/*.what | sed 's/\.what$//')")
 	# a job that runs across the upgrade: it ends once the harness says so
 	j2=$(in_root sh -c "cd /root && sbatch --parsable --cloud-contract=$cname --wrap='while [ ! -e /root/upgrade-done ]; do sleep 0.2; done; hostname'" 2>"$step.log")
+	st=
 	for ((i = 0; i < 180; i++)); do
+		[ -n "$j2" ] || break
 		st=$(in_root squeue -h -j "$j2" -o %T 2>/dev/null)
 		[ "$st" = RUNNING ] && break
 		sleep 1
 	done
 	x=$(in_root squeue -h -j "$j2" -o %N 2>/dev/null)
-	[ "$st" = RUNNING ] && [[ "$x" =~ ^burst-[12]$ ]]
+	[ -n "$j2" ] && [ "$st" = RUNNING ] && [[ "$x" =~ ^burst-[12]$ ]]
 	ok $? "upgrade: job $j2 runs on burst node $x before the upgrade ($st)" "$step.log"
 	y=burst-1; [ "$x" = burst-1 ] && y=burst-2
 	keep_rows >"$tmp/rows.before" 2>>"$step.log"
