@@ -4,7 +4,7 @@
 # credentials from burst.conf, the written CSV checked against boto3's own
 # describe_instance_types for a few types, read back by 'burstctl catalog
 # show --catalog-dir'; in place, --output FILE, --json; the errors (unknown
-# provider, one neither aws nor openstack, a wrong secret, throttling) exit 2
+# provider, one neither aws, openstack nor gcp, a wrong secret, throttling) exit 2
 # with a clear message and write nothing.
 # burst-matrix: host-only (provider only, no Slurm in it: the same on every Slurm release)
 set -u
@@ -179,8 +179,8 @@ bc catalog refresh --provider nosuch --output-dir "$aux/e1" >/dev/null 2>"$aux/e
 [ $rc = 2 ] && grep -q "unknown provider 'nosuch' (.* has: local, aws, awsbad, awsslow)" "$aux/err" && [ ! -e "$aux/e1" ]
 ok $? "an unknown provider: exit 2 ($rc), the configured ones named" "$aux/err"
 bc catalog refresh --provider local --output-dir "$aux/e2" >/dev/null 2>"$aux/err"; rc=$?
-[ $rc = 2 ] && grep -q "provider local is of type local: only aws providers (from EC2's DescribeInstanceTypes) and openstack ones (from Nova's flavors) can be refreshed" "$aux/err" && [ ! -e "$aux/e2" ]
-ok $? "a provider neither aws nor openstack: exit 2 ($rc)" "$aux/err"
+[ $rc = 2 ] && grep -q "provider local is of type local: only aws providers (from EC2's DescribeInstanceTypes), openstack ones (from Nova's flavors) and gcp ones (from Compute Engine's machine types) can be refreshed" "$aux/err" && [ ! -e "$aux/e2" ]
+ok $? "a provider neither aws, openstack nor gcp: exit 2 ($rc)" "$aux/err"
 bc catalog refresh --provider awsbad --output-dir "$aux/e3" >/dev/null 2>"$aux/err"; rc=$?
 [ $rc = 2 ] && grep -q "provider awsbad: ec2 DescribeInstanceTypes in us-east-1.*(check the provider's credentials" "$aux/err" &&
 	! grep -q "$badsecret" "$aux/err" && [ ! -e "$aux/e3/aws.csv" ]
