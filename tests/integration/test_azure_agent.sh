@@ -108,7 +108,7 @@ metrics() { curl -sf "http://127.0.0.1:$MPORT/metrics"; }
 
 # --- 1. a job bursts into a VM, past a size without SKU and a zone without capacity ---
 id=$(sbatch --parsable --cloud-contract=small -w burst-1 -o "$LAB/job.out" \
-	--wrap 'hostname; echo "P=$CLOUD_PROVIDER T=$CLOUD_INSTANCE_TYPE I=$CLOUD_INSTANCE_ID"' 2>"$LAB/err")
+	--wrap 'hostname; echo "P=$CLOUD_PROVIDER T=$CLOUD_INSTANCE_TYPE I=$CLOUD_INSTANCE_ID"; sleep 2' 2>"$LAB/err")
 ok $? "sbatch --cloud-contract=small -w burst-1" "$LAB/err"
 wait_log "burst-1: launching -> booting: $vm_re" 120
 ok $? "the agent launched burst-1 through the azure provider" "$LAB/log/agent.log"
@@ -152,6 +152,8 @@ metrics >"$LAB/m2.txt"
 awk '/^burst_instance_cost_dollars_total\{provider="azure",instance_type="Standard_D2as_v5",region="eastus"\}/ { exit !($2 > 0) } END { if (NR == 0) exit 1 }' "$LAB/m2.txt" &&
 	grep -q '^burst_instance_cost_dollars_total{provider="azure",instance_type="Standard_D2as_v5",region="eastus"}' "$LAB/m2.txt"
 ok $? "metrics: the VM's cost at Standard_D2as_v5's price ($(grep '^burst_instance_cost_dollars_total{provider="azure"' "$LAB/m2.txt"))" "$LAB/m2.txt"
+# (the job sleeps 2 s: Slurm's start and end times are whole seconds, and a
+# job that starts and ends within one second holds its node for 0 s, 0 USD)
 "$burstctl" --config "$LAB/etc/burst.conf" cost --by job --json >"$LAB/cost.json" 2>"$LAB/err"
 python3 -c 'import json, sys
 r = [x for x in json.load(open(sys.argv[1]))["rows"] if x["job"] == sys.argv[2] and x["kind"] == "job"]
