@@ -1179,11 +1179,11 @@ static int write_format(FILE *f, const char *what, const char *suite,
 int acceptance_write_file(const char *path, const char *what, const char *suite,
 			  const struct acceptance_result *r, size_t n, char *err, size_t errlen)
 {
+	struct file_replace fr;
+	char why[PATH_MAX * 2 + 256];
 	struct stat st;
-	char *tmp;
-	mode_t mask;
 	FILE *f;
-	int fd, rc;
+	int rc;
 
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		if (!(f = fopen(path, "w"))) {
@@ -1199,41 +1199,12 @@ int acceptance_write_file(const char *path, const char *what, const char *suite,
 				 strerror(errno));
 		return rc;
 	}
-	tmp = xmalloc(strlen(path) + sizeof(".XXXXXX"));
-	strcpy(stpcpy(tmp, path), ".XXXXXX");
-	if ((fd = mkstemp(tmp)) < 0) {
-		snprintf(err, errlen, "cannot write the %s report %s: cannot make a file beside it: "
-			 "%s (is its directory there and writable?)", what, path, strerror(errno));
-		free(tmp);
+	if (replace_open(&fr, path, why, sizeof(why)) < 0 ||
+	    replace_commit(&fr, write_format(fr.f, what, suite, r, n) < 0, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "the %s report: %s", what, why);
 		return -1;
 	}
-	mask = umask(0);   /* a report reads like any file the user makes */
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "w"))) {
-		snprintf(err, errlen, "cannot write the %s report %s: %s", what, tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		free(tmp);
-		return -1;
-	}
-	rc = write_format(f, what, suite, r, n);
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		rc = -1;
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc < 0)
-		snprintf(err, errlen, "writing the %s report %s failed: %s; %s is unchanged", what,
-			 tmp, strerror(errno), path);
-	else if (rename(tmp, path) != 0) {
-		snprintf(err, errlen, "cannot put the %s report in place as %s: %s", what, path,
-			 strerror(errno));
-		rc = -1;
-	} else
-		sync_parent_dir(path);
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return 0;
 }
 
 int acceptance_write_reports(const char *prog, const char *tap, const char *junit,

@@ -2,12 +2,9 @@
  * wire_join.c - what travels on the join port inside the authenticated
  * envelope (wire.h; the envelope: lib/admit/join_auth.h).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
@@ -369,11 +366,8 @@ const char *wire_answer_verdict(const char *text)
 int wire_record_write(const char *path, const struct wire_kv *kv, size_t n, char *why,
 		      size_t whylen)
 {
-	char *tmp;
-	mode_t mask;
-	FILE *f;
+	struct file_replace fr;
 	size_t i;
-	int fd, rc = 0;
 
 	for (i = 0; i < n; i++) {
 		const char *k = kv[i].key, *v = kv[i].value ? kv[i].value : "";
@@ -388,39 +382,11 @@ int wire_record_write(const char *path, const struct wire_kv *kv, size_t n, char
 			return -1;
 		}
 	}
-	tmp = xmalloc(strlen(path) + sizeof(".XXXXXX"));
-	strcpy(stpcpy(tmp, path), ".XXXXXX");
-	if ((fd = mkstemp(tmp)) < 0) {
-		snprintf(why, whylen, "cannot make a file beside %s: %s", path, strerror(errno));
-		free(tmp);
+	if (replace_open(&fr, path, why, whylen) < 0)
 		return -1;
-	}
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || !(f = fdopen(fd, "w"))) {
-		snprintf(why, whylen, "cannot write %s: %s", tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		free(tmp);
-		return -1;
-	}
 	for (i = 0; i < n; i++)
-		fprintf(f, "%s=%s\n", kv[i].key, kv[i].value ? kv[i].value : "");
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		rc = -1;
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc < 0)
-		snprintf(why, whylen, "writing %s failed: %s", tmp, strerror(errno));
-	else if (rename(tmp, path) != 0) {
-		snprintf(why, whylen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-		rc = -1;
-	} else
-		sync_parent_dir(path);
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+		fprintf(fr.f, "%s=%s\n", kv[i].key, kv[i].value ? kv[i].value : "");
+	return replace_commit(&fr, ferror(fr.f), why, whylen);
 }
 
 bool wire_record_get(const char *path, const char *key, char *buf, size_t len)

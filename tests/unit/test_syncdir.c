@@ -12,6 +12,36 @@
 #include "syncdir.h"
 #include "tap.h"
 
+/* replace_open/replace_commit: the new file whole, or the old one kept */
+static void test_replace(void)
+{
+	char dir[] = "/tmp/test_syncdir.XXXXXX", path[128], why[512], *s;
+	struct file_replace fr;
+
+	if (!ok(mkdtemp(dir) != NULL, "a scratch directory"))
+		return;
+	snprintf(path, sizeof(path), "%s/f", dir);
+	ok(replace_open(&fr, path, why, sizeof(why)) == 0, "a replacement is opened");
+	fputs("old\n", fr.f);
+	ok(replace_commit(&fr, 0, why, sizeof(why)) == 0, "and put in place");
+	s = tap_slurp(path, NULL);
+	is_str(s, "old\n", "the file holds what was written");
+	free(s);
+	ok(replace_open(&fr, path, why, sizeof(why)) == 0, "a second replacement is opened");
+	fputs("half", fr.f);
+	ok(replace_commit(&fr, 1, why, sizeof(why)) == -1, "a write the caller saw fail is not put in place");
+	ok(strstr(why, path) && strstr(why, "is unchanged"), "why says the file is unchanged: %s", why);
+	s = tap_slurp(path, NULL);
+	is_str(s, "old\n", "the old file is whole");
+	free(s);
+	unlink(path);
+	ok(rmdir(dir) == 0, "no temporary file is left beside it");
+	snprintf(path, sizeof(path), "%s/f", dir);
+	ok(replace_open(&fr, path, why, sizeof(why)) == -1 && strstr(why, "is its directory there"),
+	   "a missing directory is named: %s", why);
+}
+
+
 int main(void)
 {
 	char dir[] = "/tmp/test_syncdir.XXXXXX", file[256], deep[256];
@@ -43,5 +73,6 @@ int main(void)
 		ok(0, "chdir %s", dir);
 	unlink(file);
 	rmdir(dir);
+	test_replace();
 	return done_testing();
 }
