@@ -7,7 +7,7 @@
 # (tools/gitlab-ci-local.sh); builds with -Werror, runs the unit and CLI
 # tests, the unit tests again under ASan/UBSan and valgrind, checks that the shipped catalog
 # is what tools/build-catalog.py makes from share/catalog-src, and runs
-# 'make distcheck' (unit and CLI tests), checks the tarball carries every
+# 'make distcheck' (CLI tests; the tarball's unit tests run in the RPM's %check), checks the tarball carries every
 # file of the checkout, builds the .debs and RPMs and follows the admin guide
 # with the .debs in a clean Debian 12 root (make check-packages). Then it
 # runs the integration tests again against Debian 13's Slurm 24.11, with
@@ -30,7 +30,9 @@
 # the table. The steps that need no Slurm daemon (ASan, valgrind, catalog,
 # distcheck, packages), and the second Slurm's root, build and integration
 # tests, run beside the host's test suite as two more streams, each one job
-# at a time (their output follows the suite's).
+# at a time (their output follows the suite's); the host's longest
+# integration tests (Makefile.am's integration_late) run in the second
+# Slurm's stream once its tests are done, not at the end of the suite.
 # Before the last line it prints one line per Slurm release,
 # "slurm 22.05.8: N passed, N failed", the skipped points and expected
 # failures, and what did not run (the second release, the host-only files);
@@ -91,11 +93,12 @@ fi
 
 # A check that is one test: a name and a command.
 step() {
-	local name=$1; shift
+	local name=$1 t0; shift
 	echo "== $name"
+	t0=$(date +%s)
 	if ( "$@" ) >"$out/$name.log" 2>&1; then
 		passed=$((passed + 1))
-		echo "ok: $name"
+		echo "ok: $name ($(($(date +%s) - t0)) s)"
 	else
 		suite_fail 1 "$name: see $out/$name.log"
 		echo "FAILED: $name (last lines of $out/$name.log:)"
@@ -149,9 +152,10 @@ valgrind_units() {
 	return $rc
 }
 
-# 5. the release tarball builds and passes its unit and CLI tests (the
-#    integration tests ran above, from this same source), and it carries
-#    every file of the checkout (tools/dist-files.sh)
+# 5. the release tarball builds, installs and passes its CLI tests (its unit
+#    tests run in the RPM build's %check, step 6; the integration tests ran
+#    above, from this same source), and it carries every file of the
+#    checkout (tools/dist-files.sh)
 tarname() { echo "$(sed -n 's/^PACKAGE_TARNAME = //p' "$out/main/Makefile")-$(sed -n 's/^PACKAGE_VERSION = //p' "$out/main/Makefile")"; }
 distcheck() {
 	local d rc
@@ -280,18 +284,45 @@ root_work() {
 	fi
 	side_counts "$out/side-root.counts"
 }
-rm -f "$out/side-host.counts" "$out/side-root.counts" "$out/side-root.slurm"
+# 8. the host's longest integration tests (Makefile.am's integration_late,
+# the end of its chain: crash recovery at every point, the OpenStack
+# driver and agent), run here on the host's Slurm once step 7 is done, in
+# that stream, instead of after the rest of the suite: the suite below
+# (make check-early) runs all but them, and the three streams end about
+# together. Each counted as the suite's are, with the host's release.
+late_work() {
+	local t log rc t0 n=0
+	suite_reset
+	if [ -f "$out/main/Makefile" ]; then
+		echo "== the host's late integration tests (Makefile.am's integration_late, beside the suite)"
+		for t in $(make -s -C "$out/main" integration-late); do
+			log="$out/main/${t%.sh}.log"
+			mkdir -p "${log%/*}"
+			t0=$(date +%s)
+			(cd "$out/main" && BURST_TOP_SRCDIR="$top" BURST_TOP_BUILDDIR="$out/main" \
+				BURST_CATALOG_DIR="$top/share/catalog" bash "$top/$t") >"$log" 2>&1
+			rc=$?
+			count_tap "$log" "$(basename "$t")" "$rc" ", $(($(date +%s) - t0)) s"
+			n=$((n + 1))
+		done
+		[ $n -gt 0 ] || suite_fail 1 "make integration-late named no test (Makefile.am's integration_late)"
+	else
+		suite_notrun "the late integration tests (no build: see build above)"
+	fi
+	side_counts "$out/side-late.counts"
+}
+rm -f "$out/side-host.counts" "$out/side-root.counts" "$out/side-root.slurm" "$out/side-late.counts"
 side_work >"$out/side.log" 2>&1 &
 side_pid=$!
-root_work >"$out/root.log" 2>&1 &
+{ root_work >"$out/root.log" 2>&1; late_work >"$out/late.log" 2>&1; } &
 root_pid=$!
 
 # 1. (continued) the host's test suite: unit, CLI and integration tests
 if [ -f "$out/main/Makefile" ]; then
-	echo "== make check (beside it: steps 2 to 6, $out/side.log; step 7, $out/root.log)"
+	echo "== make check-early (beside it: steps 2 to 6, $out/side.log; step 7, $out/root.log, then 8, $out/late.log)"
 	rm -f "$out/main/test-suite.log"
-	(cd "$out/main" && make -j"$jobs" check) >"$out/check.log" 2>&1
-	count_suite "$out/main/test-suite.log" "make check" $?
+	(cd "$out/main" && make -j"$jobs" check-early) >"$out/check.log" 2>&1
+	count_suite "$out/main/test-suite.log" "make check-early" $?
 else
 	suite_notrun "make check: the unit, CLI and integration tests (no build: see build above)"
 fi
@@ -299,6 +330,8 @@ wait "$side_pid"
 cat "$out/side.log"
 side_add "$out/side-host.counts" "steps 2 to 6" "$out/side.log"
 wait "$root_pid"
+cat "$out/late.log"
+side_add "$out/side-late.counts" "step 8, the late integration tests" "$out/late.log"
 cat "$out/root.log"
 
 # the host's Slurm: everything above

@@ -121,6 +121,9 @@ count_tap() {
 		for w in "${why[@]}"; do whys="$whys; $w"; done
 		failures+=("$name: $f not ok, $xp unexpected passes$whys: see $log")
 		grep -E '^(not ok|Bail out)|^ok .*# *[Tt][Oo][Dd][Oo]' "$log" | head -10
+		# and what the first failing points said (their "#" lines)
+		awk '/^(not ok|Bail out)/ { on = 1; n++ } /^ok / { on = 0 } on && /^#/ && k < 60 { print "  " $0; k++ }
+		     n > 3 { exit }' "$log"
 	fi
 	if [ "$s" -gt 0 ]; then
 		while IFS= read -r line; do

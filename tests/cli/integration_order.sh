@@ -40,15 +40,32 @@ while t and t not in seen:
     seen.append(t)
     t = after.get(t)
 print("chain: %d of %d" % (len(seen), len(tests)))
+# check.sh runs integration_late apart, once the rest is done: they must be
+# the chain's last, in their order (else make would run one as a
+# prerequisite of another test, beside check.sh's own run of it)
+m = re.search(r"^integration_late\s*=(.*)$", text, re.M)
+late = [t[:-3] for t in m.group(1).split()] if m else []
+print("late: " + " ".join(t + ".sh" for t in late))
+if not late:
+    print("bad: Makefile.am has no integration_late")
+elif seen[-len(late):] != late:
+    print("bad: the chain must end with integration_late (%s), in that order; it ends with %s: a new test's ordering line goes before %s"
+          % (" ".join(late), " ".join(seen[-len(late):]), late[0]))
+for t in late:
+    if t not in tests:
+        print("bad: integration_late names %s.sh, not in integration_tests" % t)
 PY
 cat "$tmp/out" | sed 's/^/# /'
 n=$(sed -n 's/^unordered: //p' "$tmp/out" | wc -w)
 [ "$n" -eq 1 ]
 ok $? "exactly one integration test has no ordering line: the first ($(sed -n 's/^unordered: //p' "$tmp/out"))" "$tmp/out"
-! grep -q '^bad:' "$tmp/out"
-ok $? "no test runs after two others, or two after one; every ordered name is an integration test" "$tmp/out"
+grep '^bad:' "$tmp/out" | grep -v integration_late >"$tmp/bad"
+[ ! -s "$tmp/bad" ]
+ok $? "no test runs after two others, or two after one; every ordered name is an integration test" "$tmp/bad"
 grep -Eq '^chain: ([0-9]+) of \1$' "$tmp/out"
 ok $? "one chain runs through every integration test ($(sed -n 's/^chain: //p' "$tmp/out"))" "$tmp/out"
+grep -q '^late: .' "$tmp/out" && ! grep -q '^bad: .*integration_late' "$tmp/out"
+ok $? "the chain ends with integration_late, which ./check.sh runs apart ($(sed -n 's/^late: //p' "$tmp/out"))" "$tmp/out"
 # make check runs each test by its path: one without its x bit fails
 # ("Permission denied") there, though it passes when run with bash
 : >"$tmp/notx"
