@@ -143,7 +143,21 @@ struct cfg_nodeset {
 	char **blessed_drivers;      /* BlessedDrivers= NAME=VERSION,... (NULL: not set; set and
 				      * empty: any driver, whatever the global list and the file say) */
 	size_t nblessed_drivers;
+	/* warm pool (doc/admin-guide.md, "Warm pools") */
+	int warm_pool;           /* WarmPool= admitted instances kept stopped, not terminated (0: none) */
+	int warm_pool_max_age;   /* WarmPoolMaxAge= seconds after its admission a member is admitted
+				  * again in full, acceptance included (default CONFIG_WARM_POOL_MAX_AGE) */
+	double warm_pool_budget; /* WarmPoolBudget= USD per hour the stopped members may cost
+				  * together (NAN: not set, WarmPool= alone caps the pool) */
 };
+
+/* WarmPoolMaxAge='s default: a day */
+#define CONFIG_WARM_POOL_MAX_AGE 86400
+/* A stopped instance's price when no Price= line gives it (config_stopped_price):
+ * its disk at AWS's published gp3 price in us-east-1, 0.08 USD per GB-month
+ * (730 hours), the disk the catalog's storage_size or else this many GB */
+#define CONFIG_STOPPED_USD_PER_GB_MONTH 0.08
+#define CONFIG_STOPPED_DEFAULT_DISK_GB 30.0
 
 /* Budget=NAME Amount=USD Period=day|week|month|year [NodeSet=NS] [Account=ACCT]:
  * no launch that would take its spending in the period past Amount
@@ -234,6 +248,19 @@ struct burst_config {
  * at JoinPort.
  */
 struct burst_config *config_load(const char *path, burst_err_t *err);
+
+/*
+ * What one stopped instance of type (of provider, in region; may be NULL)
+ * costs per hour: the last Price= line's Stopped= for it, else its disk
+ * (the catalog's storage_size, else CONFIG_STOPPED_DEFAULT_DISK_GB) at
+ * CONFIG_STOPPED_USD_PER_GB_MONTH. src (may be NULL) says which.
+ */
+double config_stopped_price(const struct burst_config *cfg, const struct catalog *cat,
+			    const char *provider, const char *type, const char *region,
+			    char *src, size_t srclen);
+
+/* Whether a provider type's driver can stop and start its instances (a warm pool). */
+bool config_driver_stops(const char *type);
 
 /* Whether node set ns launches its nodes at allocation (EarlyLaunch=: its
  * own, else the global one). */

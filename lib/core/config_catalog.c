@@ -39,14 +39,14 @@ void cfg_free_override(struct cfg_override *o)
 
 void cfg_parse_price(struct loader *ld, const char *file, int line, struct conf_word *w, int n)
 {
-	static const char *const keys[] = { "Price", "Provider", "Region", "OnDemand", "Spot", NULL };
+	static const char *const keys[] = { "Price", "Provider", "Region", "OnDemand", "Spot", "Stopped", NULL };
 	struct cfg_override o;
 	int k, before = ld->errs.n;
 
 	memset(&o, 0, sizeof(o));
 	o.kind = OVERRIDE_PRICE;
 	o.type = xstrdup(w[0].val);
-	o.ondemand = o.spot = NAN;
+	o.ondemand = o.spot = o.stopped = NAN;
 	for (k = 1; k < n; k++) {
 		const char *key = w[k].key, *val = w[k].val;
 		if (!key) {
@@ -57,22 +57,26 @@ void cfg_parse_price(struct loader *ld, const char *file, int line, struct conf_
 			free(o.provider), o.provider = xstrdup(val);
 		else if (str_ieq(key, "Region"))
 			free(o.region), o.region = xstrdup(val);
-		else if (str_ieq(key, "OnDemand") || str_ieq(key, "Spot")) {
+		else if (str_ieq(key, "OnDemand") || str_ieq(key, "Spot") || str_ieq(key, "Stopped")) {
 			double v;
 			char msg[200];
 			if (units_parse(val, strlen(val), UNIT_PRICE, &v, msg, sizeof(msg), NULL) < 0)
 				cfg_err(ld, file, line, "Price %s: %s=%s: %s", o.type, key, val, msg);
 			else if (str_ieq(key, "OnDemand"))
 				o.ondemand = v;
-			else
+			else if (str_ieq(key, "Spot"))
 				o.spot = v;
+			else
+				o.stopped = v;
 		} else
 			cfg_unknown_key(ld, file, line, "Price", key, keys);
 	}
-	if (!o.provider || !o.region)
+	/* a stopped instance's price may hold in every region: Region= is then optional */
+	if (!o.provider || (!o.region && (!isnan(o.ondemand) || !isnan(o.spot) || isnan(o.stopped))))
 		cfg_err(ld, file, line, "Price %s needs Provider= and Region=", o.type);
-	if (isnan(o.ondemand) && isnan(o.spot))
-		cfg_err(ld, file, line, "Price %s needs OnDemand= and/or Spot= (US dollars per hour)", o.type);
+	if (isnan(o.ondemand) && isnan(o.spot) && isnan(o.stopped))
+		cfg_err(ld, file, line, "Price %s needs OnDemand=, Spot= and/or Stopped= (US dollars per hour; Stopped=: per hour an instance of it is kept stopped)",
+			o.type);
 	if (ld->errs.n != before) {
 		cfg_free_override(&o);
 		return;
@@ -221,6 +225,8 @@ int config_apply_catalog(const struct burst_config *cfg, struct catalog *cat,
 				problems++;
 				continue;
 			}
+			if (isnan(o->ondemand) && isnan(o->spot))
+				continue;      /* Stopped= alone: config_stopped_price */
 			{
 				double od = o->ondemand, sp = o->spot;
 				int rid = catalog_find_str(cat, o->region);
@@ -429,4 +435,45 @@ const char *config_price_source(const struct burst_config *cfg, const char *prov
 			snprintf(buf, len, "on-demand: Price= %s:%d", o->where.file, o->where.line);
 	}
 	return buf;
+}
+
+double config_stopped_price(const struct burst_config *cfg, const struct catalog *cat,
+			    const char *provider, const char *type, const char *region,
+			    char *src, size_t srclen)
+{
+	const char *pc = provider_catalog(cfg, provider);
+	const struct cfg_override *hit = NULL;
+	double gb = CONFIG_STOPPED_DEFAULT_DISK_GB;
+	size_t i;
+
+	/* the last Price= line of it wins, as with the other prices */
+	for (i = 0; i < cfg->noverrides; i++) {
+		const struct cfg_override *o = &cfg->overrides[i];
+		if (o->kind == OVERRIDE_PRICE && !isnan(o->stopped) && !strcmp(o->type, type) &&
+		    !strcmp(provider_catalog(cfg, o->provider), pc) &&
+		    (!o->region || (region && !strcmp(o->region, region))))
+			hit = o;
+	}
+	if (hit) {
+		if (src)
+			snprintf(src, srclen, "Price= %s:%d", hit->where.file, hit->where.line);
+		return hit->stopped;
+	}
+	if (cat) {
+		char name[512];
+		const struct cat_type *t;
+		snprintf(name, sizeof(name), "%s:%s", pc, type);
+		t = catalog_find_type(cat, name);
+		if (t && !isnan(t->num[KEY_STORAGE_SIZE]) && t->num[KEY_STORAGE_SIZE] > 0) {
+			gb = t->num[KEY_STORAGE_SIZE] / (1024.0 * 1024 * 1024);
+			if (src)
+				snprintf(src, srclen, "the catalog's disk, %.0f GB at %.2f USD per GB-month", gb,
+					 CONFIG_STOPPED_USD_PER_GB_MONTH);
+			return gb * CONFIG_STOPPED_USD_PER_GB_MONTH / 730.0;
+		}
+	}
+	if (src)
+		snprintf(src, srclen, "default: a %.0f GB disk at %.2f USD per GB-month", gb,
+			 CONFIG_STOPPED_USD_PER_GB_MONTH);
+	return gb * CONFIG_STOPPED_USD_PER_GB_MONTH / 730.0;
 }

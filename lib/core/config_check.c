@@ -329,6 +329,21 @@ int config_check(const struct burst_config *cfg, const struct catalog *cat,
 	}
 	cs = xcalloc(1, sizeof(*cs));
 	memset(&prev, 0, sizeof(prev));
+	/* a warm pool keeps stopped instances: every provider of its node set must stop and start them */
+	for (i = 0; i < cfg->nnodesets; i++) {
+		const struct cfg_nodeset *ns = &cfg->nodesets[i];
+		for (j = 0; ns->warm_pool && j < cfg->nproviders; j++) {
+			const struct cfg_provider *p = &cfg->providers[j];
+			bool used = ns->nproviders == 0;
+			for (size_t k = 0; k < ns->nproviders && !used; k++)
+				used = !strcmp(ns->providers[k], p->name);
+			if (!used || !config_has_driver(p->type) || config_driver_stops(p->type))
+				continue;
+			burst_err_append(err, "%s:%d: NodeSet %s: WarmPool=%d needs instances that can be stopped and started, and the %s driver (Provider %s) cannot yet (local and aws can): remove WarmPool= or name other Providers= for this node set",
+					 ns->where.file, ns->where.line, ns->name, ns->warm_pool, p->type, p->name);
+			problems++;
+		}
+	}
 	for (i = 0; i < cfg->nnodesets; i++)
 		if (cfg_nodeset_candidates(cfg, cat, i, cs, &prev) == 0) {
 			burst_err_append(err, "%s:%d: NodeSet %s has no instance type to launch: check its Providers, InstanceTypes and Constraint",

@@ -27,6 +27,7 @@ struct cfg_override {
 	char *type;
 	char *region;            /* OVERRIDE_PRICE */
 	double ondemand, spot;   /* OVERRIDE_PRICE, NAN if not given */
+	double stopped;          /* OVERRIDE_PRICE: Stopped= USD per stopped hour, NAN if not given */
 	struct cfg_value *vals;  /* OVERRIDE_TYPE */
 	size_t nvals;
 	struct cfg_where where;

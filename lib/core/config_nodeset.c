@@ -14,6 +14,7 @@
 
 #include "config_int.h"
 #include "strutil.h"
+#include "units.h"
 
 #define MAX_NODES_PER_SET 65536
 
@@ -38,7 +39,40 @@ void cfg_free_nodeset(struct cfg_nodeset *ns)
 static const char *const nodeset_keys[] = { "NodeSet", "Nodes", "Partition", "Providers",
 	"Provider", "Regions", "Region", "InstanceTypes", "Constraint", "Features",
 	"BlessedKernels", "Weight", "Acceptance", "MemoryTolerance", "RequiredModules",
-	"AllowedTaint", "BlessedDrivers", "EarlyLaunch", NULL };
+	"AllowedTaint", "BlessedDrivers", "EarlyLaunch", "WarmPool", "WarmPoolMaxAge",
+	"WarmPoolBudget", NULL };
+
+/*
+ * A duration: whole seconds, or a whole number followed by s, m, h or d
+ * ("90", "90s", "30m", "12h", "7d"). 1 with *secs, 0 when it is none.
+ */
+static int parse_duration(const char *v, long *secs)
+{
+	char *end;
+	long n, mult = 1;
+
+	if (!isdigit((unsigned char)v[0]))
+		return 0;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno || n < 0)
+		return 0;
+	if (*end) {
+		switch (tolower((unsigned char)*end)) {
+		case 's': mult = 1; break;
+		case 'm': mult = 60; break;
+		case 'h': mult = 3600; break;
+		case 'd': mult = 86400; break;
+		default: return 0;
+		}
+		if (end[1])
+			return 0;
+	}
+	if (n > LONG_MAX / mult)
+		return 0;
+	*secs = n * mult;
+	return 1;
+}
 
 /* A NodeSet= line being read. */
 struct nsline {
@@ -102,6 +136,29 @@ static bool nodeset_key(struct loader *ld, const char *file, int line, void *obj
 			cfg_err(ld, file, line, "NodeSet %s: EarlyLaunch is yes or no, not '%s'", ns->name, val);
 		else
 			ns->early_launch = b;
+	} else if (str_ieq(key, "WarmPool")) {
+		char *end;
+		long v = strtol(val, &end, 10);
+		if (!isdigit((unsigned char)*val) || *end || v > 1000)
+			cfg_err(ld, file, line, "NodeSet %s: WarmPool=%s: expected how many admitted instances to keep stopped, a whole number from 0 to 1000",
+				ns->name, val);
+		else
+			ns->warm_pool = (int)v;
+	} else if (str_ieq(key, "WarmPoolMaxAge")) {
+		long secs;
+		if (!parse_duration(val, &secs) || secs < 60 || secs > 365L * 86400)
+			cfg_err(ld, file, line, "NodeSet %s: WarmPoolMaxAge=%s: expected a duration from 1 minute to 365 days, such as 3600, 90m, 12h or 7d",
+				ns->name, val);
+		else
+			ns->warm_pool_max_age = (int)secs;
+	} else if (str_ieq(key, "WarmPoolBudget")) {
+		double v;
+		char msg[200];
+		if (units_parse(val, strlen(val), UNIT_PRICE, &v, msg, sizeof(msg), NULL) < 0)
+			cfg_err(ld, file, line, "NodeSet %s: WarmPoolBudget=%s: %s (US dollars per hour the stopped instances may cost together)",
+				ns->name, val, msg);
+		else
+			ns->warm_pool_budget = v;
 	} else if (str_ieq(key, "Weight")) {
 		char *end;
 		long v = strtol(val, &end, 10);
@@ -128,6 +185,8 @@ void cfg_parse_nodeset(struct loader *ld, const char *file, int line, struct con
 	memset(&nl, 0, sizeof(nl));
 	ns->memory_tolerance = NAN;
 	ns->early_launch = -1;
+	ns->warm_pool_max_age = 0;
+	ns->warm_pool_budget = NAN;
 	snprintf(nl.pobj, sizeof(nl.pobj), "NodeSet %s: ", w[0].val);
 	ns->name = xstrdup(w[0].val);
 	cfg_object_words(ld, file, line, w, n, "NodeSet", "", nodeset_keys, nodeset_key, &nl);
@@ -137,10 +196,15 @@ void cfg_parse_nodeset(struct loader *ld, const char *file, int line, struct con
 	if (!ns->types && !ns->constraint && ld->errs.n == before)
 		cfg_err(ld, file, line, "NodeSet %s needs InstanceTypes= or Constraint= (which instance types it may launch)",
 			ns->name);
+	if ((ns->warm_pool_max_age || !isnan(ns->warm_pool_budget)) && !ns->warm_pool && ld->errs.n == before)
+		cfg_err(ld, file, line, "NodeSet %s: %s= has no effect without WarmPool=N (how many admitted instances to keep stopped): add WarmPool= or remove it",
+			ns->name, ns->warm_pool_max_age ? "WarmPoolMaxAge" : "WarmPoolBudget");
 	if (ld->errs.n != before) {
 		cfg_free_nodeset(ns);
 		return;
 	}
+	if (!ns->warm_pool_max_age)
+		ns->warm_pool_max_age = CONFIG_WARM_POOL_MAX_AGE;
 	if (!ns->partition)
 		ns->partition = xstrdup(ns->name);
 	ns->where = cfg_where_of(file, line);

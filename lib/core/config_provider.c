@@ -23,12 +23,13 @@
 static const struct provider_type {
 	const char *name;
 	bool driver;
+	bool stops;              /* its driver stops and starts instances (provider_ops.stop, .start) */
 } provider_types[] = {
-	{ "local", true },
-	{ "aws", true },
-	{ "openstack", true },
-	{ "gcp", true },
-	{ "azure", true },
+	{ "local", true, true },
+	{ "aws", true, true },
+	{ "openstack", true, false },
+	{ "gcp", true, false },
+	{ "azure", true, false },
 };
 #define NTYPES (sizeof(provider_types) / sizeof(provider_types[0]))
 
@@ -453,6 +454,16 @@ bool config_has_driver(const char *type)
 	for (i = 0; type && i < NTYPES; i++)
 		if (!strcmp(provider_types[i].name, type))
 			return provider_types[i].driver;
+	return false;
+}
+
+bool config_driver_stops(const char *type)
+{
+	size_t i;
+
+	for (i = 0; type && i < NTYPES; i++)
+		if (!strcmp(provider_types[i].name, type))
+			return provider_types[i].driver && provider_types[i].stops;
 	return false;
 }
 

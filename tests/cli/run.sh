@@ -200,6 +200,24 @@ run 2 check-config "$tmp/noimage.conf"
 ok $? "an aws provider without an image is a problem"
 has "noimage.conf:1: Provider aws (aws) needs ImageId=ami-... or LaunchTemplate=lt-...|NAME" err
 ok $? "... saying what to add"
+cat >"$tmp/warm.conf" <<'CONF'
+Provider=aws ImageId=ami-0123456789abcdef0
+Provider=os Type=openstack Image=img Endpoint=https://127.0.0.1:1/v3 JoinAddress=127.0.0.1:6830
+NodeSet=ec2 Nodes=b-[1-2] Providers=aws InstanceTypes=t3.micro WarmPool=2 WarmPoolMaxAge=12h WarmPoolBudget=0.10
+NodeSet=both Nodes=c-[1-2] InstanceTypes=t3.micro WarmPool=1
+Price=t3.micro Provider=aws Stopped=0.001
+CONF
+run 2 check-config "$tmp/warm.conf"
+ok $? "a warm pool over a provider whose driver cannot stop instances is a problem"
+has "warm.conf:4: NodeSet both: WarmPool=1 needs instances that can be stopped and started, and the openstack driver (Provider os) cannot yet (local and aws can): remove WarmPool= or name other Providers= for this node set" err
+ok $? "... naming file:line, the node set, the provider and what to do"
+! grep -q "NodeSet ec2" "$tmp/err"
+ok $? "... and a pool over aws alone is fine (with its max age, budget and a stopped price)"
+printf 'Provider=aws ImageId=ami-1\nNodeSet=n Nodes=b-1 InstanceTypes=t3.micro WarmPool=1 WarmPoolMaxAge=soon\n' >"$tmp/warmage.conf"
+run 2 check-config "$tmp/warmage.conf"
+ok $? "a WarmPoolMaxAge= that is no duration exits 2"
+has "warmage.conf:2: NodeSet n: WarmPoolMaxAge=soon: expected a duration from 1 minute to 365 days, such as 3600, 90m, 12h or 7d" err
+ok $? "... naming file:line and what it takes"
 
 # --- the local provider's bridge, in a network namespace of this test's own (root) ---
 if [ "$(id -u)" -eq 0 ]; then

@@ -405,6 +405,50 @@ int main(void)
 	refused("badearly.conf", "EarlyLaunch=soon\n", "badearly.conf:1: EarlyLaunch is yes or no, not 'soon'");
 	refused("badearly2.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\nNodeSet=a Nodes=a-1 InstanceTypes=local.host EarlyLaunch=1x\n",
 		"badearly2.conf:2: NodeSet a: EarlyLaunch is yes or no, not '1x'");
+	{
+		/* warm pool: WarmPool=, WarmPoolMaxAge= (a duration), WarmPoolBudget= (USD per hour) */
+		struct burst_config *c = load("warm.conf",
+					      "Provider=local Bridge=br0 Address=10.0.0.1/24\n"
+					      "NodeSet=a Nodes=a-1 InstanceTypes=local.host\n"
+					      "NodeSet=b Nodes=b-[1-4] InstanceTypes=local.host WarmPool=2 WarmPoolMaxAge=12h WarmPoolBudget=0.5\n"
+					      "NodeSet=c Nodes=c-1 InstanceTypes=local.host WarmPool=1\n", &err);
+		ok(c != NULL, "warm.conf loads%s%s", c ? "" : ": ", c ? "" : err.msg);
+		if (c) {
+			ok(c->nodesets[0].warm_pool == 0 && isnan(c->nodesets[0].warm_pool_budget),
+			   "no WarmPool=: no pool, no budget");
+			ok(c->nodesets[1].warm_pool == 2 && c->nodesets[1].warm_pool_max_age == 12 * 3600 &&
+			   c->nodesets[1].warm_pool_budget == 0.5,
+			   "WarmPool=2 WarmPoolMaxAge=12h WarmPoolBudget=0.5 (%d, %d, %g)", c->nodesets[1].warm_pool,
+			   c->nodesets[1].warm_pool_max_age, c->nodesets[1].warm_pool_budget);
+			ok(c->nodesets[2].warm_pool_max_age == CONFIG_WARM_POOL_MAX_AGE && isnan(c->nodesets[2].warm_pool_budget),
+			   "WarmPoolMaxAge defaults to a day (%d), WarmPoolBudget to none", c->nodesets[2].warm_pool_max_age);
+			config_free(c);
+		}
+		c = load("warmage.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\n"
+			 "NodeSet=a Nodes=a-1 InstanceTypes=local.host WarmPool=1 WarmPoolMaxAge=5400\n"
+			 "NodeSet=b Nodes=b-1 InstanceTypes=local.host WarmPool=1 WarmPoolMaxAge=90m\n"
+			 "NodeSet=d Nodes=d-1 InstanceTypes=local.host WarmPool=1 WarmPoolMaxAge=7d\n", &err);
+		ok(c && c->nodesets[0].warm_pool_max_age == 5400 && c->nodesets[1].warm_pool_max_age == 5400 &&
+		   c->nodesets[2].warm_pool_max_age == 7 * 86400, "WarmPoolMaxAge= in seconds, 90m, 7d");
+		config_free(c);
+	}
+	refused("warmbad.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\nNodeSet=a Nodes=a-1 InstanceTypes=local.host WarmPool=many\n",
+		"warmbad.conf:2: NodeSet a: WarmPool=many: expected how many admitted instances to keep stopped, a whole number from 0 to 1000");
+	refused("warmneg.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\nNodeSet=a Nodes=a-1 InstanceTypes=local.host WarmPool=-1\n",
+		"warmneg.conf:2: NodeSet a: WarmPool=-1: expected");
+	refused("warmage.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\nNodeSet=a Nodes=a-1 InstanceTypes=local.host WarmPool=1 WarmPoolMaxAge=1w\n",
+		"warmage.conf:2: NodeSet a: WarmPoolMaxAge=1w: expected a duration from 1 minute to 365 days, such as 3600, 90m, 12h or 7d");
+	refused("warmage2.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\nNodeSet=a Nodes=a-1 InstanceTypes=local.host WarmPool=1 WarmPoolMaxAge=30s\n",
+		"warmage2.conf:2: NodeSet a: WarmPoolMaxAge=30s: expected a duration from 1 minute");
+	refused("warmbudget.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\nNodeSet=a Nodes=a-1 InstanceTypes=local.host WarmPool=1 WarmPoolBudget=lots\n",
+		"warmbudget.conf:2: NodeSet a: WarmPoolBudget=lots: expected a number");
+	refused("warmnopool.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\nNodeSet=a Nodes=a-1 InstanceTypes=local.host WarmPoolBudget=1\n",
+		"warmnopool.conf:2: NodeSet a: WarmPoolBudget= has no effect without WarmPool=N");
+	refused("warmtypo.conf", "Provider=local Bridge=br0 Address=10.0.0.1/24\nNodeSet=a Nodes=a-1 InstanceTypes=local.host WarmPol=1\n",
+		"did you mean 'WarmPool'?");
+	refused("stoppedbad.conf", "Price=x Provider=aws Stopped=cheap\n", "Price x: Stopped=cheap: expected a number");
+	refused("pricenone.conf", "Price=x Provider=aws Region=r\n", "Price x needs OnDemand=, Spot= and/or Stopped=");
+	refused("stoppednoprov.conf", "Price=x Region=r Stopped=0.01\n", "Price x needs Provider= and Region=");
 	refused("badprice.conf", "Price=x Provider=aws Region=r OnDemand=cheap\n", "Price x: OnDemand=cheap: expected a number");
 	refused("pricemissing.conf", "Price=x Provider=aws\n", "Price x needs Provider= and Region=");
 	refused("itype.conf", "InstanceType=x Provider=aws node_vcpu_count=4\n",
@@ -451,6 +495,55 @@ int main(void)
 			ok(config_apply_catalog(cfg, cat, &err) == -1, "... but does not apply");
 			has_str(err.msg, "unknownprice.conf:2: Price nope: no instance type nope in the alpha catalog",
 				"... naming file:line");
+			config_free(cfg);
+		}
+		{
+			/* a stopped instance's price: Stopped= (any region, or its own), else the
+			 * catalog's disk, else the default disk; Stopped= alone leaves prices be */
+			char src[512];
+			double od = NAN;
+			size_t k;
+			const struct cat_type *t;
+			cfg = load("stopped.conf", "Provider=alpha Type=local Catalog=alpha\n"
+				   "Price=cpu.small Provider=alpha Stopped=0.01\n"
+				   "Price=cpu.small Provider=alpha Region=r2 Stopped=0.02\n", &err);
+			ok(cfg != NULL, "stopped.conf parses%s%s", cfg ? "" : ": ", cfg ? "" : err.msg);
+			if (cfg) {
+				burst_err_clear(&err);
+				ok(config_apply_catalog(cfg, cat, &err) == 0, "Stopped= alone applies: %s", err.msg);
+				is_num(config_stopped_price(cfg, cat, "alpha", "cpu.small", "r1", src, sizeof(src)), 0.01,
+				       "Stopped= without Region= holds in r1");
+				has_str(src, "stopped.conf:2", "... said to come from its line (%s)", src);
+				is_num(config_stopped_price(cfg, cat, "alpha", "cpu.small", "r2", src, sizeof(src)), 0.02,
+				       "the last line for r2 wins there");
+				is_num(config_stopped_price(cfg, cat, "alpha", "gpu.t4", "r1", src, sizeof(src)),
+				       225.0 * CONFIG_STOPPED_USD_PER_GB_MONTH / 730.0, "gpu.t4: its catalog disk, 225 GB");
+				has_str(src, "the catalog's disk, 225 GB", "... said so (%s)", src);
+				is_num(config_stopped_price(cfg, cat, "alpha", "cpu.big", "r1", src, sizeof(src)),
+				       CONFIG_STOPPED_DEFAULT_DISK_GB * CONFIG_STOPPED_USD_PER_GB_MONTH / 730.0,
+				       "cpu.big (no disk in the catalog): the default disk");
+				has_str(src, "default: a 30 GB disk", "... said so (%s)", src);
+				t = catalog_find_type(cat, "alpha:cpu.small");
+				for (k = 0; t && k < t->nprices; k++)
+					if (!strcmp(catalog_str(cat, t->prices[k].region), "r1"))
+						od = t->prices[k].ondemand;
+				is_num(od, 0.10, "cpu.small's on-demand price in r1 is the catalog's still");
+				config_free(cfg);
+			}
+		}
+		cfg = load("warmcheck.conf",
+			   "Provider=alpha Type=local Catalog=alpha Bridge=lo Address=127.0.0.1/8\n"
+			   "Provider=os Type=openstack Catalog=alpha Image=img Endpoint=https://127.0.0.1:1/v3 JoinAddress=127.0.0.1:6830\n"
+			   "NodeSet=n Nodes=a-[1-2] InstanceTypes=cpu.small Providers=alpha WarmPool=1\n"
+			   "NodeSet=m Nodes=b-[1-2] InstanceTypes=cpu.small WarmPool=1\n"
+			   "NodeSet=o Nodes=c-[1-2] InstanceTypes=cpu.small Providers=os\n", &err);
+		if (ok(cfg != NULL, "warmcheck.conf parses%s%s", cfg ? "" : ": ", cfg ? "" : err.msg)) {
+			burst_err_clear(&err);
+			config_check(cfg, cat, &err);
+			has_str(err.msg, "warmcheck.conf:4: NodeSet m: WarmPool=1 needs instances that can be stopped and started, and the openstack driver (Provider os) cannot yet (local and aws can)",
+				"a pool over a provider that cannot stop is refused, naming both");
+			ok(!strstr(err.msg, "NodeSet n: WarmPool") && !strstr(err.msg, "NodeSet o: WarmPool"),
+			   "a pool over the local provider alone, and a node set without a pool, are not");
 			config_free(cfg);
 		}
 		cfg = load("check.conf",
