@@ -139,6 +139,19 @@ struct provider_ops {
 	 * err and its class (retry later) otherwise. */
 	int (*terminate)(struct provider *p, const char *node, const char *instance,
 			 enum prov_class *cls, burst_err_t *err);
+	/* Optional, with start (NULL: the driver cannot, as config_driver_stops
+	 * says, and no node set of its provider keeps a warm pool): stop the
+	 * node's instance, keeping it and its disks (EC2 StopInstances; local:
+	 * its processes frozen, its namespaces kept). 0 when it is stopped or
+	 * stopping (or was already), -1 with err and its class. Its listing
+	 * says stopping or stopped from then on. */
+	int (*stop)(struct provider *p, const char *node, const char *instance,
+		    enum prov_class *cls, burst_err_t *err);
+	/* Optional, with stop: start the node's stopped instance again. 0 when
+	 * it is starting or running (or was already), -1 with err and its
+	 * class (PROV_PERMANENT: it is gone or cannot start; never use it). */
+	int (*start)(struct provider *p, const char *node, const char *instance,
+		     enum prov_class *cls, burst_err_t *err);
 	/* Does the node's instance exist? 1 yes, 0 no, -1 cannot tell now. */
 	int (*exists)(struct provider *p, const char *node, const char *instance);
 	/* Every instance of this cluster the provider knows (in every region it

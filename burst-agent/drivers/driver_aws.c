@@ -782,6 +782,56 @@ static int aws_terminate(struct provider *p, const char *node, const char *insta
 	return -1;
 }
 
+/* StopInstances or StartInstances (action), in the region that knows the instance. */
+static int aws_stop_start(struct provider *p, const char *action, const char *node, const char *instance,
+			  enum prov_class *cls, burst_err_t *err)
+{
+	enum ec2_class ec = EC2_NOT_FOUND;
+	const char *ids[1];
+	size_t i;
+
+	*cls = PROV_OK;
+	if (!instance || !*instance) {
+		*cls = PROV_PERMANENT;
+		burst_err_set(err, "aws %s (%.128s): the node has no instance", action, node);
+		return -1;
+	}
+	ids[0] = instance;
+	if (all_clients(p, cls, err) < 0)
+		return -1;
+	for (i = 0; i < p->rc.n; i++) {
+		ec = !strcmp(action, "StopInstances") ? ec2_stop_instances(p->rc.clients[i], ids, 1, err)
+						      : ec2_start_instances(p->rc.clients[i], ids, 1, err);
+		if (ec != EC2_NOT_FOUND)
+			break;
+	}
+	if (ec == EC2_OK) {
+		burst_err_clear(err);
+		return 0;
+	}
+	/* an instance no region knows is gone: it can be neither stopped nor started */
+	*cls = ec == EC2_NOT_FOUND ? PROV_PERMANENT : prov_of_ec2(ec);
+	{
+		char m[sizeof(err->msg)];
+		snprintf(m, sizeof(m), "aws %s %.128s (%.128s): %.3000s", action, instance, node,
+			 ec == EC2_NOT_FOUND ? "no region knows the instance" : err->msg);
+		burst_err_set(err, "%s", m);
+	}
+	return -1;
+}
+
+static int aws_stop(struct provider *p, const char *node, const char *instance,
+		    enum prov_class *cls, burst_err_t *err)
+{
+	return aws_stop_start(p, "StopInstances", node, instance, cls, err);
+}
+
+static int aws_start(struct provider *p, const char *node, const char *instance,
+		     enum prov_class *cls, burst_err_t *err)
+{
+	return aws_stop_start(p, "StartInstances", node, instance, cls, err);
+}
+
 static int aws_exists(struct provider *p, const char *node, const char *instance)
 {
 	struct ec2_describe_params dp;
@@ -1069,6 +1119,8 @@ const struct provider_ops provider_aws = {
 	.init = aws_init,
 	.launch = aws_launch,
 	.terminate = aws_terminate,
+	.stop = aws_stop,
+	.start = aws_start,
 	.exists = aws_exists,
 	.list = aws_list,
 	.list_step = aws_list_step,

@@ -288,9 +288,65 @@ static int local_terminate(struct provider *p, const char *node, const char *ins
 		char path[PATH_MAX + 256];
 		snprintf(path, sizeof(path), "%s/%s/instance", p->nodes_dir, node);
 		unlink(path);
+		snprintf(path, sizeof(path), "%s/%s/stopped", p->nodes_dir, node);
+		unlink(path);
 	}
 	*cls = PROV_OK;
 	return 0;
+}
+
+/*
+ * A stopped (warm pool) instance: its processes frozen (burst-local-instance
+ * freeze), its namespaces kept, and NODEDIR/stopped saying so (the listing's
+ * "stopped"), written once they are all frozen, removed once thawed.
+ */
+static int local_freeze_thaw(struct provider *p, bool freeze, const char *node, enum prov_class *cls,
+			     burst_err_t *err)
+{
+	char ns[192], out[256], perr[1024], path[PATH_MAX + 256];
+	char *argv[] = { p->script, (char *)(freeze ? "freeze" : "thaw"), ns, NULL };
+	int rc;
+
+	netns_name(p, node, ns, sizeof(ns));
+	snprintf(path, sizeof(path), "%s/%s/stopped", p->nodes_dir, node);
+	rc = proc_run(argv, out, sizeof(out), perr, sizeof(perr));
+	if (rc != 0) {
+		/* 4: the namespace is gone: nothing to keep or to start */
+		*cls = rc == 4 ? PROV_PERMANENT : PROV_TRANSIENT;
+		burst_err_set(err, "cannot %s instance %s: %s", freeze ? "stop" : "start", ns,
+			      perr[0] ? perr : "burst-local-instance failed");
+		return -1;
+	}
+	if (freeze) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			*cls = PROV_TRANSIENT;
+			burst_err_set(err, "instance %s is frozen, but %s cannot be written: %s", ns, path,
+				      strerror(errno));
+			return -1;
+		}
+		close(fd);
+	} else if (unlink(path) < 0 && errno != ENOENT) {
+		*cls = PROV_TRANSIENT;
+		burst_err_set(err, "instance %s runs again, but %s cannot be removed: %s", ns, path, strerror(errno));
+		return -1;
+	}
+	*cls = PROV_OK;
+	return 0;
+}
+
+static int local_stop(struct provider *p, const char *node, const char *instance, enum prov_class *cls,
+		      burst_err_t *err)
+{
+	(void)instance;
+	return local_freeze_thaw(p, true, node, cls, err);
+}
+
+static int local_start(struct provider *p, const char *node, const char *instance, enum prov_class *cls,
+		       burst_err_t *err)
+{
+	(void)instance;
+	return local_freeze_thaw(p, false, node, cls, err);
 }
 
 static int local_exists(struct provider *p, const char *node, const char *instance)
@@ -351,7 +407,8 @@ static int local_list(struct provider *p, struct prov_list *out, enum prov_class
 		free(copy);
 		if (!there)
 			continue;
-		in = prov_list_add(out, id, p->cluster, e->d_name, "running");
+		snprintf(path, sizeof(path), "%s/%s/stopped", p->nodes_dir, e->d_name);
+		in = prov_list_add(out, id, p->cluster, e->d_name, access(path, F_OK) == 0 ? "stopped" : "running");
 		{
 			const char *dash = strrchr(id, '-');
 			in->attempt = dash ? atoi(dash + 1) : 0;
@@ -428,6 +485,8 @@ const struct provider_ops provider_local = {
 	.init = local_init,
 	.launch = local_launch,
 	.terminate = local_terminate,
+	.stop = local_stop,
+	.start = local_start,
 	.exists = local_exists,
 	.list = local_list,
 	.console = local_console,

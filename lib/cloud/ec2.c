@@ -1470,25 +1470,56 @@ static void ids_ctx(char *ctx, size_t cap, const char *const *ids, size_t n)
 		snprintf(ctx, cap, "%zu instances", n);
 }
 
-enum ec2_class ec2_terminate_instances(struct ec2_client *c, const char *const *ids, size_t n,
-				       burst_err_t *err)
+/* The rest of an action on instances by id (TerminateInstances,
+ * StopInstances, StartInstances) that b has begun. */
+static enum ec2_class instances_call(struct ec2_client *c, struct strbuf *b, const char *action,
+				     const char *const *ids, size_t n, burst_err_t *err)
 {
-	struct strbuf b;
 	char ctx[128];
 	xmlDoc *doc = NULL;
 	enum ec2_class cls;
 
-	if (n == 0)
-		return EC2_OK;
 	ids_ctx(ctx, sizeof(ctx), ids, n);
-	begin(&b, "TerminateInstances");
 	for (size_t i = 0; i < n; i++)
-		paramf(&b, ids[i], "InstanceId.%zu", i + 1);
-	cls = call(c, "TerminateInstances", ctx, b.s, &doc, NULL, err);
+		paramf(b, ids[i], "InstanceId.%zu", i + 1);
+	cls = call(c, action, ctx, b->s, &doc, NULL, err);
 	if (doc)
 		xmlFreeDoc(doc);
-	sb_free(&b);
+	sb_free(b);
 	return cls;
+}
+
+enum ec2_class ec2_terminate_instances(struct ec2_client *c, const char *const *ids, size_t n,
+				       burst_err_t *err)
+{
+	struct strbuf b;
+
+	if (n == 0)
+		return EC2_OK;
+	begin(&b, "TerminateInstances");
+	return instances_call(c, &b, "TerminateInstances", ids, n, err);
+}
+
+enum ec2_class ec2_stop_instances(struct ec2_client *c, const char *const *ids, size_t n,
+				  burst_err_t *err)
+{
+	struct strbuf b;
+
+	if (n == 0)
+		return EC2_OK;
+	begin(&b, "StopInstances");
+	return instances_call(c, &b, "StopInstances", ids, n, err);
+}
+
+enum ec2_class ec2_start_instances(struct ec2_client *c, const char *const *ids, size_t n,
+				   burst_err_t *err)
+{
+	struct strbuf b;
+
+	if (n == 0)
+		return EC2_OK;
+	begin(&b, "StartInstances");
+	return instances_call(c, &b, "StartInstances", ids, n, err);
 }
 
 enum ec2_class ec2_console_output(struct ec2_client *c, const char *id, char **out, burst_err_t *err)

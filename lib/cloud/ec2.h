@@ -215,6 +215,12 @@ enum ec2_class ec2_describe_instances_page(struct ec2_client *c, const struct ec
 
 enum ec2_class ec2_terminate_instances(struct ec2_client *c, const char *const *ids, size_t n,
 				       burst_err_t *err);
+/* StopInstances and StartInstances of n instances (a warm pool's members:
+ * their EBS disks kept while they are stopped). */
+enum ec2_class ec2_stop_instances(struct ec2_client *c, const char *const *ids, size_t n,
+				  burst_err_t *err);
+enum ec2_class ec2_start_instances(struct ec2_client *c, const char *const *ids, size_t n,
+				   burst_err_t *err);
 
 /*
  * GetConsoleOutput (Latest=true) of one instance: *out gets its console text,

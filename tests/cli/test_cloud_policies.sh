@@ -87,7 +87,7 @@ if "IamInstanceProfile." in ec2:
     calls.add(("param", "IamInstanceProfile"))
 table = {("Action", a): ["ec2:" + a] for a in
          ("RunInstances", "DescribeInstances", "TerminateInstances", "GetConsoleOutput",
-          "CreateTags", "DescribeInstanceTypes")}
+          "CreateTags", "DescribeInstanceTypes", "StopInstances", "StartInstances")}
 # an instance profile handed to RunInstances: its role passed to EC2
 table[("param", "IamInstanceProfile")] = ["iam:PassRole"]
 doc = json.loads(text("contrib/policies/aws-iam-policy.json"))

@@ -3,7 +3,8 @@
 # without Slurm: against moto_server (signatures checked) a batch is one
 # RunInstances whose repetition (a restart) adopts the same instances, a
 # new attempt launches new ones, the user data starts burst-node join with
-# the node of its launch index, terminate and exists; against the fault
+# the node of its launch index, terminate and exists, stop and start (a warm
+# pool's) with the listing's stopped state; against the fault
 # endpoint: a partial launch, instances mapped by amiLaunchIndex, error
 # classes, and a big batch split to keep each user data under 16 KiB.
 # No root needed. Needs moto and boto3 (tests/integration/ec2_peers.sh finds them).
@@ -143,6 +144,17 @@ drv moto2 launch --type t3.micro --region us-west-2 w1:1:tok-w
 iw=$(col w1 2)
 [ "$(col w1 3)" = ok ]; ok $? "a launch in us-west-2 ($iw)" "$work/out"
 drv moto2 exists w1 "$iw"; [ "$(cat "$work/out")" = 1 ]; ok $? "exists finds it in the second region" "$work/out"
+# a warm pool's verbs: StopInstances and StartInstances in the region that knows it
+lstate() { drv moto2 list && awk -v i="$1" '$1 == i { print $5 }' "$work/out"; }
+drv moto2 stop w1 "$iw"; ok $? "stop (StopInstances, found in the second region)" "$work/out"
+st=$(lstate "$iw"); [ "$st" = stopped ] || [ "$st" = stopping ]
+ok $? "... the listing says it is stopped or stopping ($st), not gone" "$work/out"
+drv moto2 exists w1 "$iw"; [ "$(cat "$work/out")" = 1 ]; ok $? "... and exists says it is there" "$work/out"
+drv moto2 start w1 "$iw"; ok $? "start (StartInstances)" "$work/out"
+st=$(lstate "$iw"); [ "$st" = running ] || [ "$st" = pending ]
+ok $? "... the listing says it runs again ($st)" "$work/out"
+drv moto2 start n9 i-0123456789abcdef0; [ $? -eq 1 ] && grep -q '^permanent aws StartInstances i-0123456789abcdef0 (n9): no region knows the instance' "$work/out"
+ok $? "start of an instance no region knows: permanent (never used), saying so" "$work/out"
 drv moto2 terminate w1 "$iw"; ok $? "terminate" "$work/out"
 drv moto2 exists w1 "$iw"; [ "$(cat "$work/out")" = 0 ]; ok $? "... and it is terminated there" "$work/out"
 

@@ -11,6 +11,9 @@
  *       and exits 0 (the outcomes are in the lines)
  *   aws_driver_cli CONF PROVIDER terminate NODE INSTANCE
  *       prints "ok" (exit 0), or CLASS MESSAGE (exit 1)
+ *   aws_driver_cli CONF PROVIDER stop|start NODE INSTANCE
+ *       the same for stop and start (a warm pool's instance); "none" (exit 1)
+ *       when the driver has no such verb
  *   aws_driver_cli CONF PROVIDER exists NODE INSTANCE
  *       prints 1, 0 or -1
  *   aws_driver_cli CONF PROVIDER list
@@ -151,6 +154,17 @@ int main(int argc, char **argv)
 		const char *join = config_join_address(cfg, pc, jbuf, sizeof(jbuf));
 		rc = do_launch(ops, p, cfg->cluster_name, pc->name, join ? join : "127.0.0.1:6830",
 			       argc - 4, argv + 4);
+	} else if ((!strcmp(argv[3], "stop") || !strcmp(argv[3], "start")) && argc == 6) {
+		int (*verb)(struct provider *, const char *, const char *, enum prov_class *, burst_err_t *) =
+			!strcmp(argv[3], "stop") ? ops->stop : ops->start;
+		rc = 1;
+		if (!verb)
+			printf("none\n");
+		else if (verb(p, argv[4], argv[5], &cls, &err) == 0) {
+			printf("ok\n");
+			rc = 0;
+		} else
+			printf("%s %s\n", prov_class_name(cls), err.msg);
 	} else if (!strcmp(argv[3], "terminate") && argc == 6) {
 		if (ops->terminate(p, argv[4], argv[5], &cls, &err) == 0) {
 			printf("ok\n");

@@ -70,6 +70,16 @@ int main(void)
 			   config_has_driver(t) ? "a driver" : "none", provider_ops_find(t) ? "has one" : "has none");
 			drivers += provider_ops_find(t) != NULL;
 		}
+		for (i = 0; (t = config_provider_type(i)); i++) {
+			const struct provider_ops *ops = provider_ops_find(t);
+			bool both = ops && ops->stop && ops->start;
+			ok(config_driver_stops(t) == both && (!ops || !ops->stop == !ops->start),
+			   "type %s: config_driver_stops says %s, and its driver %s", t,
+			   config_driver_stops(t) ? "it stops and starts" : "it cannot",
+			   both ? "has both verbs" : ops && (ops->stop || ops->start) ? "has one of them" : "has neither");
+		}
+		ok(config_driver_stops("local") && config_driver_stops("aws") && !config_driver_stops("nosuch"),
+		   "local and aws stop and start their instances");
 		ok(drivers >= 3 && !config_has_driver("nosuch") && !provider_ops_find("nosuch"),
 		   "local, aws and openstack at least; no driver for an unknown type (%zu)", drivers);
 	}
