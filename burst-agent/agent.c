@@ -521,7 +521,8 @@ static int setup(void)
 	}
 	mkdir(A.spool, 0700);
 	mkdir(A.nodes_dir, 0755);
-	A.db = state_open(dbpath, &err);
+	/* an older schema is migrated once this agent holds the lease (lease_acquire) */
+	A.db = state_open_standby(dbpath, &A.db_older, &err);
 	if (!A.db) {
 		ERR("%s", err.msg);
 		return -1;

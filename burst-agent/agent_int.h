@@ -92,6 +92,8 @@ struct agent {
 	struct catalog *cat;
 	struct candset *cs;
 	struct state_db *db;
+	int db_older;            /* agent.db's schema, older than this build's, left for
+				  * the lease's holder: migrated once this agent takes it (-1: none) */
 	struct bnode *nodes;
 	size_t nnodes;
 	struct htab node_index;  /* name -> its struct bnode (node_find) */

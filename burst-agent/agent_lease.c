@@ -190,6 +190,12 @@ int lease_acquire(const volatile sig_atomic_t *stopping)
 		if (how) {
 			double waited = seen_at ? t - seen_at : 0;
 			rc = state_lease_take(A.db, rc ? &cur : &seen, L.holder, L.ident, L.ttl, &L.epoch, &err);
+			if (rc == -2) {
+				/* a later release's agent (on the other host) migrated agent.db */
+				ERR("lease: not taken: %s. This agent stops: upgrade this host's slurm-burst to the release "
+				    "of the agent that migrated it (doc/admin-guide.md, \"Upgrading\": with a standby)", err.msg);
+				return -1;
+			}
 			if (rc < 0) {
 				/* typically "database is locked": its holder froze in a write
 				 * (its lock goes with it, or with its host's fencing); tried
@@ -218,12 +224,28 @@ int lease_acquire(const volatile sig_atomic_t *stopping)
 		if (!said) {
 			INFO("standby: %s holds the lease (epoch %lld); taking it over if it is not renewed for %.0f s",
 			     cur.holder, cur.epoch, L.ttl);
+			if (A.db_older >= 0)
+				INFO("standby: %s is at schema %d, this burst-agent's is %d: not migrated while %s holds "
+				     "the lease (an agent of an older release may be using it); migrated when this agent "
+				     "takes the lease over", L.dbpath, A.db_older, STATE_SCHEMA_VERSION, cur.holder);
 			said = true;
 		}
 		usleep((useconds_t)(LEASE_POLL_S * 1e6));
 	}
 	if (*stopping)
 		return 1;
+	if (A.db_older >= 0) {
+		/* the other agent's writes are fenced now: migrated under this lease */
+		if (state_migrate(A.db, &err) < 0) {
+			ERR("lease: %s; the lease is released, this agent stops", err.msg);
+			if (state_lease_renew(A.db, L.epoch, 0, &err) < 0)
+				ERR("lease: cannot release it: %s", err.msg);
+			return -1;
+		}
+		INFO("lease: %s migrated from schema %d to %d under this agent's lease", L.dbpath, A.db_older,
+		     STATE_SCHEMA_VERSION);
+		A.db_older = -1;
+	}
 	{
 		struct state_db *db = state_open(L.dbpath, &err);
 		if (!db) {

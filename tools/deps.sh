@@ -12,6 +12,9 @@ BURST_BUILD_DEPS="$BURST_BUILD_DEPS python3-yaml"
 # tests/cli/test_wire_lua.sh runs contrib/job_submit.lua in Lua 5.3 (the
 # release Debian 12's Slurm links job_submit/lua against)
 BURST_BUILD_DEPS="$BURST_BUILD_DEPS lua5.3"
+# tests/cli/test_standby_upgrade.sh makes an older release's agent.db and
+# renews its lease with the sqlite3 program
+BURST_BUILD_DEPS="$BURST_BUILD_DEPS sqlite3"
 # What the integration tests' private Slurm cluster needs (prometheus:
 # tests/integration/test_metrics.sh scrapes the agent with it).
 BURST_LAB_DEPS="slurmctld slurmd slurm-client munge iproute2 libpmix2 \

@@ -435,11 +435,20 @@ static int newer_refused(struct state_db *db, int version, burst_err_t *err)
  * is refused. A step that fails undoes the whole transaction: the file stays
  * at its version, every row as it was, and err says which step and why.
  */
-static int migrate(struct state_db *db, burst_err_t *err)
+static int lease_read(struct state_db *db, struct state_lease *out, burst_err_t *err);
+
+/*
+ * deferred (NULL: never): an existing database of an older version whose
+ * lease another agent holds (not released) is left as it is, *deferred its
+ * version (else -1): that agent, perhaps of the release before, is using it.
+ */
+static int migrate(struct state_db *db, int *deferred, burst_err_t *err)
 {
 	char check[512], sql[2048];
 	int version = 0, had = 0;
 
+	if (deferred)
+		*deferred = -1;
 	/* before anything is written: a newer file is left untouched */
 	if (int_of(db, "PRAGMA user_version", &version) < 0)
 		return fail(db, err, "read the schema version");
@@ -447,6 +456,19 @@ static int migrate(struct state_db *db, burst_err_t *err)
 		return newer_refused(db, version, err);
 	if (exec1(db, pragmas, err) < 0)
 		return -1;
+	if (deferred && version < SCHEMA_VERSION) {
+		struct state_lease l;
+		int rc;
+		if (int_of(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='nodes'", &had) < 0)
+			return fail(db, err, "read the schema version");
+		rc = had ? lease_read(db, &l, err) : 0;
+		if (rc < 0)
+			return -1;
+		if (rc == 1 && l.expires != 0) {
+			*deferred = version;
+			return 0;
+		}
+	}
 	/*
 	 * This build's version: nothing to migrate, and no write transaction
 	 * (a standby starting while the active agent holds SQLite's write lock
@@ -499,7 +521,7 @@ undo:
 	return -1;
 }
 
-struct state_db *state_open(const char *path, burst_err_t *err)
+static struct state_db *open_db(const char *path, int *deferred, burst_err_t *err)
 {
 	struct state_db *db = xcalloc(1, sizeof(*db));
 
@@ -562,11 +584,26 @@ struct state_db *state_open(const char *path, burst_err_t *err)
 		return NULL;
 	}
 	sqlite3_busy_timeout(db->db, 5000);
-	if (migrate(db, err) < 0) {
+	if (migrate(db, deferred, err) < 0) {
 		state_close(db);
 		return NULL;
 	}
 	return db;
+}
+
+struct state_db *state_open(const char *path, burst_err_t *err)
+{
+	return open_db(path, NULL, err);
+}
+
+struct state_db *state_open_standby(const char *path, int *older, burst_err_t *err)
+{
+	return open_db(path, older, err);
+}
+
+int state_migrate(struct state_db *db, burst_err_t *err)
+{
+	return migrate(db, NULL, err);
 }
 
 void state_close(struct state_db *db)
@@ -1693,6 +1730,16 @@ int state_lease_take(struct state_db *db, const struct state_lease *seen, const 
 
 	if (exec_kept(db, "BEGIN IMMEDIATE", err) < 0)
 		return -1;
+	/* a later release's agent migrated the file since it was opened here */
+	if (int_of(db, "PRAGMA user_version", &rc) < 0) {
+		fail(db, err, "read the schema version");
+		goto undo;
+	}
+	if (rc > SCHEMA_VERSION) {
+		newer_refused(db, rc, err);
+		exec_kept(db, "ROLLBACK", NULL);
+		return -2;
+	}
 	rc = lease_read(db, &cur, err);
 	if (rc < 0)
 		goto undo;

@@ -52,6 +52,17 @@ struct node_rec {
  * is refused before anything is written to it.
  */
 struct state_db *state_open(const char *path, burst_err_t *err);
+/*
+ * The agent's open: as state_open, but an existing database of an older
+ * version whose lease another agent holds (a row not released) is not
+ * migrated, nothing written to it: that agent (perhaps of the release
+ * before, on the other host) is using it. *older is then its version, else
+ * -1. The agent waits as a standby and migrates it (state_migrate) once it
+ * has taken the lease, when the other agent's writes are fenced.
+ */
+struct state_db *state_open_standby(const char *path, int *older, burst_err_t *err);
+/* What state_open does to an older database: 0, or -1 with err, the file as it was. */
+int state_migrate(struct state_db *db, burst_err_t *err);
 void state_close(struct state_db *db);
 
 /* Make sure a row exists for name (powered_down); no-op if it does. */
@@ -285,7 +296,9 @@ int state_lease_get(struct state_db *db, struct state_lease *out, burst_err_t *e
 /*
  * Take the lease if it is still as seen (same epoch and renewal, a zeroed
  * seen for none), with epoch + 1, and fence this connection to that epoch.
- * 1 taken (*epoch), 0 it changed since (its holder lives), -1 with err.
+ * 1 taken (*epoch), 0 it changed since (its holder lives), -1 with err;
+ * -2 with err when the file is at a newer schema than this build's (a later
+ * release's agent migrated it since it was opened here): not taken.
  */
 int state_lease_take(struct state_db *db, const struct state_lease *seen, const char *holder,
 		     const char *ident, double ttl, long long *epoch, burst_err_t *err);
