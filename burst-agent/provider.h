@@ -219,6 +219,8 @@ void azure_provider_stats(const struct provider *p, unsigned *calls, unsigned *t
 void openstack_provider_stats(const struct provider *p, unsigned *api_calls, unsigned *tokens);
 /* The gcp driver's: requests sent, tokens asked for. */
 void gcp_provider_stats(const struct provider *p, unsigned *api_calls, unsigned *tokens);
+/* times a mutation waited for the minute's write quota (WriteQuota=) */
+unsigned gcp_provider_write_waits(const struct provider *p);
 
 
 /*

@@ -37,6 +37,18 @@
  * burst-node, burst-attempt and burst-join-token. The VM's startup script
  * waits for them on the metadata server: the bulk insert's metadata is the
  * same for every VM, and holds no token.
+ *
+ * Every mutation (bulk insert, setMetadata, delete) counts against the
+ * project's per-minute rate quota of its group, counted per minute of the
+ * clock and refilled whole at the next one (WriteQuota=, default Compute
+ * Engine's 1,500 a minute; lib/core/ratelimit.h, win_quota): the driver
+ * sends none the minute has no room for, and waits (on the provider's
+ * worker, never the agent's loop) for the next. A launch of n VMs is n + 1
+ * of them (a bulk insert per chunk, a setMetadata per VM): the agent's own
+ * pacing (LaunchRate=, RequestRate=) counts the bulk inserts and the
+ * instances, not these calls. A throttling answer all the same (another
+ * client of the project): the minute counted full, the setMetadata sent
+ * once more in the next.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -49,6 +61,7 @@
 #include <json-c/json.h>
 
 #include "../crash.h"
+#include "ratelimit.h"
 #include "../provider.h"
 #include "gce.h"
 #include "gce_auth.h"
@@ -60,6 +73,12 @@
 #define GCP_CHUNK 1000
 /* seconds a launch waits for its operation (BuildWait=) */
 #define GCP_OP_WAIT 120
+/* Compute Engine's default rate quota of the mutation methods' group
+ * (https://cloud.google.com/compute/api-quota): 1,500 a minute a project */
+#define GCP_WRITE_QUOTA 1500
+/* how far (s) the clock here and Compute Engine's may disagree, with a
+ * request's way there */
+#define GCP_QUOTA_SLACK 1.0
 
 struct provider {
 	char *name, *cluster, *cluster_label, *name_label;
@@ -71,6 +90,8 @@ struct provider {
 	long disk_gb;
 	bool external_ip, spot, min_count_all, allow_http;
 	int op_wait;
+	struct win_quota writes;    /* the mutations sent, per minute of the clock */
+	unsigned write_waits;       /* times a mutation waited for the quota */
 	struct gce_auth *auth;
 	struct gce_client *c;
 };
@@ -166,6 +187,8 @@ static struct provider *gcp_init(const struct cfg_provider *cfg, const struct bu
 	p->min_count_all = cfg->min_count_all;
 	p->allow_http = all->allow_insecure_endpoint;
 	p->op_wait = cfg->build_wait >= 0 ? cfg->build_wait : GCP_OP_WAIT;
+	wq_init(&p->writes, cfg->write_quota < 0 ? GCP_WRITE_QUOTA : cfg->write_quota,
+		cfg->write_quota_len > 0 ? cfg->write_quota_len : 60, GCP_QUOTA_SLACK);
 	return p;
 }
 
@@ -205,6 +228,42 @@ static struct gce_client *client(struct provider *p, enum prov_class *cls, burst
 		return NULL;
 	}
 	return p->c;
+}
+
+static double wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A mutation (POST or DELETE) sent when the minute's quota has room for
+ * it: waited for here, on the provider's worker. A throttling answer
+ * counts the minute full. */
+static enum gce_class mutate(struct provider *p, struct gce_client *c, const char *method, const char *path,
+			     const char *body, const char *what, char **ans, burst_err_t *err)
+{
+	enum gce_class cls;
+	double t = wall(), at = wq_when(&p->writes, t);
+
+	if (at > t) {
+		struct timespec ts;
+		p->write_waits++;
+		do {
+			double d = at - t;
+			ts.tv_sec = (time_t)d;
+			ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+			nanosleep(&ts, NULL);
+			t = wall();
+			at = wq_when(&p->writes, t);
+		} while (at > t);
+	}
+	wq_take(&p->writes, t);
+	cls = gce_call(c, method, path, body, what, ans, err);
+	if (cls == GCE_THROTTLED)
+		wq_drain(&p->writes, wall());
+	return cls;
 }
 
 static void set_error(struct prov_node *pn, enum prov_class cls, const char *fmt, ...)
@@ -406,8 +465,8 @@ static char *metadata_body(const char *fingerprint, const char *script, const st
 
 /* Set VM v's own metadata (node pn). A stale fingerprint (412): the VM read
  * again, once. */
-static enum gce_class give_metadata(struct gce_client *c, const struct gce_vm *v, const char *script,
-				    const struct prov_node *pn, burst_err_t *err)
+static enum gce_class give_metadata(struct provider *p, struct gce_client *c, const struct gce_vm *v,
+				    const char *script, const struct prov_node *pn, burst_err_t *err)
 {
 	char path[400], *fp = dup_or_null(v->fingerprint);
 	enum gce_class cls = GCE_TRANSIENT;
@@ -416,11 +475,14 @@ static enum gce_class give_metadata(struct gce_client *c, const struct gce_vm *v
 		char *body = metadata_body(fp, script, pn), *ans = NULL;
 
 		snprintf(path, sizeof(path), "zones/%s/instances/%s/setMetadata", v->zone ? v->zone : "-", v->name);
-		cls = gce_call(c, "POST", path, body, "set the VM's metadata (its node and join token)", &ans, err);
+		cls = mutate(p, c, "POST", path, body, "set the VM's metadata (its node and join token)", &ans, err);
 		free(body);
 		free(ans);
-		if (cls != GCE_TRANSIENT || round)
+		if (round || (cls != GCE_TRANSIENT && cls != GCE_THROTTLED))
 			break;
+		if (cls == GCE_THROTTLED)
+			/* the minute counted full: sent again in the next */
+			continue;
 		/* maybe a stale fingerprint: read it again */
 		snprintf(path, sizeof(path), "zones/%s/instances/%s", v->zone ? v->zone : "-", v->name);
 		ans = NULL;
@@ -523,7 +585,7 @@ static void launch_chunk(struct provider *p, struct gce_client *c, struct prov_b
 		 n == 1 ? "" : "s", vm_names[0], n > 1 ? ", ..." : "", bk.machine_type, scope);
 	body = gce_bulk_body(&bk);
 	snprintf(path, sizeof(path), "%s/instances/bulkInsert?requestId=%s", scope, uuid);
-	cls = gce_call(c, "POST", path, body, what, &ans, &err);
+	cls = mutate(p, c, "POST", path, body, what, &ans, &err);
 	free(body);
 	if (cls == GCE_OK && gce_op_parse(ans, &op, &err) < 0)
 		cls = GCE_TRANSIENT;
@@ -588,7 +650,7 @@ static void launch_chunk(struct provider *p, struct gce_client *c, struct prov_b
 				pn->cls = PROV_OK;
 				snprintf(pn->error, sizeof(pn->error), "VM %s adopted: launched earlier (attempt %d, %s), "
 					 "the answer was not recorded", pn->instance, pn->attempt, v->status);
-				if (give_metadata(c, v, script.s, pn, &err) != GCE_OK)
+				if (give_metadata(p, c, v, script.s, pn, &err) != GCE_OK)
 					set_error(pn, PROV_TRANSIENT, "gcp %s: VM %s/%s: %s", p->name, v->zone ? v->zone : "",
 						  v->name, err.msg);
 			}
@@ -627,7 +689,7 @@ static void launch_chunk(struct provider *p, struct gce_client *c, struct prov_b
 			snprintf(pn->address, sizeof(pn->address), "%s", v->ip ? v->ip : "");
 			pn->cls = PROV_OK;
 			pn->error[0] = '\0';
-			if (give_metadata(c, v, script.s, pn, &err) != GCE_OK)
+			if (give_metadata(p, c, v, script.s, pn, &err) != GCE_OK)
 				set_error(pn, PROV_TRANSIENT, "gcp %s: VM %s/%s made, its node and join token not set "
 					  "(sent again, the launch sets them): %s", p->name, v->zone ? v->zone : "", v->name,
 					  err.msg);
@@ -734,7 +796,7 @@ static int gcp_terminate(struct provider *p, const char *node, const char *insta
 	snprintf(what, sizeof(what), "gcp %s: delete VM %s (%s)", p->name, instance, node);
 	/* the delete's operation is not waited for: the VM is STOPPING, then
 	 * gone; a listing shows it stopping (not the node's any more) */
-	gc = gce_call(c, "DELETE", path, NULL, what, &ans, err);
+	gc = mutate(p, c, "DELETE", path, NULL, what, &ans, err);
 	free(ans);
 	if (gc == GCE_OK || gc == GCE_NOT_FOUND) {
 		burst_err_clear(err);
@@ -961,6 +1023,11 @@ void gcp_provider_stats(const struct provider *p, unsigned *api_calls, unsigned 
 {
 	*api_calls = p && p->c ? gce_client_calls(p->c) : 0;
 	*tokens = p && p->auth ? gce_auth_tokens(p->auth) : 0;
+}
+
+unsigned gcp_provider_write_waits(const struct provider *p)
+{
+	return p ? p->write_waits : 0;
 }
 
 const struct provider_ops provider_gcp = {

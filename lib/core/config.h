@@ -93,6 +93,10 @@ struct cfg_provider {
 	int disk_size_gb;        /* DiskSizeGB= (0: the image's) */
 	bool external_ip;        /* ExternalIP=yes: an ephemeral external address */
 	bool spot;               /* Spot=yes: provisioningModel SPOT (azure: Priority=Spot) */
+	double write_quota;      /* WriteQuota=N[/S]: mutation requests per S seconds (default 60) the
+				  * gcp driver sends at most; 0: none; -1 (unset): Compute Engine's
+				  * default, 1,500 a minute */
+	double write_quota_len;
 	/* azure (all may be NULL/0); Image= is a URN PUBLISHER:OFFER:SKU:VERSION or an image's
 	 * resource id, SubnetId= the subnet's resource id, CredentialsFile= a file of
 	 * AZURE_* names (none: the VM's managed identity), Endpoint= ARM's URL */

@@ -159,6 +159,29 @@ static void set_build_wait(struct loader *ld, const char *file, int line, struct
 	pl->p.build_wait = (int)v;
 }
 
+/* WriteQuota=N, N/SECONDS or none */
+static void set_write_quota(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
+{
+	char *end = NULL;
+	double n, len = 60;
+
+	if (str_ieq(val, "none")) {
+		pl->p.write_quota = 0;
+		pl->p.write_quota_len = 60;
+		return;
+	}
+	n = strtod(val, &end);
+	if (end && *end == '/')
+		len = strtod(end + 1, &end);
+	if (!end || *end || end == val || !(n >= 1 && n <= 1e9) || !(len >= 1 && len <= 3600)) {
+		cfg_err(ld, file, line, "Provider %s: WriteQuota=%s: want requests a minute (e.g. 1500), "
+			"REQUESTS/SECONDS (1 to 3600 s), or none", pl->p.name, val);
+		return;
+	}
+	pl->p.write_quota = n;
+	pl->p.write_quota_len = len;
+}
+
 static void set_disk_size(struct loader *ld, const char *file, int line, struct pline *pl, const char *val)
 {
 	char *end = NULL;
@@ -305,6 +328,7 @@ static const struct pkey {
 	PSET("DiskSizeGB", set_disk_size),
 	PSET("ExternalIP", set_external_ip),
 	PSET("Spot", set_spot),
+	PSET("WriteQuota", set_write_quota),
 	/* azure (and Zones=, Image=, SubnetId=, CredentialsFile=, Endpoint=, CaFile=, BuildWait=) */
 	PSTR("Subscription", subscription),
 	PSTR("ResourceGroup", resource_group),
@@ -361,6 +385,8 @@ void cfg_parse_provider(struct loader *ld, const char *file, int line, struct co
 	p->name = xstrdup(w[0].val);
 	p->build_wait = -1;
 	p->max_price = -1;
+	p->write_quota = -1;
+	p->write_quota_len = 60;
 	for (i = 0; i < NPKEYS; i++)
 		keys[i] = pkeys[i].name;
 	keys[NPKEYS] = NULL;

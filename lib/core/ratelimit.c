@@ -320,3 +320,88 @@ double pace_bound(const struct launch_pace *v, size_t m, double n, double t)
 	free(w);
 	return t + hi;
 }
+
+void wq_init(struct win_quota *q, double limit, double len, double slack)
+{
+	memset(q, 0, sizeof(*q));
+	q->limit = limit > 0 ? limit : 0;
+	q->len = len > 0 ? len : 60;
+	q->slack = slack < 0 ? 0 : slack > q->len / 4 ? q->len / 4 : slack;
+	for (size_t i = 0; i < 4; i++)
+		q->idx[i] = -1;
+}
+
+bool wq_unlimited(const struct win_quota *q)
+{
+	return q->limit <= 0;
+}
+
+static long wq_index(const struct win_quota *q, double t)
+{
+	return (long)floor(t / q->len);
+}
+
+static double wq_count(const struct win_quota *q, long w)
+{
+	for (size_t i = 0; i < 4; i++)
+		if (q->idx[i] == w)
+			return q->used[i];
+	return 0;
+}
+
+/* The slot of interval w (the oldest one's, or a free one's, when it has none). */
+static double *wq_slot(struct win_quota *q, long w)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < 4; i++) {
+		if (q->idx[i] == w)
+			return &q->used[i];
+		if (q->idx[i] < q->idx[k])
+			k = i;
+	}
+	q->idx[k] = w;
+	q->used[k] = 0;
+	return &q->used[k];
+}
+
+double wq_when(const struct win_quota *q, double t)
+{
+	if (wq_unlimited(q))
+		return t;
+	/* each round moves past a full interval: at most as many as are counted */
+	for (int round = 0; round < 6; round++) {
+		long lo = wq_index(q, t - q->slack), hi = wq_index(q, t + q->slack);
+		double next = t;
+
+		for (long w = lo; w <= hi; w++)
+			if (wq_count(q, w) + TB_EPS >= q->limit) {
+				double free_at = (double)(w + 1) * q->len + q->slack;
+				if (free_at > next)
+					next = free_at;
+			}
+		if (next <= t)
+			return t;
+		t = next;
+	}
+	return t;
+}
+
+void wq_take(struct win_quota *q, double t)
+{
+	if (wq_unlimited(q))
+		return;
+	for (long w = wq_index(q, t - q->slack); w <= wq_index(q, t + q->slack); w++)
+		*wq_slot(q, w) += 1;
+}
+
+void wq_drain(struct win_quota *q, double t)
+{
+	if (wq_unlimited(q))
+		return;
+	for (long w = wq_index(q, t - q->slack); w <= wq_index(q, t + q->slack); w++) {
+		double *u = wq_slot(q, w);
+		if (*u < q->limit)
+			*u = q->limit;
+	}
+}

@@ -125,4 +125,35 @@ void pace_answer(struct pace_sender *s, size_t n, double t0, double t1, bool thr
 /* When (with slack) one more than queued instances could be sent. */
 double pace_sender_eta(const struct pace_sender *s, size_t queued, double t, double slack);
 
+/*
+ * A rate quota counted per synchronized interval rather than refilled
+ * token by token: Compute Engine's rate quotas (a project's requests of one
+ * group, https://cloud.google.com/compute/api-quota) are counted per minute
+ * of the clock and refilled whole at the start of the next one (a quota
+ * spent at 10:00:15 is there again at 10:01:00). Times are seconds of the
+ * wall clock, as the intervals are. The cloud's clock and the moment a
+ * request reaches it may differ from the sender's by up to slack seconds:
+ * a request sent at t counts in every interval that [t - slack, t + slack]
+ * touches, so that none of the cloud's intervals gets more than limit of
+ * them, whatever it counted them in.
+ */
+struct win_quota {
+	double len;              /* the interval (Compute Engine's: 60) */
+	double limit;            /* requests an interval; 0: no limit */
+	double slack;            /* at most len / 4 */
+	long idx[4];             /* intervals counted (floor(t / len)), -1: none */
+	double used[4];
+};
+
+/* No request counted yet; slack is cut to len / 4. */
+void wq_init(struct win_quota *q, double limit, double len, double slack);
+bool wq_unlimited(const struct win_quota *q);
+/* When, from t on, one more request may be sent (t when now). */
+double wq_when(const struct win_quota *q, double t);
+/* A request sent at t. */
+void wq_take(struct win_quota *q, double t);
+/* A throttling answer at t: the interval it was counted in is full, and
+ * which one that was is known to within slack. */
+void wq_drain(struct win_quota *q, double t);
+
 #endif

@@ -50,7 +50,8 @@ answers it):
 
 Rate quotas (--quota GROUP=N: N requests per window of --window seconds,
 60 as Compute Engine's per-minute quotas; refilled whole at each window's
-start, counted from the fake's start): groups read (a GET of one
+start, the windows synchronized to the clock as Google's are: a window
+starts when the time of day is a multiple of --window): groups read (a GET of one
 resource), list (a list or aggregated list), opread (an operation's get or
 wait), mutate (POST, DELETE: a bulk insert is one request). Over its
 group's quota a request is answered 403 rateLimitExceeded, as Google does.
@@ -254,7 +255,7 @@ def quota_group(method, path):
 
 
 def window():
-    return int((now() - T0) // CONFIG["window"])
+    return int(now() // CONFIG["window"])
 
 
 def take_quota(group, path):

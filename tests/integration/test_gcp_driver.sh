@@ -60,6 +60,8 @@ Provider=gf Type=gcp CredentialsFile=$work/key.json Endpoint=$ep Regions=us-cent
 Provider=geu Type=gcp CredentialsFile=$work/key.json Endpoint=$ep Regions=europe-west4 Image=$img Spot=yes
 Provider=gall Type=gcp CredentialsFile=$work/key.json Endpoint=$ep Regions=us-central1 Zones=us-central1-f Image=$img MinCount=all
 Provider=gslow Type=gcp CredentialsFile=$work/key.json Endpoint=$ep Regions=us-central1 Zones=us-central1-a Image=$img BuildWait=1
+Provider=gpace Type=gcp CredentialsFile=$work/key.json Endpoint=$ep Regions=us-central1 Zones=us-central1-b Image=$img WriteQuota=6/4
+Provider=gnopace Type=gcp CredentialsFile=$work/key.json Endpoint=$ep Regions=us-central1 Zones=us-central1-b Image=$img WriteQuota=none
 CONF
 mkdir -p "$work/state"
 drv() { SHOW_ADDRESS=1 "$cli" "$work/burst.conf" "$@" >"$work/out" 2>"$work/err"; }
@@ -182,6 +184,26 @@ drv g launch --type n2-standard-4 q1:1:t
 [ "$(col q1 3)" = throttled ] && grep -q 'rateLimitExceeded' "$work/out"
 ok $? "the per-minute rate quota spent: throttled (retried later with the same requestId)" "$work/out"
 ctl config '{"quota": {}}'
+# the write quota (6 mutations a 4-second window here, the clock's windows
+# as Compute Engine's minutes): a launch of 10 is 11 of them (a bulk
+# insert, a setMetadata each), so it waits for the next window, and none
+# is refused; the same launch unpaced is refused past the 6th
+throttled() { state 'print(sum(1 for x in d["throttled"] if x["group"] == "mutate"))'; }
+ctl config '{"op_delay": 0, "window": 4, "quota": {"mutate": 6}}'
+th0=$(throttled)
+drv gpace launch --type n2-standard-4 $(for i in $(seq 10); do printf 'p%d:1:tp%d ' "$i" "$i"; done)
+[ "$(grep -c ' ok 10\.' "$work/out")" = 10 ] && [ "$(throttled)" = "$th0" ] && grep -q '^write_waits [1-9]' "$work/err"
+ok $? "WriteQuota=6/4: a launch of 10 (11 mutations) waits for the next window, none refused ($(throttled) throttled)" \
+	"$work/out" "$work/err"
+state 'import sys
+vm = {v["name"]: v for v in d["vms"]}
+sys.exit(0 if all(any(i["key"] == "burst-join-token" and i["value"] == "tp%d" % k
+                     for i in vm["drv-p%d-1" % k]["metadata"].get("items", [])) for k in range(1, 11)) else 1)'
+ok $? "... every VM has its join token"
+drv gnopace launch --type n2-standard-4 $(for i in $(seq 10); do printf 'u%d:1:tu%d ' "$i" "$i"; done)
+[ "$(throttled)" -gt "$th0" ] && grep -q 'rateLimitExceeded' "$work/out"
+ok $? "... the same launch with WriteQuota=none: refused past the window's 6 (rateLimitExceeded)" "$work/out"
+ctl config '{"window": 60, "quota": {}}'
 
 # --- terminate ---
 drv g terminate n1 us-central1-a/drv-n1-1; [ "$(cat "$work/out")" = ok ]; ok $? "terminate: ok"

@@ -246,6 +246,8 @@ int main(int argc, char **argv)
 		else
 			openstack_provider_stats(p, &calls, &tokens);
 		fprintf(stderr, "api_calls %u tokens %u\n", calls, tokens);
+		if (!strcmp(pc->type, "gcp"))
+			fprintf(stderr, "write_waits %u\n", gcp_provider_write_waits(p));
 	}
 	if (!strcmp(pc->type, "azure")) {
 		unsigned calls, throttled, tokens;

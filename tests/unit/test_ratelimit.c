@@ -1,7 +1,8 @@
 /*
  * test_ratelimit.c - the token bucket model (lib/core/ratelimit.c): parsing,
  * EC2's documented defaults, refill and taking, when the n-th token comes,
- * pacing of launches (instances and requests), and the bound over regions.
+ * pacing of launches (instances and requests), and the bound over regions;
+ * a quota counted per minute of the clock (Compute Engine's).
  */
 #include <math.h>
 #include <stdio.h>
@@ -193,6 +194,60 @@ int main(void)
 		 * waited for), the last held, a tick after each, the slack */
 		ok(left == 0 && last >= bound - 1e-6 && last <= bound + 2 * hold_max + 2 * 0.25 + 0.25 + 0.02,
 		   "the last request at %.2f s, the bound %.2f s", last, bound);
+	}
+
+	/* a quota counted per interval of the clock (Compute Engine's per-minute rate quotas) */
+	{
+		struct win_quota q;
+		unsigned rnd = 7, over = 0, sent = 0;
+		double t, last = 0, cloud[64] = { 0 };
+
+		wq_init(&q, 0, 60, 1);
+		ok(wq_unlimited(&q) && near(wq_when(&q, 5), 5), "a quota of 0: no limit");
+		wq_init(&q, 5, 60, 1);
+		for (int i = 0; i < 5; i++) {
+			ok(near(wq_when(&q, 130), 130), "request %d of 5 in the minute from 120 s: at once", i + 1);
+			wq_take(&q, 130);
+		}
+		ok(near(wq_when(&q, 130), 181), "the 6th: at the next minute (180 s) and the slack, 181 s");
+		ok(near(wq_when(&q, 200), 200), "... and at 200 s at once");
+		wq_init(&q, 2, 60, 1);
+		wq_take(&q, 179.5);
+		wq_take(&q, 179.5);
+		ok(near(wq_when(&q, 185), 241), "2 sent within the slack of a minute's end count in the next minute too (%.1f)",
+		   wq_when(&q, 185));
+		wq_init(&q, 2, 60, 1);
+		wq_take(&q, 150.5);
+		ok(near(wq_when(&q, 150.5), 150.5), "1 of 2 sent: the second at once");
+		wq_drain(&q, 151);
+		ok(near(wq_when(&q, 151), 181), "a throttling answer: nothing more until the next minute (181 s)");
+		wq_init(&q, 4, 2, 3);
+		ok(near(q.slack, 0.5), "the slack is cut to a quarter of the interval");
+
+		/* 40 requests, each as soon as the quota allows, against a cloud
+		 * whose clock (and the way there) differs by up to the slack:
+		 * none of its minutes counts more than 10; the last at the
+		 * bound (the 4th minute after the first's) and the slack */
+		wq_init(&q, 10, 60, 1);
+		t = 1;
+		for (int i = 0; i < 40; i++) {
+			double at = wq_when(&q, t), d;
+			long w;
+			rnd = rnd * 1103515245u + 12345u;
+			d = 2.0 * (double)((rnd >> 8) & 0xffff) / 65536.0 - 1.0;
+			w = (long)floor((at + d) / 60);
+			if (w >= 0 && w < 64 && ++cloud[w] > 10)
+				over++;
+			wq_take(&q, at);
+			sent++;
+			last = at;
+			t = at + 0.01 * (double)((rnd >> 4) & 7);
+		}
+		ok(over == 0 && sent == 40, "40 requests against a cloud's minutes of 10 with its clock off by up to 1 s: "
+		   "none refused (%u over)", over);
+		/* the sender's own gaps (up to 0.07 s) after the 4th minute's first */
+		ok(last >= 181 && last <= 181 + 9 * 0.07 + 1e-6, "the last at %.2f s: the bound (180 s), the slack, "
+		   "the sender's 9 gaps", last);
 	}
 	return done_testing();
 }
