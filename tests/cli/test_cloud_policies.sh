@@ -120,6 +120,8 @@ check("openstack", os_calls, table, policy)
 
 # ---- Compute Engine: IAM permissions ----
 g = requests(["burst-agent/drivers/driver_gcp.c"], r'\bgce_call\([^,]+, "([A-Z]+)", ([^,]+),')
+# mutations go through the write quota's pacing: mutate(p, c, METHOD, path, ...)
+g |= requests(["burst-agent/drivers/driver_gcp.c"], r'\bmutate\([^,]+, [^,]+, "([A-Z]+)", ([^,]+),')
 g = {(m, canon(t)) for m, t in g}
 g |= body_fields("lib/cloud/gce.c", ["metadata", "labels", "tags", "accessConfigs", "serviceAccounts", "subnetwork",
                                      "sourceImage", "sourceInstanceTemplate"])
