@@ -205,9 +205,10 @@ void ud_join_tail(struct strbuf *s)
 		"[ -n \"$REGION\" ] && set -- \"$@\" --region \"$REGION\"\n"
 		"[ -n \"$ACCEPTANCE\" ] && set -- \"$@\" --acceptance \"$ACCEPTANCE\"\n"
 		"[ -n \"${BURST_MUNGE_SOCKET:-}\" ] && set -- \"$@\" --munge-socket \"$BURST_MUNGE_SOCKET\"\n"
-		"# a metadata service to watch for an interruption notice (aws; a gcp Spot VM)\n"
+		"# a metadata service to watch for an interruption notice (aws; a gcp or azure Spot VM)\n"
 		"[ -n \"${BURST_IMDS:-}\" ] && set -- \"$@\" --imds \"$BURST_IMDS\"\n"
 		"[ -n \"${BURST_GCE_METADATA:-}\" ] && set -- \"$@\" --gce-metadata \"$BURST_GCE_METADATA\"\n"
+		"[ -n \"${BURST_AZURE_METADATA:-}\" ] && set -- \"$@\" --azure-metadata \"$BURST_AZURE_METADATA\"\n"
 		"set -- \"$@\" -- slurmd -D -b\n"
 		"[ -n \"${SLURMD_CONF:-}\" ] && set -- \"$@\" -f \"$SLURMD_CONF\"\n"
 		"exec \"${BURST_NODE_BIN:-burst-node}\" join \"$@\" -N \"$NODE\"\n");

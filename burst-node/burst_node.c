@@ -2,7 +2,8 @@
  * burst-node - what runs on a burst node.
  *
  *   burst-node join --agent ADDR:PORT --node NAME --instance ID [--token TOKEN]
- *                   --record FILE [--imds URL | --gce-metadata URL [--imds-interval S]]
+ *                   --record FILE [--imds URL | --gce-metadata URL | --azure-metadata URL
+ *                   [--imds-interval S]]
  *                   [--sysroot DIR]
  *                   [--join-timeout S] -- SLURMD [ARG...]
  *   (the token otherwise from BURST_JOIN_TOKEN in the environment: off ps)
@@ -19,7 +20,9 @@
  * from the start and reports it to the agent (interrupt.c), beside the join
  * and then beside slurmd; with --gce-metadata (a gcp Spot VM's startup
  * script gives it), Compute Engine's metadata server for the VM's
- * preemption (instance/preempted).
+ * preemption (instance/preempted); with --azure-metadata (an azure Spot
+ * VM's customData gives it), Azure's metadata service's Scheduled Events
+ * for a Preempt event naming the VM (--instance).
  *
  *   burst-node provenance [--sysroot DIR] [...] [--pretty | --id]
  *
@@ -376,13 +379,14 @@ static int join(int argc, char **argv)
 		{ "imds", required_argument, NULL, 'I' },
 		{ "imds-interval", required_argument, NULL, 'W' },
 		{ "gce-metadata", required_argument, NULL, 'G' },
+		{ "azure-metadata", required_argument, NULL, 'Z' },
 		{ "join-timeout", required_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sysroot = "/";
 	const char *agent = NULL, *node = NULL, *instance = NULL, *token = NULL, *record = NULL;
 	static char envtoken[256];
-	const char *munge_socket = NULL, *acceptance = NULL, *imds = NULL, *gce_md = NULL;
+	const char *munge_socket = NULL, *acceptance = NULL, *imds = NULL, *gce_md = NULL, *az_md = NULL;
 	static struct watch_opts wo;
 	long interval = WATCH_INTERVAL_DEFAULT_S, join_timeout = JOIN_RETRY_S;
 	char *end;
@@ -407,6 +411,7 @@ static int join(int argc, char **argv)
 		case 's': sysroot = optarg; break;
 		case 'I': imds = optarg; break;
 		case 'G': gce_md = optarg; break;
+		case 'Z': az_md = optarg; break;
 		case 'W':
 			interval = strtol(optarg, &end, 10);
 			if (!*optarg || *end || interval < 1 || interval > WATCH_INTERVAL_MAX_S) {
@@ -437,21 +442,23 @@ static int join(int argc, char **argv)
 		fprintf(stderr, "usage: burst-node join --agent ADDR:PORT --node NAME --instance ID [--token T] --record FILE [--munge-socket PATH]\n"
 			"                       (the token: --token or BURST_JOIN_TOKEN in the environment)\n"
 			"                       [--instance-type T] [--provider P] [--region R] [--acceptance CONF]\n"
-			"                       [--imds URL | --gce-metadata URL [--imds-interval SECONDS]]\n"
+			"                       [--imds URL | --gce-metadata URL | --azure-metadata URL\n"
+			"                        [--imds-interval SECONDS]]\n"
 			"                       [--join-timeout SECONDS]\n"
 			"                       [--sysroot DIR] -- SLURMD [ARG...]\n");
 		return 2;
 	}
-	if (imds && *imds && gce_md && *gce_md) {
-		fprintf(stderr, "burst-node: give --imds (EC2) or --gce-metadata (Compute Engine), not both\n");
+	if (!!(imds && *imds) + !!(gce_md && *gce_md) + !!(az_md && *az_md) > 1) {
+		fprintf(stderr, "burst-node: give one of --imds (EC2), --gce-metadata (Compute Engine) and --azure-metadata (Azure)\n");
 		return 2;
 	}
 	po.node = node;
 	po.instance_id = instance;
-	if ((imds && *imds) || (gce_md && *gce_md)) {
+	if ((imds && *imds) || (gce_md && *gce_md) || (az_md && *az_md)) {
 		/* from the start: a notice may come while the node boots */
-		wo.imds = imds && *imds ? imds : gce_md;
-		wo.gce = !(imds && *imds);
+		wo.imds = imds && *imds ? imds : gce_md && *gce_md ? gce_md : az_md;
+		wo.gce = gce_md && *gce_md;
+		wo.azure = az_md && *az_md;
 		wo.interval_s = (unsigned)interval;
 		wo.agent = agent;
 		wo.node = node;

@@ -16,7 +16,10 @@
  * notice is sent again at the next poll, until the instance is gone.
  * Compute Engine says a Spot VM's preemption about 30 s ahead: its
  * metadata server's instance/preempted answers FALSE, then TRUE (a notice:
- * terminate, 30 s from when it was read).
+ * terminate, 30 s from when it was read). Azure says a Spot VM's eviction
+ * at least 30 s ahead through its metadata service's Scheduled Events: an
+ * event of EventType Preempt naming the VM (a notice: terminate, at the
+ * event's NotBefore).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -215,9 +218,11 @@ static void watch(pid_t parent)
 	burst_err_t err;
 	bool noticed = false;
 
-	const char *path = W->gce ? GCE_PREEMPTED_PATH : IMDS_NOTICE_PATH;
+	const char *path = W->gce ? GCE_PREEMPTED_PATH : W->azure ? AZURE_EVENTS_PATH : IMDS_NOTICE_PATH;
+	size_t max = W->azure ? AZURE_EVENTS_MAX : IMDS_NOTICE_MAX;
 
-	m = W->gce ? imds_open_gce(W->imds, IMDS_TIMEOUT_MS, &err) : imds_open(W->imds, IMDS_TIMEOUT_MS, &err);
+	m = W->gce ? imds_open_gce(W->imds, IMDS_TIMEOUT_MS, &err) :
+	    W->azure ? imds_open_azure(W->imds, IMDS_TIMEOUT_MS, &err) : imds_open(W->imds, IMDS_TIMEOUT_MS, &err);
 	if (!m) {
 		say("%s: not watching", err.msg);
 		_exit(1);
@@ -234,9 +239,10 @@ static void watch(pid_t parent)
 		/* burst-node (or the slurmd it became) ended: so does the watch */
 		if (getppid() != parent)
 			_exit(0);
-		if (imds_get(m, path, IMDS_NOTICE_MAX, &status, &body, &len, &err) < 0)
+		if (imds_get(m, path, max, &status, &body, &len, &err) < 0)
 			problem(err.msg);
 		else if ((rc = W->gce ? imds_gce_preempted_parse(status, body, len, time(NULL), &n, why, sizeof(why)) :
+			  W->azure ? imds_azure_events_parse(status, body, len, W->instance, time(NULL), &n, why, sizeof(why)) :
 			  imds_notice_parse(status, body, len, &n, why, sizeof(why))) < 0) {
 			snprintf(msg, sizeof(msg), "%s%s: not a notice: %s", imds_base(m), path, why);
 			problem(msg);

@@ -16,6 +16,7 @@
 struct watch_opts {
 	const char *imds;          /* the metadata service, e.g. http://169.254.169.254 */
 	bool gce;                  /* imds is Compute Engine's metadata server: instance/preempted */
+	bool azure;                /* imds is Azure's metadata service: Scheduled Events, for the VM named instance */
 	unsigned interval_s;       /* between polls, 1..WATCH_INTERVAL_MAX_S */
 	const char *agent;         /* ADDR:PORT, the agent's join port */
 	const char *node, *instance, *munge_socket;

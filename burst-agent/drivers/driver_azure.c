@@ -19,7 +19,9 @@
  * Each node is one PUT that makes the VM with its OS disk and its network
  * interface (both deleted with the VM), the node's join script as
  * customData (cloud-init runs it) and the tags above plus burst-provider and
- * burst-nodeset. With Zones=, a node goes to the first zone, and a capacity
+ * burst-nodeset; listings keep the VMs of this cluster that carry no
+ * burst-provider or this provider's (another Provider= may share the
+ * resource group: its VMs are no orphans of this one). With Zones=, a node goes to the first zone, and a capacity
  * answer (SkuNotAvailable at once, or ZonalAllocationFailed from its
  * operation) sends it to the next zone within the same launch; when every
  * zone is out of capacity the node's class is PROV_CAPACITY and the agent
@@ -212,6 +214,9 @@ static void user_data(const struct provider *p, const struct prov_batch *b, cons
 		"\t\t'http://169.254.169.254/metadata/instance/compute/name?api-version=2021-02-01&format=text') || exit 1\n"
 		"\t[ -n \"$BURST_INSTANCE_ID\" ] || { echo 'burst: no VM name from the metadata service' >&2; exit 1; }\n"
 		"fi\n");
+	if (p->spot)
+		/* a Spot VM: burst-node watches Scheduled Events for its eviction (Preempt) */
+		sb_add(s, "BURST_AZURE_METADATA=${BURST_AZURE_METADATA:-http://169.254.169.254}\n");
 	ud_join_tail(s);
 }
 
@@ -244,6 +249,7 @@ struct vms {
 	struct az_vm *v;
 	size_t n;
 	const char *cluster;
+	const char *provider;      /* this Provider='s name */
 };
 
 static int keep_vm(const struct az_vm *vm, void *ud)
@@ -251,6 +257,9 @@ static int keep_vm(const struct az_vm *vm, void *ud)
 	struct vms *l = ud;
 
 	if (strcmp(vm->cluster, l->cluster))
+		return 0;
+	/* another provider's (two Provider= lines on one resource group: spot and regular) */
+	if (vm->provider[0] && strcmp(vm->provider, l->provider))
 		return 0;
 	l->v = xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
 	l->v[l->n++] = *vm;
@@ -267,6 +276,7 @@ static enum az_class list_cluster(struct provider *p, const char *region, struct
 	out->v = NULL;
 	out->n = 0;
 	out->cluster = p->cluster;
+	out->provider = p->name;
 	snprintf(what, sizeof(what), "azure %s: list the VMs of resource group %s", p->name, p->rg);
 	for (;;) {
 		struct arm_answer a;

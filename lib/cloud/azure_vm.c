@@ -226,6 +226,7 @@ int az_vm_from_json(json_object *o, struct az_vm *out)
 	if (nics && json_object_is_type(nics, json_type_array) && json_object_array_length(nics) > 0)
 		cp(out->nic_id, sizeof(out->nic_id), get(json_object_array_get_idx(nics, 0), "id"));
 	cp(out->cluster, sizeof(out->cluster), get(tags, "burst-cluster"));
+	cp(out->provider, sizeof(out->provider), get(tags, "burst-provider"));
 	cp(out->node, sizeof(out->node), get(tags, "burst-node"));
 	{
 		char a[16];

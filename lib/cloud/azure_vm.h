@@ -67,6 +67,7 @@ struct az_vm {
 	char nic_id[512];          /* its first network interface's resource id, or "" */
 	char time_created[40];     /* ISO 8601, or "" */
 	char cluster[128];         /* tag burst-cluster */
+	char provider[64];         /* tag burst-provider (the Provider= that made it), "" when none */
 	char node[128];            /* tag burst-node */
 	int attempt;               /* tag burst-attempt, 0 when none */
 	char power[32];            /* from an instanceView: running, deallocated, ... or "" */

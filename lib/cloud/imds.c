@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include <curl/curl.h>
@@ -21,6 +22,7 @@ struct imds {
 	char *token;             /* NULL: none yet */
 	double token_until;      /* CLOCK_MONOTONIC seconds: asked for again from then */
 	bool gce;                /* Compute Engine's metadata server: no token, Metadata-Flavor: Google */
+	bool azure;              /* Azure's metadata service: no token, Metadata: true */
 };
 
 static double mono_s(void)
@@ -75,6 +77,15 @@ struct imds *imds_open_gce(const char *endpoint, long timeout_ms, burst_err_t *e
 	m = imds_open(endpoint, timeout_ms, err);
 	if (m)
 		m->gce = true;
+	return m;
+}
+
+struct imds *imds_open_azure(const char *endpoint, long timeout_ms, burst_err_t *err)
+{
+	struct imds *m = imds_open(endpoint && *endpoint ? endpoint : IMDS_DEFAULT_ENDPOINT, timeout_ms, err);
+
+	if (m)
+		m->azure = true;
 	return m;
 }
 
@@ -147,6 +158,8 @@ static int request(struct imds *m, const char *path, const char *token, size_t m
 	curl_easy_setopt(m->h, CURLOPT_WRITEDATA, &b);
 	if (m->gce) {
 		hdrs = curl_slist_append(hdrs, "Metadata-Flavor: Google");
+	} else if (m->azure) {
+		hdrs = curl_slist_append(hdrs, "Metadata: true");
 	} else if (!token) {
 		curl_easy_setopt(m->h, CURLOPT_CUSTOMREQUEST, "PUT");
 		snprintf(hdr, sizeof(hdr), "X-aws-ec2-metadata-token-ttl-seconds: %d", IMDS_TOKEN_TTL_S);
@@ -220,7 +233,7 @@ int imds_get(struct imds *m, const char *path, size_t max, long *status, char **
 
 	*body = NULL;
 	*len = 0;
-	if (m->gce)
+	if (m->gce || m->azure)
 		return request(m, path, NULL, max, status, body, len, err);
 	for (tries = 0; tries < 2; tries++) {
 		if ((!m->token || mono_s() >= m->token_until) && get_token(m, err) < 0)
@@ -384,4 +397,112 @@ int imds_gce_preempted_parse(long status, const char *body, size_t len, time_t n
 	n->at = now + GCE_PREEMPT_NOTICE_S;
 	strftime(n->time, sizeof(n->time), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&n->at, &tm));
 	return 1;
+}
+
+/* 1 if the JSON array a holds the string vm (ignoring case), 0 if not, -1 if a is not an array of strings. */
+static int names_vm(json_object *a, const char *vm)
+{
+	size_t i, k;
+	int found = 0;
+
+	if (!a || !json_object_is_type(a, json_type_array))
+		return -1;
+	k = json_object_array_length(a);
+	for (i = 0; i < k; i++) {
+		json_object *r = json_object_array_get_idx(a, i);
+
+		if (!json_object_is_type(r, json_type_string))
+			return -1;
+		if (!strcasecmp(json_object_get_string(r), vm))
+			found = 1;
+	}
+	return found;
+}
+
+int imds_azure_events_parse(long status, const char *body, size_t len, const char *vm, time_t now,
+			    struct imds_notice *n, char *why, size_t wlen)
+{
+	json_object *o = NULL, *events, *found = NULL;
+	json_tokener *tok;
+	char *text = NULL, q[80];
+	size_t end_at, i, k;
+	int rc = -1;
+
+	memset(n, 0, sizeof(*n));
+	if (status != 200) {
+		snprintf(why, wlen, "HTTP %ld (200 with the scheduled events expected)", status);
+		return -1;
+	}
+	if (!body || len > AZURE_EVENTS_MAX) {
+		snprintf(why, wlen, "an answer of %zu bytes (at most %d expected)", len, AZURE_EVENTS_MAX);
+		return -1;
+	}
+	if (memchr(body, '\0', len)) {
+		snprintf(why, wlen, "a NUL byte in the answer");
+		return -1;
+	}
+	text = xmalloc(len + 1);
+	memcpy(text, body, len);
+	text[len] = '\0';
+	tok = json_tokener_new();
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	end_at = o ? json_tokener_get_parse_end(tok) : 0;
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    strspn(text + end_at, " \t\r\n") != len - end_at || !json_object_is_type(o, json_type_object)) {
+		json_tokener_free(tok);
+		quote(text, q, sizeof(q));
+		snprintf(why, wlen, "not a JSON object: '%s'", q);
+		goto out;
+	}
+	json_tokener_free(tok);
+	if (!json_object_object_get_ex(o, "Events", &events) || !json_object_is_type(events, json_type_array)) {
+		snprintf(why, wlen, "no \"Events\" (an array) in the document");
+		goto out;
+	}
+	k = json_object_array_length(events);
+	for (i = 0; i < k; i++) {
+		json_object *e = json_object_array_get_idx(events, i), *res = NULL;
+		const char *type;
+		int mine;
+
+		if (!json_object_is_type(e, json_type_object)) {
+			snprintf(why, wlen, "event %zu is not an object", i + 1);
+			goto out;
+		}
+		if (!(type = field(e, "EventType"))) {
+			snprintf(why, wlen, "event %zu has no \"EventType\" (a string)", i + 1);
+			goto out;
+		}
+		/* Reboot, Redeploy, Freeze, Terminate: not an eviction */
+		if (strcmp(type, "Preempt"))
+			continue;
+		json_object_object_get_ex(e, "Resources", &res);
+		if ((mine = names_vm(res, vm)) < 0) {
+			snprintf(why, wlen, "Preempt event %zu: \"Resources\" is not an array of VM names", i + 1);
+			goto out;
+		}
+		if (mine && !found)
+			found = e;
+	}
+	rc = 0;
+	if (found) {
+		const char *nb = field(found, "NotBefore");
+		struct tm tm;
+		char *end;
+
+		memset(&tm, 0, sizeof(tm));
+		n->at = now;
+		if (nb && (end = strptime(nb, "%a, %d %b %Y %H:%M:%S GMT", &tm)) && !*end)
+			n->at = timegm(&tm);
+		n->action = IMDS_ACTION_TERMINATE;
+		snprintf(n->action_name, sizeof(n->action_name), "terminate");
+		strftime(n->time, sizeof(n->time), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&n->at, &tm));
+		rc = 1;
+	}
+out:
+	json_object_put(o);
+	free(text);
+	if (rc < 0)
+		memset(n, 0, sizeof(*n));
+	return rc;
 }

@@ -39,6 +39,16 @@ struct imds *imds_open(const char *endpoint, long timeout_ms, burst_err_t *err);
 #define GCE_PREEMPTED_PATH "/computeMetadata/v1/instance/preempted"
 #define GCE_PREEMPT_NOTICE_S 30            /* a preempted VM is stopped about 30 s after the notice */
 struct imds *imds_open_gce(const char *endpoint, long timeout_ms, burst_err_t *err);
+/*
+ * A client of Azure's instance metadata service instead (endpoint NULL or
+ * empty: IMDS_DEFAULT_ENDPOINT, the same address as EC2's): GETs with
+ * Metadata: true, no token; imds_get as below. Scheduled Events
+ * (AZURE_EVENTS_PATH) say a Spot VM's eviction, EventType Preempt, at least
+ * 30 s ahead.
+ */
+#define AZURE_EVENTS_PATH "/metadata/scheduledevents?api-version=2020-07-01"
+#define AZURE_EVENTS_MAX 65536             /* a document of many events is a few KiB; more is refused */
+struct imds *imds_open_azure(const char *endpoint, long timeout_ms, burst_err_t *err);
 /* The endpoint in use, without a trailing '/'. */
 const char *imds_base(const struct imds *m);
 /*
@@ -92,5 +102,20 @@ int imds_notice_parse(long status, const char *body, size_t len, struct imds_not
  */
 int imds_gce_preempted_parse(long status, const char *body, size_t len, time_t now, struct imds_notice *n,
 			     char *why, size_t wlen);
+
+/*
+ * The answer of AZURE_EVENTS_PATH for the VM named vm: 1 with *n for an
+ * event of EventType "Preempt" whose Resources name vm (ignoring case, as
+ * Azure does): action terminate (a Spot VM's eviction policy is Delete), at
+ * its NotBefore (RFC 1123, "Mon, 19 Sep 2016 18:29:47 GMT"), or now when it
+ * has none or an unreadable one (the eviction may be under way); 0 for a
+ * document without one (no events, other events, other VMs' events); -1
+ * with why for anything else: another status, a body over
+ * AZURE_EVENTS_MAX or with a NUL byte, not a JSON object, no "Events"
+ * array, an event that is not an object or has no EventType string, a
+ * Preempt whose Resources is not an array of strings.
+ */
+int imds_azure_events_parse(long status, const char *body, size_t len, const char *vm, time_t now,
+			    struct imds_notice *n, char *why, size_t wlen);
 
 #endif

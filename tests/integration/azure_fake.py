@@ -8,7 +8,7 @@ own SDK (tests/integration/azure_sdk_check.js drives it with @azure/arm-compute
 and @azure/identity and validates every request and answer it logged against
 the SDK's models). Python 3 standard library only.
 
-  azure_fake.py --dir DIR [--cert PEM --key PEM] [--imds]
+  azure_fake.py --dir DIR [--cert PEM --key PEM] [--imds [--imds-bind ADDR]]
 
 DIR/config.json (read at start and again on POST /_fake/config) says:
   subscription, tenant       the ids the fake answers for
@@ -45,6 +45,12 @@ resource provider VM create/update/delete ("PutVM", "DeleteVM") 1,500 then
 500/min, VM list 900 then 300/min, operation status 15,000 then 5,000/min.
 A request that finds a bucket empty gets 429 with Retry-After and its
 x-ms-ratelimit-remaining-* headers.
+
+The metadata service answers a VM's managed identity tokens and its Scheduled
+Events (api-version 2020-07-01): the config's scheduled_events document, or
+the events posted to POST /_fake/scheduled_event {"type": "Preempt",
+"resources": [VM...], "in": SECONDS} (NotBefore that many seconds on, default
+30), each raising DocumentIncarnation.
 
 Every request is logged to DIR/requests.jsonl (method, path, query, status,
 body, answer) after it is answered. DIR/port (and DIR/imds_port) get the
@@ -103,6 +109,8 @@ class Fake:
         self.ipseq = 0
         self.buckets = {}
         self.counts = {}
+        self.events = []     # Scheduled Events posted by the test
+        self.incarnation = 0
         self.load()
 
     def load(self):
@@ -393,8 +401,12 @@ class Handler(BaseHTTPRequestHandler):
                 return 400, {"error": "invalid_request", "error_description": "api-version is missing"}
             return 200, self.issue(resource=True)
         if path == "/metadata/scheduledevents":
+            if q.get("api-version") != "2020-07-01":
+                return 400, {"error": "invalid_request", "error_description": "api-version 2020-07-01 expected here"}
             with F.lock:
-                return 200, F.cfg.get("scheduled_events", {"DocumentIncarnation": 0, "Events": []})
+                if "scheduled_events" in F.cfg:
+                    return 200, F.cfg["scheduled_events"]
+                return 200, {"DocumentIncarnation": F.incarnation, "Events": list(F.events)}
         return 404, {"error": "not_found"}
 
     # ---- the test's knobs
@@ -404,12 +416,26 @@ class Handler(BaseHTTPRequestHandler):
             with F.lock:
                 F.load()
             return 200, {"ok": True}
+        if path == "/_fake/scheduled_event" and method == "POST":
+            ev = json.loads(raw)
+            with F.lock:
+                F.incarnation += 1
+                F.events.append({"EventId": str(uuid.uuid4()).upper(), "EventStatus": "Scheduled",
+                                 "EventType": ev["type"], "ResourceType": "VirtualMachine",
+                                 "Resources": ev["resources"], "EventSource": "Platform",
+                                 "NotBefore": time.strftime("%a, %d %b %Y %H:%M:%S GMT",
+                                                            time.gmtime(time.time() + float(ev.get("in", 30)))),
+                                 "Description": "", "DurationInSeconds": -1})
+            return 200, {"ok": True, "DocumentIncarnation": F.incarnation}
         if path == "/_fake/state":
             with F.lock:
                 return 200, {"vms": {k: {"name": v["name"], "provisioningState": v["properties"]["provisioningState"],
                                           "zones": v.get("zones", []), "tags": v.get("tags", {}),
                                           "size": v["properties"]["hardwareProfile"]["vmSize"],
                                           "location": v["location"],
+                                          "priority": v["properties"].get("priority", ""),
+                                          "evictionPolicy": v["properties"].get("evictionPolicy", ""),
+                                          "maxPrice": v["properties"].get("billingProfile", {}).get("maxPrice", ""),
                                           "customData": F.meta[k].get("customData", ""),
                                           "ip": F.nics[F.meta[k]["nic"].lower()]["properties"]["ipConfigurations"][0]["properties"]["privateIPAddress"]
                                           if F.meta[k].get("nic") and F.meta[k]["nic"].lower() in F.nics else ""}
@@ -682,6 +708,7 @@ def main():
     ap.add_argument("--cert")
     ap.add_argument("--key")
     ap.add_argument("--imds", action="store_true", help="also serve the metadata service on plain HTTP")
+    ap.add_argument("--imds-bind", default="127.0.0.1", help="the metadata service's address (default 127.0.0.1)")
     a = ap.parse_args()
     fake = Fake(a.dir)
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -693,7 +720,7 @@ def main():
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     threads = [threading.Thread(target=srv.serve_forever, daemon=True)]
     if a.imds:
-        isrv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        isrv = ThreadingHTTPServer((a.imds_bind, 0), Handler)
         isrv.daemon_threads = True
         isrv.fake, isrv.imds = fake, True
         threads.append(threading.Thread(target=isrv.serve_forever, daemon=True))

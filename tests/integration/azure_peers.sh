@@ -4,11 +4,13 @@
 #
 #   az_up WORK [CONFIG-JSON]   start it (WORK/az/config.json from the JSON, or
 #                              the defaults below); sets AZ_URL (https://127.0.0.1:PORT),
-#                              AZ_IMDS (http://127.0.0.1:PORT), AZ_CA (the CA's PEM),
+#                              AZ_IMDS (http://127.0.0.1:PORT, or AZ_IMDS_BIND's address
+#                              when set: a test's network), AZ_CA (the CA's PEM),
 #                              AZ_DIR, AZ_SUB, AZ_TENANT, AZ_CLIENT, AZ_SECRET, AZ_RG
 #   az_config JSON             replace the fake's config (merged over the defaults) and reload it
 #   az_down                    stop it
 #   az_state                   the fake's VMs as JSON (GET /_fake/state)
+#   az_event TYPE VM [SECONDS]  a Scheduled Event for VM (its NotBefore SECONDS on, default 30)
 #   az_sdk_tool                the node_modules of Microsoft's SDK (tools/npm-tool.sh azure-sdk)
 
 AZ_SUB=00000000-0000-4000-8000-00000000a2b1
@@ -60,7 +62,7 @@ az_up() {
 	az_defaults "${2:-}" >"$AZ_DIR/config.json" || return 1
 	rm -f "$AZ_DIR/port" "$AZ_DIR/imds_port"
 	python3 "$BURST_TOP_SRCDIR/tests/integration/azure_fake.py" --dir "$AZ_DIR" --cert "$AZ_DIR/server.pem" \
-		--key "$AZ_DIR/server.key" --imds >"$AZ_DIR/fake.log" 2>&1 &
+		--key "$AZ_DIR/server.key" --imds --imds-bind "${AZ_IMDS_BIND:-127.0.0.1}" >"$AZ_DIR/fake.log" 2>&1 &
 	AZ_PID=$!
 	for i in $(seq 100); do
 		[ -s "$AZ_DIR/port" ] && [ -s "$AZ_DIR/imds_port" ] && break
@@ -69,7 +71,7 @@ az_up() {
 	done
 	[ -s "$AZ_DIR/port" ] || return 1
 	AZ_URL="https://127.0.0.1:$(cat "$AZ_DIR/port")"
-	AZ_IMDS="http://127.0.0.1:$(cat "$AZ_DIR/imds_port")"
+	AZ_IMDS="http://${AZ_IMDS_BIND:-127.0.0.1}:$(cat "$AZ_DIR/imds_port")"
 	export AZ_URL AZ_IMDS AZ_CA AZ_DIR AZ_SUB AZ_TENANT AZ_CLIENT AZ_SECRET AZ_RG AZ_CERT_CLIENT
 }
 
@@ -80,6 +82,11 @@ az_config() {
 
 az_state() {
 	curl -fsS --cacert "$AZ_CA" "$AZ_URL/_fake/state"
+}
+
+az_event() {
+	curl -fsS --cacert "$AZ_CA" -X POST -d "{\"type\": \"$1\", \"resources\": [\"$2\"], \"in\": ${3:-30}}" \
+		"$AZ_URL/_fake/scheduled_event" >/dev/null
 }
 
 az_down() {

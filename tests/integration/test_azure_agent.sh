@@ -22,7 +22,10 @@
 #     token (nothing lost);
 #  4. a quota answer (OperationNotAllowed, the regional cores quota at 0):
 #     the size cools down, the create is not sent again while it does;
-#  5. every request the agent sent fits Microsoft's SDK's models.
+#  5. a spot VM's burst-node watches IMDS Scheduled Events; a Preempt event
+#     for its VM (after one for another VM, which changes nothing): the agent
+#     drains the node and requeues its job before the eviction;
+#  6. every request the agent sent fits Microsoft's SDK's models.
 # Needs node and Microsoft's SDK (tools/npm-tool.sh azure-sdk), openssl.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -52,7 +55,8 @@ SLURM_CONF_NODES="# nodes: below"
 SLURM_CONF_EXTRA=$(lab_burst_slurm_conf 300 10 8)
 MPORT=
 lab_pre_ctld() {
-	az_up "$aux" "{$base_cfg, \"ip_base\": \"$LAB_NET.100\"}" || return 1
+	# the metadata service on the lab's bridge: the emulated VMs reach it
+	AZ_IMDS_BIND=$LAB_NET.1 az_up "$aux" "{$base_cfg, \"ip_base\": \"$LAB_NET.100\"}" || return 1
 	printf 'AZURE_TENANT_ID=%s\nAZURE_CLIENT_ID=%s\nAZURE_CLIENT_SECRET=%s\nAZURE_AUTHORITY_HOST=%s\n' \
 		"$AZ_TENANT" "$AZ_CLIENT" "$AZ_SECRET" "$AZ_URL" >"$aux/sp.env"
 	chmod 600 "$aux/sp.env"
@@ -65,7 +69,9 @@ OrphanGrace=3
 MetricsListen=127.0.0.1:$MPORT
 Provider=azure Type=azure CredentialsFile=$aux/sp.env Endpoint=$AZ_URL CaFile=$AZ_CA Subscription=$AZ_SUB ResourceGroup=$AZ_RG Image=Canonical:ubuntu-24_04-lts:server:latest SubnetId=$SUBNET Regions=eastus Zones=1,2 JoinAddress=$LAB_NET.1:$jp BuildWait=20
 Contract=small node_vcpus_count>=2 accelerator_count=0 rank=price
+Provider=azurespot Type=azure CredentialsFile=$aux/sp.env Endpoint=$AZ_URL CaFile=$AZ_CA Subscription=$AZ_SUB ResourceGroup=$AZ_RG Image=Canonical:ubuntu-24_04-lts:server:latest SubnetId=$SUBNET Regions=eastus Zones=1 JoinAddress=$LAB_NET.1:$jp BuildWait=20 Priority=Spot MaxPrice=0.05
 NodeSet=cloud Nodes=burst-[1-20] Partition=burst Providers=azure InstanceTypes=Standard_D2s_v5,Standard_D2as_v5
+NodeSet=spot Nodes=burst-21 Partition=burst Providers=azurespot InstanceTypes=Standard_D2as_v5
 CONF
 	"$burstctl" --config "$LAB/etc/burst.conf" check-config >"$LAB/check.out" 2>&1 || { cat "$LAB/check.out" >&2; return 1; }
 }
@@ -163,7 +169,7 @@ ok $? "burstctl cost prices job $id on its azure node" "$LAB/cost.json" "$LAB/er
 # --- 2. a VM of this cluster that no node has: the reconciler deletes it ---
 "$build/tests/unit/arm_cli" --endpoint "$AZ_URL" --sub "$AZ_SUB" --rg "$AZ_RG" --creds "$aux/sp.env" --ca-file "$AZ_CA" \
 	create "lab$$-orphan" Standard_B2s eastus 1 Canonical:ubuntu-24_04-lts:server:latest "$SUBNET" \
-	--tag burst-cluster="lab$$" --tag burst-node=burst-20 --tag burst-attempt=7 >"$aux/orphan.out" 2>&1
+	--tag burst-cluster="lab$$" --tag burst-provider=azure --tag burst-node=burst-20 --tag burst-attempt=7 >"$aux/orphan.out" 2>&1
 [ -n "$(vm_field "lab$$-orphan" name)" ]; ok $? "a VM tagged for this cluster, of no node's launch, made behind the agent's back" "$aux/orphan.out"
 gone() { [[ "$(vm_field "$1" provisioningState)" =~ ^(|Deleting)$ ]]; }
 for _ in $(seq 150); do gone "lab$$-orphan" && break; sleep 0.2; done
@@ -226,7 +232,55 @@ metrics | grep -q "^burst_cooldowns{provider=\"azure\",instance_type=\"Standard_
 ok $? "metrics: Standard_D2as_v5 in eastus cooling down"
 scancel "$jq" 2>/dev/null
 
-# --- 5. every request the agent sent, against Microsoft's SDK ---
+# --- 5. a spot VM evicted: the job requeued before the eviction ---
+az_config "{$base_cfg, \"ip_base\": \"$LAB_NET.100\"}"
+sid=$(sbatch --parsable --cloud-contract=small -w burst-21 -o /dev/null --wrap 'sleep 600' 2>"$LAB/err")
+ok $? "a job on burst-21 (a Priority=Spot provider)" "$LAB/err"
+wait_log "burst-21: launching -> booting: $vm_re" 120
+ok $? "burst-21 launched" "$LAB/log/agent.log"
+v21=$(instance_of burst-21)
+fstate "v = d['$v21'.lower()]; print(v.get('priority', ''), v.get('evictionPolicy', ''), v.get('maxPrice', ''))" >"$LAB/spot21.txt"
+[ "$(cat "$LAB/spot21.txt")" = "Spot Delete 0.05" ]
+ok $? "its VM $v21 is a spot VM: priority, evictionPolicy, maxPrice ($(cat "$LAB/spot21.txt"))" "$LAB/spot21.txt"
+vm_script "$v21" >"$LAB/cd21.sh"
+grep -q '^BURST_AZURE_METADATA=' "$LAB/cd21.sh" && ! grep -q '^BURST_AZURE_METADATA=' "$LAB/cd1.sh"
+ok $? "its customData (not an on-demand VM's) has burst-node watch Scheduled Events" "$LAB/cd21.sh"
+addr21=$(vm_field "$v21" ip)
+mkdir -p "$LAB/emu/burst-21"
+"$inst" start "burst-lab$$-emu-burst-21" burst-21 "$addr21/24" "$LAB_BR" "$LAB/emu/burst-21" -- \
+	env BURST_INSTANCE_ID="$v21" BURST_AZURE_METADATA="$AZ_IMDS" BURST_NODE_BIN="$(lab_node_image)" \
+	BURST_PCI_TABLE="$LAB/image/accelerators.csv" BURST_STATE_DIR="$LAB/burst" BURST_MUNGE_SOCKET="$LAB/munge/munge.sock" \
+	SLURMD_CONF="$SLURM_CONF" PATH="$PATH" sh "$LAB/cd21.sh" >/dev/null
+lab_wait_job "$sid" RUNNING 180
+ok $? "it joined; the job runs" "$LAB/emu/burst-21/node.log" "$LAB/log/agent.log"
+grep -qF "watching $AZ_IMDS/metadata/scheduledevents?api-version=2020-07-01 every 5 s" "$LAB/emu/burst-21/node.log"
+ok $? "its burst-node watches IMDS Scheduled Events" "$LAB/emu/burst-21/node.log"
+# another VM's eviction first: the watch asks twice (5 s apart) before the next event
+az_event Preempt "lab$$-burst-20-a1z1" 30
+python3 - "$AZ_DIR/requests.jsonl" <<'PY'
+import json, sys, time
+t0 = time.time()
+def polls():
+    return sum(1 for l in open(sys.argv[1]) if json.loads(l)["path"] == "/metadata/scheduledevents" and json.loads(l)["t"] > t0)
+while polls() < 2 and time.time() - t0 < 30:
+    time.sleep(0.2)
+PY
+[ "$(squeue -h -j "$sid" -o %T)" = RUNNING ] && ! grep -q "burst-21: job $sid requeued" "$LAB/log/agent.log"
+ok $? "another VM's Preempt event: the job runs on ($(squeue -h -j "$sid" -o %T))" "$LAB/log/agent.log" "$LAB/emu/burst-21/node.log"
+az_event Preempt "$v21" 30
+t0=$(date +%s)
+wait_log "burst-21: job $sid requeued before its instance goes (spot interruption notice)" 30
+ok $? "its own Preempt event: the agent requeued the job within the 30 s notice ($(($(date +%s) - t0)) s)" "$LAB/log/agent.log" "$LAB/emu/burst-21/node.log"
+scontrol show node burst-21 | grep -q "Reason=burst: spot interruption notice: terminate at .* (instance $v21)"
+ok $? "burst-21 drained: the notice's reason, its VM named ($(lab_node_state burst-21))" "$LAB/log/agent.log"
+[ "$(scontrol show job "$sid" | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p')" = 1 ]
+ok $? "the job was requeued (Restarts=1)"
+! grep -q "interruption watch.*ignored" "$LAB/emu/burst-21/node.log" && grep -q "the agent took the notice" "$LAB/emu/burst-21/node.log"
+ok $? "the node: every events document read, the agent took the notice" "$LAB/emu/burst-21/node.log"
+scancel "$sid" 2>/dev/null
+"$inst" stop "burst-lab$$-emu-burst-21"
+
+# --- 6. every request the agent sent, against Microsoft's SDK ---
 if [ -n "$mods" ]; then
 	AZ_SDK_MODULES=$mods node "$src/tests/integration/azure_sdk_check.js" validate "$AZ_DIR/requests.jsonl" >"$LAB/sdk.out" 2>&1
 	st=$?

@@ -328,6 +328,10 @@ static void test_vm(void)
 		       &vm) == 0 && !strcmp(vm.state, "Creating") && !strcmp(vm.zone, "3") && !strcmp(vm.node, "n-1") &&
 	   vm.attempt == 4 && !strcmp(vm.nic_id, "/subscriptions/s/nic1") && !strcmp(vm.power, "running"),
 	   "a VM read back: state, zone, tags, NIC, power");
+	ok(!vm.provider[0], "no burst-provider tag: none");
+	ok(az_vm_parse("{\"name\":\"c1-n-2\",\"tags\":{\"burst-cluster\":\"c1\",\"burst-provider\":\"azurespot\"},"
+		       "\"properties\":{}}", &vm) == 0 && !strcmp(vm.provider, "azurespot"),
+	   "the burst-provider tag read back (%s)", vm.provider);
 	ok(az_vm_parse("{\"error\":{}}", &vm) < 0, "an error is no VM");
 	/* found by fuzz_azure: a VM whose name was no string was read as a VM without a name */
 	ok(az_vm_parse("{\"name\":5,\"properties\":{}}", &vm) < 0, "a name that is no string: no VM");

@@ -108,5 +108,57 @@ int main(void)
 	   "gce: another status refused (%s)", why);
 	ok(imds_gce_preempted_parse(200, "TRUETRUETRUETRUETRUE", 20, 0, &n, why, sizeof(why)) == -1,
 	   "gce: a longer answer refused");
+	/* Azure's Scheduled Events: a Preempt naming this VM is a notice */
+	{
+		static const char vm[] = "c-burst-3-a1z1";
+		static const char preempt[] =
+			"{\"DocumentIncarnation\": 2, \"Events\": ["
+			"{\"EventId\": \"A1\", \"EventStatus\": \"Scheduled\", \"EventType\": \"Freeze\", \"ResourceType\": \"VirtualMachine\","
+			" \"Resources\": [\"c-burst-3-a1z1\"], \"NotBefore\": \"Mon, 19 Sep 2016 18:29:47 GMT\"},"
+			"{\"EventId\": \"B2\", \"EventStatus\": \"Scheduled\", \"EventType\": \"Preempt\", \"ResourceType\": \"VirtualMachine\","
+			" \"Resources\": [\"other-vm\", \"C-Burst-3-A1Z1\"], \"NotBefore\": \"Mon, 19 Sep 2016 18:30:17 GMT\","
+			" \"Description\": \"\", \"EventSource\": \"Platform\", \"DurationInSeconds\": -1}]}";
+		static const char other_vm[] =
+			"{\"DocumentIncarnation\": 3, \"Events\": [{\"EventType\": \"Preempt\", \"Resources\": [\"c-burst-4-a1z1\"],"
+			" \"NotBefore\": \"Mon, 19 Sep 2016 18:30:17 GMT\"}]}";
+		static const char other_events[] =
+			"{\"DocumentIncarnation\": 4, \"Events\": [{\"EventType\": \"Reboot\", \"Resources\": [\"c-burst-3-a1z1\"]},"
+			" {\"EventType\": \"Terminate\", \"Resources\": [\"c-burst-3-a1z1\"]}]}";
+		static const char started[] =
+			"{\"Events\": [{\"EventType\": \"Preempt\", \"EventStatus\": \"Started\", \"Resources\": [\"c-burst-3-a1z1\"], \"NotBefore\": \"\"}]}";
+		static const char nul[] = "{\"Events\": []}\0x";
+
+		ok(imds_azure_events_parse(200, preempt, sizeof(preempt) - 1, vm, 0, &n, why, sizeof(why)) == 1 &&
+		   n.action == IMDS_ACTION_TERMINATE && !strcmp(n.action_name, "terminate") && n.at == 1474309817 &&
+		   !strcmp(n.time, "2016-09-19T18:30:17Z"),
+		   "azure: a Preempt naming this VM (in another case, among other events) is a terminate notice at its NotBefore (%s)", n.time);
+		ok(imds_azure_events_parse(200, other_vm, sizeof(other_vm) - 1, vm, 0, &n, why, sizeof(why)) == 0,
+		   "azure: another VM's Preempt is no notice");
+		ok(imds_azure_events_parse(200, other_events, sizeof(other_events) - 1, vm, 0, &n, why, sizeof(why)) == 0,
+		   "azure: this VM's Reboot and Terminate events are no notice");
+		ok(imds_azure_events_parse(200, "{\"DocumentIncarnation\": 0, \"Events\": []}", 40, vm, 0, &n, why, sizeof(why)) == 0,
+		   "azure: no events, no notice");
+		ok(imds_azure_events_parse(200, started, sizeof(started) - 1, vm, 1505722920, &n, why, sizeof(why)) == 1 &&
+		   n.at == 1505722920, "azure: a started Preempt without NotBefore is a notice for now (%s)", n.time);
+		ok(imds_azure_events_parse(200, "{\"Events\": [", 12, vm, 0, &n, why, sizeof(why)) == -1 &&
+		   strstr(why, "not a JSON object"), "azure: bad JSON refused (%s)", why);
+		ok(imds_azure_events_parse(200, "[]", 2, vm, 0, &n, why, sizeof(why)) == -1 && strstr(why, "not a JSON object"),
+		   "azure: a JSON array refused (%s)", why);
+		ok(imds_azure_events_parse(200, "{\"Events\": {}}", 14, vm, 0, &n, why, sizeof(why)) == -1 && strstr(why, "\"Events\""),
+		   "azure: Events not an array refused (%s)", why);
+		ok(imds_azure_events_parse(200, "{\"Events\": [7]}", 15, vm, 0, &n, why, sizeof(why)) == -1 &&
+		   strstr(why, "event 1 is not an object"), "azure: an event that is not an object refused (%s)", why);
+		ok(imds_azure_events_parse(200, "{\"Events\": [{\"EventType\": 1}]}", 30, vm, 0, &n, why, sizeof(why)) == -1 &&
+		   strstr(why, "EventType"), "azure: an EventType that is not a string refused (%s)", why);
+		ok(imds_azure_events_parse(200, "{\"Events\": [{\"EventType\": \"Preempt\", \"Resources\": \"c-burst-3-a1z1\"}]}", 69,
+					   vm, 0, &n, why, sizeof(why)) == -1 && strstr(why, "Resources"),
+		   "azure: a Preempt whose Resources is not an array refused (%s)", why);
+		ok(imds_azure_events_parse(500, "{}", 2, vm, 0, &n, why, sizeof(why)) == -1 && strstr(why, "HTTP 500"),
+		   "azure: another status refused (%s)", why);
+		ok(imds_azure_events_parse(200, nul, sizeof(nul) - 1, vm, 0, &n, why, sizeof(why)) == -1 && strstr(why, "NUL"),
+		   "azure: a NUL byte refused (%s)", why);
+		ok(imds_azure_events_parse(200, preempt, AZURE_EVENTS_MAX + 1, vm, 0, &n, why, sizeof(why)) == -1 &&
+		   strstr(why, "bytes"), "azure: an answer over AZURE_EVENTS_MAX refused (%s)", why);
+	}
 	return done_testing();
 }
