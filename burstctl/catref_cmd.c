@@ -1,11 +1,13 @@
 /*
  * catref_cmd.c - burstctl catalog refresh: rewrite a provider's catalog CSV
- * from EC2's DescribeInstanceTypes, Nova's flavors or Compute Engine's
- * machine types (lib/cloud/catalog_refresh.h has the rules).
+ * from EC2's DescribeInstanceTypes, Nova's flavors, Compute Engine's
+ * machine types or Azure's Resource SKUs (lib/cloud/catalog_refresh.h has
+ * the rules).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,9 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 
+#include "arm.h"
+#include "azure_auth.h"
+#include "azure_catalog.h"
 #include "catalog.h"
 #include "catalog_refresh.h"
 #include "catref_cmd.h"
@@ -36,7 +41,8 @@ const char catref_cmd_usage[] =
 "  catalog refresh --provider NAME [--region R] [--output FILE | --output-dir DIR]\n"
 "                  [--drop-missing]\n"
 "                           rewrite the provider's catalog from EC2's DescribeInstanceTypes,\n"
-"                           Nova's flavors or Compute Engine's machine types\n";
+"                           Nova's flavors, Compute Engine's machine types or Azure's\n"
+"                           Resource SKUs\n";
 
 static void usage(FILE *f)
 {
@@ -252,6 +258,92 @@ out:
 	return rc;
 }
 
+/*
+ * An azure provider's VM sizes in region: every page of the Resource SKUs
+ * listing, with the provider's credentials (or its managed identity) as the
+ * driver has them. The API names no GPU model: a size the catalog has
+ * keeps its curated one (model and per-device memory), so that the merge
+ * finds it in the model table. 0, or -1 with err.
+ */
+static int azure_types(const struct cfg_provider *p, const char *region, bool allow_http, const struct catalog *cat,
+		       struct ec2_instance_types *api, burst_err_t *err)
+{
+	struct arm_client_opts o;
+	struct arm_client *c = NULL;
+	struct az_creds cr;
+	char path[300], what[200], *next = NULL;
+	unsigned pages = 0;
+	int rc = -1;
+
+	if (!p->subscription) {
+		burst_err_set(err, "no Subscription= (the Resource SKUs are listed per subscription)");
+		return -1;
+	}
+	if (p->credentials) {
+		if (az_creds_from_file(p->credentials, &cr, err) < 0)
+			return -1;
+	} else
+		az_creds_managed(&cr);
+	memset(&o, 0, sizeof(o));
+	o.creds = &cr;
+	o.endpoint = p->endpoint;
+	o.imds = p->metadata_endpoint;
+	o.ca_file = p->ca_file;
+	o.allow_http = allow_http;
+	c = arm_client_new(&o, err);
+	az_creds_free(&cr);
+	if (!c)
+		return -1;
+	snprintf(path, sizeof(path), "/subscriptions/%s/providers/Microsoft.Compute/skus?api-version=%s&$filter=location%%20eq%%20'%s'",
+		 p->subscription, AZ_SKUS_API, region);
+	snprintf(what, sizeof(what), "azure %s: list the resource SKUs", p->name);
+	do {
+		struct arm_answer a;
+		enum az_class cls = arm_request(c, "GET", next ? next : path, NULL, ARM_READ, region, what, &a, err);
+		int prc;
+
+		free(next);
+		next = NULL;
+		if (cls != AZ_OK) {
+			arm_answer_free(&a);
+			if (cls == AZ_AUTH) {
+				char *m = xstrdup(err->msg);
+				burst_err_set(err, "%s (check the provider's CredentialsFile= and its role: "
+					      "Microsoft.Compute/skus/read)", m);
+				free(m);
+			}
+			goto out;
+		}
+		prc = az_skus_parse(a.body, region, api, &next, err);
+		arm_answer_free(&a);
+		if (prc < 0)
+			goto out;
+		if (++pages > 10000) {
+			burst_err_set(err, "%s: more than 10,000 pages: given up", what);
+			goto out;
+		}
+	} while (next);
+	for (size_t i = 0; i < api->n; i++) {
+		struct ec2_instance_type *it = &api->v[i];
+		char key[300];
+		const struct cat_type *t;
+		int model;
+
+		snprintf(key, sizeof(key), "%s:%s", p->catalog ? p->catalog : p->type, it->name);
+		if (!it->gpu_count || !(t = catalog_find_type(cat, key)) || (model = t->sid[KEY_ACC_MODEL]) < 0)
+			continue;
+		free(it->gpu_name);
+		it->gpu_name = xstrdup(catalog_str(cat, model));
+		if (!isnan(t->num[KEY_ACC_MEMORY]))
+			it->gpu_memory_mib = (long)t->num[KEY_ACC_MEMORY];
+	}
+	rc = 0;
+out:
+	free(next);
+	arm_client_free(c);
+	return rc;
+}
+
 static const char *os_microversion(const char *mv)
 {
 	int major = 0, minor = 0;
@@ -274,7 +366,7 @@ int catref_cmd_main(const char *verb, int argc, char **argv)
 	struct ctl_globals gl;
 	const char *config = NULL, *catdir = NULL, *pname = NULL, *region = NULL;
 	const char *output = NULL, *outdir = NULL;
-	bool json = false, drop = false, openstack = false, gcp = false;
+	bool json = false, drop = false, openstack = false, gcp = false, azure = false;
 	struct burst_config *cfg = NULL;
 	const struct cfg_provider *p = NULL;
 	struct catalog *cat = NULL;
@@ -351,15 +443,17 @@ int catref_cmd_main(const char *verb, int argc, char **argv)
 		sb_free(&sb);
 		goto out;
 	}
-	if (strcmp(p->type, "aws") && strcmp(p->type, "openstack") && strcmp(p->type, "gcp")) {
+	if (strcmp(p->type, "aws") && strcmp(p->type, "openstack") && strcmp(p->type, "gcp") &&
+	    strcmp(p->type, "azure")) {
 		fprintf(stderr, "%s: provider %s is of type %s: only aws providers (from EC2's "
-			"DescribeInstanceTypes), openstack ones (from Nova's flavors) and gcp ones (from "
-			"Compute Engine's machine types) can be refreshed\n",
+			"DescribeInstanceTypes), openstack ones (from Nova's flavors), gcp ones (from "
+			"Compute Engine's machine types) and azure ones (from Azure's Resource SKUs) can be refreshed\n",
 			prog, p->name, p->type);
 		goto out;
 	}
 	openstack = !strcmp(p->type, "openstack");
 	gcp = !strcmp(p->type, "gcp");
+	azure = !strcmp(p->type, "azure");
 	if (!region)
 		region = p->nregions ? p->regions[0] : NULL;
 	if (!region && !openstack) {
@@ -430,6 +524,18 @@ int catref_cmd_main(const char *verb, int argc, char **argv)
 		}
 		goto merge;
 	}
+	if (azure) {
+		if (azure_types(p, region, cfg->allow_insecure_endpoint, cat, &api, &err) < 0) {
+			fprintf(stderr, "%s: provider %s: %s\n", prog, p->name, err.msg);
+			goto out;
+		}
+		if (!api.n) {
+			fprintf(stderr, "%s: provider %s: Azure lists no VM size offered in %s: nothing written\n",
+				prog, p->name, region);
+			goto out;
+		}
+		goto merge;
+	}
 	c = ec2_client_for_provider(region, p->endpoint, p->ca_file, p->credentials, p->profile, &err);
 	if (!c) {
 		fprintf(stderr, "%s: provider %s: %s\n", prog, p->name, err.msg);
@@ -455,6 +561,9 @@ merge:
 	} else if (gcp) {
 		mo.source = "gcp-api";
 		mo.api = "Compute Engine's machineTypes.aggregatedList";
+	} else if (azure) {
+		mo.source = "azure-api";
+		mo.api = "Azure's Resource SKUs";
 	}
 	mo.drop_missing = drop;
 	mo.provider = p->name;
@@ -478,7 +587,7 @@ merge:
 		}
 	}
 	sha256_file(out, sum);
-	print_report(&rep, out, sum, t.nrows, json, openstack ? "Nova" : gcp ? "Compute Engine" : "EC2");
+	print_report(&rep, out, sum, t.nrows, json, openstack ? "Nova" : gcp ? "Compute Engine" : azure ? "Azure" : "EC2");
 	rc = EXIT_OK;
 out:
 	catref_report_free(&rep);

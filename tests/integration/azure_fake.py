@@ -20,6 +20,8 @@ DIR/config.json (read at start and again on POST /_fake/config) says:
                              before the final status (default 2)
   retry_after                the Retry-After seconds of an operation (default 1)
   page                       VMs a listing page holds (default 50)
+  skus                       the Resource SKUs listing's value (GET .../Microsoft.Compute/skus)
+  sku_page                   SKUs a listing page holds (default all: one page)
   capacity                   [{"size": S, "zone": Z or "", "region": R or ""}]:
                              a create fails in its operation with
                              ZonalAllocationFailed (zone) or AllocationFailed
@@ -507,7 +509,14 @@ class Handler(BaseHTTPRequestHandler):
                 return arm_error("MethodNotAllowed", "the fake only reads network interfaces", 405)
             return (200, nic) if nic else arm_error("NotFound", "Resource %s not found." % path, 404)
         if m.re is SKU_RE:
-            return 200, {"value": F.c("skus", [])}
+            # paged as ARM pages: nextLink carries a $skiptoken
+            skus, page = F.c("skus", []), int(F.c("sku_page", 0) or 0) or len(F.c("skus", [])) or 1
+            start = int(q.get("$skiptoken", "0") or 0)
+            doc = {"value": skus[start:start + page]}
+            if start + page < len(skus):
+                doc["nextLink"] = "%s/subscriptions/%s/providers/Microsoft.Compute/skus?api-version=2021-07-01&$skiptoken=%d" % (
+                    self.base(), F.c("subscription", ""), start + page)
+            return 200, doc
         rg, name = m.group(2), m.group(3)
         if name is None:
             if method != "GET":

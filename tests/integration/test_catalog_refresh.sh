@@ -4,14 +4,18 @@
 # credentials from burst.conf, the written CSV checked against boto3's own
 # describe_instance_types for a few types, read back by 'burstctl catalog
 # show --catalog-dir'; in place, --output FILE, --json; the errors (unknown
-# provider, one neither aws, openstack nor gcp, a wrong secret, throttling) exit 2
-# with a clear message and write nothing.
+# provider, one neither aws, openstack, gcp nor azure, a wrong secret, throttling) exit 2
+# with a clear message and write nothing. An azure provider from the fake
+# Azure's Resource SKUs (tests/integration/azure_fake.py, two pages): sizes
+# added, the shipped catalog's GPU facts kept, a wrong secret refused.
 # burst-matrix: host-only (provider only, no Slurm in it: the same on every Slurm release)
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
 . "$src/tests/integration/tap.sh"
 . "$src/tests/integration/ec2_peers.sh"
+export BURST_TOP_SRCDIR=$src
+. "$src/tests/integration/azure_peers.sh"
 burstctl="$build/burstctl/burstctl"
 [ -x "$burstctl" ] || bail "no $burstctl (build first)"
 
@@ -21,6 +25,7 @@ aux_down() {
 	[ -n "$moto_pid" ] && kill "$moto_pid" 2>/dev/null && wait "$moto_pid" 2>/dev/null
 	[ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
 	moto_pid= fake_pid=
+	az_down
 	rm -rf "$aux"
 }
 trap aux_down EXIT
@@ -179,8 +184,8 @@ bc catalog refresh --provider nosuch --output-dir "$aux/e1" >/dev/null 2>"$aux/e
 [ $rc = 2 ] && grep -q "unknown provider 'nosuch' (.* has: local, aws, awsbad, awsslow)" "$aux/err" && [ ! -e "$aux/e1" ]
 ok $? "an unknown provider: exit 2 ($rc), the configured ones named" "$aux/err"
 bc catalog refresh --provider local --output-dir "$aux/e2" >/dev/null 2>"$aux/err"; rc=$?
-[ $rc = 2 ] && grep -q "provider local is of type local: only aws providers (from EC2's DescribeInstanceTypes), openstack ones (from Nova's flavors) and gcp ones (from Compute Engine's machine types) can be refreshed" "$aux/err" && [ ! -e "$aux/e2" ]
-ok $? "a provider neither aws, openstack nor gcp: exit 2 ($rc)" "$aux/err"
+[ $rc = 2 ] && grep -q "provider local is of type local: only aws providers (from EC2's DescribeInstanceTypes), openstack ones (from Nova's flavors), gcp ones (from Compute Engine's machine types) and azure ones (from Azure's Resource SKUs) can be refreshed" "$aux/err" && [ ! -e "$aux/e2" ]
+ok $? "a provider neither aws, openstack, gcp nor azure: exit 2 ($rc)" "$aux/err"
 bc catalog refresh --provider awsbad --output-dir "$aux/e3" >/dev/null 2>"$aux/err"; rc=$?
 [ $rc = 2 ] && grep -q "provider awsbad: ec2 DescribeInstanceTypes in us-east-1.*(check the provider's credentials" "$aux/err" &&
 	! grep -q "$badsecret" "$aux/err" && [ ! -e "$aux/e3/aws.csv" ]
@@ -195,6 +200,42 @@ bc catalog refresh --output-dir "$aux/e5" >/dev/null 2>"$aux/err"; rc=$?
 ok $? "no --provider: exit 2 ($rc)" "$aux/err"
 bc catalog refresh --provider aws --output "$aux/x.csv" --output-dir "$aux/e6" >/dev/null 2>"$aux/err"; rc=$?
 [ $rc = 2 ] && [ ! -e "$aux/x.csv" ]; ok $? "--output and --output-dir together: exit 2 ($rc)" "$aux/err"
+
+# --- 6. azure: the Resource SKUs, two pages ---
+sku() {   # NAME VCPUS MEMORYGB GPUS [REGION]
+	printf '{"resourceType": "virtualMachines", "name": "%s", "tier": "Standard", "locations": ["%s"], "capabilities": [{"name": "vCPUs", "value": "%s"}, {"name": "MemoryGB", "value": "%s"}, {"name": "GPUs", "value": "%s"}, {"name": "CpuArchitectureType", "value": "x64"}]}' \
+		"$1" "${5:-eastus}" "$2" "$3" "$4"
+}
+skus="[$(sku Standard_ND96amsr_A100_v4 96 1800 8), $(sku Standard_D2s_v5 2 8 0), $(sku Standard_D2s_v9 2 8 0), $(sku Standard_D4s_v9 4 16 0 westus), $(sku Standard_NC8_H777_v9 8 64 1)]"
+az_up "$aux" "{\"skus\": $skus, \"sku_page\": 2}" || bail "the fake Azure did not start"
+printf 'AZURE_TENANT_ID=%s\nAZURE_CLIENT_ID=%s\nAZURE_CLIENT_SECRET=%s\nAZURE_AUTHORITY_HOST=%s\n' "$AZ_TENANT" "$AZ_CLIENT" "$AZ_SECRET" "$AZ_URL" >"$aux/sp.env"
+printf 'AZURE_TENANT_ID=%s\nAZURE_CLIENT_ID=%s\nAZURE_CLIENT_SECRET=%s\nAZURE_AUTHORITY_HOST=%s\n' "$AZ_TENANT" "$AZ_CLIENT" "$badsecret" "$AZ_URL" >"$aux/spbad.env"
+chmod 600 "$aux/sp.env" "$aux/spbad.env"
+azp="Type=azure Endpoint=$AZ_URL CaFile=$AZ_CA Subscription=$AZ_SUB ResourceGroup=$AZ_RG Image=Canonical:ubuntu-24_04-lts:server:latest SubnetId=/subscriptions/$AZ_SUB/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/v/subnets/s Regions=eastus"
+cat >"$aux/az.conf" <<CONF
+ClusterName=refresh$$
+StateDir=$aux/state
+Provider=azure $azp CredentialsFile=$aux/sp.env
+Provider=azurebad $azp CredentialsFile=$aux/spbad.env
+CONF
+"$burstctl" -c "$aux/az.conf" catalog refresh --provider azure --output-dir "$aux/az" --json >"$aux/az.json" 2>"$aux/err"
+ok $? "catalog refresh --provider azure --output-dir OUT" "$aux/err"
+npages=$(python3 -c 'import json, sys; print(sum(1 for l in open(sys.argv[1]) if json.loads(l)["path"].endswith("/Microsoft.Compute/skus")))' "$AZ_DIR/requests.jsonl")
+[ "$npages" = 3 ] && grep -q '"api-version": "2021-07-01"' "$AZ_DIR/requests.jsonl"
+ok $? "the Resource SKUs listing read over its three pages (nextLink), api-version 2021-07-01 ($npages GETs)" "$AZ_DIR/requests.jsonl"
+[ "$(jget "$aux/az.json" '",".join(sorted(d["added"]))')" = "Standard_D2s_v9,Standard_NC8_H777_v9" ]
+ok $? "the sizes the catalog lacks are added, not another region's ($(jget "$aux/az.json" '",".join(sorted(d["added"]))'))" "$aux/az.json"
+grep -q '^Standard_D2s_v9,2,8192,0,.*,azure-api$' "$aux/az/azure.csv" && grep -q '^# refreshed by burstctl catalog refresh from Azure.s Resource SKUs (provider azure, region eastus)' "$aux/az/azure.csv"
+ok $? "an added size: 2 vCPUs, 8 GiB, source azure-api; the CSV says where it came from" "$aux/az/azure.csv"
+[ "$(grep '^Standard_ND96amsr_A100_v4,' "$aux/az/azure.csv" | cut -d, -f2-10)" = "$(grep '^Standard_ND96amsr_A100_v4,' "$src/share/catalog/azure.csv" | cut -d, -f2-10)" ] &&
+	grep -q '^Standard_ND96amsr_A100_v4,96,1843200,8,A100-80GB,GPU,NVIDIA,ampere,81920,' "$aux/az/azure.csv"
+ok $? "the shipped catalog's verified GPU facts are kept: 8 x A100-80GB, ampere, 81920 MiB (the API names no GPU model)" "$aux/az/azure.csv"
+grep -q '^Standard_NC8_H777_v9,8,65536,1,H777,GPU,' "$aux/az/azure.csv" && jget "$aux/az.json" 'd["notes"]' | grep -q "H777"
+ok $? "a new GPU size: its model named from the size (H777), the unknown model noted" "$aux/az.json"
+"$burstctl" -c "$aux/az.conf" catalog refresh --provider azurebad --output-dir "$aux/e7" >/dev/null 2>"$aux/err"; rc=$?
+[ $rc = 2 ] && grep -q "provider azurebad: Entra ID .*AADSTS7000215: Invalid client secret provided.*(check the provider's CredentialsFile=" "$aux/err" && ! grep -q "$badsecret" "$aux/err" && [ ! -e "$aux/e7/azure.csv" ]
+ok $? "azure, a wrong secret: exit 2 ($rc), the auth error, no secret, nothing written" "$aux/err"
+sed 's/^/# /' "$aux/err"
 
 aux_down
 trap - EXIT

@@ -21,6 +21,7 @@
 
 #include "arm.h"
 #include "azure_auth.h"
+#include "azure_catalog.h"
 #include "azure_vm.h"
 #include "strutil.h"
 #include "tap.h"
@@ -366,8 +367,56 @@ static void test_vm(void)
 	}
 }
 
+/* The Resource SKUs listing as the catalog refresh's instance types. */
+static void test_skus(void)
+{
+	struct ec2_instance_types l = { 0 };
+	burst_err_t err;
+	char *next = NULL;
+
+	ok(az_skus_parse("{\"value\":["
+			 "{\"resourceType\":\"virtualMachines\",\"name\":\"Standard_ND96isr_H100_v5\",\"locations\":[\"EastUS\"],"
+			 "\"capabilities\":[{\"name\":\"vCPUs\",\"value\":\"96\"},{\"name\":\"MemoryGB\",\"value\":\"1900\"},"
+			 "{\"name\":\"GPUs\",\"value\":\"8\"},{\"name\":\"CpuArchitectureType\",\"value\":\"x64\"}]},"
+			 "{\"resourceType\":\"virtualMachines\",\"name\":\"Standard_D2ps_v5\",\"locations\":[\"eastus\"],"
+			 "\"capabilities\":[{\"name\":\"vCPUs\",\"value\":\"2\"},{\"name\":\"MemoryGB\",\"value\":\"8\"},"
+			 "{\"name\":\"CpuArchitectureType\",\"value\":\"Arm64\"}]},"
+			 "{\"resourceType\":\"virtualMachines\",\"name\":\"Standard_A0\",\"locations\":[\"eastus\"],"
+			 "\"capabilities\":[{\"name\":\"vCPUs\",\"value\":\"1\"},{\"name\":\"MemoryGB\",\"value\":\"0.75\"}]},"
+			 "{\"resourceType\":\"virtualMachines\",\"name\":\"Standard_NC6s_v3\",\"locations\":[\"eastus\"],"
+			 "\"capabilities\":[{\"name\":\"vCPUs\",\"value\":\"6\"},{\"name\":\"MemoryGB\",\"value\":\"112\"},{\"name\":\"GPUs\",\"value\":\"1\"}]},"
+			 "{\"resourceType\":\"virtualMachines\",\"name\":\"Standard_D2ps_v5\",\"locations\":[\"eastus\"],"
+			 "\"capabilities\":[{\"name\":\"vCPUs\",\"value\":\"2\"},{\"name\":\"MemoryGB\",\"value\":\"8\"}]},"
+			 "{\"resourceType\":\"virtualMachines\",\"name\":\"Standard_WestOnly\",\"locations\":[\"westus\"],"
+			 "\"capabilities\":[{\"name\":\"vCPUs\",\"value\":\"2\"},{\"name\":\"MemoryGB\",\"value\":\"8\"}]},"
+			 "{\"resourceType\":\"virtualMachines\",\"name\":\"Standard_Restricted\",\"locations\":[\"eastus\"],"
+			 "\"restrictions\":[{\"type\":\"Location\",\"values\":[\"eastus\"],\"reasonCode\":\"NotAvailableForSubscription\"}],"
+			 "\"capabilities\":[{\"name\":\"vCPUs\",\"value\":\"2\"},{\"name\":\"MemoryGB\",\"value\":\"8\"}]},"
+			 "{\"resourceType\":\"disks\",\"name\":\"Premium_LRS\",\"locations\":[\"eastus\"]},"
+			 "{\"resourceType\":\"virtualMachines\",\"name\":\"Standard_Bad\",\"locations\":[\"eastus\"],"
+			 "\"capabilities\":[{\"name\":\"vCPUs\",\"value\":\"two\"},{\"name\":\"MemoryGB\",\"value\":\"8\"}]}],"
+			 "\"nextLink\":\"https://management.azure.com/subscriptions/s/providers/Microsoft.Compute/skus?$skiptoken=9\"}",
+			 "eastus", &l, &next, &err) == 0 && next && strstr(next, "skiptoken=9"),
+	   "a page of resource SKUs parses, with its nextLink");
+	ok(l.n == 4, "four VM sizes: each once, not another region's, not a restricted one, not a disk, not one without a number of vCPUs (%zu)", l.n);
+	ok(l.n == 4 && !strcmp(l.v[0].name, "Standard_ND96isr_H100_v5") && l.v[0].vcpus == 96 && l.v[0].memory_mib == 1945600 &&
+	   l.v[0].gpu_count == 8 && !strcmp(l.v[0].gpu_name, "H100") && !strcmp(l.v[0].arch, "x86_64"),
+	   "a GPU size: 96 vCPUs, 1900 GiB, 8 GPUs named from the size (H100), x64 is x86_64 (region matched without case)");
+	ok(l.n == 4 && !strcmp(l.v[1].arch, "arm64") && l.v[1].gpu_count == 0 && l.v[1].storage_disk && !*l.v[1].storage_disk,
+	   "Arm64 is arm64; no GPU; no word on storage");
+	ok(l.n == 4 && l.v[2].memory_mib == 768 && !l.v[2].arch, "0.75 GiB is 768 MiB; no architecture given, none said");
+	ok(l.n == 4 && l.v[3].gpu_count == 1 && !strcmp(l.v[3].gpu_name, "GPU"), "a GPU size whose name names no model: GPU");
+	free(next);
+	ec2_instance_types_free(&l);
+	ok(az_skus_parse("{\"value\":[]}", "eastus", &l, &next, &err) == 0 && !next && l.n == 0, "the last page: no nextLink");
+	ok(az_skus_parse("{\"error\":{\"code\":\"X\"}}", "eastus", &l, &next, &err) < 0 && strstr(err.msg, "resource SKUs"),
+	   "not a listing: refused, saying so (%s)", err.msg);
+	ok(az_skus_parse("not json", "eastus", &l, &next, &err) < 0, "not JSON: refused");
+}
+
 int main(void)
 {
+	test_skus();
 	if (!mkdtemp(dir)) {
 		printf("Bail out! mkdtemp\n");
 		return 1;
