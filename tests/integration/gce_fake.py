@@ -42,6 +42,7 @@ answers it):
        then gone after --delete-delay), POST .../setMetadata (fingerprint
        checked: 412 when stale), GET .../serialPort?port=1
   GET  aggregated/machineTypes, zones/Z/machineTypes, aggregated/acceleratorTypes
+       (the aggregated lists in pages: maxResults, page_size, pageToken)
   Filters: "FIELD = VALUE", "FIELD != VALUE", "FIELD eq VALUE" joined by AND or
   by juxtaposition, each maybe in parentheses; FIELD a dotted path
   (labels.burst-cluster, name, status, ...); VALUE maybe quoted.
@@ -856,7 +857,8 @@ class H(BaseHTTPRequestHandler):
                 start = int(q.get("start") or 0)
                 return 200, {"kind": "compute#serialPortOutput", "contents": text[start:], "start": str(start),
                              "next": str(len(text)), "selfLink": vm["selfLink"] + "/serialPort"}
-        # the catalog
+        # the catalog (an aggregated list in pages of maxResults or page_size
+        # items, each page's items grouped by zone, as Compute Engine pages them)
         if method == "GET" and (path == "aggregated/machineTypes" or
                                 (len(seg) == 3 and seg[0] == "zones" and seg[2] == "machineTypes")):
             zones = [seg[1]] if seg[0] == "zones" else sorted({z for r in CONFIG["zones"] for z in zones_of(r)} or
@@ -878,21 +880,36 @@ class H(BaseHTTPRequestHandler):
                 return 200, {"kind": "compute#machineTypeList", "items": items["zones/" + seg[1]]["machineTypes"],
                              "id": "projects/%s/zones/%s/machineTypes" % (ARGS.project, seg[1]),
                              "selfLink": "%s/zones/%s/machineTypes" % (base_url(None), seg[1])}
-            return 200, {"kind": "compute#machineTypeAggregatedList", "items": items,
-                         "id": "projects/%s/aggregated/machineTypes" % ARGS.project,
-                         "selfLink": "%s/aggregated/machineTypes" % base_url(None)}
+            return 200, paged({"kind": "compute#machineTypeAggregatedList",
+                               "id": "projects/%s/aggregated/machineTypes" % ARGS.project,
+                               "selfLink": "%s/aggregated/machineTypes" % base_url(None)}, items, "machineTypes", q)
         if method == "GET" and path == "aggregated/acceleratorTypes":
             zones = sorted({z for r in CONFIG["zones"] for z in zones_of(r)} or {"us-central1-a"})
-            return 200, {"kind": "compute#acceleratorTypeAggregatedList",
-                         "id": "projects/%s/aggregated/acceleratorTypes" % ARGS.project,
-                         "selfLink": "%s/aggregated/acceleratorTypes" % base_url(None),
-                         "items": {"zones/" + z: {"acceleratorTypes": [
-                             {"kind": "compute#acceleratorType", "id": new_id(), "name": n, "description": d,
-                              "zone": "%s/zones/%s" % (base_url(None), z), "maximumCardsPerInstance": 8,
-                              "selfLink": "%s/zones/%s/acceleratorTypes/%s" % (base_url(None), z, n)}
-                             for n, d in sorted(ACCELERATORS.items())]} for z in zones}}
+            return 200, paged({"kind": "compute#acceleratorTypeAggregatedList",
+                               "id": "projects/%s/aggregated/acceleratorTypes" % ARGS.project,
+                               "selfLink": "%s/aggregated/acceleratorTypes" % base_url(None)},
+                              {"zones/" + z: {"acceleratorTypes": [
+                                  {"kind": "compute#acceleratorType", "id": new_id(), "name": n, "description": d,
+                                   "zone": "%s/zones/%s" % (base_url(None), z), "maximumCardsPerInstance": 8,
+                                   "selfLink": "%s/zones/%s/acceleratorTypes/%s" % (base_url(None), z, n)}
+                                  for n, d in sorted(ACCELERATORS.items())]} for z in zones}, "acceleratorTypes", q)
         return api_error(404, "notFound", "The requested URL /compute/v1/projects/%s/%s was not found." %
                          (ARGS.project, path))
+
+
+def paged(out, items, key, q):
+    """out with one page of the aggregated items ({scope: {key: [...]}}):
+    from pageToken on, maxResults (or page_size) of them, and nextPageToken
+    when more are left."""
+    flat = [(sc, it) for sc in sorted(items) for it in items[sc][key]]
+    start = int(q.get("pageToken") or 0)
+    size = min(int(q.get("maxResults") or 500), 500, int(CONFIG.get("page_size") or 500))
+    out["items"] = {}
+    for sc, it in flat[start:start + size]:
+        out["items"].setdefault(sc, {key: []})[key].append(it)
+    if start + size < len(flat):
+        out["nextPageToken"] = str(start + size)
+    return out
 
 
 def load_key(path):

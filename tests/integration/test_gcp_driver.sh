@@ -249,6 +249,27 @@ grep -q "^# refreshed .*Compute Engine's machineTypes.aggregatedList" "$work/cat
 ok $? "a '# refreshed' line naming Compute Engine; the prices beside it" "$work/cat/gcp.csv"
 "$burstctl" --catalog-dir "$work/cat" catalog show n4-standard-2 >"$work/out" 2>&1
 grep -q 'n4-standard-2' "$work/out"; ok $? "burstctl catalog show reads the refreshed catalog back" "$work/out"
+# the listings in pages of one item (Compute Engine may answer fewer than
+# maxResults): every page read, the same catalog
+ctl config '{"page_size": 1}'
+"$burstctl" --config "$work/burst.conf" --catalog-dir "$src/share/catalog" --json catalog refresh --provider g \
+	--output-dir "$work/cat3" >"$work/out" 2>"$work/err" &&
+	diff <(grep -v '^# refreshed' "$work/cat/gcp.csv") <(grep -v '^# refreshed' "$work/cat3/gcp.csv") >"$work/rep" 2>&1
+ok $? "aggregatedList in pages of one: every page read (nextPageToken), the same catalog" "$work/rep" "$work/err"
+python3 - "$work/log.jsonl" >"$work/rep" <<'EOF2'
+import json, sys
+n = {"machineTypes": 0, "acceleratorTypes": 0}
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    k = e["path"].rpartition("/")[2]
+    if e["path"].startswith("aggregated/") and k in n and "pageToken" in json.dumps(e.get("query")):
+        n[k] += 1
+print(n["machineTypes"], n["acceleratorTypes"])
+EOF2
+read -r mtp atp <"$work/rep"
+[ "$mtp" -gt 20 ] && [ "$atp" -ge 7 ]
+ok $? "... machineTypes and acceleratorTypes each asked page after page ($mtp and $atp pages after the first)" "$work/rep"
+ctl config '{"page_size": 0}'
 ctl config '{"fail": [{"match": {"method": "GET", "path": "aggregated/machineTypes"}, "status": 403, "reason": "forbidden", "message": "Required compute.machineTypes.list permission", "times": 1}]}'
 rm -rf "$work/cat2"
 "$burstctl" --config "$work/burst.conf" --catalog-dir "$src/share/catalog" catalog refresh --provider g \
