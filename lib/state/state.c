@@ -30,6 +30,7 @@ struct state_db {
 	struct htab stmts;
 	unsigned long prepares;  /* sqlite3_prepare_v2 calls (state_prepares) */
 	void (*on_fenced)(void); /* called by a fenced write before it aborts (state_on_fenced) */
+	long long fenced_epoch;  /* the epoch this connection is fenced to (0: none) */
 };
 
 struct cached_stmt {
@@ -601,9 +602,15 @@ struct state_db *state_open_standby(const char *path, int *older, burst_err_t *e
 	return open_db(path, older, err);
 }
 
+static int fence(struct state_db *db, long long epoch, burst_err_t *err);
+
 int state_migrate(struct state_db *db, burst_err_t *err)
 {
-	return migrate(db, NULL, err);
+	if (migrate(db, NULL, err) < 0)
+		return -1;
+	/* the fence again: on the tables the migration made, and on those it
+	 * rebuilt (a table's triggers go with it) */
+	return db->fenced_epoch ? fence(db, db->fenced_epoch, err) : 0;
 }
 
 void state_close(struct state_db *db)
@@ -1707,7 +1714,16 @@ static int fence(struct state_db *db, long long epoch, burst_err_t *err)
 		 "DELETE FROM temp.burst_fence; INSERT INTO temp.burst_fence VALUES (%lld);", epoch);
 	if (exec1(db, sql, err) < 0)
 		return -1;
-	for (size_t t = 0; fenced_tables[t]; t++)
+	for (size_t t = 0; fenced_tables[t]; t++) {
+		int there = 0;
+		/* a table an older file lacks (its migration waits for the lease:
+		 * state_open_standby) is fenced once the migration made it */
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM main.sqlite_master WHERE type='table' AND name='%s'",
+			 fenced_tables[t]);
+		if (int_of(db, sql, &there) < 0)
+			return fail(db, err, "read the tables");
+		if (!there)
+			continue;
 		for (size_t o = 0; o < 3; o++) {
 			snprintf(sql, sizeof(sql),
 				 "CREATE TEMP TRIGGER IF NOT EXISTS burst_fence_%s_%s BEFORE %s ON main.%s"
@@ -1717,6 +1733,8 @@ static int fence(struct state_db *db, long long epoch, burst_err_t *err)
 			if (exec1(db, sql, err) < 0)
 				return -1;
 		}
+	}
+	db->fenced_epoch = epoch;
 	return 0;
 }
 

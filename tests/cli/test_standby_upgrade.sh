@@ -71,7 +71,9 @@ conf 2
 export SLURM_CONF="$tmp/slurm.conf"
 
 # agent.db at schema version 1 (the release before this build's), with a
-# node holding a job, events, a pending request, an instance and a job's cost
+# node holding a job, events, a pending request, an instance and a job's cost;
+# without budget_holds, a table added later without a version of its own
+# (the lease's fence must not wait for it: the migration makes it)
 mkdir -m 755 "$tmp/state"
 now=$(date +%s)
 q <<SQL >/dev/null || bail "cannot make the version 1 database"
@@ -98,7 +100,6 @@ CREATE TABLE instances (provider TEXT NOT NULL, instance TEXT NOT NULL, node TEX
 CREATE TABLE holds (job INTEGER NOT NULL, node TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL DEFAULT 0,
  user TEXT, account TEXT, partition TEXT, PRIMARY KEY (job, node, start));
 CREATE TABLE job_costs (job INTEGER PRIMARY KEY, time REAL NOT NULL, dollars REAL NOT NULL);
-CREATE TABLE budget_holds (job INTEGER PRIMARY KEY, budget TEXT NOT NULL, estimate REAL NOT NULL, time REAL NOT NULL);
 INSERT INTO nodes(name, nodeset, state, instance, job, since, provider, instance_type, region)
  VALUES ('burst-1', 'cpu', 'admitted', 'i-0000000000000aaa1', 4242, $now, 'aws', 't3.micro', 'us-east-1'),
         ('burst-2', 'cpu', 'powered_down', NULL, 0, $now, NULL, NULL, NULL),
@@ -149,8 +150,8 @@ grep -n 'lease taken (epoch 8)\|migrated from schema' "$log1" | cut -d: -f1 | tr
 read -r taken migrated <"$tmp/order"
 [ -n "${migrated:-}" ] && [ "$taken" -lt "$migrated" ]
 ok $? "... in that order: the lease (epoch 8) taken first, the migration under it" "$log1"
-[ "$(q 'PRAGMA user_version')" = 2 ]
-ok $? "agent.db is at schema 2"
+[ "$(q 'PRAGMA user_version')" = 2 ] && [ "$(q "SELECT count(*) FROM sqlite_master WHERE name='budget_holds'")" = 1 ]
+ok $? "agent.db is at schema 2, with the table it lacked"
 # rows kept: nodes, events, instances, holds and job costs are never deleted by the agent
 got=$(q "SELECT group_concat(name || ' ' || ifnull(instance, '-'), ', ') FROM (SELECT * FROM nodes ORDER BY name)")
 [ "$got" = "burst-1 i-0000000000000aaa1, burst-2 -, burst-3 -" ]
@@ -181,10 +182,14 @@ q "PRAGMA user_version=3"
 kill "$a1"; wait "$a1"; a1=
 wait_for 20 grep -q "info: lease released (epoch 8)" "$log1"
 ok $? "the active agent stops, releasing the lease" "$log1"
+gone() { ! kill -0 "$1"; }
+wait_for 20 gone "$a2"
+ok $? "the standby stops by itself" "$log2"
+kill "$a2" 2>/dev/null
 wait "$a2"
 rc=$?
 a2=
-[ $rc -ne 0 ]
+[ $rc -ne 0 ] && [ $rc -lt 128 ]
 ok $? "the standby, finding agent.db at schema 3 when it could take the lease, stops (exit $rc)" "$log2"
 grep -q "error: lease: not taken: $db is at schema 3, newer than this burst-agent's (2): .* upgrade this host's slurm-burst" "$log2"
 ok $? "... saying why and what to do" "$log2"
