@@ -12,7 +12,9 @@
 # Then the other way: an agent of this build waiting as a standby while a
 # later release's agent has migrated the file past this build's schema
 # must not take the lease and run on a file it would misread: it stops,
-# saying so, and the lease is left as it was.
+# saying so, and the lease is left as it was. Between the two, a backup
+# (burstctl state backup) while the agent runs; at the end the guide's
+# restore of it, the way back it names, and the agent starts on the copy.
 set -u
 src=${BURST_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${BURST_TOP_BUILDDIR:-$src}
@@ -169,6 +171,13 @@ ok $? "the migration's work done: no AUTOINCREMENT left, the nodes' CHECK as com
 wait_for 20 grep -q 'info: started: 3 nodes' "$log1"
 ok $? "the new agent goes on as the active one" "$log1"
 
+# a backup while the active agent runs (burstctl state backup; that a copy
+# is one moment of a file being written is tests/cli/test_state_backup.sh's)
+"$build/burstctl/burstctl" -c "$tmp/burst1.conf" state backup "$tmp/backup.db" >"$tmp/backup.out" 2>&1 &&
+	kill -0 "$a1" &&
+	[ "$(sqlite3 "$tmp/backup.db" 'PRAGMA integrity_check; PRAGMA user_version; SELECT count(*) FROM nodes; SELECT count(*) FROM events WHERE detail LIKE "ev-%"')" = "$(printf 'ok\n2\n3\n2')" ]
+ok $? "burstctl state backup while the agent runs: whole, at schema 2, every node and event" "$tmp/backup.out"
+
 # the other way: agent 2 (this build too) waits as a standby; a later
 # release's agent migrates the file past this build's schema (made here);
 # agent 1 stops, releasing the lease: agent 2 must not take it
@@ -199,4 +208,16 @@ ok $? "the lease left as agent 1 released it (epoch 8): not taken"
 rc=$?
 [ $rc -ne 0 ] && grep -q "is at schema 3, newer than this burst-agent's (2)" "$log2.again" "$tmp/agent2.err"
 ok $? "started again (its service manager would), it refuses the file at once (exit $rc)" "$log2.again" "$tmp/agent2.err"
+# the way back the refusal names: the guide's restore of the backup taken
+# after the migration, then the agent starts on it
+rm -f "$db-wal" "$db-shm"
+install -m 0600 "$tmp/backup.db" "$db"
+"$AGENT" -c "$tmp/burst2.conf" -L "$log2.restored" 2>"$tmp/agent2.err" &
+a2=$!
+wait_for 20 grep -q 'info: started: 3 nodes' "$log2.restored"
+ok $? "restored as the guide says, the agent starts on the copy" "$log2.restored"
+got=$(q "SELECT group_concat(name || ' ' || ifnull(instance, '-'), ', ') FROM (SELECT * FROM nodes ORDER BY name)")
+[ "$got" = "burst-1 i-0000000000000aaa1, burst-2 -, burst-3 -" ] && [ "$(q 'PRAGMA user_version')" = 2 ] &&
+	[ "$(q 'SELECT dollars FROM job_costs WHERE job=4141')" = 1.25 ]
+ok $? "... every node with its instance, the cost record, schema 2 ($got)"
 done_testing
