@@ -47,6 +47,7 @@
 #include "provenance.h"
 #include "sigv4.h"
 #include "slurmd_start.h"
+#include "syncdir.h"
 #include "wire.h"
 
 #include "accept.h"
@@ -94,15 +95,15 @@ static int connect_agent(const char *spec, double deadline)
 /* The record the node was admitted with, for burst-node health. */
 static void save_record(const char *dir, json_object *rec)
 {
-	char path[4200], tmp[4300];
+	char path[4200], why[8900];
 	char *text = provenance_serialize(rec, true);
-	FILE *f;
+	struct file_replace fr;
 
+	/* whole or not at all: burst-node health compares against it */
 	snprintf(path, sizeof(path), "%s/provenance.json", dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, path) < 0)
-		fprintf(stderr, "burst-node: cannot write %s: %s\n", path, strerror(errno));
+	if (replace_open(&fr, path, why, sizeof(why)) < 0 ||
+	    replace_commit(&fr, fputs(text, fr.f) < 0, why, sizeof(why)) < 0)
+		fprintf(stderr, "burst-node: the admission record for burst-node health: %s\n", why);
 	free(text);
 }
 

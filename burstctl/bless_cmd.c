@@ -157,18 +157,17 @@ static char *slurp(const char *path, bool *missing)
 static int bless_entry(const struct kind *K, const char *dir, const char *entry, const char *note,
 		       bool configured)
 {
-	char path[PATH_MAX], tmp[PATH_MAX], lock[PATH_MAX];
+	char path[PATH_MAX], lock[PATH_MAX], why[PATH_MAX + 300];
+	struct file_replace fr;
 	char **list = NULL, *old = NULL;
 	size_t n = 0, i;
 	burst_err_t err;
 	bool missing;
-	int lfd = -1, fd = -1, rc = EXIT_USAGE;
-	FILE *f = NULL;
+	int lfd = -1, rc = EXIT_USAGE;
 
 	size_t before = 0, namelen = K == &DRIVERS ? strcspn(entry, "=") + 1 : 0;
 
 	if (snprintf(path, sizeof(path), "%s/%s", dir, K->file) >= (int)sizeof(path) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir, K->file) >= (int)sizeof(tmp) ||
 	    snprintf(lock, sizeof(lock), "%s/%s.lock", dir, K->file) >= (int)sizeof(lock)) {
 		fprintf(stderr, "%s: state directory path too long: %s\n", prog, dir);
 		return EXIT_USAGE;
@@ -197,34 +196,23 @@ static int bless_entry(const struct kind *K, const char *dir, const char *entry,
 		fprintf(stderr, "%s: cannot read %s: %s\n", prog, path, strerror(errno));
 		goto out;
 	}
-	fd = mkstemp(tmp);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		fprintf(stderr, "%s: cannot create a file in %s: %s\n", prog, dir, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
+	/* a reader (the agent, burstctl) sees the old list or the new one */
+	if (replace_open(&fr, path, why, sizeof(why)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, why);
 		goto out;
 	}
 	if (old)
-		fputs(old, f);
+		fputs(old, fr.f);
 	else
-		fputs(K->header, f);
+		fputs(K->header, fr.f);
 	if (old && *old && old[strlen(old) - 1] != '\n')
-		fputc('\n', f);
-	fprintf(f, "%s%s%s\n", entry, note ? "  # " : "", note ? note : "");
-	if (fflush(f) != 0 || fsync(fileno(f)) < 0 || fchmod(fileno(f), 0644) < 0) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", prog, tmp, strerror(errno));
-		fclose(f);
-		unlink(tmp);
+		fputc('\n', fr.f);
+	fprintf(fr.f, "%s%s%s\n", entry, note ? "  # " : "", note ? note : "");
+	/* readable by all whatever the umask, as the agent's other files */
+	if (replace_commit(&fr, ferror(fr.f) || fchmod(fileno(fr.f), 0644) < 0, why, sizeof(why)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, why);
 		goto out;
 	}
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
-		fprintf(stderr, "%s: cannot replace %s: %s\n", prog, path, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	(void)sync_dir(dir);
 	printf("blessed %s (%s)\n", entry, path);
 	if (!before && !configured && K == &KERNELS)
 		printf("note: no kernel was blessed before, so any kernel was admitted; from now on only "

@@ -157,59 +157,26 @@ static void put_cells(FILE *f, char **cells, size_t n)
 
 int catref_write(const char *path, const struct catref_table *t, burst_err_t *err)
 {
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	char *tmp;
-	FILE *f = NULL;
-	int fd, rc = -1;
+	struct file_replace fr;
+	char why[3 * PATH_MAX];
 	size_t i;
 
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	else
-		strcpy(dir, ".");
-	tmp = xmalloc(strlen(path) + 16);
-	sprintf(tmp, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		burst_err_set(err, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-		free(tmp);
-		free(dir);
+	/* a reader (the agent, burstctl) sees the old catalog or the new one */
+	if (replace_open(&fr, path, why, sizeof(why)) < 0) {
+		burst_err_set(err, "%s", why);
 		return -1;
 	}
-	if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
-		burst_err_set(err, "%s: %s", tmp, strerror(errno));
-		close(fd);
-		goto out;
-	}
 	for (i = 0; i < t->ncomments; i++)
-		fprintf(f, "%s\n", t->comments[i]);
-	put_cells(f, t->cols, t->ncols);
+		fprintf(fr.f, "%s\n", t->comments[i]);
+	put_cells(fr.f, t->cols, t->ncols);
 	for (i = 0; i < t->nrows; i++)
-		put_cells(f, t->rows[i], t->ncols);
-	if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) < 0) {
-		burst_err_set(err, "%s: cannot write: %s", tmp, strerror(errno));
-		fclose(f);
-		f = NULL;
-		goto out;
+		put_cells(fr.f, t->rows[i], t->ncols);
+	/* readable by all whatever the umask, as the shipped catalog */
+	if (replace_commit(&fr, ferror(fr.f) || fchmod(fileno(fr.f), 0644) < 0, why, sizeof(why)) < 0) {
+		burst_err_set(err, "%s", why);
+		return -1;
 	}
-	if (fclose(f) != 0) {
-		f = NULL;
-		burst_err_set(err, "%s: cannot write: %s", tmp, strerror(errno));
-		goto out;
-	}
-	f = NULL;
-	if (rename(tmp, path) < 0) {
-		burst_err_set(err, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-		goto out;
-	}
-	(void)sync_dir(dir);
-	rc = 0;
-out:
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
-	free(dir);
-	return rc;
+	return 0;
 }
 
 /* ---- mapping ---- */

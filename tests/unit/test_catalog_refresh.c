@@ -372,7 +372,7 @@ static void test_write(const char *dir)
 		if (fd >= 0)
 			close(fd);
 		ok(catref_write("/nonexistent-burst-dir/aws.csv", &t, &err) < 0, "writing into a missing directory fails");
-		has_str(err.msg, "/nonexistent-burst-dir/aws.csv: cannot create a temporary file beside it", "... saying where");
+		has_str(err.msg, "cannot make a file beside /nonexistent-burst-dir/aws.csv", "... saying where");
 		catref_table_free(&t);
 	}
 	snprintf(path, sizeof(path), "%s/bad.csv", dir);
