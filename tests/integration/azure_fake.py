@@ -220,6 +220,20 @@ SKU_RE = re.compile(r"^/subscriptions/([^/]+)/providers/Microsoft\.Compute/skus$
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}[A-Za-z0-9_]$")
 
 
+def capacity_fail(F, size, loc, zones):
+    """The error a create of size in loc (zones) fails with for want of capacity, or None."""
+    for c in F.c("capacity", []):
+        if c.get("size") == size and c.get("region", "") in ("", loc) and \
+                (c.get("zone", "") == "" or c.get("zone") in zones):
+            return ("ZonalAllocationFailed", "Allocation failed. We do not have sufficient capacity for the "
+                    "requested VM size in this zone. Read more about improving likelihood of allocation "
+                    "success at http://aka.ms/allocation-guidance") if zones else \
+                ("AllocationFailed", "Allocation failed. We do not have sufficient capacity for the requested "
+                 "VM size in this region. Read more about improving likelihood of allocation success at "
+                 "http://aka.ms/allocation-guidance")
+    return None
+
+
 def vm_cores(size):
     m = re.match(r"Standard_[A-Z]+(\d+)", size or "")
     return int(m.group(1)) if m else 2
@@ -256,6 +270,7 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(n) if n else b""
         body = None
         self.extra = {}
+        self.buckets = []
         status, answer = 500, {"error": {"code": "InternalError", "message": "unhandled"}}
         with F.lock:
             F.purge()
@@ -282,6 +297,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send(status, answer)
         if not u.path.startswith("/_fake/"):
             rec = {"t": time.time(), "method": method, "path": u.path, "query": q, "status": status,
+                   "buckets": getattr(self, "buckets", []),
                    "body": body if body is not None else (None if not raw or u.path.endswith("/token") else "<raw>"),
                    "answer": answer if isinstance(answer, (dict, list)) else None,
                    "imds": self.server.imds}
@@ -483,6 +499,7 @@ class Handler(BaseHTTPRequestHandler):
                     v = F.vms.get(m.group(3).lower())
                 region = v["location"] if v else "-"
             names.append(("PutVM@" if method == "PUT" else "DeleteVM@") + (region or "-"))
+        self.buckets = [] if F.c("buckets", "azure") == "off" else names
         with F.lock:
             w = F.bucket_wait(names, now)
             rem = {"x-ms-ratelimit-remaining-subscription-" + kind: str(F.remaining(kind, now))}
@@ -549,7 +566,7 @@ class Handler(BaseHTTPRequestHandler):
         """The fake's clock for VM k: Creating -> Succeeded after boot_delay."""
         F = self.server.fake
         v, meta = F.vms.get(k), F.meta.get(k)
-        if not v or v["properties"]["provisioningState"] != "Creating":
+        if not v or v["properties"]["provisioningState"] not in ("Creating", "Updating"):
             return
         if meta.get("fail"):
             return
@@ -617,6 +634,14 @@ class Handler(BaseHTTPRequestHandler):
                 if old["location"] != loc or old["properties"]["hardwareProfile"]["vmSize"] != size:
                     return arm_error("PropertyChangeNotAllowed", "Changing property 'location' or 'vmSize' of %s "
                                      "is not allowed." % name, 409)
+                if old["properties"]["provisioningState"] == "Failed" and F.meta.get(k, {}).get("gone_at") is None:
+                    # as ARM does: a PUT to a VM in Failed state provisions it
+                    # again (Updating), with the capacity of now
+                    F.meta[k]["fail"] = capacity_fail(F, size, loc, zones)
+                    F.meta[k]["ready_at"] = time.time() + float(F.c("boot_delay", 0))
+                    old["properties"]["provisioningState"] = "Updating"
+                    self.new_op("create", k, loc)
+                    return 200, json.loads(json.dumps(old))
                 # a PUT of the same VM again: the same VM (idempotent)
                 return 200, json.loads(json.dumps(old))
             if size in F.c("sku_not_available", []):
@@ -632,16 +657,7 @@ class Handler(BaseHTTPRequestHandler):
                                  "Resource Manager, Location: %s, Current Limit: %d, Current Usage: %d, Additional "
                                  "Required: %d, (Minimum) New Limit Required: %d." % (loc, quota, used, vm_cores(size),
                                                                                     used + vm_cores(size)), 409)
-            fail = None
-            for c in F.c("capacity", []):
-                if c.get("size") == size and c.get("region", "") in ("", loc) and \
-                        (c.get("zone", "") == "" or c.get("zone") in zones):
-                    fail = ("ZonalAllocationFailed", "Allocation failed. We do not have sufficient capacity for the "
-                            "requested VM size in this zone. Read more about improving likelihood of allocation "
-                            "success at http://aka.ms/allocation-guidance") if zones else \
-                        ("AllocationFailed", "Allocation failed. We do not have sufficient capacity for the requested "
-                         "VM size in this region. Read more about improving likelihood of allocation success at "
-                         "http://aka.ms/allocation-guidance")
+            fail = capacity_fail(F, size, loc, zones)
             sub = F.c("subscription", "")
             vm = json.loads(json.dumps(body))
             vm.update(id="/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/virtualMachines/%s" % (sub, rg, name),

@@ -111,6 +111,16 @@ st=$?
 ok $? "no capacity in the zone: the operation fails ZonalAllocationFailed, class capacity (exit $st)" "$work/out" "$work/err"
 arm "$work/sp.env" create c1-h-2 "$H100" eastus 3 "$IMG" "$SUBNET"
 ok $? "... the same size in another zone is made" "$work/out" "$work/err"
+# a PUT to a VM in Failed state provisions it again, as ARM does
+arm "$work/sp.env" create c1-h-1 "$H100" eastus 2 "$IMG" "$SUBNET"
+st=$?
+[ "$st" -eq 1 ] && has "status=200" && has "final=capacity" && grep -q ZonalAllocationFailed "$work/err"
+ok $? "the failed VM PUT again, still no capacity in its zone: 200, its operation fails again (exit $st)" "$work/out" "$work/err"
+az_config "{\"cores_quota\": {\"eastus\": 250}, \"page\": 2}"
+arm "$work/sp.env" create c1-h-1 "$H100" eastus 2 "$IMG" "$SUBNET" && has "status=200" && has "final=ok"
+ok $? "... capacity back: the same PUT re-provisions it (200, its operation Succeeded)" "$work/out" "$work/err"
+arm "$work/sp.env" get c1-h-1 && has "state=Succeeded" && has "zone=2"
+ok $? "... and it reads back Succeeded in its zone" "$work/out" "$work/err"
 arm "$work/sp.env" create c1-q-1 Standard_HB176rs_v4 eastus "" "$IMG" "$SUBNET"
 st=$?
 [ "$st" -eq 2 ] && has "status=409" && grep -q "Total Regional Cores quota" "$work/err"
