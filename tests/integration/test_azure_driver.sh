@@ -112,9 +112,12 @@ ok $? "a wrong secret: class auth with Entra's message, never the secret"
 	--tag burst-node=x1 >/dev/null 2>&1
 az_config '{"page": 2}'
 drv az list
-[ "$(awk '{print $1, $2, $3, $4}' "$work/out" | sort | tr '\n' ';')" = "drv-c1-a1z2 drv c1 1;drv-m1-a1 drv m1 1;drv-n1-a1z1 drv n1 1;drv-n2-a1z1 drv n2 1;drv-p1-a1 drv p1 1;drv-q1-a1z1 drv q1 1;" ] &&
+[ "$(awk '{print $1, $2, $3, $4}' "$work/out" | sort | tr '\n' ';')" = "drv-c1-a1z2 drv c1 1;drv-n1-a1z1 drv n1 1;drv-n2-a1z1 drv n2 1;drv-q1-a1z1 drv q1 1;" ] &&
 	! grep -q other-x1 "$work/out" && ! grep -qv " running$" "$work/out"
-ok $? "list: the cluster's VMs by their tags over every page (another cluster's VM is not listed), running"
+ok $? "list: the cluster's VMs by their tags over every page (not another cluster's, not the other providers' of the resource group), running"
+drv azspot list
+[ "$(awk '{print $1, $2, $3, $4}' "$work/out" | tr '\n' ';')" = "drv-p1-a1 drv p1 1;" ]
+ok $? "... provider azspot's listing: its own VM only (burst-provider), none of az's to take for orphans" "$work/out"
 drv az exists n2 drv-n2-a1z1 && [ "$(cat "$work/out")" = 1 ]
 ok $? "exists: 1"
 drv az terminate n2 drv-n2-a1z1
