@@ -4,7 +4,8 @@
  * after a 401), ARM's errors classed, long-running operations read from
  * their Azure-AsyncOperation (else Location) header with Retry-After, and
  * ARM's and the compute resource provider's token buckets modelled so that
- * what is sent is what the buckets hold (a 429 empties the bucket it names,
+ * what is sent is what the buckets hold (a 429 empties the bucket its
+ * x-ms-ratelimit-remaining-* headers say is at 0,
  * and the request is sent again after its Retry-After, at most
  * ARM_THROTTLE_RETRIES times).
  *
@@ -61,6 +62,13 @@ void arm_error_parse(const char *json, char *code, size_t clen, char **message);
  */
 int arm_operation_parse(const char *json, char *status, size_t slen, char *code, size_t clen, char **message);
 
+/*
+ * The least count of an x-ms-ratelimit-remaining-* header: "7", or the
+ * resource provider's "Microsoft.Compute/PutVM3Min;0,...;1199" (0); -1
+ * when it holds none. A 429 empties the client's bucket whose header says
+ * 0 (both of the request's when neither says).
+ */
+long arm_ratelimit_left(const char *value);
 /* Retry-After: seconds (or an HTTP date), -1 when none or unreadable. */
 double arm_retry_after(const char *value, double now_epoch);
 

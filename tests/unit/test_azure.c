@@ -368,6 +368,19 @@ static void test_vm(void)
 }
 
 /* The Resource SKUs listing as the catalog refresh's instance types. */
+/* A 429's x-ms-ratelimit-remaining-* headers: which bucket is empty. */
+static void test_ratelimit_left(void)
+{
+	ok(arm_ratelimit_left("0") == 0 && arm_ratelimit_left(" 1199") == 1199 && arm_ratelimit_left("1199") == 1199,
+	   "a subscription's remaining count");
+	ok(arm_ratelimit_left("Microsoft.Compute/PutVM3Min;239,Microsoft.Compute/PutVM30Min;0") == 0,
+	   "the resource provider's buckets: the least of them (0)");
+	ok(arm_ratelimit_left("Microsoft.Compute/PutVM3Min;239,Microsoft.Compute/PutVM30Min;1199") == 239,
+	   "... 239 of 239 and 1199");
+	ok(arm_ratelimit_left("") == -1 && arm_ratelimit_left("none") == -1 && arm_ratelimit_left(NULL) == -1 &&
+	   arm_ratelimit_left("Microsoft.Compute/PutVM3Min;x") == -1, "no count: -1 (both buckets are emptied)");
+}
+
 static void test_skus(void)
 {
 	struct ec2_instance_types l = { 0 };
@@ -417,6 +430,7 @@ static void test_skus(void)
 int main(void)
 {
 	test_skus();
+	test_ratelimit_left();
 	if (!mkdtemp(dir)) {
 		printf("Bail out! mkdtemp\n");
 		return 1;
