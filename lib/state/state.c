@@ -136,6 +136,13 @@ static const char schema_tables[] =
 	/* jobs held for a budget, released once it allows them */
 	"CREATE TABLE IF NOT EXISTS budget_holds ("
 	" job INTEGER PRIMARY KEY, budget TEXT NOT NULL, estimate REAL NOT NULL, time REAL NOT NULL);"
+	/* a warm pool's members: admitted instances kept stopped (state_pool_add) */
+	"CREATE TABLE IF NOT EXISTS pool_members ("
+	" provider TEXT NOT NULL, instance TEXT NOT NULL, node TEXT NOT NULL, nodeset TEXT NOT NULL,"
+	" type TEXT, region TEXT, admitted_at REAL NOT NULL, stopped_at REAL NOT NULL,"
+	" price REAL NOT NULL DEFAULT 0, provenance_id TEXT, record TEXT, attestation TEXT,"
+	" blessings TEXT NOT NULL DEFAULT '', acceptance TEXT NOT NULL DEFAULT '',"
+	" PRIMARY KEY (provider, instance));"
 	/* the cost readings take what is alive after a time */
 	"CREATE INDEX IF NOT EXISTS instances_ended ON instances(ended);"
 	"CREATE INDEX IF NOT EXISTS holds_end ON holds(end);";
@@ -1643,7 +1650,7 @@ void state_records_free(struct record_rec *v, size_t n)
 
 /* The tables an agent changes; each write to them is fenced (state_lease_take). */
 static const char *const fenced_tables[] = { "nodes", "events", "requests", "records", "cooldowns",
-	"instances", "holds", "job_costs", "budget_holds", NULL };
+	"instances", "holds", "job_costs", "budget_holds", "pool_members", NULL };
 
 static int lease_read(struct state_db *db, struct state_lease *out, burst_err_t *err)
 {
@@ -2236,4 +2243,109 @@ out:
 	}
 	free(tmp);
 	return ret;
+}
+
+/* ---- a warm pool's members ---- */
+
+int state_pool_add(struct state_db *db, const struct pool_member *m, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	if (prep(db, "INSERT OR REPLACE INTO pool_members(provider, instance, node, nodeset, type, region,"
+		 " admitted_at, stopped_at, price, provenance_id, record, attestation, blessings, acceptance)"
+		 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &st) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, m->provider, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, m->instance, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 3, m->node, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, m->nodeset, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, m->type, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 6, m->region, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, 7, m->admitted_at);
+	sqlite3_bind_double(st, 8, m->stopped_at);
+	sqlite3_bind_double(st, 9, m->price);
+	sqlite3_bind_text(st, 10, m->provenance_id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 11, m->record, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 12, m->attestation, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 13, m->blessings ? m->blessings : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 14, m->acceptance ? m->acceptance : "", -1, SQLITE_TRANSIENT);
+	return step_done(db, st, err, "record the warm pool's member");
+}
+
+int state_pool_del(struct state_db *db, const char *provider, const char *instance, burst_err_t *err)
+{
+	sqlite3_stmt *st;
+
+	if (prep(db, "DELETE FROM pool_members WHERE provider=? AND instance=?", &st) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	sqlite3_bind_text(st, 1, provider, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, instance, -1, SQLITE_TRANSIENT);
+	return step_done(db, st, err, "forget the warm pool's member");
+}
+
+static int fill_pool_member(struct state_db *db, sqlite3_stmt *st, void *item, burst_err_t *err)
+{
+	struct pool_member *m = item;
+
+	(void)db;
+	(void)err;
+	m->provider = col_str(st, 0);
+	m->instance = col_str(st, 1);
+	m->node = col_str(st, 2);
+	m->nodeset = col_str(st, 3);
+	m->type = col_str(st, 4);
+	m->region = col_str(st, 5);
+	m->admitted_at = sqlite3_column_double(st, 6);
+	m->stopped_at = sqlite3_column_double(st, 7);
+	m->price = sqlite3_column_double(st, 8);
+	m->provenance_id = col_str(st, 9);
+	m->record = col_str(st, 10);
+	m->attestation = col_str(st, 11);
+	m->blessings = col_str(st, 12);
+	m->acceptance = col_str(st, 13);
+	return 0;
+}
+
+static void drop_pool_members(void *v, size_t n)
+{
+	state_pool_free(v, n);
+}
+
+int state_pool(struct state_db *db, const char *nodeset, struct pool_member **out, size_t *n, burst_err_t *err)
+{
+	static const struct state_rows rows = { sizeof(struct pool_member), fill_pool_member, drop_pool_members,
+		"read the warm pool" };
+	sqlite3_stmt *st;
+	void *v;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (prep(db, "SELECT provider, instance, node, nodeset, type, region, admitted_at, stopped_at, price,"
+		 " provenance_id, record, attestation, blessings, acceptance FROM pool_members"
+		 " WHERE ?1 IS NULL OR nodeset = ?1 ORDER BY stopped_at, provider, instance", &st) != SQLITE_OK)
+		return fail(db, err, "prepare");
+	if (nodeset)
+		sqlite3_bind_text(st, 1, nodeset, -1, SQLITE_TRANSIENT);
+	rc = rows_of(db, st, &rows, &v, n, err);
+	*out = v;
+	return rc;
+}
+
+void state_pool_free(struct pool_member *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].provider);
+		free(v[i].instance);
+		free(v[i].node);
+		free(v[i].nodeset);
+		free(v[i].type);
+		free(v[i].region);
+		free(v[i].provenance_id);
+		free(v[i].record);
+		free(v[i].attestation);
+		free(v[i].blessings);
+		free(v[i].acceptance);
+	}
+	free(v);
 }

@@ -353,4 +353,34 @@ int state_budget_hold_del(struct state_db *db, long job, burst_err_t *err);
 int state_budget_holds(struct state_db *db, struct budget_hold **out, size_t *n, burst_err_t *err);
 void state_budget_holds_free(struct budget_hold *v, size_t n);
 
+
+/*
+ * A warm pool's member (issue 32, burst.conf(5) WarmPool=): an admitted
+ * instance kept stopped rather than terminated, with its admission: the
+ * provenance record and attestation it was admitted with and the
+ * blessings' and acceptance suite's versions then. One row per (provider,
+ * instance), written when the instance is stopped into the pool, deleted
+ * when it is taken or terminated.
+ */
+struct pool_member {
+	char *provider, *instance;
+	char *node;              /* the node it was admitted as */
+	char *nodeset, *type, *region;
+	double admitted_at;      /* seconds since the epoch */
+	double stopped_at;
+	double price;            /* USD per stopped hour (config_stopped_price) */
+	char *provenance_id;
+	char *record;            /* its provenance record (JSON) */
+	char *attestation;       /* its attestation (may be NULL) */
+	char *blessings;         /* the blessings' version it was admitted under ("" none) */
+	char *acceptance;        /* the acceptance suite's version it passed ("" none) */
+};
+/* Add m (or replace the row of its provider and instance): 0, or -1 with err. */
+int state_pool_add(struct state_db *db, const struct pool_member *m, burst_err_t *err);
+/* Forget a member (none there is fine): 0, or -1 with err. */
+int state_pool_del(struct state_db *db, const char *provider, const char *instance, burst_err_t *err);
+/* The members of nodeset (NULL: every node set), the longest stopped first. */
+int state_pool(struct state_db *db, const char *nodeset, struct pool_member **out, size_t *n, burst_err_t *err);
+void state_pool_free(struct pool_member *v, size_t n);
+
 #endif

@@ -319,8 +319,8 @@ int main(void)
 		   " (SELECT group_concat(key || '|' || until || '|' || failures || '|' || last_error) FROM cooldowns)",
 		   why, sizeof(why)), "burst-3|12.0;aws1/c5.large|99.0|2|capacity", "the pending request and the cooldown are kept");
 	is_str(one(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('instances', 'holds',"
-		   " 'job_costs', 'budget_holds', 'lease')", why, sizeof(why)), "5",
-	       "the tables added since (cost, budget holds, lease) are made");
+		   " 'job_costs', 'budget_holds', 'lease', 'pool_members')", why, sizeof(why)), "6",
+	       "the tables added since (cost, budget holds, lease, warm pool) are made");
 	memset(&r, 0, sizeof(r));
 	ok(db && state_transition(db, "burst-2", NS_LOST, &r, NS_POWERED_DOWN, "test", &err) == 1,
 	   "the agent goes on with it");
