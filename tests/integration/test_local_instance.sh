@@ -34,13 +34,20 @@ start() {   # OUT: one start, its exit status in OUT.rc
 	echo $? >"$1.rc"
 }
 sleeps() { ip netns pids "$ns" 2>/dev/null | xargs -r ps -o comm= -p | grep -c '^sleep$'; }
+# the instance's command starts after its start has returned (setsid, ip
+# netns exec, unshare, sh): its count once it runs, waiting up to 10 s
+instances() {
+	local n end=$((SECONDS + 10))
+	while n=$(sleeps); [ "$n" = 0 ] && [ $SECONDS -lt $end ]; do sleep 0.1; done
+	echo "$n"
+}
 
 rounds=12 good=0 bad=
 for i in $(seq "$rounds"); do
 	start "$tmp/a" & start "$tmp/b" &
 	wait
 	rcs="$(cat "$tmp/a.rc") $(cat "$tmp/b.rc")"
-	n=$(sleeps)
+	n=$(instances)
 	if { [ "$rcs" = "0 3" ] || [ "$rcs" = "3 0" ]; } && [ "$n" = 1 ]; then
 		good=$((good + 1))
 	else
