@@ -295,13 +295,43 @@ static const char *field(json_object *o, const char *key)
 		json_object_get_string(v) : NULL;
 }
 
+/*
+ * An answer that must be one JSON object and nothing after it but blanks
+ * (its status and size checked by the caller): the object, or NULL with why.
+ */
+static json_object *one_object(const char *body, size_t len, char *why, size_t wlen)
+{
+	json_object *o;
+	json_tokener *tok;
+	char *text, q[80];
+	size_t end_at;
+
+	if (memchr(body, '\0', len)) {
+		snprintf(why, wlen, "a NUL byte in the answer");
+		return NULL;
+	}
+	text = xmalloc(len + 1);
+	memcpy(text, body, len);
+	text[len] = '\0';
+	tok = json_tokener_new();
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	end_at = o ? json_tokener_get_parse_end(tok) : 0;
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    strspn(text + end_at, " \t\r\n") != len - end_at || !json_object_is_type(o, json_type_object)) {
+		quote(text, q, sizeof(q));
+		snprintf(why, wlen, "not a JSON object: '%s'", q);
+		json_object_put(o);
+		o = NULL;
+	}
+	json_tokener_free(tok);
+	free(text);
+	return o;
+}
+
 int imds_notice_parse(long status, const char *body, size_t len, struct imds_notice *n, char *why,
 		      size_t wlen)
 {
 	json_object *o = NULL;
-	json_tokener *tok;
-	char text[IMDS_NOTICE_MAX + 1];
-	size_t end_at;
 	const char *act, *t;
 	char q[80];
 	int rc = -1;
@@ -317,25 +347,8 @@ int imds_notice_parse(long status, const char *body, size_t len, struct imds_not
 		snprintf(why, wlen, "an answer of %zu bytes (a notice is at most %d)", len, IMDS_NOTICE_MAX);
 		return -1;
 	}
-	if (memchr(body, '\0', len)) {
-		snprintf(why, wlen, "a NUL byte in the answer");
+	if (!(o = one_object(body, len, why, wlen)))
 		return -1;
-	}
-	memcpy(text, body, len);
-	text[len] = '\0';
-	tok = json_tokener_new();
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	end_at = o ? json_tokener_get_parse_end(tok) : 0;
-	/* one object, nothing after it but blanks */
-	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
-	    strspn(text + end_at, " \t\r\n") != len - end_at || !json_object_is_type(o, json_type_object)) {
-		json_tokener_free(tok);
-		quote(text, q, sizeof(q));
-		snprintf(why, wlen, "not a JSON object: '%s'", q);
-		json_object_put(o);
-		return -1;
-	}
-	json_tokener_free(tok);
 	act = field(o, "action");
 	t = field(o, "time");
 	if (!act) {
@@ -423,9 +436,7 @@ int imds_azure_events_parse(long status, const char *body, size_t len, const cha
 			    struct imds_notice *n, char *why, size_t wlen)
 {
 	json_object *o = NULL, *events, *found = NULL;
-	json_tokener *tok;
-	char *text = NULL, q[80];
-	size_t end_at, i, k;
+	size_t i, k;
 	int rc = -1;
 
 	memset(n, 0, sizeof(*n));
@@ -437,24 +448,8 @@ int imds_azure_events_parse(long status, const char *body, size_t len, const cha
 		snprintf(why, wlen, "an answer of %zu bytes (at most %d expected)", len, AZURE_EVENTS_MAX);
 		return -1;
 	}
-	if (memchr(body, '\0', len)) {
-		snprintf(why, wlen, "a NUL byte in the answer");
+	if (!(o = one_object(body, len, why, wlen)))
 		return -1;
-	}
-	text = xmalloc(len + 1);
-	memcpy(text, body, len);
-	text[len] = '\0';
-	tok = json_tokener_new();
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	end_at = o ? json_tokener_get_parse_end(tok) : 0;
-	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
-	    strspn(text + end_at, " \t\r\n") != len - end_at || !json_object_is_type(o, json_type_object)) {
-		json_tokener_free(tok);
-		quote(text, q, sizeof(q));
-		snprintf(why, wlen, "not a JSON object: '%s'", q);
-		goto out;
-	}
-	json_tokener_free(tok);
 	if (!json_object_object_get_ex(o, "Events", &events) || !json_object_is_type(events, json_type_array)) {
 		snprintf(why, wlen, "no \"Events\" (an array) in the document");
 		goto out;
@@ -501,7 +496,6 @@ int imds_azure_events_parse(long status, const char *body, size_t len, const cha
 	}
 out:
 	json_object_put(o);
-	free(text);
 	if (rc < 0)
 		memset(n, 0, sizeof(*n));
 	return rc;
